@@ -1,0 +1,101 @@
+"""The base every figure scene derives from.
+
+Constructing a figure checks its facts and loads its narration, so a bad
+number or a bad cue stops ``manim`` before the first frame. Narration
+drives the timing::
+
+    with self.narrate("gates_forward") as cue:
+        self.play(Create(wires), run_time=cue.duration)
+
+``narrate`` places the cue's audio at the current time, adds its captions
+(short Chinese lines) through manim's subcaptions, and on leaving waits
+out whatever the cue still has to say.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+from manim import DOWN, FadeIn, Scene, ThreeDScene, config
+from pydub import AudioSegment
+
+from scenes import style
+from tools import audio, captions, catalogue, cues, speech
+from tools.build import AUDIO_OUT_ENV
+from tools.cues import NarrationError
+
+
+class Narrated:
+    """Mixin for Scene / ThreeDScene: facts, cues and narrated timing."""
+
+    def __init__(self, *args, **kwargs):
+        self.figure = _figure_of(type(self))
+        self.facts = catalogue.facts(self.figure.id)
+        self.cues = {cue.id: cue for cue in cues.figure_cues(self.figure.id)}
+        self.engine = speech.from_env()
+        self._spoken: list[str] = []
+        super().__init__(*args, **kwargs)
+
+    @contextmanager
+    def narrate(self, cue_id: str):
+        """Play one cue: audio and captions now, the block's animations inside it."""
+        if cue_id not in self.cues:
+            raise NarrationError(f"figure '{self.figure.id}' has no cue '{cue_id}' (cues: {', '.join(self.cues)})")
+        cue = self.cues[cue_id]
+        sound = audio.cue_audio(cue, self.engine)
+        start = self.time
+        # Straight to the file writer: Scene.add_sound drops a sound while
+        # manim is skipping, and it is still "skipping" right after an
+        # animation it took from its partial-movie cache.
+        self.renderer.file_writer.add_sound(str(sound.path), start)
+        for line, offset, length in captions.timed_lines(cue.caption, sound.duration):
+            self.add_subcaption(line, duration=length, offset=offset)
+        self._spoken.append(cue_id)
+        yield sound
+        remaining = start + sound.duration - self.time
+        if remaining > 1 / config.frame_rate:
+            self.wait(remaining)
+
+    def tear_down(self):
+        expected = list(self.cues)
+        if self._spoken != expected:
+            raise NarrationError(
+                f"figure '{self.figure.id}': cues played {self._spoken}, narration file has {expected}; "
+                "play every cue once, in file order")
+        # Pad the audio track with silence to the end of the video, and hand
+        # `lecture build` the whole track (manim's own mux trims its tail).
+        writer = self.renderer.file_writer
+        writer.add_audio_segment(AudioSegment.silent(0), time=self.time)
+        if os.environ.get(AUDIO_OUT_ENV):
+            writer.audio_segment.export(os.environ[AUDIO_OUT_ENV], format="wav")
+        super().tear_down()
+
+    def show_title(self):
+        """Fade in the figure's title; returns it."""
+        heading = style.title(self.figure.title)
+        self.play(FadeIn(heading, shift=0.2 * DOWN), run_time=0.6)
+        return heading
+
+    def show_source(self):
+        """Fade in the page's source note for this figure; returns it."""
+        note = style.source_line(self.figure.source)
+        self.play(FadeIn(note), run_time=0.5)
+        return note
+
+
+class LectureScene(Narrated, Scene):
+    """A 2-D course figure."""
+
+
+class LectureScene3D(Narrated, ThreeDScene):
+    """A 3-D course figure (2-D text must be fixed in frame)."""
+
+
+def _figure_of(scene_class: type) -> catalogue.Figure:
+    for fig in catalogue.figures():
+        if fig.scene_class == scene_class.__name__:
+            return fig
+    raise catalogue.UnknownFigure(
+        f"scene {scene_class.__name__} matches no figure id in the catalogue "
+        "(a figure's scene class is its id in CamelCase)")

@@ -1,0 +1,92 @@
+"""One visual language for every chapter: palette, fonts, text and layout helpers.
+
+Colours carry meaning and keep it across chapters: forward is always blue,
+backward (gradients) always red-orange, bf16 always green, fp32 always
+purple; schematic curves are grey, data curves white.
+"""
+
+from __future__ import annotations
+
+from manim import (
+    DOWN,
+    LEFT,
+    UP,
+    MathTypst,
+    Mobject,
+    Text,
+    Typst,
+    VGroup,
+    config,
+)
+
+FONT = "Noto Sans CJK SC"
+
+# Palette -------------------------------------------------------------
+BACKGROUND = "#0E1116"
+TEXT = "#E8E6E3"
+MUTED = "#8B949E"
+FORWARD = "#58C4DD"
+BACKWARD = "#FF7A59"
+BF16 = "#83C167"
+FP32 = "#B48EDB"
+HIGHLIGHT = "#F4D35E"
+SCHEMATIC = "#8B949E"
+DATA = "#E8E6E3"
+GOOD = "#83C167"
+BAD = "#FC6255"
+PANEL = "#1A1F27"
+
+# Type sizes (legible at 480p) ----------------------------------------
+TITLE_SIZE = 34
+BODY_SIZE = 28
+LABEL_SIZE = 24
+SMALL_SIZE = 20
+
+EDGE = 0.35  # margin to the frame edge
+
+
+def zh(text: str, size: float = BODY_SIZE, color: str = TEXT, **kwargs) -> Text:
+    """Chinese (or mixed) text in the course font."""
+    return Text(text, font=FONT, font_size=size, color=color, **kwargs)
+
+
+def value(fact, size: float = LABEL_SIZE, color: str = TEXT) -> Text:
+    """A fact's on-screen text, exactly as tools formatted it."""
+    return zh(fact.text, size=size, color=color)
+
+
+def math(source: str, size: float = BODY_SIZE, color: str = TEXT) -> MathTypst:
+    """A formula in Typst math syntax."""
+    return MathTypst(source, font_size=size, color=color)
+
+
+def typst(source: str, size: float = BODY_SIZE, color: str = TEXT) -> Typst:
+    """Typst markup (mixed text and $math$), for the rare mixed label."""
+    return Typst(source, font_size=size, color=color)
+
+
+def title(text: str) -> Text:
+    """The figure title, at the top left."""
+    return zh(text, size=TITLE_SIZE).to_corner(UP + LEFT, buff=EDGE)
+
+
+def source_line(text: str) -> Text:
+    """The page's source note, small, at the bottom left."""
+    line = zh(text, size=SMALL_SIZE, color=MUTED)
+    if line.width > config.frame_width - 2 * EDGE:
+        line.scale_to_fit_width(config.frame_width - 2 * EDGE)
+    return line.to_corner(DOWN + LEFT, buff=EDGE)
+
+
+def caption_stack(*lines: str, size: float = BODY_SIZE, color: str = TEXT) -> VGroup:
+    """At most two short lines of prose, left-aligned."""
+    if len(lines) > 2:
+        raise ValueError("the figure standard allows at most two lines of prose at a time")
+    return VGroup(*(zh(line, size=size, color=color) for line in lines)).arrange(DOWN, aligned_edge=LEFT, buff=0.15)
+
+
+def fits_frame(mobject: Mobject, margin: float = 0.0) -> bool:
+    """Whether a mobject lies fully inside the 16:9 frame."""
+    half_w, half_h = config.frame_width / 2 - margin, config.frame_height / 2 - margin
+    return (mobject.get_left()[0] >= -half_w and mobject.get_right()[0] <= half_w
+            and mobject.get_bottom()[1] >= -half_h and mobject.get_top()[1] <= half_h)

@@ -1,0 +1,81 @@
+"""Cue audio: synthesize or take the recording, clean it with pydub, cache it.
+
+Each cue's finished WAV is cached under a sha256 key of everything that
+shapes it (text, engine, voice, rate, engine version, processing; or the
+recording's bytes), one file per key, written atomically. A second build
+with nothing changed synthesizes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import wave
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydub import AudioSegment
+from pydub.silence import detect_leading_silence
+
+from tools import catalogue
+from tools.cues import Cue
+from tools.speech import Espeak, Silent
+
+PROCESSING = "trim-50dB pad-80/250ms loudness-20dBFS 44.1kHz-mono v1"
+TARGET_DBFS = -20.0
+LEAD_MS, TAIL_MS = 80, 250
+
+
+@dataclass(frozen=True)
+class CueAudio:
+    path: Path
+    duration: float  # seconds
+    source: str  # "recording" or the engine's name
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("LECTURE_CACHE", catalogue.ROOT / ".cache")) / "narration"
+
+
+def cache_key(cue: Cue, engine: Espeak | Silent) -> str:
+    if cue.recording is not None:
+        material = {"recording": hashlib.sha256(cue.recording.read_bytes()).hexdigest()}
+    else:
+        material = {"text": cue.speech, "engine": engine.name, "voice": engine.voice,
+                    "rate": engine.rate, "version": engine.version}
+    material["processing"] = PROCESSING
+    return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def wav_seconds(path: Path) -> float:
+    with wave.open(str(path)) as wav:
+        return wav.getnframes() / wav.getframerate()
+
+
+def clean(segment: AudioSegment) -> AudioSegment:
+    """Trim silence at both ends, pad a little, bring to a common loudness."""
+    segment = segment.set_frame_rate(44100).set_channels(1)
+    if segment.dBFS != float("-inf"):
+        start = detect_leading_silence(segment, silence_threshold=-50.0)
+        end = len(segment) - detect_leading_silence(segment.reverse(), silence_threshold=-50.0)
+        segment = segment[start:end].apply_gain(TARGET_DBFS - segment[start:end].dBFS)
+        segment = AudioSegment.silent(LEAD_MS, 44100) + segment + AudioSegment.silent(TAIL_MS, 44100)
+    return segment
+
+
+def cue_audio(cue: Cue, engine: Espeak | Silent) -> CueAudio:
+    """The cue's finished audio, from the cache when it is already there."""
+    source = "recording" if cue.recording is not None else engine.name
+    target = cache_dir() / f"{cache_key(cue, engine)}.wav"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            raw = cue.recording or Path(tmp) / "raw.wav"
+            if cue.recording is None:
+                engine.synthesize(cue.speech, raw)
+            finished = Path(tmp) / "finished.wav"
+            clean(AudioSegment.from_wav(raw)).export(finished, format="wav")
+            os.replace(finished, target)
+    return CueAudio(target, wav_seconds(target), source)

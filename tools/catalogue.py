@@ -1,0 +1,122 @@
+"""The course's chapters and figures, in page order, and their checked facts.
+
+Each chapter module in ``tools/chapters`` makes one :class:`Chapter` and
+registers a builder per figure with ``@CHAPTER.figure(id, title, source)``.
+Figure ids are those of ``shared/spec/figures.md``; the scene class of a
+figure is its id in CamelCase (``gates_circuit`` -> ``GatesCircuit``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from tools.facts import Check, Fact
+
+ROOT = Path(__file__).resolve().parent.parent
+# Chapter modules in the order the course plays them.
+CHAPTER_ORDER = ("backprop",)
+
+
+class UnknownFigure(KeyError):
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    title: str
+    chapter: str
+    source: str
+    build: Callable[[Check], dict[str, Fact]] = field(repr=False)
+
+    @property
+    def scene_class(self) -> str:
+        return "".join(part.capitalize() for part in self.id.split("_"))
+
+
+@dataclass
+class Chapter:
+    id: str
+    title: str
+    figures: list[Figure] = field(default_factory=list)
+
+    @property
+    def scene_file(self) -> Path:
+        return ROOT / "scenes" / f"{self.id}.py"
+
+    def figure(self, figure_id: str, title: str, source: str = ""):
+        """Register the decorated function as the builder of one figure's facts."""
+
+        def register(build: Callable[[Check], dict[str, Fact]]):
+            self.figures.append(Figure(figure_id, title, self.id, source, build))
+            return build
+
+        return register
+
+
+class FigureFacts(Mapping):
+    """A figure's facts by name; a missing name is an error naming the figure."""
+
+    def __init__(self, figure: str, facts: dict[str, Fact]):
+        self.figure, self._facts = figure, facts
+
+    def __getitem__(self, name: str) -> Fact:
+        try:
+            return self._facts[name]
+        except KeyError:
+            known = ", ".join(sorted(self._facts)) or "none"
+            raise UnknownFigure(f"figure '{self.figure}' has no fact '{name}' (it has: {known})") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._facts)
+
+    def __len__(self) -> int:
+        return len(self._facts)
+
+
+@cache
+def chapters() -> tuple[Chapter, ...]:
+    return tuple(importlib.import_module(f"tools.chapters.{name}").CHAPTER for name in CHAPTER_ORDER)
+
+
+def chapter(chapter_id: str) -> Chapter:
+    for ch in chapters():
+        if ch.id == chapter_id:
+            return ch
+    raise UnknownFigure(f"no chapter '{chapter_id}' (chapters: {', '.join(CHAPTER_ORDER)})")
+
+
+def figures() -> list[Figure]:
+    return [fig for ch in chapters() for fig in ch.figures]
+
+
+def figure(figure_id: str) -> Figure:
+    for fig in figures():
+        if fig.id == figure_id:
+            return fig
+    raise UnknownFigure(f"no figure '{figure_id}' in the catalogue")
+
+
+@cache
+def facts(figure_id: str) -> FigureFacts:
+    """Compute and check one figure's facts; raises FactError on a mismatch."""
+    fig = figure(figure_id)
+    return FigureFacts(figure_id, fig.build(Check(figure_id)))
+
+
+def select(only: str | None) -> list[Figure]:
+    """Figures named by 'chapter' or 'chapter/figure_id' (all when None)."""
+    if not only:
+        return figures()
+    chapter_id, _, figure_id = only.partition("/")
+    chosen = chapter(chapter_id).figures
+    if figure_id:
+        chosen = [fig for fig in chosen if fig.id == figure_id]
+        if not chosen:
+            raise UnknownFigure(f"no figure '{figure_id}' in chapter '{chapter_id}'")
+    return list(chosen)

@@ -1,0 +1,53 @@
+"""The ``lecture`` command: check, build, and list facts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tools import build, catalogue
+from tools.cues import NarrationError
+from tools.facts import FactError
+from tools.speech import SpeechError
+
+
+def _facts_table(as_json: bool) -> str:
+    table = {fig.id: {name: fact for name, fact in catalogue.facts(fig.id).items()} for fig in catalogue.figures()}
+    if as_json:
+        values = {fig: {name: fact.value for name, fact in facts.items()} for fig, facts in table.items()}
+        return json.dumps(values, ensure_ascii=False, indent=2, default=lambda o: o.tolist())
+    rows = [f"{fig}.{name}\t{fact.text or '(drawn)'}" for fig, facts in table.items() for name, fact in facts.items()]
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lecture", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("check", help="verify every fact and all narration, without rendering")
+    make = sub.add_parser("build", help="check, synthesize narration, render and publish to renders/")
+    make.add_argument("-q", "--quality", choices=list(build.QUALITIES), default="h",
+                      help="l=480p15 m=720p30 h=1080p60 (default) k=2160p60")
+    make.add_argument("--only", help="a chapter, or chapter/figure_id")
+    make.add_argument("-j", "--jobs", type=int, default=1, help="figures rendered at once")
+    facts = sub.add_parser("facts", help="print every figure's on-screen facts")
+    facts.add_argument("--json", action="store_true", help="as {figure_id: {fact: value}}")
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "check":
+            figures = catalogue.figures()
+            n_facts, n_cues = build.check(figures)
+            print(f"ok: {len(figures)} figures, {n_facts} facts, {n_cues} cues")
+        elif args.command == "build":
+            build.build(args.quality, args.only, args.jobs)
+        elif args.command == "facts":
+            print(_facts_table(args.json))
+    except (FactError, NarrationError, SpeechError, build.BuildError, catalogue.UnknownFigure) as err:
+        print(f"lecture {args.command}: refused: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Narration cues: ``narration/<chapter>.toml``, checked against the facts.
+
+A chapter file holds, per figure id, an ordered array of cues::
+
+    [[gates_circuit]]
+    id = "gates_result"
+    text = "所以 a 的梯度是 {grad_a}。"
+
+``{name}`` is a fact of the same figure, ``{figure.name}`` one of another
+figure. The caption shows the fact's screen text (``4``), the speech
+engine gets its Mandarin reading (``四``), so a number is typed once, in
+``tools``. ``narration/lexicon.toml`` tells the engine how to say Latin
+terms; captions and human recordings are not affected by it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from tools import catalogue
+
+NARRATION_DIR = catalogue.ROOT / "narration"
+_CUE_ID = re.compile(r"[a-z][a-z0-9_]*")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+class NarrationError(Exception):
+    """Bad narration input; the message names the file and the cue."""
+
+
+@dataclass(frozen=True)
+class Cue:
+    chapter: str
+    figure: str
+    id: str
+    caption: str  # what the viewer reads
+    speech: str  # what the engine says
+    recording: Path | None  # a human recording, which wins over synthesis
+
+
+def _read_toml(path: Path) -> dict:
+    if not path.exists():
+        raise NarrationError(f"{path}: file is missing")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise NarrationError(f"{path}: not valid TOML: {err}") from None
+
+
+@cache
+def lexicon() -> dict[str, str]:
+    path = NARRATION_DIR / "lexicon.toml"
+    return dict(_read_toml(path).get("say", {})) if path.exists() else {}
+
+
+def _speak_terms(text: str) -> str:
+    for term, said in lexicon().items():
+        text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", said, text)
+    return text
+
+
+def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
+    """Replace placeholders: (caption with screen text, speech with readings)."""
+    caption, speech, last = [], [], 0
+    for match in _PLACEHOLDER.finditer(text):
+        ref = match.group(1).strip()
+        owner, _, name = ref.rpartition(".")
+        try:
+            fact = catalogue.facts(owner or figure_id)[name]
+        except KeyError as err:
+            raise NarrationError(f"{where}: placeholder {{{ref}}}: {err}") from None
+        if not fact.text or not fact.spoken:
+            raise NarrationError(f"{where}: placeholder {{{ref}}}: that fact has no screen text or reading")
+        literal = text[last:match.start()]
+        caption += [literal, fact.text]
+        speech += [_speak_terms(literal), fact.spoken]
+        last = match.end()
+    caption.append(text[last:])
+    speech.append(_speak_terms(text[last:]))
+    return "".join(caption).strip(), "".join(speech).strip()
+
+
+def recordings_dir(chapter_id: str) -> Path:
+    return NARRATION_DIR / "recordings" / chapter_id
+
+
+@cache
+def chapter_cues(chapter_id: str) -> dict[str, tuple[Cue, ...]]:
+    """Every cue of a chapter by figure id, checked; raises NarrationError."""
+    chapter = catalogue.chapter(chapter_id)
+    path = NARRATION_DIR / f"{chapter_id}.toml"
+    table = _read_toml(path)
+    known = {fig.id for fig in chapter.figures}
+    for key in table:
+        if key not in known:
+            raise NarrationError(f"{path}: [{key}] is not a figure of chapter '{chapter_id}' ({', '.join(sorted(known))})")
+    seen: set[str] = set()
+    cues: dict[str, tuple[Cue, ...]] = {}
+    for fig in chapter.figures:
+        entries = table.get(fig.id)
+        if not entries:
+            raise NarrationError(f"{path}: figure '{fig.id}' has no cues")
+        if not isinstance(entries, list):
+            raise NarrationError(f"{path}: [{fig.id}] must be an array of cues: write [[{fig.id}]]")
+        built = []
+        for number, entry in enumerate(entries, 1):
+            cue_id, text = entry.get("id", ""), entry.get("text", "")
+            where = f"{path}: cue '{cue_id or f'#{number} of {fig.id}'}'"
+            if not _CUE_ID.fullmatch(str(cue_id)):
+                raise NarrationError(f"{where}: id must be lower-case letters, digits and _")
+            if cue_id in seen:
+                raise NarrationError(f"{where}: id is used twice in this chapter")
+            if not str(text).strip():
+                raise NarrationError(f"{where}: text is empty")
+            seen.add(cue_id)
+            caption, speech = _fill(str(text), fig.id, where)
+            recording = recordings_dir(chapter_id) / f"{cue_id}.wav"
+            built.append(Cue(chapter_id, fig.id, cue_id, caption, speech, recording if recording.exists() else None))
+        cues[fig.id] = tuple(built)
+    strays = sorted(p.name for p in recordings_dir(chapter_id).glob("*.wav") if p.stem not in seen)
+    if strays:
+        raise NarrationError(f"{recordings_dir(chapter_id)}: recordings with no matching cue: {', '.join(strays)}")
+    return cues
+
+
+def figure_cues(figure_id: str) -> tuple[Cue, ...]:
+    return chapter_cues(catalogue.figure(figure_id).chapter)[figure_id]
