@@ -1,0 +1,67 @@
+"""Facts: the gates circuit's numbers, their two routes, and the errors a tamper gets."""
+
+import json
+import sys
+
+import pytest
+
+from conftest import BIN, run
+from tools import catalogue, circuit
+from tools.chapters import backprop
+from tools.facts import Check, FactError
+
+
+def test_gates_circuit_gradients_are_the_pages():
+    facts = catalogue.facts("gates_circuit")
+    assert [facts[f"grad_{n}"].value for n in "abc"] == [4.0, 4.0, -1.0]
+    assert (facts["grad_c"].text, facts["grad_c"].spoken) == ("\u22121", "负一")
+
+
+def test_each_gate_applies_its_local_rule():
+    values = circuit.forward(backprop.GATES, backprop.GATES_INPUTS)
+    grads = circuit.backward(backprop.GATES, values)
+    assert grads["m"] == values["c"] and grads["c"] == values["m"]  # multiply swaps
+    assert grads["d"] == 0.0 and grads["q"] == grads["m"]  # max routes to the winner
+    assert grads["a"] == grads["b"] == grads["q"]  # add distributes
+
+
+def test_finite_differences_agree_with_backward():
+    numeric = circuit.finite_differences(backprop.GATES, backprop.GATES_INPUTS)
+    grads = circuit.backward(backprop.GATES, circuit.forward(backprop.GATES, backprop.GATES_INPUTS))
+    for name, value in numeric.items():
+        assert value == pytest.approx(grads[name], abs=1e-6)
+
+
+def test_tampered_input_is_refused_naming_figure_fact_expected_computed():
+    tampered = {**backprop.GATES_INPUTS, "c": 5.0}
+    with pytest.raises(FactError) as err:
+        backprop.gates_circuit(Check("gates_circuit"), tampered)
+    assert (err.value.figure, err.value.fact) == ("gates_circuit", "grad_a")
+    assert "expected 4.0" in str(err.value) and "computed 5.0" in str(err.value)
+
+
+def test_a_max_that_no_longer_routes_is_refused():
+    # d wins the max: a and b would get nothing, which the page's numbers rule out.
+    with pytest.raises(FactError, match="grad_a"):
+        backprop.gates_circuit(Check("gates_circuit"), {**backprop.GATES_INPUTS, "d": 3.0})
+
+
+def test_facts_modules_do_not_import_manim():
+    code = ("import sys, tools.catalogue as c; [c.facts(f.id) for f in c.figures()]; "
+            "import tools.cues, tools.build; sys.exit('manim' in sys.modules)")
+    assert run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_lecture_facts_json_lists_every_figure_with_values():
+    done = run([str(BIN / "lecture"), "facts", "--json"])
+    assert done.returncode == 0, done.stderr
+    table = json.loads(done.stdout)
+    assert set(table) == {fig.id for fig in catalogue.figures()}
+    assert table["gates_circuit"]["grad_c"] == -1.0
+
+
+def test_lecture_check_passes_on_the_repository():
+    done = run([str(BIN / "lecture"), "check"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok:")
+

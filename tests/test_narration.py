@@ -1,0 +1,147 @@
+"""Narration: cue files, placeholders, speech cache, recordings, captions."""
+
+import wave
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tools import audio, captions, cues, speech
+from tools.cues import NarrationError
+
+
+@pytest.fixture
+def narration_dir(tmp_path, monkeypatch):
+    """A scratch narration folder in place of the repository's."""
+    folder = tmp_path / "narration"
+    folder.mkdir()
+    monkeypatch.setattr(cues, "NARRATION_DIR", folder)
+    cues.chapter_cues.cache_clear()
+    cues.lexicon.cache_clear()
+    yield folder
+    cues.chapter_cues.cache_clear()
+    cues.lexicon.cache_clear()
+
+
+def write_backprop(folder, body):
+    (folder / "backprop.toml").write_text(body, encoding="utf-8")
+
+
+def sample_cue(**changes):
+    base = cues.Cue("backprop", "gates_circuit", "gates_intro", "梯度是 4。", "梯度是 四。", None)
+    return replace(base, **changes)
+
+
+def test_placeholders_put_screen_text_in_captions_and_readings_in_speech():
+    cue = next(c for c in cues.figure_cues("gates_circuit") if c.id == "gates_result")
+    assert "−1" in cue.caption and "负一" in cue.speech and "{" not in cue.caption + cue.speech
+
+
+def test_a_placeholder_naming_a_missing_fact_is_refused(narration_dir):
+    write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "值是 {grad_z}。"\n')
+    with pytest.raises(NarrationError) as err:
+        cues.chapter_cues("backprop")
+    message = str(err.value)
+    assert "backprop.toml" in message and "cue 'one'" in message and "grad_z" in message
+
+
+@pytest.mark.parametrize("body, complaint", [
+    ('[[no_such_figure]]\nid = "x"\ntext = "文"\n', "not a figure"),
+    ('[[gates_circuit]]\nid = "a"\ntext = "文"\n[[gates_circuit]]\nid = "a"\ntext = "又"\n', "used twice"),
+    ('[[gates_circuit]]\nid = "Bad-Id"\ntext = "文"\n', "lower-case"),
+    ('[[gates_circuit]]\nid = "x"\ntext = ""\n', "empty"),
+    ('[[gates_circuit]\n', "not valid TOML"),
+])
+def test_bad_cue_files_get_a_clear_error(narration_dir, body, complaint):
+    write_backprop(narration_dir, body)
+    with pytest.raises(NarrationError, match=complaint):
+        cues.chapter_cues("backprop")
+
+
+def test_a_recording_with_no_cue_is_refused(narration_dir):
+    write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "文"\n')
+    (narration_dir / "recordings" / "backprop").mkdir(parents=True)
+    (narration_dir / "recordings" / "backprop" / "typo.wav").write_bytes(b"")
+    with pytest.raises(NarrationError, match="typo.wav"):
+        cues.chapter_cues("backprop")
+
+
+def test_the_lexicon_changes_speech_but_not_captions(narration_dir):
+    (narration_dir / "lexicon.toml").write_text('[say]\nZeRO = "zero"\n', encoding="utf-8")
+    write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "ZeRO 分三级。"\n')
+    cue = cues.chapter_cues("backprop")["gates_circuit"][0]
+    assert cue.caption == "ZeRO 分三级。" and cue.speech == "zero 分三级。"
+
+
+def test_cache_key_changes_with_the_text():
+    engine = speech.Espeak()
+    assert audio.cache_key(sample_cue(), engine) != audio.cache_key(sample_cue(speech="梯度是 五。"), engine)
+
+
+@pytest.mark.parametrize("engine", [
+    speech.Espeak(voice="cmn"), speech.Espeak(rate=120), speech.Silent(),
+])
+def test_cache_key_changes_with_engine_voice_and_rate(engine):
+    assert audio.cache_key(sample_cue(), speech.Espeak()) != audio.cache_key(sample_cue(), engine)
+
+
+def test_cache_key_changes_with_the_engine_version():
+    before = audio.cache_key(sample_cue(), speech.Silent())
+    assert before != audio.cache_key(sample_cue(), speech.Silent(version="2"))
+
+
+def test_second_synthesis_is_a_cache_hit(isolated, monkeypatch):
+    engine = speech.Silent()
+    first = audio.cue_audio(sample_cue(), engine)
+    monkeypatch.setattr(speech.Silent, "synthesize", lambda *a: pytest.fail("synthesized again"))
+    second = audio.cue_audio(sample_cue(), engine)
+    assert first.path == second.path and second.duration == pytest.approx(first.duration)
+
+
+def test_silent_engine_lasts_about_as_long_as_speech(isolated):
+    sound = audio.cue_audio(sample_cue(speech="一二三四五六七八九"), speech.Silent())
+    assert sound.duration == pytest.approx(2.0, abs=0.05)
+
+
+def test_espeak_speaks_mandarin_audibly(isolated):
+    sound = audio.cue_audio(sample_cue(speech="加法门把梯度原样分给两个输入。"), speech.Espeak())
+    with wave.open(str(sound.path)) as wav:
+        samples = np.frombuffer(wav.readframes(wav.getnframes()), dtype=np.int16)
+    assert 1.5 < sound.duration < 8 and np.sqrt(np.mean(samples.astype(float) ** 2)) > 300
+    assert sound.source == "espeak-ng"
+
+
+def test_a_recording_wins_over_synthesis(isolated, tmp_path):
+    recording = tmp_path / "take.wav"
+    tone = (np.sin(np.linspace(0, 2000, 44100)) * 8000).astype(np.int16)
+    with wave.open(str(recording), "w") as wav:
+        wav.setnchannels(1), wav.setsampwidth(2), wav.setframerate(44100)
+        wav.writeframes(tone.tobytes())
+    sound = audio.cue_audio(sample_cue(recording=recording), speech.Espeak())
+    assert sound.source == "recording" and sound.duration == pytest.approx(1.0 + 0.33, abs=0.05)
+
+
+def test_missing_espeak_is_explained(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(speech.SpeechError, match="LECTURE_VOICE=silent"):
+        speech.Espeak().synthesize("文", tmp_path / "x.wav")
+
+
+def test_long_chinese_text_splits_into_short_lines_keeping_latin_words():
+    text = ("优化器状态才是最大的一块，Adam 要给每个参数存两个矩估计，ZeRO 把它们切到六十四张卡上，"
+            "而这一整句话故意写得很长很长没有任何停顿好让切分器不得不在中间下刀。")
+    lines = captions.split_lines(text)
+    assert all(len(line) <= captions.MAX_CHARS for line in lines)
+    assert "".join(lines).replace(" ", "") == text.replace("，", "").replace("。", "").replace(" ", "")
+    assert any("Adam" in line for line in lines) and any("ZeRO" in line for line in lines)
+
+
+def test_caption_times_share_the_cue_duration():
+    timed = captions.timed_lines("第一句话在这里，第二句话也在这里，第三句话比前两句话都长一些。", 6.0, limit=10)
+    assert timed[0][1] == 0 and sum(length for _, _, length in timed) == pytest.approx(6.0)
+
+
+def test_srt_round_trip_and_vtt_header():
+    lines = [captions.Caption(0.6, 2.25, "先往前算"), captions.Caption(2.25, 61.5, "再倒着走")]
+    assert captions.parse_srt(captions.to_srt(lines)) == lines
+    assert captions.to_vtt(lines).startswith("WEBVTT\n\n00:00:00.600 --> 00:00:02.250\n先往前算")

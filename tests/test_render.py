@@ -1,0 +1,115 @@
+"""Real low-quality renders: streams, sync, captions, incremental builds, refusals."""
+
+import hashlib
+import json
+import shutil
+import sys
+
+import pytest
+
+from conftest import BIN, ROOT, run
+from tools import captions, media
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One real build of gates_circuit at 480p15, with the espeak voice."""
+    tmp = tmp_path_factory.mktemp("build")
+    env = {"LECTURE_RENDERS": str(tmp / "renders"), "LECTURE_CACHE": str(tmp / "cache"), "LECTURE_VOICE": "espeak"}
+    done = run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"], env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return tmp / "renders" / "480p15", env, done.stdout
+
+
+def test_clip_has_h264_video_and_aac_audio_in_sync(built):
+    out, _, _ = built
+    info = media.probe(out / "backprop" / "gates_circuit.mp4")
+    assert (info.video_codec, info.audio_codec) == ("h264", "aac")
+    assert (info.width, info.height) == (854, 480)
+    assert abs(info.video_seconds - info.audio_seconds) <= 0.1
+    assert 30 <= info.video_seconds <= 120
+
+
+def test_clip_is_laid_out_for_streaming(built):
+    out, _, _ = built
+    assert media.moov_before_mdat(out / "backprop" / "gates_circuit.mp4")
+
+
+def test_captions_are_chinese_and_end_before_the_video(built):
+    out, _, _ = built
+    video = media.probe(out / "backprop" / "gates_circuit.mp4")
+    lines = captions.parse_srt((out / "backprop" / "gates_circuit.srt").read_text(encoding="utf-8"))
+    assert len(lines) >= 7 and all(any("\u4e00" <= ch <= "\u9fff" for ch in c.text) for c in lines)
+    assert all(len(c.text) <= captions.MAX_CHARS for c in lines)
+    assert lines[-1].end < video.video_seconds
+    vtt = (out / "backprop" / "gates_circuit.vtt").read_text(encoding="utf-8")
+    assert vtt.startswith("WEBVTT") and lines[0].text in vtt
+
+
+def test_poster_and_manifest_describe_the_clip(built):
+    out, _, _ = built
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    entry = manifest["figures"]["gates_circuit"]
+    mp4 = out / entry["files"]["mp4"]["path"]
+    assert entry["chapter"] == "backprop" and entry["title"]
+    assert entry["files"]["mp4"]["sha256"] == hashlib.sha256(mp4.read_bytes()).hexdigest()
+    assert entry["duration"] == pytest.approx(media.probe(mp4).video_seconds, abs=0.01)
+    poster = media.frame_at(mp4).size
+    assert (out / entry["files"]["png"]["path"]).exists() and poster == (854, 480)
+
+
+def test_an_unchanged_figure_is_not_rendered_again(built):
+    out, env, _ = built
+    before = (out / "backprop" / "gates_circuit.mp4").stat().st_mtime_ns
+    done = run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"], env=env)
+    assert done.returncode == 0 and "gates_circuit: unchanged" in done.stdout
+    assert "(cached" in done.stdout and "(made" not in done.stdout
+    assert (out / "backprop" / "gates_circuit.mp4").stat().st_mtime_ns == before
+
+
+def test_manim_renders_the_chapter_as_typed_with_no_prompt(tmp_path):
+    done = run([str(BIN / "manim"), "-ql", "--media_dir", str(tmp_path), "scenes/backprop.py"],
+               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (tmp_path / "videos" / "backprop" / "480p15" / "GatesCircuit.mp4").exists()
+
+
+@pytest.fixture
+def tampered(tmp_path, built):
+    """A copy of the project whose gates input c is changed, with a good render in place."""
+    copy = tmp_path / "project"
+    for part in ("tools", "scenes", "narration"):
+        shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "manim.cfg", copy / "manim.cfg")
+    facts = copy / "tools" / "chapters" / "backprop.py"
+    text = facts.read_text(encoding="utf-8")
+    facts.write_text(text.replace('"c": 4.0', '"c": 5.0'), encoding="utf-8")
+    good = copy / "renders" / "480p15" / "backprop"
+    good.mkdir(parents=True)
+    shutil.copy(built[0] / "backprop" / "gates_circuit.mp4", good)
+    return copy, good / "gates_circuit.mp4"
+
+
+def _refusal_is_clear(output: str) -> None:
+    assert "figure 'gates_circuit'" in output and "fact 'grad_a'" in output
+    assert "expected 4.0" in output and "computed 5.0" in output
+
+
+def test_lecture_build_refuses_a_tampered_fact_and_keeps_the_good_file(tampered):
+    copy, good = tampered
+    before = hashlib.sha256(good.read_bytes()).hexdigest()
+    env = {"PYTHONPATH": str(copy), "LECTURE_RENDERS": str(copy / "renders"), "LECTURE_CACHE": str(copy / ".cache")}
+    done = run([sys.executable, "-m", "tools.cli", "build", "-q", "l"], cwd=copy, env=env)
+    assert done.returncode == 2
+    _refusal_is_clear(done.stderr)
+    assert hashlib.sha256(good.read_bytes()).hexdigest() == before
+    assert not (copy / ".cache" / "manim").exists()
+
+
+def test_manim_refuses_a_tampered_fact_before_the_first_frame(tampered):
+    copy, _ = tampered
+    env = {"PYTHONPATH": str(copy), "LECTURE_VOICE": "silent", "LECTURE_CACHE": str(copy / ".cache")}
+    done = run([sys.executable, "-m", "manim", "-ql", "scenes/backprop.py"], cwd=copy, env=env)
+    assert done.returncode != 0
+    _refusal_is_clear(done.stdout + done.stderr)
+    assert not list(copy.glob("media/videos/**/*.mp4"))
