@@ -10,9 +10,11 @@ from __future__ import annotations
 from manim import (
     DOWN,
     LEFT,
+    RIGHT,
     UP,
     MathTypst,
     Mobject,
+    Rectangle,
     Text,
     Typst,
     VGroup,
@@ -32,6 +34,9 @@ FP32 = "#B48EDB"
 HIGHLIGHT = "#F4D35E"
 SCHEMATIC = "#8B949E"
 DATA = "#E8E6E3"
+FP16 = "#5FB3B3"
+INT8 = "#F2CC8F"
+PRECISION = {"bf16": BF16, "fp32": FP32, "fp16": FP16, "int8": INT8}
 GOOD = "#83C167"
 BAD = "#FC6255"
 PANEL = "#1A1F27"
@@ -90,3 +95,33 @@ def fits_frame(mobject: Mobject, margin: float = 0.0) -> bool:
     half_w, half_h = config.frame_width / 2 - margin, config.frame_height / 2 - margin
     return (mobject.get_left()[0] >= -half_w and mobject.get_right()[0] <= half_w
             and mobject.get_bottom()[1] >= -half_h and mobject.get_top()[1] <= half_h)
+
+
+class LedgerRow(VGroup):
+    """The byte ledger of one parameter: a row of cells, each as wide as its bytes.
+
+    `cells` is the value of a ledger fact (``tools.ledger.as_fact``): dicts
+    with key, label, precision, bytes and text. Cells are coloured by
+    precision; ``row.cell("m")`` returns one cell (box, label, bytes) to
+    move, recolour, shrink or remove.
+    """
+
+    def __init__(self, cells: list[dict], unit: float = 0.55, height: float = 0.9,
+                 label_size: float = SMALL_SIZE, **kwargs):
+        super().__init__(**kwargs)
+        self.keys = []
+        for cell in cells:
+            colour = PRECISION[cell["precision"]]
+            box = Rectangle(width=cell["bytes"] * unit, height=height, stroke_color=TEXT, stroke_width=2,
+                            fill_color=colour, fill_opacity=0.55)
+            label = zh(cell["label"], size=label_size)
+            if label.width > box.width - 0.1:
+                label.scale_to_fit_width(box.width - 0.1)
+            size = zh(cell["text"], size=label_size, color=TEXT)
+            VGroup(label, size).arrange(DOWN, buff=0.08).move_to(box)
+            self.add(VGroup(box, label, size))
+            self.keys.append(cell["key"])
+        self.arrange(RIGHT, buff=0)
+
+    def cell(self, key: str) -> VGroup:
+        return self[self.keys.index(key)]

@@ -25,3 +25,17 @@ def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int
     """Run a command of the project's environment with stdin closed."""
     return subprocess.run(args, cwd=cwd, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def dry_run(chapter: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """Construct and play every figure of a chapter with manim's dry run (no files)."""
+    return run([str(BIN / "manim"), "-ql", "--dry_run", "--media_dir", str(tmp_path / "media"),
+                f"scenes/{chapter}.py"],
+               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")})
+
+
+def build_figure(only: str, tmp_path: Path, voice: str = "silent") -> subprocess.CompletedProcess:
+    """`lecture build -q l --only <only>` into tmp_path/renders/480p15."""
+    env = {"LECTURE_RENDERS": str(tmp_path / "renders"), "LECTURE_CACHE": str(tmp_path / "cache"),
+           "LECTURE_VOICE": voice}
+    return run([str(BIN / "lecture"), "build", "-q", "l", "--only", only], env=env)

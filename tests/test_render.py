@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import BIN, ROOT, run
+from conftest import BIN, ROOT, build_figure, run
 from tools import captions, media
 
 
@@ -16,7 +16,7 @@ def built(tmp_path_factory):
     """One real build of gates_circuit at 480p15, with the espeak voice."""
     tmp = tmp_path_factory.mktemp("build")
     env = {"LECTURE_RENDERS": str(tmp / "renders"), "LECTURE_CACHE": str(tmp / "cache"), "LECTURE_VOICE": "espeak"}
-    done = run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"], env=env)
+    done = build_figure("backprop/gates_circuit", tmp, voice="espeak")
     assert done.returncode == 0, done.stdout + done.stderr
     return tmp / "renders" / "480p15", env, done.stdout
 

@@ -228,3 +228,20 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1,
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
     return manifest
 
+
+
+def frames(quality: str, only: str | None, fractions: list[float]) -> list[Path]:
+    """Still PNGs of rendered figures at fractions of their length, for review."""
+    manifest = _load_manifest(renders_dir(quality) / "manifest.json").get("figures", {})
+    written = []
+    for fig in catalogue.select(only):
+        if fig.id not in manifest:
+            raise BuildError(f"{fig.chapter}/{fig.id} is not rendered at {QUALITIES[quality]}: run lecture build first")
+        video = renders_dir(quality) / manifest[fig.id]["files"]["mp4"]["path"]
+        seconds = manifest[fig.id]["duration"]
+        for fraction in fractions:
+            out = renders_dir(quality) / "frames" / f"{fig.id}-{round(fraction * 100):03d}.png"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            media.frame_at(video, None if fraction >= 1 else fraction * seconds).save(out)
+            written.append(out)
+    return written

@@ -30,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
                       help="l=480p15 m=720p30 h=1080p60 (default) k=2160p60")
     make.add_argument("--only", help="a chapter, or chapter/figure_id")
     make.add_argument("-j", "--jobs", type=int, default=1, help="figures rendered at once")
+    stills = sub.add_parser("frames", help="save PNG stills of rendered figures for review")
+    stills.add_argument("-q", "--quality", choices=list(build.QUALITIES), default="h")
+    stills.add_argument("--only", help="a chapter, or chapter/figure_id")
+    stills.add_argument("--at", type=float, nargs="+", default=[0.5, 1.0],
+                        help="fractions of each figure's length (1 = last frame)")
     facts = sub.add_parser("facts", help="print every figure's on-screen facts")
     facts.add_argument("--json", action="store_true", help="as {figure_id: {fact: value}}")
     args = parser.parse_args(argv)
@@ -41,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ok: {len(figures)} figures, {n_facts} facts, {n_cues} cues")
         elif args.command == "build":
             build.build(args.quality, args.only, args.jobs)
+        elif args.command == "frames":
+            for path in build.frames(args.quality, args.only, args.at):
+                print(path)
         elif args.command == "facts":
             print(_facts_table(args.json))
     except (FactError, NarrationError, SpeechError, build.BuildError, catalogue.UnknownFigure) as err:
