@@ -18,7 +18,7 @@ from tools.facts import Check, Fact
 
 ROOT = Path(__file__).resolve().parent.parent
 # Chapter modules in the order the course plays them.
-CHAPTER_ORDER = ("backprop",)
+CHAPTER_ORDER = ("backprop", "optimizer", "ledger")
 
 
 class UnknownFigure(KeyError):
