@@ -31,7 +31,7 @@ def dry_run(chapter: str, tmp_path: Path) -> subprocess.CompletedProcess:
     """Construct and play every figure of a chapter with manim's dry run (no files)."""
     return run([str(BIN / "manim"), "-ql", "--dry_run", "--media_dir", str(tmp_path / "media"),
                 f"scenes/{chapter}.py"],
-               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")})
+               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache"), "COLUMNS": "200"})
 
 
 def build_figure(only: str, tmp_path: Path, voice: str = "silent") -> subprocess.CompletedProcess:
