@@ -11,6 +11,7 @@ since the last build (see :func:`render_key`) is not rendered again.
 from __future__ import annotations
 
 import ast
+import configparser
 import hashlib
 import json
 import os
@@ -27,7 +28,9 @@ from tools import audio, captions, catalogue, cues, media, speech
 from tools.catalogue import ROOT, Figure
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
-ONE_FIGURE_CFG = Path(__file__).with_name("one_figure.cfg")
+# `lecture build` renders one figure per manim process: the repository's
+# manim.cfg with these [CLI] settings changed (see one_figure_cfg).
+ONE_FIGURE = {"write_all": "False"}
 SYNC_TOLERANCE = 0.1  # seconds between audio and video duration
 # The scene writes its whole audio track here (see scenes/base.py).
 AUDIO_OUT_ENV = "LECTURE_AUDIO_OUT"
@@ -87,7 +90,7 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> str:
     material = {
         "quality": quality,
         "manim": version("manim"),
-        "cfg": (ROOT / "manim.cfg").read_text(encoding="utf-8"),
+        "cfg": [(ROOT / "manim.cfg").read_text(encoding="utf-8"), ONE_FIGURE],
         "scene": source,
         "shared": [_sha(b) for b in shared],
         "facts": facts,
@@ -102,13 +105,32 @@ def _manim_output(media_dir: Path, fig: Figure, quality: str) -> tuple[Path, Pat
     return folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", folder / f"{fig.id}.narration.wav"
 
 
+def one_figure_cfg() -> Path:
+    """manim.cfg with ONE_FIGURE applied, written to the work folder.
+
+    manim reads one folder-level config: ``--config_file`` replaces
+    manim.cfg rather than adding to it, so the override carries the rest.
+    """
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "manim.cfg", encoding="utf-8")
+    parser["CLI"].update(ONE_FIGURE)
+    folder = work_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".one_figure-", suffix=".cfg")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        parser.write(out)
+    target = folder / "one_figure.cfg"
+    os.replace(tmp, target)
+    return target
+
+
 def render(fig: Figure, quality: str, log: Path) -> tuple[Path, Path, Path]:
     """Run manim on one figure scene; returns its raw mp4, srt and audio track."""
     media_dir = work_dir() / "manim"
     video, srt, track = _manim_output(media_dir, fig, quality)
     for stale in (video, srt, track):
         stale.unlink(missing_ok=True)
-    command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file", str(ONE_FIGURE_CFG),
+    command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file", str(one_figure_cfg()),
                "--media_dir", str(media_dir), "-o", fig.id, "--progress_bar", "none",
                str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class]
     log.parent.mkdir(parents=True, exist_ok=True)
