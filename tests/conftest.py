@@ -123,7 +123,8 @@ def three_figures(backprop_build, tmp_path_factory) -> ThreeFigures:
     folder = clip.parent
     cut_clip(clip, folder / f"{FIGURE_B}.mp4", 20.0, tmp / "cut")
     shutil.copy(clip, folder / f"{FIGURE_C}.mp4")
-    for fig_id, mark, title in ((FIGURE_B, "〔二〕", "第二段：截短的电路图"), (FIGURE_C, "〔三〕", "第三段：电路图重放")):
+    extra = ((FIGURE_B, "〔二〕", "第二段：截短的电路图"), (FIGURE_C, "〔三〕", "第三段：电路图重放"))
+    for fig_id, mark, title in extra:
         seconds = media.probe(folder / f"{fig_id}.mp4").video_seconds
         own = [captions.Caption(c.start, min(c.end, seconds), mark + c.text) for c in lines if c.start < seconds]
         (folder / f"{fig_id}.srt").write_text(captions.to_srt(own), encoding="utf-8")

@@ -220,8 +220,10 @@ def test_a_re_render_with_a_warm_cache_matches_the_first(backprop_build, tmp_pat
     done = run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"], env=env)
     assert done.returncode == 0 and "gates_circuit: done" in done.stdout, done.stdout + done.stderr
     first, again = backprop_build.out / "backprop", tmp_path / "renders" / "480p15" / "backprop"
-    assert media.probe(again / "gates_circuit.mp4").video_seconds == media.probe(first / "gates_circuit.mp4").video_seconds
-    assert (again / "gates_circuit.srt").read_text(encoding="utf-8") == (first / "gates_circuit.srt").read_text(encoding="utf-8")
+    seconds = [media.probe(folder / "gates_circuit.mp4").video_seconds for folder in (first, again)]
+    assert seconds[0] == seconds[1]
+    srt = [(folder / "gates_circuit.srt").read_text(encoding="utf-8") for folder in (first, again)]
+    assert srt[0] == srt[1]
 
 
 def test_lecture_build_renders_with_the_repository_manim_cfg(backprop_build):

@@ -237,7 +237,8 @@ LOADED = """() => [...document.querySelectorAll('video')].every(v => v.readyStat
 
 
 def _captions_of(vtt: Path) -> list[str]:
-    return [block.split("\n", 1)[1].strip() for block in vtt.read_text(encoding="utf-8").split("\n\n")[1:] if block.strip()]
+    blocks = vtt.read_text(encoding="utf-8").split("\n\n")[1:]
+    return [block.split("\n", 1)[1].strip() for block in blocks if block.strip()]
 
 
 def test_gallery_plays_every_video_with_chinese_captions(watched, kit, embed, tmp_path):

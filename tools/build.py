@@ -220,7 +220,8 @@ def assemble_chapter(chapter_id: str, title: str, clips: list[tuple[str, Path, P
             raise BuildError(f"{mp4.name}: chapter markers {media.chapter_marks(mp4)} do not match {titles}")
         lines = [line for (_, _, srt), start in zip(clips, joined.starts)
                  for line in captions.shifted(captions.parse_srt(srt.read_text(encoding="utf-8")), start)]
-        marks = [captions.Caption(start, end, name) for name, start, end in zip(titles, joined.starts, joined.starts[1:])]
+        marks = [captions.Caption(start, end, name)
+                 for name, start, end in zip(titles, joined.starts, joined.starts[1:])]
         (staged / f"{chapter_id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
         (staged / f"{chapter_id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
         (staged / f"{chapter_id}.chapters.vtt").write_text(captions.to_vtt(marks), encoding="utf-8")
@@ -244,8 +245,7 @@ def build_chapters(manifest: dict, out_dir: Path, say: Callable[[str], None] = p
         if not ids:
             continue
         entries = [manifest["figures"].get(fig_id) for fig_id in ids]
-        missing = [fig_id for fig_id, entry in zip(ids, entries)
-                   if not entry or not all((out_dir / f["path"]).exists() for f in entry["files"].values())]
+        missing = [fig_id for fig_id, entry in zip(ids, entries) if not entry or not _present(entry, out_dir)]
         if missing:
             for old in videos.pop(ch_id, {}).get("files", {}).values():
                 (out_dir / old["path"]).unlink(missing_ok=True)
@@ -262,9 +262,9 @@ def build_chapters(manifest: dict, out_dir: Path, say: Callable[[str], None] = p
         clips = [(e["title"], out_dir / e["files"]["mp4"]["path"], out_dir / e["files"]["srt"]["path"])
                  for e in entries]
         videos[ch_id] = assemble_chapter(ch_id, chapter["title"], clips, out_dir) | {"figures": ids, "key": key}
-        say(f"  chapter {ch_id}: {len(ids)} clip{'' if len(ids) == 1 else 's'} joined, {videos[ch_id]['duration']:.1f} s "
-            f"({'video copied' if videos[ch_id]['copied'] else 'video re-encoded'}) in "
-            f"{time.monotonic() - started:.0f} s")
+        done = videos[ch_id]
+        say(f"  chapter {ch_id}: {len(ids)} clip{'' if len(ids) == 1 else 's'} joined, {done['duration']:.1f} s "
+            f"({'video copied' if done['copied'] else 'video re-encoded'}) in {time.monotonic() - started:.0f} s")
 
 
 def _load_manifest(path: Path) -> dict:
@@ -282,10 +282,12 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _is_current(entry: dict | None, key: str, out_dir: Path) -> bool:
-    if not entry or entry.get("key") != key:
-        return False
+def _present(entry: dict, out_dir: Path) -> bool:
     return all((out_dir / f["path"]).exists() for f in entry["files"].values())
+
+
+def _is_current(entry: dict | None, key: str, out_dir: Path) -> bool:
+    return bool(entry) and entry.get("key") == key and _present(entry, out_dir)
 
 
 def build(quality: str = "h", only: str | None = None, jobs: int = 1,

@@ -252,8 +252,8 @@ def write_kit(out_dir: Path) -> Kit:
         for fig_id, entry in entries.items():
             (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(fig_id, entry), encoding="utf-8")
         (stage / "index.html").write_text(_gallery(manifest, entries, videos, out_dir), encoding="utf-8")
-        (stage / "embed.json").write_text(json.dumps(_embed_json(manifest, entries, videos), ensure_ascii=False, indent=2),
-                                          encoding="utf-8")
+        kit_json = json.dumps(_embed_json(manifest, entries, videos), ensure_ascii=False, indent=2)
+        (stage / "embed.json").write_text(kit_json, encoding="utf-8")
         (stage / "kit.css").write_text(CSS, encoding="utf-8")
         (stage / "kit.js").write_text(JS, encoding="utf-8")
     except BaseException:
@@ -337,7 +337,10 @@ def make_server(kit: Path, port: int = 8000) -> ThreadingHTTPServer:
     """An HTTP server for the kit on 127.0.0.1 (port 0: any free port)."""
     if not (kit / "index.html").exists():
         raise KitError(f"no embed kit at {kit}: run lecture site or lecture build first")
-    return ThreadingHTTPServer(("127.0.0.1", port), partial(_Handler, directory=str(kit)))
+    try:
+        return ThreadingHTTPServer(("127.0.0.1", port), partial(_Handler, directory=str(kit)))
+    except OSError as err:
+        raise KitError(f"cannot serve on 127.0.0.1:{port}: {err.strerror}") from None
 
 
 def serve(kit: Path, port: int = 8000, say: Callable[[str], None] = print) -> None:
