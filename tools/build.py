@@ -2,15 +2,23 @@
 
 Per figure: ``manim`` renders the scene in its own process; the result is
 remuxed for the web (moov first), its subcaptions become .srt and .vtt, a
-poster PNG is taken from the last frame, and the streams are verified
-(h264 + aac, durations within 0.1 s) before anything replaces the files
-in ``renders/<quality>/<chapter>/``. A figure whose inputs did not change
-since the last build (see :func:`render_key`) is not rendered again.
+poster PNG (and a small WebP thumbnail) is taken from a frame that shows
+the figure, and the streams are verified (h264 + aac, durations within
+0.1 s) before anything replaces the files in ``renders/<quality>/<chapter>/``.
+A figure whose inputs did not change since the last build (see
+:func:`render_key`) is not rendered again.
+
+Per chapter: once every figure of the chapter is published at the quality,
+its clips are joined in page order into ``renders/<quality>/<chapter>.mp4``
+with one chapter marker per figure, merged captions and a WebVTT chapters
+track (see :func:`assemble_chapter`); the join is redone only when a clip
+changed. Last, the embed kit ``renders/<quality>/site/`` is regenerated.
 """
 
 from __future__ import annotations
 
 import ast
+import configparser
 import hashlib
 import json
 import os
@@ -23,14 +31,20 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
-from tools import audio, captions, catalogue, cues, media, speech
+from tools import audio, captions, catalogue, cues, media, site, speech
 from tools.catalogue import ROOT, Figure
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
-ONE_FIGURE_CFG = Path(__file__).with_name("one_figure.cfg")
+# `lecture build` renders one figure per manim process: the repository's
+# manim.cfg with these [CLI] settings changed (see one_figure_cfg).
+ONE_FIGURE = {"write_all": "False"}
 SYNC_TOLERANCE = 0.1  # seconds between audio and video duration
 # The scene writes its whole audio track here (see scenes/base.py).
 AUDIO_OUT_ENV = "LECTURE_AUDIO_OUT"
+# What publish() writes for a figure; part of the render key, so a change
+# here republishes figures built before it.
+PUBLISHED = "mp4 srt vtt png webp; facts, size; v2"
+THUMBNAIL_WIDTH = 480
 
 
 class BuildError(Exception):
@@ -87,11 +101,12 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> str:
     material = {
         "quality": quality,
         "manim": version("manim"),
-        "cfg": (ROOT / "manim.cfg").read_text(encoding="utf-8"),
+        "cfg": [(ROOT / "manim.cfg").read_text(encoding="utf-8"), ONE_FIGURE],
         "scene": source,
         "shared": [_sha(b) for b in shared],
         "facts": facts,
         "title": [fig.title, fig.source],
+        "published": PUBLISHED,
         "cues": [[c.caption, k] for c, k in zip(cues.figure_cues(fig.id), cue_keys)],
     }
     return _sha(json.dumps(material, sort_keys=True, ensure_ascii=False, default=str).encode())
@@ -102,13 +117,32 @@ def _manim_output(media_dir: Path, fig: Figure, quality: str) -> tuple[Path, Pat
     return folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", folder / f"{fig.id}.narration.wav"
 
 
+def one_figure_cfg() -> Path:
+    """manim.cfg with ONE_FIGURE applied, written to the work folder.
+
+    manim reads one folder-level config: ``--config_file`` replaces
+    manim.cfg rather than adding to it, so the override carries the rest.
+    """
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "manim.cfg", encoding="utf-8")
+    parser["CLI"].update(ONE_FIGURE)
+    folder = work_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".one_figure-", suffix=".cfg")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        parser.write(out)
+    target = folder / "one_figure.cfg"
+    os.replace(tmp, target)
+    return target
+
+
 def render(fig: Figure, quality: str, log: Path) -> tuple[Path, Path, Path]:
     """Run manim on one figure scene; returns its raw mp4, srt and audio track."""
     media_dir = work_dir() / "manim"
     video, srt, track = _manim_output(media_dir, fig, quality)
     for stale in (video, srt, track):
         stale.unlink(missing_ok=True)
-    command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file", str(ONE_FIGURE_CFG),
+    command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file", str(one_figure_cfg()),
                "--media_dir", str(media_dir), "-o", fig.id, "--progress_bar", "none",
                str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class]
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -130,6 +164,22 @@ def verify(video: Path) -> media.Probe:
     return info
 
 
+def fact_values(figure_id: str) -> dict:
+    """A figure's facts as {name: value}, JSON-ready (as `lecture facts --json`)."""
+    values = {name: fact.value for name, fact in catalogue.facts(figure_id).items()}
+    return json.loads(json.dumps(values, default=lambda o: o.tolist()))
+
+
+def _move_in(staged: Path, target_dir: Path, prefix: str) -> dict:
+    """Move every staged file into target_dir; their manifest entries, keyed
+    by the name after the stem ('mp4', 'chapters.vtt')."""
+    files = {}
+    for path in sorted(staged.iterdir()):
+        files[path.name.split(".", 1)[1]] = {"path": f"{prefix}{path.name}", "sha256": _sha(path.read_bytes())}
+        os.replace(path, target_dir / path.name)
+    return files
+
+
 def publish(fig: Figure, quality: str, video: Path, srt: Path, track: Path) -> dict:
     """Stage web-ready files, verify them, then move them into renders/."""
     target_dir = renders_dir(quality) / fig.chapter
@@ -142,16 +192,79 @@ def publish(fig: Figure, quality: str, video: Path, srt: Path, track: Path) -> d
         lines = captions.parse_srt(srt.read_text(encoding="utf-8")) if srt.exists() else []
         (staged / f"{fig.id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
         (staged / f"{fig.id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
-        media.frame_at(mp4).save(staged / f"{fig.id}.png")
-        files = {}
-        for path in sorted(staged.iterdir()):
-            files[path.suffix.lstrip(".")] = {
-                "path": f"{fig.chapter}/{path.name}",
-                "sha256": _sha(path.read_bytes()),
-            }
-            os.replace(path, target_dir / path.name)
+        poster = media.poster_frame(mp4, info.video_seconds)
+        poster.save(staged / f"{fig.id}.png")
+        thumb_size = (THUMBNAIL_WIDTH, round(THUMBNAIL_WIDTH * poster.height / poster.width))
+        poster.resize(thumb_size).save(staged / f"{fig.id}.webp", quality=80)
+        files = _move_in(staged, target_dir, f"{fig.chapter}/")
     return {"chapter": fig.chapter, "figure": fig.id, "title": fig.title,
-            "duration": round(info.video_seconds, 3), "files": files}
+            "duration": round(info.video_seconds, 3), "width": info.width, "height": info.height,
+            "facts": fact_values(fig.id), "files": files}
+
+
+def assemble_chapter(chapter_id: str, title: str, clips: list[tuple[str, Path, Path]], target_dir: Path) -> dict:
+    """Join a chapter's clips, given in page order as (figure title, mp4, srt).
+
+    Writes ``<chapter>.mp4`` (one chapter marker per clip, titled with the
+    figure's title), ``<chapter>.vtt``/``.srt`` (each clip's captions moved
+    to where the clip starts) and ``<chapter>.chapters.vtt`` (a WebVTT
+    chapters track) into target_dir, verified before they replace anything.
+    """
+    titles = [clip[0] for clip in clips]
+    with tempfile.TemporaryDirectory(dir=target_dir, prefix=".staging-") as tmp:
+        staged = Path(tmp)
+        mp4 = staged / f"{chapter_id}.mp4"
+        joined = media.concat([clip[1] for clip in clips], mp4, titles, {"title": title})
+        info = verify(mp4)
+        if [mark[2] for mark in media.chapter_marks(mp4)] != titles:
+            raise BuildError(f"{mp4.name}: chapter markers {media.chapter_marks(mp4)} do not match {titles}")
+        lines = [line for (_, _, srt), start in zip(clips, joined.starts)
+                 for line in captions.shifted(captions.parse_srt(srt.read_text(encoding="utf-8")), start)]
+        marks = [captions.Caption(start, end, name)
+                 for name, start, end in zip(titles, joined.starts, joined.starts[1:])]
+        (staged / f"{chapter_id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
+        (staged / f"{chapter_id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
+        (staged / f"{chapter_id}.chapters.vtt").write_text(captions.to_vtt(marks), encoding="utf-8")
+        files = _move_in(staged, target_dir, "")
+    return {"title": title, "duration": round(info.video_seconds, 3), "width": info.width, "height": info.height,
+            "copied": joined.copied, "marks": [{"title": c.text, "start": round(c.start, 3), "end": round(c.end, 3)}
+                                               for c in marks], "files": files}
+
+
+def build_chapters(manifest: dict, out_dir: Path, say: Callable[[str], None] = print) -> None:
+    """Join each complete chapter's published clips (manifest["chapter_videos"]).
+
+    A chapter video is made only when every figure of the chapter is
+    published at this quality; a chapter that is not complete has no
+    chapter video (an older one is removed, it would lack figures). It is
+    joined again only when a clip, a caption file or a title changed.
+    """
+    videos = manifest.setdefault("chapter_videos", {})
+    for chapter in manifest["chapters"]:
+        ch_id, ids = chapter["id"], chapter["figures"]
+        if not ids:
+            continue
+        entries = [manifest["figures"].get(fig_id) for fig_id in ids]
+        missing = [fig_id for fig_id, entry in zip(ids, entries) if not entry or not _present(entry, out_dir)]
+        if missing:
+            for old in videos.pop(ch_id, {}).get("files", {}).values():
+                (out_dir / old["path"]).unlink(missing_ok=True)
+            say(f"  chapter {ch_id}: no chapter video, {len(ids) - len(missing)} of {len(ids)} figures "
+                f"rendered at {manifest['quality']} (missing: {', '.join(missing)})")
+            continue
+        key = _sha(json.dumps([chapter["title"], [[e["figure"], e["title"], e["files"]["mp4"]["sha256"],
+                                                   e["files"]["srt"]["sha256"]] for e in entries]],
+                              ensure_ascii=False).encode())
+        if _is_current(videos.get(ch_id), key, out_dir):
+            say(f"  chapter {ch_id}: unchanged")
+            continue
+        started = time.monotonic()
+        clips = [(e["title"], out_dir / e["files"]["mp4"]["path"], out_dir / e["files"]["srt"]["path"])
+                 for e in entries]
+        videos[ch_id] = assemble_chapter(ch_id, chapter["title"], clips, out_dir) | {"figures": ids, "key": key}
+        done = videos[ch_id]
+        say(f"  chapter {ch_id}: {len(ids)} clip{'' if len(ids) == 1 else 's'} joined, {done['duration']:.1f} s "
+            f"({'video copied' if done['copied'] else 'video re-encoded'}) in {time.monotonic() - started:.0f} s")
 
 
 def _load_manifest(path: Path) -> dict:
@@ -169,10 +282,12 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _is_current(entry: dict | None, key: str, quality: str) -> bool:
-    if not entry or entry.get("key") != key:
-        return False
-    return all((renders_dir(quality) / f["path"]).exists() for f in entry["files"].values())
+def _present(entry: dict, out_dir: Path) -> bool:
+    return all((out_dir / f["path"]).exists() for f in entry["files"].values())
+
+
+def _is_current(entry: dict | None, key: str, out_dir: Path) -> bool:
+    return bool(entry) and entry.get("key") == key and _present(entry, out_dir)
 
 
 def build(quality: str = "h", only: str | None = None, jobs: int = 1,
@@ -205,7 +320,7 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1,
     todo = []
     for fig in figures:
         key = render_key(fig, quality, cue_keys[fig.id])
-        if _is_current(figures_entry.get(fig.id), key, quality):
+        if _is_current(figures_entry.get(fig.id), key, out_dir):
             say(f"  {fig.chapter}/{fig.id}: unchanged")
         else:
             todo.append((fig, key))
@@ -226,8 +341,10 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1,
             _write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=2))
     _write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=2))
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
+    build_chapters(manifest, out_dir, say)
+    _write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=2))
+    say(site.summary(site.write_kit(out_dir)))
     return manifest
-
 
 
 def frames(quality: str, only: str | None, fractions: list[float]) -> list[Path]:

@@ -125,3 +125,8 @@ def parse_srt(text: str) -> list[Caption]:
 def _seconds(stamp: str) -> float:
     h, m, s = stamp.replace(",", ".").split(":")
     return int(h) * 3600 + int(m) * 60 + float(s)
+
+
+def shifted(captions: list[Caption], seconds: float) -> list[Caption]:
+    """The same captions, `seconds` later (a clip's place in a longer video)."""
+    return [Caption(c.start + seconds, c.end + seconds, c.text) for c in captions]

@@ -1,4 +1,4 @@
-"""The ``lecture`` command: check, build, and list facts."""
+"""The ``lecture`` command: check, build, list facts, write and serve the embed kit."""
 
 from __future__ import annotations
 
@@ -6,17 +6,17 @@ import argparse
 import json
 import sys
 
-from tools import build, catalogue
+from tools import build, catalogue, site
 from tools.cues import NarrationError
 from tools.facts import FactError
 from tools.speech import SpeechError
 
 
 def _facts_table(as_json: bool) -> str:
-    table = {fig.id: {name: fact for name, fact in catalogue.facts(fig.id).items()} for fig in catalogue.figures()}
     if as_json:
-        values = {fig: {name: fact.value for name, fact in facts.items()} for fig, facts in table.items()}
-        return json.dumps(values, ensure_ascii=False, indent=2, default=lambda o: o.tolist())
+        values = {fig.id: build.fact_values(fig.id) for fig in catalogue.figures()}
+        return json.dumps(values, ensure_ascii=False, indent=2)
+    table = {fig.id: {name: fact for name, fact in catalogue.facts(fig.id).items()} for fig in catalogue.figures()}
     rows = [f"{fig}.{name}\t{fact.text or '(drawn)'}" for fig, facts in table.items() for name, fact in facts.items()]
     return "\n".join(rows)
 
@@ -37,6 +37,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="fractions of each figure's length (1 = last frame)")
     facts = sub.add_parser("facts", help="print every figure's on-screen facts")
     facts.add_argument("--json", action="store_true", help="as {figure_id: {fact: value}}")
+    kit = sub.add_parser("site", help="(re)write the embed kit renders/<quality>/site/ from what is rendered")
+    kit.add_argument("-q", "--quality", choices=list(build.QUALITIES), default="h")
+    serve = sub.add_parser("serve", help="serve the embed kit on 127.0.0.1 for a local look")
+    serve.add_argument("-q", "--quality", choices=list(build.QUALITIES), default="h")
+    serve.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     args = parser.parse_args(argv)
 
     try:
@@ -51,7 +56,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(path)
         elif args.command == "facts":
             print(_facts_table(args.json))
-    except (FactError, NarrationError, SpeechError, build.BuildError, catalogue.UnknownFigure) as err:
+        elif args.command == "site":
+            print(site.summary(site.write_kit(build.renders_dir(args.quality))))
+        elif args.command == "serve":
+            site.serve(site.kit_dir(build.renders_dir(args.quality)), args.port, lambda line: print(line, flush=True))
+    except (FactError, NarrationError, SpeechError, build.BuildError, catalogue.UnknownFigure, site.KitError) as err:
         print(f"lecture {args.command}: refused: {err}", file=sys.stderr)
         return 2
     return 0

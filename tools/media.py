@@ -59,47 +59,78 @@ def frame_at(path: Path, seconds: float | None = None):
         return chosen.to_image()
 
 
-def _encoded_audio(wav: Path, seconds: float, stream) -> list:
-    """AAC packets of the WAV, cut or padded with silence to `seconds`."""
+AUDIO_RATE, AUDIO_LAYOUT = 48000, "mono"
+
+
+def _decoded_audio(path: Path):
+    """The first audio stream of a WAV or a clip as float samples, shape (1, n),
+    at AUDIO_RATE (a clip's AAC encoder delay is dropped by the decoder)."""
     import numpy as np
 
-    with av.open(str(wav)) as source:
-        resampler = av.AudioResampler(format="fltp", layout="mono", rate=stream.rate)
+    with av.open(str(path)) as source:
+        resampler = av.AudioResampler(format="fltp", layout=AUDIO_LAYOUT, rate=AUDIO_RATE)
         chunks = [out.to_ndarray() for frame in source.decode(audio=0) for out in resampler.resample(frame)]
         chunks += [out.to_ndarray() for out in resampler.resample(None)]
-    samples = np.concatenate(chunks, axis=1) if chunks else np.zeros((1, 0), np.float32)
-    wanted = round(seconds * stream.rate)
-    samples = np.pad(samples[:, :wanted], ((0, 0), (0, max(0, wanted - samples.shape[1]))))
+    return np.concatenate(chunks, axis=1) if chunks else np.zeros((1, 0), np.float32)
+
+
+def _fitted(samples, wanted: int):
+    """Samples cut or padded with silence to exactly `wanted`."""
+    import numpy as np
+
+    return np.pad(samples[:, :wanted], ((0, 0), (0, max(0, wanted - samples.shape[1]))))
+
+
+def _encoded(samples, stream) -> list:
+    """AAC packets of the samples, pts in samples from 0."""
+    import numpy as np
+
     packets, block = [], stream.codec_context.frame_size or 1024
-    for start in range(0, wanted, block):
+    for start in range(0, samples.shape[1], block):
         frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(samples[:, start:start + block]),
-                                           format="fltp", layout="mono")
+                                           format="fltp", layout=AUDIO_LAYOUT)
         frame.rate, frame.pts = stream.rate, start
         packets += stream.encode(frame)
     return packets + list(stream.encode(None))
 
 
+def _interleave(target, video_packets, audio_packets: list) -> None:
+    """Mux video packets (already pointed at their output stream) and audio
+    packets in decoding-time order."""
+    pending = list(audio_packets)
+    for packet in video_packets:
+        if packet.dts is None:
+            continue
+        now = float(packet.dts * packet.time_base)
+        while pending and float(pending[0].pts * pending[0].time_base) <= now:
+            target.mux(pending.pop(0))
+        target.mux(packet)
+    for packet in pending:
+        target.mux(packet)
+
+
+def _web_output(dst: Path, metadata: dict[str, str] | None):
+    target = av.open(str(dst), "w", format="mp4", options={"movflags": "+faststart"})
+    for key, val in (metadata or {}).items():
+        target.metadata[key] = val
+    return target
+
+
 def mux_web(video: Path, wav: Path, dst: Path, metadata: dict[str, str] | None = None) -> None:
     """Write an MP4 for the web: the video's h264 packets copied, the WAV as
     AAC of exactly the video's length, interleaved in time, moov first."""
-    with av.open(str(video)) as source, av.open(str(dst), "w", format="mp4",
-                                                options={"movflags": "+faststart"}) as target:
-        for key, val in (metadata or {}).items():
-            target.metadata[key] = val
+    with av.open(str(video)) as source, _web_output(dst, metadata) as target:
         v_in = source.streams.video[0]
         v_out = target.add_stream_from_template(v_in)
-        a_out = target.add_stream("aac", rate=48000, layout="mono")
-        pending = _encoded_audio(wav, _stream_seconds(v_in), a_out)
-        for packet in source.demux(v_in):
-            if packet.dts is None:
-                continue
-            now = float(packet.dts * packet.time_base)
-            while pending and float(pending[0].pts * pending[0].time_base) <= now:
-                target.mux(pending.pop(0))
-            packet.stream = v_out
-            target.mux(packet)
-        for packet in pending:
-            target.mux(packet)
+        a_out = target.add_stream("aac", rate=AUDIO_RATE, layout=AUDIO_LAYOUT)
+        samples = _fitted(_decoded_audio(wav), round(_stream_seconds(v_in) * AUDIO_RATE))
+
+        def copied():
+            for packet in source.demux(v_in):
+                packet.stream = v_out
+                yield packet
+
+        _interleave(target, copied(), _encoded(samples, a_out))
 
 
 def moov_before_mdat(path: Path) -> bool:
@@ -120,3 +151,107 @@ def moov_before_mdat(path: Path) -> bool:
             if size == 0:
                 break
     return "moov" in order and "mdat" in order and order.index("moov") < order.index("mdat")
+
+
+@dataclass(frozen=True)
+class Joined:
+    """What :func:`concat` wrote: where each clip starts, and how."""
+
+    starts: list[float]  # seconds, one per clip, then the end of the last
+    copied: bool  # video packets copied (True) or re-encoded (False)
+
+
+def _video_signature(stream) -> tuple:
+    """What must agree for h264 packets of two files to share one stream."""
+    ctx = stream.codec_context
+    return (ctx.name, ctx.width, ctx.height, ctx.pix_fmt, ctx.profile, bytes(ctx.extradata or b""),
+            stream.time_base, stream.average_rate)
+
+
+def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, str] | None = None) -> Joined:
+    """Join clips into one web MP4 with one chapter marker per clip.
+
+    Video packets are copied with shifted timestamps when every clip's
+    h264 stream has the same parameters (always true for clips of one
+    quality rendered by one manim), else re-encoded to the first clip's
+    size and rate. Audio is decoded, each clip's samples fitted to its
+    video length, and encoded once: AAC frames cannot be cut at a clip
+    boundary without a click or drift (encoder delay, overlapping windows).
+    """
+    from contextlib import ExitStack
+    from fractions import Fraction
+
+    import numpy as np
+
+    with ExitStack() as stack:
+        sources = [stack.enter_context(av.open(str(clip))) for clip in clips]
+        streams = [source.streams.video[0] for source in sources]
+        lengths = [Fraction(s.duration) * s.time_base for s in streams]
+        starts = [sum(lengths[:i], Fraction(0)) for i in range(len(lengths) + 1)]
+        copy = len({_video_signature(s) for s in streams}) == 1
+        target = stack.enter_context(_web_output(dst, metadata))
+        first = streams[0]
+        if copy:
+            v_out = target.add_stream_from_template(first)
+        else:
+            v_out = target.add_stream("libx264", rate=first.average_rate)
+            v_out.width, v_out.height, v_out.pix_fmt = first.codec_context.width, first.codec_context.height, "yuv420p"
+        a_out = target.add_stream("aac", rate=AUDIO_RATE, layout=AUDIO_LAYOUT)
+        target.set_chapters([{"id": i + 1, "start": round(start * 1000), "end": round(end * 1000),
+                              "time_base": Fraction(1, 1000), "metadata": {"title": title}}
+                             for i, (start, end, title) in enumerate(zip(starts, starts[1:], titles))])
+        edges = [round(start * AUDIO_RATE) for start in starts]
+        samples = np.concatenate([_fitted(_decoded_audio(clip), b - a)
+                                  for clip, a, b in zip(clips, edges, edges[1:])], axis=1)
+
+        def copied():
+            for source, stream, start in zip(sources, streams, starts):
+                shift = int(start / stream.time_base)
+                for packet in source.demux(stream):
+                    if packet.dts is None:
+                        continue
+                    packet.dts += shift
+                    if packet.pts is not None:
+                        packet.pts += shift
+                    packet.stream = v_out
+                    yield packet
+
+        def reencoded():
+            rate, last = first.average_rate, -1
+            for source, stream, start in zip(sources, streams, starts):
+                for frame in source.decode(stream):
+                    pts = round((start + Fraction(frame.pts) * stream.time_base) * rate)
+                    if pts <= last:  # a faster clip: drop the frames that fall between two
+                        continue
+                    last = pts
+                    frame = frame.reformat(v_out.width, v_out.height, "yuv420p")
+                    frame.pts, frame.time_base = pts, Fraction(1) / rate
+                    yield from v_out.encode(frame)
+            yield from v_out.encode(None)
+
+        _interleave(target, copied() if copy else reencoded(), _encoded(samples, a_out))
+    return Joined([float(s) for s in starts], copy)
+
+
+def chapter_marks(path: Path) -> list[tuple[float, float, str]]:
+    """The file's chapter markers as (start, end, title), in seconds."""
+    with av.open(str(path)) as container:
+        return [(float(ch["start"] * ch["time_base"]), float(ch["end"] * ch["time_base"]),
+                 ch["metadata"].get("title", "")) for ch in container.chapters()]
+
+
+def _ink(image) -> float:
+    """Share of pixels that stand out from the frame's background colour."""
+    import numpy as np
+
+    gray = np.asarray(image.convert("L"), dtype=np.int16)
+    return float(np.mean(np.abs(gray - np.median(gray)) > 24))
+
+
+def poster_frame(path: Path, seconds: float):
+    """A frame that shows the figure: of the frames at 1/4, 1/2, 3/4 and the
+    end, the latest with at least 90% of the most drawn content (a figure
+    usually ends complete; a black or emptied end is passed over)."""
+    candidates = [frame_at(path, f * seconds) for f in (0.25, 0.5, 0.75)] + [frame_at(path)]
+    inks = [_ink(image) for image in candidates]
+    return next(image for image, ink in reversed(list(zip(candidates, inks))) if ink >= 0.9 * max(inks))

@@ -1,0 +1,408 @@
+"""The embed kit ``renders/<quality>/site/``: watch the videos, embed them.
+
+:func:`write_kit` turns what ``lecture build`` published (``manifest.json``)
+into one folder that can be copied under any site root::
+
+    index.html             gallery: each chapter, its chapter video, its figures
+    embed/<figure>.html    a bare player per figure, for an <iframe>
+    embed.json             per figure: snippets to paste, paths, duration, poster, facts
+    media/…                the published files (hard links, same relative layout)
+    kit.css, kit.js
+
+Every path is relative and nothing is fetched from the network. The gallery
+carries its caption and chapter tracks inline (``data:`` URLs), so it works
+opened straight from disk, where Chromium refuses a track file; the embed
+pages and the snippets point at the ``.vtt`` files, as a served page can.
+The kit is written to a staging folder and swapped in: never half-written.
+
+:func:`make_server` serves a kit on 127.0.0.1 with byte ranges (seeking).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from functools import partial
+from html import escape
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from pathlib import Path
+
+COURSE = "训练一步的账"
+KIT = "site"
+FIGURE_FIELDS = {"chapter", "title", "duration", "width", "height", "facts", "files"}
+FIGURE_FILES = {"mp4", "srt", "vtt", "png", "webp"}
+
+
+class KitError(Exception):
+    """Nothing to make a kit from."""
+
+
+@dataclass(frozen=True)
+class Kit:
+    path: Path
+    figures: list[str]
+    chapter_videos: list[str]
+    skipped: list[str]  # published by a build older than the kit: rebuild them
+
+
+def kit_dir(out_dir: Path) -> Path:
+    return out_dir / KIT
+
+
+def _clock(seconds: float) -> str:
+    """m:ss, cut to the whole second as players show it."""
+    whole = int(seconds)
+    return f"{whole // 60}:{whole % 60:02d}"
+
+
+def _attr(text: str) -> str:
+    return escape(text, quote=True)
+
+
+def _data_url(path: Path) -> str:
+    return "data:text/vtt;charset=utf-8;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _video(src: str, poster: str, label: str, size: tuple[int, int], tracks: list[tuple[str, str, str]]) -> str:
+    """An HTML5 player; tracks are (kind, src, label), each the default of its kind."""
+    lines = [f'<video controls preload="metadata" playsinline width="{size[0]}" height="{size[1]}" '
+             f'poster="{_attr(poster)}" aria-label="{_attr(label)}">',
+             f'  <source src="{_attr(src)}" type="video/mp4">']
+    lines += [f'  <track kind="{kind}" srclang="zh" label="{_attr(name)}" src="{_attr(url)}" default>'
+              for kind, url, name in tracks]
+    lines.append("  您的浏览器无法播放此视频。</video>")
+    return "\n".join(lines)
+
+
+def _page(title: str, body: str, head: str = "") -> str:
+    return (f'<!doctype html>\n<html lang="zh-CN">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<title>{escape(title)}</title>\n<link rel="icon" href="data:,">\n{head}</head>\n'
+            f'<body>\n{body}\n</body>\n</html>\n')
+
+
+def _present(item: dict, out_dir: Path) -> bool:
+    return all((out_dir / f["path"]).exists() for f in item["files"].values())
+
+
+def _rendered(manifest: dict, out_dir: Path) -> tuple[dict[str, dict], list[str]]:
+    """Figure entries of the manifest's chapters whose files are all there,
+    and the ids of those published in an older layout."""
+    entries, skipped = {}, []
+    for chapter in manifest["chapters"]:
+        for fig_id in chapter["figures"]:
+            entry = manifest["figures"].get(fig_id)
+            if entry is None or not _present(entry, out_dir):
+                continue
+            if FIGURE_FIELDS <= entry.keys() and FIGURE_FILES <= entry["files"].keys():
+                entries[fig_id] = entry
+            else:
+                skipped.append(fig_id)
+    return entries, skipped
+
+
+def _chapter_videos(manifest: dict, entries: dict[str, dict], out_dir: Path) -> dict[str, dict]:
+    """Chapter videos that are there and hold the chapter's figures as listed."""
+    videos = manifest.get("chapter_videos", {})
+    return {ch["id"]: videos[ch["id"]] for ch in manifest["chapters"]
+            if ch["id"] in videos and videos[ch["id"]]["figures"] == ch["figures"]
+            and all(fig_id in entries for fig_id in ch["figures"]) and _present(videos[ch["id"]], out_dir)}
+
+
+def _media(path: str) -> str:
+    return f"media/{path}"
+
+
+def _figure_snippets(fig_id: str, entry: dict) -> dict[str, str]:
+    files, size = entry["files"], (entry["width"], entry["height"])
+    iframe = (f'<iframe src="embed/{fig_id}.html" title="{_attr(entry["title"])}" width="{size[0]}" '
+              f'height="{size[1]}" style="border:0;width:100%;height:auto;aspect-ratio:{size[0]}/{size[1]}" '
+              f'allow="fullscreen" allowfullscreen loading="lazy"></iframe>')
+    video = _video(_media(files["mp4"]["path"]), _media(files["png"]["path"]), entry["title"], size,
+                   [("captions", _media(files["vtt"]["path"]), "中文")])
+    return {"iframe": iframe, "video": video}
+
+
+def _embed_page(fig_id: str, entry: dict) -> str:
+    files = entry["files"]
+    player = _video("../" + _media(files["mp4"]["path"]), "../" + _media(files["png"]["path"]), entry["title"],
+                    (entry["width"], entry["height"]), [("captions", "../" + _media(files["vtt"]["path"]), "中文")])
+    style = ("<style>html,body{margin:0;height:100%;background:#0E1116}"
+             "video{display:block;width:100%;height:100%;object-fit:contain}</style>\n")
+    return _page(entry["title"], player, style)
+
+
+def _chapter_block(ch_id: str, video: dict, entries: dict[str, dict], out_dir: Path) -> str:
+    files = video["files"]
+    first = entries[video["figures"][0]]
+    player = _video(_media(files["mp4"]["path"]), _media(first["files"]["png"]["path"]), video["title"],
+                    (video["width"], video["height"]),
+                    [("captions", _data_url(out_dir / files["vtt"]["path"]), "中文"),
+                     ("chapters", _data_url(out_dir / files["chapters.vtt"]["path"]), "章节")])
+    items = "\n".join(f'  <li><button type="button" data-start="{mark["start"]:.3f}">'
+                      f'<span class="at">{_clock(mark["start"])}</span> {escape(mark["title"])}</button></li>'
+                      for mark in video["marks"])
+    return (f'<figure class="chapter-video" id="chapter-video-{ch_id}">\n{player}\n'
+            f'<figcaption>整章连播 · {len(video["marks"])} 节 · 时长 {_clock(video["duration"])}</figcaption>\n'
+            f'<ol class="chapters" aria-label="章节">\n{items}\n</ol>\n</figure>')
+
+
+def _figure_card(number: int, fig_id: str, entry: dict, out_dir: Path) -> str:
+    files = entry["files"]
+    player = _video(_media(files["mp4"]["path"]), _media(files["png"]["path"]), entry["title"],
+                    (entry["width"], entry["height"]),
+                    [("captions", _data_url(out_dir / files["vtt"]["path"]), "中文")])
+    return (f'<article class="card" id="figure-{fig_id}">\n{player}\n'
+            f'<h3><span class="num">图 {number}</span> {escape(entry["title"])}</h3>\n'
+            f'<p class="meta">时长 {_clock(entry["duration"])} · <code>{fig_id}</code> · '
+            f'<a href="embed/{fig_id}.html">单独播放页</a></p>\n</article>')
+
+
+def _gallery(manifest: dict, entries: dict[str, dict], videos: dict[str, dict], out_dir: Path) -> str:
+    nav, sections = [], []
+    for chapter in manifest["chapters"]:
+        ch_id, ids = chapter["id"], chapter["figures"]
+        shown = [fig_id for fig_id in ids if fig_id in entries]
+        nav.append(f'<a href="#chapter-{ch_id}">{escape(chapter["title"])}</a>')
+        parts = [f'<section class="chapter" id="chapter-{ch_id}">', f'<h2>{escape(chapter["title"])}</h2>']
+        if not ids:
+            parts.append('<p class="note">本章还没有图。</p>')
+        elif ch_id in videos:
+            parts.append(_chapter_block(ch_id, videos[ch_id], entries, out_dir))
+        else:
+            parts.append(f'<p class="note">整章视频要等本章 {len(ids)} 个图都渲染后才生成，'
+                         f'现已渲染 {len(shown)} 个。</p>')
+        if shown:
+            cards = [_figure_card(ids.index(fig_id) + 1, fig_id, entries[fig_id], out_dir) for fig_id in shown]
+            parts.append('<div class="grid">\n' + "\n".join(cards) + "\n</div>")
+        sections.append("\n".join(parts) + "\n</section>")
+    total = sum(entry["duration"] for entry in entries.values())
+    body = (f'<header>\n<h1>{COURSE}</h1>\n<p class="meta">{len(entries)} 个图 · 共 {_clock(total)} · '
+            f'画质 {escape(manifest["quality"])} · 嵌入代码见 <a href="embed.json">embed.json</a></p>\n'
+            f'<nav>{" ".join(nav)}</nav>\n</header>\n<main>\n' + "\n".join(sections) + "\n</main>\n"
+            '<script src="kit.js"></script>')
+    return _page(f"{COURSE} · 视频", body, '<link rel="stylesheet" href="kit.css">\n')
+
+
+def _embed_json(manifest: dict, entries: dict[str, dict], videos: dict[str, dict]) -> dict:
+    figures = {}
+    for fig_id, entry in entries.items():
+        files = entry["files"]
+        figures[fig_id] = {
+            "chapter": entry["chapter"], "title": entry["title"], "duration": entry["duration"],
+            "page": f"embed/{fig_id}.html", "video": _media(files["mp4"]["path"]),
+            "poster": _media(files["png"]["path"]), "thumbnail": _media(files["webp"]["path"]),
+            "captions": {"vtt": _media(files["vtt"]["path"]), "srt": _media(files["srt"]["path"])},
+            "snippets": _figure_snippets(fig_id, entry), "facts": entry["facts"],
+        }
+    chapters = []
+    for chapter in manifest["chapters"]:
+        video = videos.get(chapter["id"])
+        item = {"id": chapter["id"], "title": chapter["title"],
+                "figures": [fig_id for fig_id in chapter["figures"] if fig_id in entries], "video": None}
+        if video:
+            files = video["files"]
+            poster = _media(entries[video["figures"][0]]["files"]["png"]["path"])
+            item["video"] = {
+                "duration": video["duration"], "video": _media(files["mp4"]["path"]), "poster": poster,
+                "captions": {"vtt": _media(files["vtt"]["path"]), "srt": _media(files["srt"]["path"])},
+                "chapters": _media(files["chapters.vtt"]["path"]), "marks": video["marks"],
+                "snippets": {"video": _video(_media(files["mp4"]["path"]), poster, video["title"],
+                                             (video["width"], video["height"]),
+                                             [("captions", _media(files["vtt"]["path"]), "中文"),
+                                              ("chapters", _media(files["chapters.vtt"]["path"]), "章节")])},
+            }
+        chapters.append(item)
+    return {"quality": manifest["quality"],
+            "paths": "relative to this folder; paste a snippet into a page that sits next to it, "
+                     "or prefix its paths with this folder's URL",
+            "figures": figures, "chapters": chapters}
+
+
+def _link(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:  # a file system without hard links
+        shutil.copy2(source, target)
+
+
+def write_kit(out_dir: Path) -> Kit:
+    """(Re)write ``out_dir/site`` from ``out_dir/manifest.json``."""
+    manifest_path = out_dir / "manifest.json"
+    if not manifest_path.exists():
+        raise KitError(f"nothing rendered in {out_dir}: run lecture build first")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    entries, skipped = _rendered(manifest, out_dir)
+    videos = _chapter_videos(manifest, entries, out_dir)
+    stage = Path(tempfile.mkdtemp(dir=out_dir, prefix=".site-"))
+    try:
+        stage.chmod(0o755)
+        for item in [*entries.values(), *videos.values()]:
+            for f in item["files"].values():
+                _link(out_dir / f["path"], stage / _media(f["path"]))
+        (stage / "embed").mkdir()
+        for fig_id, entry in entries.items():
+            (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(fig_id, entry), encoding="utf-8")
+        (stage / "index.html").write_text(_gallery(manifest, entries, videos, out_dir), encoding="utf-8")
+        kit_json = json.dumps(_embed_json(manifest, entries, videos), ensure_ascii=False, indent=2)
+        (stage / "embed.json").write_text(kit_json, encoding="utf-8")
+        (stage / "kit.css").write_text(CSS, encoding="utf-8")
+        (stage / "kit.js").write_text(JS, encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(stage)
+        raise
+    final = kit_dir(out_dir)
+    old = out_dir / f".site-old-{stage.name}"
+    if final.exists():
+        os.rename(final, old)
+    os.rename(stage, final)
+    shutil.rmtree(old, ignore_errors=True)
+    return Kit(final, list(entries), list(videos), skipped)
+
+
+def summary(kit: Kit) -> str:
+    """One progress line about a written kit."""
+    line = (f"embed kit: {len(kit.figures)} figures, {len(kit.chapter_videos)} chapter videos "
+            f"→ {kit.path / 'index.html'}")
+    if kit.skipped:
+        line += f" (left out, published by an older build, rebuild them: {', '.join(kit.skipped)})"
+    return line
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    """Static files with the media types a player needs and byte ranges."""
+
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".mp4": "video/mp4", ".vtt": "text/vtt",
+                      ".srt": "text/plain", ".webp": "image/webp", ".json": "application/json",
+                      ".js": "text/javascript", ".css": "text/css"}
+    _remaining: int | None = None
+
+    def end_headers(self):
+        self.send_header("Accept-Ranges", "bytes")
+        super().end_headers()
+
+    def send_head(self):
+        wanted = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", "").strip())
+        path = self.translate_path(self.path)
+        if not wanted or wanted.group(1, 2) == ("", "") or not os.path.isfile(path):
+            return super().send_head()
+        source = open(path, "rb")
+        size = os.fstat(source.fileno()).st_size
+        first, last = wanted.groups()
+        start = int(first) if first else max(0, size - int(last))
+        end = min(size - 1, int(last)) if first and last else size - 1
+        if start > end:
+            source.close()
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{size}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
+        self.send_response(206)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.end_headers()
+        source.seek(start)
+        self._remaining = end - start + 1
+        return source
+
+    def copyfile(self, source, outputfile):
+        remaining = self._remaining
+        try:
+            if remaining is None:
+                return super().copyfile(source, outputfile)
+            while remaining > 0:
+                chunk = source.read(min(1 << 16, remaining))
+                if not chunk:
+                    break
+                outputfile.write(chunk)
+                remaining -= len(chunk)
+        except (BrokenPipeError, ConnectionResetError):  # the player moved on to another range
+            pass
+
+    def log_message(self, format, *args):
+        pass
+
+
+def make_server(kit: Path, port: int = 8000) -> ThreadingHTTPServer:
+    """An HTTP server for the kit on 127.0.0.1 (port 0: any free port)."""
+    if not (kit / "index.html").exists():
+        raise KitError(f"no embed kit at {kit}: run lecture site or lecture build first")
+    try:
+        return ThreadingHTTPServer(("127.0.0.1", port), partial(_Handler, directory=str(kit)))
+    except OSError as err:
+        raise KitError(f"cannot serve on 127.0.0.1:{port}: {err.strerror}") from None
+
+
+def serve(kit: Path, port: int = 8000, say: Callable[[str], None] = print) -> None:
+    """Serve the kit until interrupted."""
+    with make_server(kit, port) as server:
+        say(f"serving {kit} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+CSS = """\
+:root { color-scheme: dark; --bg: #0E1116; --panel: #1A1F27; --text: #E8E6E3; --muted: #8B949E;
+        --accent: #58C4DD; --mark: #F4D35E; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--text); line-height: 1.6;
+       font-family: "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei", sans-serif; }
+header, main { max-width: 1200px; margin: 0 auto; padding: 0 24px; }
+header { padding-top: 24px; }
+h1 { margin: 0 0 4px; font-size: 28px; }
+h2 { margin: 40px 0 12px; font-size: 22px; border-bottom: 1px solid var(--panel); padding-bottom: 6px; }
+h3 { margin: 8px 0 2px; font-size: 17px; font-weight: 600; }
+a { color: var(--accent); }
+nav { display: flex; flex-wrap: wrap; gap: 8px 20px; margin: 8px 0; }
+.meta, .note, figcaption { color: var(--muted); font-size: 14px; margin: 0; }
+.num { color: var(--muted); font-weight: 400; margin-right: 4px; }
+code { font-size: 13px; }
+video { display: block; width: 100%; height: auto; background: #000; border-radius: 6px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 24px; margin-top: 16px; }
+.card { background: var(--panel); border-radius: 8px; padding: 10px 12px 12px; }
+.chapter-video { display: grid; grid-template-columns: minmax(0, 2fr) minmax(220px, 1fr); gap: 8px 20px;
+                 margin: 0 0 12px; background: var(--panel); border-radius: 8px; padding: 12px; }
+.chapter-video figcaption { grid-column: 1; }
+.chapters { grid-column: 2; grid-row: 1 / span 2; margin: 0; padding: 0; list-style: none;
+            max-height: 420px; overflow-y: auto; }
+.chapters button { width: 100%; text-align: left; background: none; border: 0; color: var(--text);
+                   font: inherit; padding: 6px 8px; border-radius: 4px; cursor: pointer; }
+.chapters button:hover { background: #232a35; }
+.chapters .current button { background: #232a35; color: var(--mark); }
+.at { color: var(--muted); font-variant-numeric: tabular-nums; margin-right: 6px; }
+@media (max-width: 760px) { .chapter-video { grid-template-columns: 1fr; }
+                            .chapters { grid-column: 1; grid-row: auto; } }
+"""
+
+JS = """\
+// 整章视频旁的章节列表：点一节跳到那里播放；播放时标出当前一节。
+document.querySelectorAll(".chapter-video").forEach(function (box) {
+  var video = box.querySelector("video");
+  var items = Array.prototype.slice.call(box.querySelectorAll(".chapters li"));
+  var starts = items.map(function (li) { return parseFloat(li.firstElementChild.dataset.start); });
+  items.forEach(function (li, i) {
+    li.firstElementChild.addEventListener("click", function () {
+      video.currentTime = starts[i];
+      video.play().catch(function () {});
+    });
+  });
+  video.addEventListener("timeupdate", function () {
+    items.forEach(function (li, i) {
+      var t = video.currentTime;
+      li.classList.toggle("current", t >= starts[i] && (i + 1 === starts.length || t < starts[i + 1]));
+    });
+  });
+});
+"""
