@@ -125,3 +125,11 @@ class LedgerRow(VGroup):
 
     def cell(self, key: str) -> VGroup:
         return self[self.keys.index(key)]
+
+    def slivers(self, key: str, parts: int) -> VGroup:
+        """One cell's box cut into `parts` equal vertical slivers, laid over it (ZeRO's cut)."""
+        box = self.cell(key)[0]
+        pieces = VGroup(*(Rectangle(width=box.width / parts, height=box.height, stroke_color=TEXT, stroke_width=0.5,
+                                    fill_color=box.get_fill_color(), fill_opacity=box.get_fill_opacity())
+                          for _ in range(parts)))
+        return pieces.arrange(RIGHT, buff=0).move_to(box)
