@@ -294,7 +294,7 @@ class ZeroStages(LectureScene):
         ours.align_to(strip[0], LEFT)
         comm_head = style.zh("通信量", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.COMM_X, 2.75, 0))
         mem_head = VGroup(style.zh("本卡显存", size=style.LABEL_SIZE, color=style.MUTED),
-                          style.zh("GB = 10⁹ 字节，同论文 Figure 1", size=style.SMALL_SIZE, color=style.MUTED))
+                          style.zh(f"GB = {facts['gb'].text} 字节，同论文 Figure 1", size=style.SMALL_SIZE, color=style.MUTED))
         mem_head.arrange(RIGHT, buff=0.3, aligned_edge=DOWN).move_to((self.X0, 2.75, 0), aligned_edge=LEFT)
 
         row = self._layout(cells, (), gpus, self.ROWS_Y[0])
@@ -607,7 +607,7 @@ class SixNdUnderestimate(LectureScene):
     """6ND counts only the weight matmuls; at 128K attention's weight-free matmuls are most of a layer."""
 
     LEFT_X = -3.4
-    FULL = 7.7  # bar length of the corrected total
+    FULL = 7.3  # bar length of the corrected total
 
     def construct(self):
         facts = self.facts
@@ -808,8 +808,9 @@ class Worked125m(LectureScene):
         ).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((self.RIGHT_X, -0.9, 0), aligned_edge=LEFT)
         with self.narrate("w_recompute") as cue:
             self.play(FadeOut(verdict), FadeOut(level), run_time=0.1 * cue.duration)
-            self.play(Transform(act, small), Transform(act_value, small_value), FadeIn(recompute[0]),
+            self.play(Transform(act, small), FadeOut(act_value), FadeIn(small_value), FadeIn(recompute[0]),
                       run_time=0.45 * cue.duration)
+            act_value = small_value
             self.play(FadeIn(recompute[1]), run_time=0.25 * cue.duration)
 
         # The two totals as stacks: resident + activations, without and with recompute.

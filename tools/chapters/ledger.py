@@ -97,6 +97,7 @@ def zero_stages(check: Check, params: float = 7.5e9, gpus: int = 64, cells: tupl
     return facts | {
         "params": myriad(params, "亿"), "gpus": number(gpus), "row": ledger.as_fact(cells),
         "groups": data(groups), "optimizer_bytes": number(k, unit="B", unit_spoken="字节"),
+        "gb": Fact(10**9, "10⁹", "十的九次方"),  # the paper's GB: decimal
     }
 
 
