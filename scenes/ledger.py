@@ -2,6 +2,40 @@
 
 from __future__ import annotations
 
+from manim import (
+    DOWN,
+    LEFT,
+    RIGHT,
+    UP,
+    AnimationGroup,
+    Arrow,
+    Create,
+    Cross,
+    DashedLine,
+    Dot,
+    FadeIn,
+    FadeOut,
+    GrowArrow,
+    GrowFromEdge,
+    Indicate,
+    LaggedStart,
+    Line,
+    ParametricFunction,
+    Polygon,
+    Rectangle,
+    ReplacementTransform,
+    Square,
+    Transform,
+    TransformFromCopy,
+    ValueTracker,
+    VGroup,
+    VMobject,
+    Write,
+    always_redraw,
+    linear,
+    np,
+)
+
 from scenes import style
 from scenes.base import LectureScene
 
@@ -9,3 +43,828 @@ from scenes.base import LectureScene
 
 
 # -- LoRA, ZeRO, the whole step, the 125M worked example ---------------------------
+
+
+class LoraLedger(LectureScene):
+    """A frozen matrix beside two thin adapters; the ledger row drops 14 bytes; the chain stays."""
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+
+        # -- the matrix and its adapters -------------------------------------------
+        side = 3.0
+        big = Rectangle(width=side, height=side, stroke_color=style.TEXT, stroke_width=2,
+                        fill_color=style.FROZEN, fill_opacity=0.5).move_to((-3.6, 0.1, 0))
+        big_label = style.zh(f"{facts['width'].text} × {facts['width'].text}", size=style.LABEL_SIZE)
+        big_label.next_to(big, DOWN, buff=0.2)
+        frozen_tag = style.zh("冻住", size=style.LABEL_SIZE, color=style.FROZEN).next_to(big, UP, buff=0.15)
+        thin = 0.12  # drawn wider than to scale (16 of 4,096 would be 0.012), see the to-scale square below
+        a = Rectangle(width=thin, height=side, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.9)
+        b = Rectangle(width=side, height=thin, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.9)
+        a.move_to((0.2, 0.1, 0))
+        b.move_to((2.75, 0.1, 0))
+        a_label = style.zh(f"{facts['width'].text} × {facts['rank'].text}", size=style.LABEL_SIZE,
+                           color=style.HIGHLIGHT).next_to(a, DOWN, buff=0.2)
+        b_label = style.zh(f"{facts['rank'].text} × {facts['width'].text}", size=style.LABEL_SIZE,
+                           color=style.HIGHLIGHT).next_to(b, DOWN, buff=0.3)
+        train_tag = style.zh("只训这两个", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        train_tag.move_to((1.5, 2.0, 0))
+
+        with self.narrate("lora_intro") as cue:
+            self.play(FadeIn(big), FadeIn(big_label), run_time=0.35 * cue.duration)
+            self.play(big.animate.set_fill(style.FROZEN, 0.25), FadeIn(frozen_tag), run_time=0.25 * cue.duration)
+            self.play(GrowFromEdge(a, UP), GrowFromEdge(b, LEFT), run_time=0.3 * cue.duration)
+
+        with self.narrate("lora_matrix") as cue:
+            self.play(FadeIn(a_label), FadeIn(b_label), Indicate(a, color=style.HIGHLIGHT),
+                      Indicate(b, color=style.HIGHLIGHT), run_time=0.3 * cue.duration)
+            self.play(FadeIn(train_tag), run_time=0.15 * cue.duration)
+            # The two adapters hold as many numbers as this square, drawn to scale inside the matrix.
+            patch_side = side * facts["matrix_share"].value ** 0.5
+            patch = Square(side_length=patch_side, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=1)
+            patch.move_to(big.get_corner(UP + RIGHT) + patch_side / 2 * (DOWN + LEFT))
+            share = style.value(facts["matrix_share"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
+            share.next_to(patch, RIGHT, buff=0.25).align_to(big, UP)
+            self.play(ReplacementTransform(VGroup(a.copy(), b.copy()), patch), run_time=0.3 * cue.duration)
+            self.play(FadeIn(share, shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+
+        panel = VGroup(big, big_label, frozen_tag, a, b, a_label, b_label, train_tag, patch, share)
+
+        # -- where the adapters hang: q and v in every layer ---------------------------
+        layers = facts["layers"].value
+        stack = VGroup()
+        for _ in range(layers):
+            bar = Rectangle(width=2.2, height=0.07, stroke_width=0, fill_color=style.FROZEN, fill_opacity=0.5)
+            q = Rectangle(width=0.22, height=0.07, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=1)
+            v = q.copy()
+            q.next_to(bar, RIGHT, buff=0.1)
+            v.next_to(q, RIGHT, buff=0.06)
+            stack.add(VGroup(bar, q, v))
+        stack.arrange(UP, buff=0.03).move_to((-2.6, -0.2, 0))
+        head = VGroup(style.zh("q", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(stack[-1][1], UP, buff=0.1),
+                      style.zh("v", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(stack[-1][2], UP, buff=0.1))
+        layer_label = style.zh(f"{facts['layers'].text} 层", size=style.LABEL_SIZE).next_to(stack, LEFT, buff=0.2)
+        count = VGroup(style.value(facts["adapters"], size=style.BODY_SIZE, color=style.HIGHLIGHT),
+                       style.zh("个 adapter 参数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=0.15)
+        model = style.zh(f"LLaMA-7B：{facts['params'].text} 参数", size=style.LABEL_SIZE)
+        of_model = VGroup(style.zh("占", size=style.LABEL_SIZE),
+                          style.value(facts["adapter_share"], size=style.BODY_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=0.15)
+        summary = VGroup(count, model, of_model).arrange(DOWN, aligned_edge=LEFT, buff=0.3).move_to((2.6, -0.2, 0))
+
+        with self.narrate("lora_model") as cue:
+            self.play(FadeOut(panel), run_time=0.1 * cue.duration)
+            self.play(FadeIn(VGroup(*(s[0] for s in stack))), FadeIn(layer_label), run_time=0.2 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(VGroup(s[1], s[2]), scale=1.6) for s in stack), lag_ratio=0.08),
+                      FadeIn(head), run_time=0.3 * cue.duration)
+            self.play(FadeIn(count, shift=0.2 * RIGHT), run_time=0.1 * cue.duration)
+            self.play(FadeIn(model), run_time=0.1 * cue.duration)
+            self.play(FadeIn(of_model), run_time=0.1 * cue.duration)
+
+        self.play(FadeOut(VGroup(stack, head, layer_label, summary)), run_time=0.6)
+
+        # -- the ledger: full fine-tune vs LoRA ---------------------------------------
+        unit = 0.42
+        full_row = style.LedgerRow(facts["row"].value, unit=unit, height=0.75).move_to((0.9, 2.2, 0))
+        full_name = style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_row, LEFT, buff=0.3)
+        full_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(full_row, RIGHT, buff=0.2)
+        with self.narrate("lora_full_row") as cue:
+            self.play(FadeIn(full_name), LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in full_row), lag_ratio=0.15),
+                      run_time=0.6 * cue.duration)
+            self.play(FadeIn(full_times), run_time=0.25 * cue.duration)
+
+        lora_row = full_row.copy().move_to(full_row).shift(1.35 * DOWN)
+        lora_name = style.zh("LoRA 底座", size=style.LABEL_SIZE).next_to(lora_row, LEFT, buff=0.3)
+        lora_name.align_to(full_name, RIGHT)
+        dropped = VGroup(*(lora_row.cell(k) for k in lora_row.keys if k != "weight"))
+        cross = Cross(dropped, stroke_color=style.BAD, stroke_width=4)
+        dropped_label = style.zh(f"{facts['dropped'].text} 用不上", size=style.LABEL_SIZE, color=style.BAD)
+        dropped_label.next_to(dropped, DOWN, buff=0.15)
+        kept = lora_row.cell("weight")
+        base_times = style.zh(f"× {facts['params'].text}（冻住）", size=style.LABEL_SIZE)
+        adapter_row = style.LedgerRow(facts["row"].value, unit=unit, height=0.75)
+        adapter_row.next_to(lora_row, DOWN, buff=0.45).align_to(lora_row, LEFT)
+        adapter_name = style.zh("adapter", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        adapter_name.next_to(adapter_row, LEFT, buff=0.3).align_to(full_name, RIGHT)
+        adapter_times = style.zh(f"× {facts['adapters'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        adapter_times.next_to(adapter_row, RIGHT, buff=0.2)
+        with self.narrate("lora_freeze") as cue:
+            self.play(TransformFromCopy(full_row, lora_row), FadeIn(lora_name), run_time=0.2 * cue.duration)
+            self.play(Create(cross), FadeIn(dropped_label), run_time=0.2 * cue.duration)
+            self.play(FadeOut(VGroup(dropped, cross), shift=0.4 * DOWN), FadeOut(dropped_label),
+                      kept[0].animate.set_fill(style.FROZEN, 0.5), run_time=0.25 * cue.duration)
+            base_times.next_to(kept, RIGHT, buff=0.2)
+            self.play(FadeIn(base_times), run_time=0.1 * cue.duration)
+            self.play(FadeIn(adapter_name), FadeIn(adapter_row), FadeIn(adapter_times), run_time=0.2 * cue.duration)
+
+        # Bars to scale: resident GiB of each way.
+        scale = 8.0 / facts["full_gib"].value
+        bars = VGroup()
+        for fact, colour, name in ((facts["full_gib"], style.FP32, "全量微调"), (facts["lora_gib"], style.HIGHLIGHT, "LoRA")):
+            bar = Rectangle(width=fact.value * scale, height=0.45, stroke_width=0, fill_color=colour, fill_opacity=0.8)
+            label = style.zh(name, size=style.LABEL_SIZE)
+            amount = style.value(fact, size=style.LABEL_SIZE)
+            bars.add(VGroup(label, bar, amount))
+        for label, bar, amount in bars:
+            bar.move_to((-4.3, 0, 0), aligned_edge=LEFT)
+            label.next_to(bar, LEFT, buff=0.3)
+            amount.next_to(bar, RIGHT, buff=0.2)
+        bars[0].move_to((0, -1.75, 0), coor_mask=(0, 1, 0))
+        bars[1].move_to((0, -2.45, 0), coor_mask=(0, 1, 0))
+        heading = style.zh("常驻显存", size=style.LABEL_SIZE, color=style.MUTED).next_to(bars, UP, buff=0.15)
+        heading.align_to(bars[0][1], LEFT)
+        ratio = style.value(facts["ratio"], size=style.TITLE_SIZE, color=style.HIGHLIGHT)
+        ratio.next_to(bars[1][2], RIGHT, buff=0.6)
+        with self.narrate("lora_bars") as cue:
+            self.play(FadeIn(heading), *(FadeIn(b[0]) for b in bars), run_time=0.15 * cue.duration)
+            self.play(*(GrowFromEdge(b[1], LEFT) for b in bars), run_time=0.4 * cue.duration)
+            self.play(*(FadeIn(b[2]) for b in bars), run_time=0.15 * cue.duration)
+            self.play(FadeIn(ratio, scale=1.4), run_time=0.2 * cue.duration)
+
+        ledger_part = VGroup(full_row, full_name, full_times, lora_row[0], lora_name, base_times,
+                             adapter_row, adapter_name, adapter_times, bars, heading, ratio)
+        self.play(FadeOut(ledger_part), run_time=0.6)
+
+        # -- compute: the weight-gradient matmul disappears --------------------------
+        def passes(names):
+            blocks = VGroup()
+            for name, colour in names:
+                box = Rectangle(width=2.3, height=0.7, stroke_color=style.TEXT, stroke_width=2,
+                                fill_color=colour, fill_opacity=0.5)
+                blocks.add(VGroup(box, style.zh(name, size=style.LABEL_SIZE).move_to(box)))
+            return blocks.arrange(RIGHT, buff=0.12)
+
+        steps = (("前向", style.FORWARD), ("① 输入梯度", style.BACKWARD), ("② 权重梯度", style.BACKWARD))
+        full_passes = passes(steps).move_to((0.6, 2.0, 0))
+        lora_passes = passes(steps).move_to((0.6, 1.0, 0))
+        full_tag = VGroup(style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_passes, LEFT, buff=0.3),
+                          style.value(facts["full_passes"], size=style.BODY_SIZE).next_to(full_passes, RIGHT, buff=0.3))
+        lora_label = style.zh("LoRA", size=style.LABEL_SIZE).next_to(lora_passes, LEFT, buff=0.3)
+        lora_label.align_to(full_tag[0], RIGHT)
+        lora_value = style.value(facts["lora_passes"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
+        lora_value.next_to(lora_passes[1], RIGHT, buff=0.3)
+        strike = Cross(lora_passes[2], stroke_color=style.BAD, stroke_width=4)
+        with self.narrate("lora_compute") as cue:
+            self.play(FadeIn(full_tag[0]), LaggedStart(*(FadeIn(p) for p in full_passes), lag_ratio=0.3),
+                      run_time=0.25 * cue.duration)
+            self.play(FadeIn(full_tag[1]), FadeIn(lora_label), FadeIn(lora_passes), run_time=0.2 * cue.duration)
+            self.play(Indicate(lora_passes[2], color=style.BAD), run_time=0.15 * cue.duration)
+            self.play(Create(strike), run_time=0.15 * cue.duration)
+            self.play(FadeOut(VGroup(lora_passes[2], strike)), FadeIn(lora_value), run_time=0.15 * cue.duration)
+
+        # -- activations: the gradient still walks the whole chain --------------------
+        n = 8
+        chain = VGroup(*(Rectangle(width=0.9, height=0.6, stroke_color=style.TEXT, stroke_width=2,
+                                   fill_color=style.FROZEN, fill_opacity=0.35) for _ in range(n)))
+        chain.arrange(RIGHT, buff=0.35).move_to((-0.4, -1.5, 0))
+        tips = VGroup(*(Rectangle(width=0.9, height=0.1, stroke_width=0, fill_color=style.HIGHLIGHT,
+                                  fill_opacity=1).next_to(box, DOWN, buff=0.04) for box in chain))
+        kept_acts = VGroup(*(Square(side_length=0.28, stroke_width=0, fill_color=style.FORWARD,
+                                    fill_opacity=0.8).next_to(box, UP, buff=0.08) for box in chain))
+        loss = style.zh("loss", size=style.LABEL_SIZE).next_to(chain, RIGHT, buff=0.4)
+        tip_tag = style.zh("adapter", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(tips[0], DOWN, buff=0.1)
+        act_tag = style.zh("激活：整条链都得留着", size=style.LABEL_SIZE, color=style.FORWARD)
+        act_tag.next_to(kept_acts, UP, buff=0.2)
+        below = tip_tag.get_bottom()[1] - 0.25
+        back = Arrow(np.array((loss.get_center()[0], below, 0)), np.array((chain[0].get_left()[0], below, 0)),
+                     buff=0, color=style.BACKWARD, stroke_width=5)
+        with self.narrate("lora_chain") as cue:
+            self.play(FadeIn(chain), FadeIn(tips), FadeIn(tip_tag), FadeIn(loss), run_time=0.2 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(k, shift=0.15 * UP) for k in kept_acts), lag_ratio=0.15),
+                      run_time=0.2 * cue.duration)
+            self.play(GrowArrow(back), run_time=0.3 * cue.duration)
+            self.play(Indicate(tips[0], color=style.BACKWARD), FadeIn(act_tag), run_time=0.2 * cue.duration)
+
+        # -- the three rows of the page's table -------------------------------------
+        self.play(FadeOut(VGroup(full_passes, full_tag, lora_label, lora_passes[:2], lora_value,
+                                 chain, tips, tip_tag, kept_acts, loss, act_tag, back)), run_time=0.6)
+        rows = VGroup(
+            self._verdict("常驻", f"相差 {facts['ratio'].text}", style.GOOD),
+            self._verdict("算力", f"{facts['full_passes'].text} → {facts['lora_passes'].text}", style.GOOD),
+            self._verdict("激活", "基本不省", style.BAD),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to((0, 0.3, 0))
+        with self.narrate("lora_close") as cue:
+            self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in rows), lag_ratio=0.35),
+                      run_time=0.55 * cue.duration)
+            self.play(Indicate(rows[2], color=style.BAD), run_time=0.3 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    @staticmethod
+    def _verdict(item: str, change: str, colour: str) -> VGroup:
+        return VGroup(style.zh(item, size=style.TITLE_SIZE, color=style.MUTED),
+                      style.zh(change, size=style.TITLE_SIZE, color=colour)).arrange(RIGHT, buff=0.8)
+
+
+class ZeroStages(LectureScene):
+    """The 16-byte row of one GPU, cut across 64 GPUs: biggest and least used first."""
+
+    UNIT = 0.42
+    HEIGHT = 0.7
+    X0 = -4.1  # left edge of every row
+    ROWS_Y = (1.9, 0.8, -0.3, -1.4)
+    COMM_X = 5.7
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        setup = style.zh(f"{facts['params'].text}参数 · {facts['gpus'].text} 张卡", size=style.LABEL_SIZE,
+                         color=style.MUTED).to_corner(UP + RIGHT, buff=style.EDGE)
+        cells = facts["row"].value
+        groups = facts["groups"].value  # in cut order
+        stages = [()]
+        for group in groups:
+            stages.append(stages[-1] + tuple(group["keys"]))
+        names = ("baseline", "p_os", "p_os_g", "p_os_g_p")
+        stage_labels = (("数据并行", "每卡一整份"), ("ZeRO-1", f"切{groups[0]['label']}"),
+                        ("ZeRO-2", f"再切{groups[1]['label']}"), ("ZeRO-3", f"再切{groups[2]['label']}"))
+
+        gpus = facts["gpus"].value
+        strip = VGroup(*(Square(side_length=0.27, stroke_color=style.MUTED, stroke_width=1.5) for _ in range(gpus)))
+        strip.arrange_in_grid(rows=2, buff=0.07).move_to((0.6, -2.8, 0))
+        # Inside every GPU, one stripe per group, lit when that group's sliver lands there.
+        precision = {c["key"]: c["precision"] for c in cells}
+        stripes = [VGroup(*(Rectangle(width=0.19, height=0.05, stroke_width=0,
+                                      fill_color=style.PRECISION[precision[g["keys"][0]]], fill_opacity=0.95)
+                            .move_to(square).shift((0.075 * i - 0.075) * UP) for square in strip))
+                   for i, g in enumerate(groups)]
+        strip[0].set_stroke(style.HIGHLIGHT, 3)
+        strip_label = style.zh(f"{facts['gpus'].text} 张卡", size=style.LABEL_SIZE).next_to(strip, LEFT, buff=0.3)
+        ours = style.zh("本卡", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(strip[0], UP, buff=0.1)
+        ours.align_to(strip[0], LEFT)
+        comm_head = style.zh("通信量", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.COMM_X, 2.75, 0))
+        mem_head = VGroup(style.zh("本卡显存", size=style.LABEL_SIZE, color=style.MUTED),
+                          style.zh(f"GB = {facts['gb'].text} 字节，同论文 Figure 1", size=style.SMALL_SIZE, color=style.MUTED))
+        mem_head.arrange(RIGHT, buff=0.3, aligned_edge=DOWN).move_to((self.X0, 2.75, 0), aligned_edge=LEFT)
+
+        row = self._layout(cells, (), gpus, self.ROWS_Y[0])
+        labels = [self._stage_label(*text, y) for text, y in zip(stage_labels, self.ROWS_Y)]
+        with self.narrate("zero_intro") as cue:
+            self.play(FadeIn(setup), run_time=0.3 * cue.duration)
+            self.play(FadeIn(strip_label), LaggedStart(*(FadeIn(s) for s in strip), lag_ratio=0.02),
+                      run_time=0.4 * cue.duration)
+            self.play(FadeIn(ours), run_time=0.15 * cue.duration)
+
+        with self.narrate("zero_baseline") as cue:
+            self.play(FadeIn(mem_head), FadeIn(labels[0]),
+                      LaggedStart(*(FadeIn(p, shift=0.2 * DOWN) for _k, p in row), lag_ratio=0.2),
+                      run_time=0.5 * cue.duration)
+            self.play(FadeIn(self._value(facts["baseline"], row)), FadeIn(comm_head),
+                      FadeIn(self._comm(facts["comm_baseline"], self.ROWS_Y[0])), run_time=0.3 * cue.duration)
+
+        # The rule: each group's size and the phases that touch it; the table sorts itself.
+        row_keys = [c["key"] for c in cells]
+        in_row = sorted(groups, key=lambda g: row_keys.index(g["keys"][0]))
+        lines = {g["label"]: self._rule_line(g, style.PRECISION[precision[g["keys"][0]]]) for g in in_row}
+        table = VGroup(*lines.values()).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((0.4, -0.2, 0))
+        with self.narrate("zero_rule") as cue:
+            self.play(LaggedStart(*(FadeIn(line, shift=0.2 * RIGHT) for line in table), lag_ratio=0.3),
+                      run_time=0.3 * cue.duration)
+            ranked = VGroup(*(lines[g["label"]].copy() for g in groups)).arrange(DOWN, aligned_edge=LEFT, buff=0.25)
+            ranked.move_to(table)
+            self.play(*(lines[g["label"]].animate.move_to(ranked[i]) for i, g in enumerate(groups)),
+                      run_time=0.3 * cue.duration)
+            first = lines[groups[0]["label"]]
+            self.play(Indicate(first, color=style.HIGHLIGHT),
+                      *(Indicate(p, color=style.HIGHLIGHT) for k, p in row if k in groups[0]["keys"]),
+                      run_time=0.3 * cue.duration)
+        self.play(FadeOut(table), run_time=0.5)
+
+        for stage in range(1, 4):
+            with self.narrate(("zero_cut_os", "zero_cut_g", "zero_cut_p")[stage - 1]) as cue:
+                row = self._cut(row, stages[stage - 1], stages[stage], cells, gpus, self.ROWS_Y[stage],
+                                labels[stage], stripes[stage - 1], cue.duration)
+                self.play(FadeIn(self._value(facts[names[stage]], row)),
+                          FadeIn(self._comm(facts[f"comm_{names[stage]}"], self.ROWS_Y[stage])),
+                          run_time=0.15 * cue.duration)
+
+        with self.narrate("zero_close") as cue:
+            self.play(LaggedStart(*(Indicate(label[1], color=style.HIGHLIGHT, scale_factor=1.15) for label in labels[1:]),
+                                  lag_ratio=0.6), run_time=0.6 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    # -- staging helpers -------------------------------------------------------------
+    def _layout(self, cells, sharded, gpus, y):
+        """One GPU's row: full cells with labels, sharded cells as their 1/gpus sliver; left-aligned."""
+        template = style.LedgerRow(cells, unit=self.UNIT, height=self.HEIGHT)
+        pieces = []
+        for key in template.keys:
+            cell = template.cell(key)
+            pieces.append((key, style.slivers(cell[0], gpus)[0] if key in sharded else cell))
+        group = VGroup(*(p for _k, p in pieces)).arrange(RIGHT, buff=0)
+        group.move_to((self.X0, y, 0), aligned_edge=LEFT)
+        return pieces
+
+    def _cut(self, row, before, after, cells, gpus, y, label, stripes, duration):
+        moving = [(k, p.copy()) for k, p in row]
+        self.play(*(TransformFromCopy(p, m.shift((y - m.get_center()[1]) * UP)) for (_k, p), (_k2, m) in zip(row, moving)),
+                  FadeIn(label), run_time=0.15 * duration)
+        fresh = [k for k in after if k not in before]
+        cut = {}
+        for key, piece in moving:
+            if key in fresh:
+                cut[key] = style.slivers(piece[0], gpus)
+        self.play(*(FadeOut(VGroup(p[1], p[2])) for k, p in moving if k in fresh),
+                  *(FadeIn(s) for s in cut.values()), *(FadeOut(p[0]) for k, p in moving if k in fresh),
+                  run_time=0.15 * duration)
+        flights = []
+        for pieces in cut.values():
+            for sliver, stripe in zip(pieces[1:], stripes[1:]):
+                flights.append(sliver.animate.become(stripe.copy()))
+        self.play(LaggedStart(*flights, lag_ratio=0.004), FadeIn(stripes[0]), run_time=0.3 * duration)
+        self.add(stripes)
+        target = self._layout(cells, after, gpus, y)
+        current = [cut[k][0] if k in cut else p for k, p in moving]
+        self.play(*(ReplacementTransform(c, t) for c, (_k, t) in zip(current, target)), run_time=0.15 * duration)
+        for pieces in cut.values():
+            self.remove(*pieces[1:])
+        return target
+
+    def _stage_label(self, name, action, y):
+        group = VGroup(style.zh(name, size=style.LABEL_SIZE), style.zh(action, size=style.SMALL_SIZE, color=style.MUTED))
+        group.arrange(DOWN, aligned_edge=RIGHT, buff=0.06)
+        return group.move_to((self.X0 - 0.5, y, 0), aligned_edge=RIGHT)
+
+    @staticmethod
+    def _value(fact, row):
+        end = max(p.get_right()[0] for _k, p in row)
+        return style.value(fact, size=style.LABEL_SIZE).next_to((end, row[0][1].get_center()[1], 0), RIGHT, buff=0.25)
+
+    def _comm(self, fact, y):
+        return style.value(fact, size=style.LABEL_SIZE).move_to((self.COMM_X, y, 0))
+
+    @staticmethod
+    def _rule_line(group, colour):
+        """Name, bytes and the phases that use it, in fixed columns."""
+        parts = (style.zh(group["label"], size=style.LABEL_SIZE, color=colour),
+                 style.zh(group["text"], size=style.LABEL_SIZE),
+                 style.zh("用在：" + "、".join(group["phases"]), size=style.LABEL_SIZE, color=style.MUTED))
+        for part, x in zip(parts, (0.0, 1.9, 3.0)):
+            part.move_to((x, 0, 0), aligned_edge=LEFT)
+        return VGroup(*parts)
+
+
+class PeakMemoryTimeline(LectureScene):
+    """Weights, optimizer state, activations and gradients stacked over one step of V3."""
+
+    ORIGIN = np.array((-5.6, -2.35, 0.0))
+    WIDTH = 8.2
+    HEIGHT = 4.8
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        line = facts["timeline"].value
+        axis = facts["axis"].value
+        self.t_end, self.top = line["t"][-1], axis["top"]
+        t = line["t"]
+        stack = [[0.0] * len(t)]
+        for item in ("weights", "optimizer", "activations", "grads"):
+            stack.append([a + b for a, b in zip(stack[-1], line[item])])
+        colours = (style.BF16, style.FP32, style.FORWARD, style.BACKWARD)
+
+        # -- axes: phases along time (no scale), TiB up the side --------------------------
+        x_axis = Line(self.ORIGIN, self.ORIGIN + self.WIDTH * RIGHT, color=style.MUTED, stroke_width=2)
+        y_axis = Line(self.ORIGIN, self.ORIGIN + self.HEIGHT * UP, color=style.MUTED, stroke_width=2)
+        ticks = VGroup()
+        for tick, text in zip(axis["ticks"], axis["labels"]):
+            y = self._y(tick)
+            ticks.add(Line((self.ORIGIN[0] - 0.08, y, 0), (self.ORIGIN[0], y, 0), color=style.MUTED),
+                      style.zh(text, size=style.SMALL_SIZE, color=style.MUTED).next_to((self.ORIGIN[0], y, 0), LEFT, buff=0.15))
+        unit = style.zh("TiB", size=style.SMALL_SIZE, color=style.MUTED).next_to(y_axis, UP, buff=0.1)
+        bounds = (0.0, line["forward_end"], line["backward_end"], line["update_end"])
+        phases = VGroup()
+        for (start, end), name in zip(zip(bounds, bounds[1:]), ("前向", "反向", "更新")):
+            phases.add(style.zh(name, size=style.LABEL_SIZE, color=style.MUTED)
+                       .move_to(((self._x(start) + self._x(end)) / 2, self.ORIGIN[1] - 0.3, 0)))
+        phases[2].next_to((self._x(bounds[2]), self.ORIGIN[1] - 0.3, 0), RIGHT, buff=0.05)
+        dividers = VGroup(*(DashedLine((self._x(b), self.ORIGIN[1], 0), (self._x(b), self._y(self.top), 0),
+                                       color=style.MUTED, stroke_width=1.5) for b in bounds[1:3]))
+        scope = style.zh("全局总量 · 不分卡", size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=style.EDGE)
+
+        with self.narrate("peak_intro") as cue:
+            self.play(Create(x_axis), Create(y_axis), run_time=0.3 * cue.duration)
+            self.play(FadeIn(ticks), FadeIn(unit), FadeIn(phases), Create(dividers), run_time=0.35 * cue.duration)
+            self.play(FadeIn(scope), run_time=0.2 * cue.duration)
+
+        trackers = [ValueTracker(0.0) for _ in colours]
+        bands = [always_redraw(lambda i=i: self._band(t, stack[i], stack[i + 1], trackers[i].get_value(), colours[i]))
+                 for i in range(4)]
+        w_label = self._inside(f"权重 {facts['weights_tib'].text}", stack[0], stack[1], 20)
+        o_label = self._inside(f"优化器状态 {facts['optimizer_tib'].text}", stack[1], stack[2], 20)
+        use = Rectangle(width=self._x(bounds[3]) - self._x(bounds[2]), height=self._y(stack[2][0]) - self._y(stack[1][0]),
+                        stroke_color=style.HIGHLIGHT, stroke_width=4)
+        use.move_to(((self._x(bounds[2]) + self._x(bounds[3])) / 2, (self._y(stack[1][0]) + self._y(stack[2][0])) / 2, 0))
+        use_label = style.zh("只在这一刻用", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(use, RIGHT, buff=0.3)
+        with self.narrate("peak_flat") as cue:
+            self.add(bands[0], bands[1])
+            self.play(trackers[0].animate.set_value(self.t_end), trackers[1].animate.set_value(self.t_end),
+                      run_time=0.45 * cue.duration)
+            self.play(FadeIn(w_label), FadeIn(o_label), run_time=0.15 * cue.duration)
+            self.play(Create(use), FadeIn(use_label), run_time=0.2 * cue.duration)
+            self.play(Indicate(use, color=style.HIGHLIGHT), run_time=0.15 * cue.duration)
+        self.play(FadeOut(use), FadeOut(use_label), run_time=0.4)
+
+        peak_a = t.index(line["forward_end"])
+        a_point = np.array((self._x(t[peak_a]), self._y(stack[3][peak_a]), 0))
+        a_label = style.zh(f"激活 {facts['activations_tib'].text}", size=style.LABEL_SIZE, color=style.FORWARD)
+        a_label.next_to(a_point, LEFT, buff=0.3).shift(0.2 * UP)
+        with self.narrate("peak_activations") as cue:
+            self.add(bands[2])
+            self.play(trackers[2].animate.set_value(self.t_end), run_time=0.75 * cue.duration, rate_func=linear)
+            self.play(FadeIn(a_label), run_time=0.15 * cue.duration)
+
+        peak_g = t.index(line["backward_end"])
+        g_point = np.array((self._x(t[peak_g]), self._y(stack[4][peak_g]), 0))
+        g_label = style.zh(f"梯度 {facts['grads_tib'].text}", size=style.LABEL_SIZE, color=style.BACKWARD)
+        g_label.next_to(g_point, UP, buff=0.2).shift(0.3 * RIGHT)
+        with self.narrate("peak_grads") as cue:
+            self.add(bands[3])
+            self.play(trackers[3].animate.set_value(self.t_end), run_time=0.75 * cue.duration, rate_func=linear)
+            self.play(FadeIn(g_label), run_time=0.15 * cue.duration)
+        for band in bands:
+            band.clear_updaters()
+
+        # Each item's peak, then the sum's: here it sits on the activations' peak, and in general it need not.
+        dots = VGroup(Dot(a_point, color=style.FORWARD, radius=0.09), Dot(g_point, color=style.BACKWARD, radius=0.09))
+        total = VMobject(stroke_color=style.DATA, stroke_width=3)
+        total.set_points_as_corners([(self._x(x), self._y(y), 0) for x, y in zip(t, stack[4])])
+        inset = self._schematic().move_to((4.75, -1.1, 0))
+        with self.narrate("peak_sum") as cue:
+            self.play(LaggedStart(*(FadeIn(d, scale=2) for d in dots), lag_ratio=0.5), run_time=0.25 * cue.duration)
+            self.play(Create(total), run_time=0.3 * cue.duration)
+            self.play(FadeIn(inset[0]), Create(inset[1]), run_time=0.2 * cue.duration)
+            self.play(Create(inset[2]), FadeIn(inset[3]), run_time=0.2 * cue.duration)
+
+        moment = DashedLine((a_point[0], self.ORIGIN[1], 0), (a_point[0], self._y(self.top), 0),
+                            color=style.HIGHLIGHT, stroke_width=3)
+        largest = style.zh("那一刻最大：优化器状态", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        largest.move_to((4.75, 2.3, 0))
+        with self.narrate("peak_rule") as cue:
+            self.play(Create(moment), run_time=0.3 * cue.duration)
+            self.play(FadeIn(largest), Indicate(o_label, color=style.HIGHLIGHT), run_time=0.5 * cue.duration)
+
+        # -- the three computed rows -----------------------------------------------------
+        chart = VGroup(x_axis, y_axis, ticks, unit, phases, dividers, w_label, o_label, a_label, g_label, dots,
+                       total, inset, moment, largest, bands[2])
+        column_scale = 4.3 / facts["resident_tib"].value
+        base = np.array((-5.2, -2.3, 0))
+        parts = VGroup()
+        for fact, colour in ((facts["weights_tib"], style.BF16), (facts["grads_tib"], style.BACKWARD),
+                             (facts["optimizer_tib"], style.FP32)):
+            parts.add(Rectangle(width=0.9, height=fact.value * column_scale, stroke_color=style.TEXT, stroke_width=1,
+                                fill_color=colour, fill_opacity=0.6))
+        parts.arrange(UP, buff=0).move_to(base, aligned_edge=DOWN)
+        resident_label = style.zh("常驻", size=style.LABEL_SIZE).next_to(parts, DOWN, buff=0.15)
+        rows = VGroup(
+            style.zh(f"{facts['params'].text} × {facts['bytes'].text} ÷ {facts['tib'].text} = {facts['resident_tib'].text}",
+                     size=style.BODY_SIZE),
+            style.zh(f"{facts['resident_tib'].text} × {facts['kib'].text} ÷ {facts['recompute_gib'].text} = "
+                     f"{facts['sequences'].text}", size=style.BODY_SIZE),
+            style.zh(f"{facts['sequences'].text} × {facts['seq'].text} {facts['tokens'].text} token", size=style.BODY_SIZE),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=0.45).move_to((-3.0, 1.2, 0), aligned_edge=LEFT)
+        with self.narrate("peak_resident") as cue:
+            self.play(FadeOut(chart), run_time=0.2 * cue.duration)
+            self.play(ReplacementTransform(bands[0], parts[0]), ReplacementTransform(bands[3], parts[1]),
+                      ReplacementTransform(bands[1], parts[2]), FadeIn(resident_label), run_time=0.3 * cue.duration)
+            self.play(Write(rows[0]), run_time=0.35 * cue.duration)
+
+        slice_height = column_scale * facts["recompute_gib"].value / facts["kib"].value
+        whole = int(facts["sequences"].value)
+        slices = VGroup(*(Rectangle(width=0.9, height=slice_height, stroke_color=style.BACKGROUND, stroke_width=0.6,
+                                    fill_color=style.FORWARD, fill_opacity=0.8) for _ in range(whole)))
+        slices.add(Rectangle(width=0.9, height=slice_height * (facts["sequences"].value - whole), stroke_width=0,
+                             fill_color=style.FORWARD, fill_opacity=0.8))
+        slices.arrange(UP, buff=0).move_to(base + 1.15 * RIGHT, aligned_edge=DOWN)
+        slices_label = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(slices, DOWN, buff=0.15)
+        count = style.value(facts["sequences"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(slices, UP, buff=0.12)
+        with self.narrate("peak_break_even") as cue:
+            self.play(FadeIn(slices_label), LaggedStart(*(FadeIn(s) for s in slices), lag_ratio=0.05),
+                      run_time=0.5 * cue.duration)
+            self.play(FadeIn(count), Write(rows[1]), run_time=0.25 * cue.duration)
+            self.play(Write(rows[2]), run_time=0.2 * cue.duration)
+
+        caveats = style.caption_stack(
+            f"{facts['bytes'].text} 是经典口径；V3 的 m、v 其实存成 bf16",
+            f"{facts['recompute_gib'].text} 为自推，未含重算层的工作集：{facts['sequences_round'].text}只当量级看",
+            size=style.SMALL_SIZE, color=style.HIGHLIGHT,
+        ).move_to((-3.0, -1.5, 0), aligned_edge=LEFT)
+        with self.narrate("peak_caveat") as cue:
+            self.play(FadeIn(caveats[0]), Indicate(rows[0], color=style.HIGHLIGHT, scale_factor=1.03),
+                      run_time=0.45 * cue.duration)
+            self.play(FadeIn(caveats[1]), Indicate(rows[1], color=style.HIGHLIGHT, scale_factor=1.03),
+                      run_time=0.45 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    # -- geometry ---------------------------------------------------------------------------
+    def _x(self, t):
+        return self.ORIGIN[0] + self.WIDTH * t / self.t_end
+
+    def _y(self, tib):
+        return self.ORIGIN[1] + self.HEIGHT * tib / self.top
+
+    def _band(self, t, lower, upper, upto, colour):
+        """The stacked band between two curves, from time 0 up to `upto`."""
+        keep = [i for i, x in enumerate(t) if x <= upto]
+        if not keep or upto <= 0:
+            return VMobject()
+        top = [(self._x(t[i]), self._y(upper[i]), 0) for i in keep]
+        bottom = [(self._x(t[i]), self._y(lower[i]), 0) for i in keep]
+        last = keep[-1]
+        if last + 1 < len(t) and t[last + 1] > t[last]:
+            f = (upto - t[last]) / (t[last + 1] - t[last])
+            top.append((self._x(upto), self._y(upper[last] + f * (upper[last + 1] - upper[last])), 0))
+            bottom.append((self._x(upto), self._y(lower[last] + f * (lower[last + 1] - lower[last])), 0))
+        return Polygon(*top, *reversed(bottom), stroke_width=0, fill_color=colour, fill_opacity=0.6)
+
+    def _inside(self, text, lower, upper, at):
+        label = style.zh(text, size=style.LABEL_SIZE)
+        return label.move_to((self._x(at) + label.width / 2, (self._y(lower[0]) + self._y(upper[0])) / 2, 0))
+
+    @staticmethod
+    def _schematic():
+        """Two offset bumps (grey, no scale) whose sum peaks between them."""
+        width, height = 3.4, 1.5
+        def bump(centre):
+            return lambda x: np.exp(-((x - centre) / 0.25) ** 2)
+        def curve(f, colour, stroke):
+            return ParametricFunction(lambda x: np.array((width * (x - 0.5), height * f(x) / 1.45 - height / 2, 0)),
+                                      t_range=(0, 1), color=colour, stroke_width=stroke)
+        a, b = bump(0.35), bump(0.65)
+        parts = VGroup(curve(a, style.SCHEMATIC, 3), curve(b, style.SCHEMATIC, 3))
+        total = curve(lambda x: a(x) + b(x), style.DATA, 3)
+        peaks = VGroup(*(Dot(curve.point_from_proportion(x), radius=0.06, color=curve.get_color())
+                         for curve, x in ((parts[0], 0.35), (parts[1], 0.65), (total, 0.5))))
+        base = Line((-width / 2, -height / 2, 0), (width / 2, -height / 2, 0), color=style.MUTED, stroke_width=1.5)
+        note = style.zh("示意：两峰错开，和的峰在中间", size=style.SMALL_SIZE, color=style.MUTED)
+        note.next_to(base, DOWN, buff=0.15)
+        return VGroup(VGroup(base), VGroup(parts, peaks[:2]), VGroup(total, peaks[2]), note)
+
+
+class SixNdUnderestimate(LectureScene):
+    """6ND counts only the weight matmuls; at 128K attention's weight-free matmuls are most of a layer."""
+
+    LEFT_X = -3.4
+    FULL = 7.3  # bar length of the corrected total
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+
+        six = style.zh("6ND", size=style.TITLE_SIZE, color=style.HIGHLIGHT).move_to((-4.6, 2.55, 0))
+        split = style.zh(f"{facts['six'].text} = 前向 {facts['forward_flops'].text} + 反向 {facts['backward_flops'].text}"
+                         "（每参数、每 token）", size=style.LABEL_SIZE, color=style.MUTED)
+        split.next_to(six, RIGHT, buff=0.5)
+        with self.narrate("sixnd_formula") as cue:
+            self.play(Write(six), run_time=0.3 * cue.duration)
+            self.play(FadeIn(split, shift=0.2 * RIGHT), run_time=0.4 * cue.duration)
+
+        plug = style.zh(f"= {facts['six'].text} × {facts['active'].text} × {facts['tokens'].text} = {facts['six_nd'].text}",
+                        size=style.BODY_SIZE).next_to(six, RIGHT, buff=0.3)
+        scale = self.FULL / facts["corrected"].value
+        nd_bar = self._bar(facts["six_nd"].value * scale, 0.0, style.FORWARD)
+        nd_name = self._name("6ND 估算", 0.0)
+        nd_value = style.value(facts["six_nd"], size=style.LABEL_SIZE).next_to(nd_bar, RIGHT, buff=0.2)
+        with self.narrate("sixnd_plug") as cue:
+            self.play(FadeOut(split), run_time=0.15 * cue.duration)
+            self.play(Write(plug), run_time=0.4 * cue.duration)
+            self.play(FadeIn(nd_name), GrowFromEdge(nd_bar, LEFT), TransformFromCopy(plug[-len(facts["six_nd"].text.replace(" ", "")):], nd_value),
+                      run_time=0.3 * cue.duration)
+
+        # One layer's forward at 128K: the weight matmuls, then attention's two weight-free matmuls.
+        share = facts["attention_share"].value
+        y_layer = 1.35
+        weights_part = self._bar(self.FULL * (1 - share), y_layer, style.FORWARD)
+        attention_part = self._bar(self.FULL * share, y_layer, style.HIGHLIGHT).next_to(weights_part, RIGHT, buff=0)
+        layer_name = self._name(f"一层前向 · {facts['seq'].text}", y_layer)
+        w_tag = style.zh("乘权重", size=style.SMALL_SIZE).next_to(weights_part, UP, buff=0.1)
+        a_tag = style.zh("QKᵀ、AV：没有权重", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(attention_part, UP, buff=0.1)
+        with self.narrate("sixnd_blind") as cue:
+            self.play(FadeIn(layer_name), GrowFromEdge(weights_part, LEFT), FadeIn(w_tag), run_time=0.3 * cue.duration)
+            self.play(GrowFromEdge(attention_part, LEFT), FadeIn(a_tag), run_time=0.4 * cue.duration)
+
+        a_pct = style.value(facts["attention_share"], size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(attention_part)
+        w_pct = style.value(facts["weight_share"], size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(weights_part)
+        link = DashedLine(weights_part.get_corner(DOWN + RIGHT), (weights_part.get_right()[0], nd_bar.get_top()[1], 0),
+                          color=style.MUTED)
+        with self.narrate("sixnd_share") as cue:
+            self.play(FadeIn(a_pct, scale=1.3), run_time=0.3 * cue.duration)
+            self.play(FadeIn(w_pct, scale=1.3), Create(link), Indicate(nd_bar, color=style.FORWARD), run_time=0.4 * cue.duration)
+
+        grown = self._bar(self.FULL, 0.0, style.FORWARD)
+        grown_value = style.value(facts["corrected"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        grown_value.next_to(grown, RIGHT, buff=0.2)
+        times = style.zh(f"= 6ND ÷ {facts['weight_share'].text}（{facts['multiplier'].text}）", size=style.LABEL_SIZE,
+                         color=style.HIGHLIGHT).next_to(grown, DOWN, buff=0.15).align_to(grown, RIGHT)
+        with self.narrate("sixnd_corrected") as cue:
+            self.play(FadeOut(link), Transform(nd_bar, grown), ReplacementTransform(nd_value, grown_value),
+                      nd_name.animate.become(self._name("真实算力", 0.0)), run_time=0.5 * cue.duration)
+            self.play(FadeIn(times), run_time=0.25 * cue.duration)
+
+        y_route = -1.2
+        route_bar = self._bar(facts["per_operator"].value * scale, y_route, style.DATA)
+        route_name = self._name("按算子逐项加", y_route)
+        route_value = style.value(facts["per_operator"], size=style.LABEL_SIZE).next_to(route_bar, RIGHT, buff=0.2)
+        gap = style.zh(f"两条路相差 {facts['gap'].text} · 都是自推，当量级看", size=style.SMALL_SIZE, color=style.MUTED)
+        gap.next_to(route_bar, DOWN, buff=0.15).align_to(route_bar, LEFT)
+        with self.narrate("sixnd_route") as cue:
+            self.play(FadeIn(route_name), GrowFromEdge(route_bar, LEFT), run_time=0.35 * cue.duration)
+            self.play(FadeIn(route_value), run_time=0.15 * cue.duration)
+            self.play(FadeIn(gap), run_time=0.2 * cue.duration)
+
+        y_gpt = -2.5
+        g_share = facts["gpt3_share"].value
+        g_weights = self._bar(self.FULL * (1 - g_share), y_gpt, style.FORWARD)
+        g_attention = self._bar(self.FULL * g_share, y_gpt, style.HIGHLIGHT).next_to(g_weights, RIGHT, buff=0)
+        g_name = self._name(f"GPT-3 一层 · {facts['gpt3_seq'].text}", y_gpt)
+        g_value = style.value(facts["gpt3_share"], size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(g_attention, RIGHT, buff=0.2)
+        with self.narrate("sixnd_gpt3") as cue:
+            self.play(FadeIn(g_name), GrowFromEdge(g_weights, LEFT), run_time=0.3 * cue.duration)
+            self.play(GrowFromEdge(g_attention, LEFT), FadeIn(g_value), run_time=0.25 * cue.duration)
+            self.play(Indicate(g_value, color=style.HIGHLIGHT), run_time=0.2 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    def _bar(self, length, y, colour):
+        return Rectangle(width=length, height=0.55, stroke_width=0, fill_color=colour, fill_opacity=0.75).move_to(
+            (self.LEFT_X, y, 0), aligned_edge=LEFT)
+
+    def _name(self, text, y):
+        return style.zh(text, size=style.LABEL_SIZE).move_to((self.LEFT_X - 0.25, y, 0), aligned_edge=RIGHT)
+
+
+class Worked125m(LectureScene):
+    """GPT-3 Small on one GPU: the resident column, the activation column that outgrows it, recompute."""
+
+    BASE_Y = -2.5
+    GIB = 1.05  # frame units per GiB
+    RIGHT_X = -2.4  # left edge of the right-hand panel
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        chips = VGroup(*(style.zh(text, size=style.LABEL_SIZE) for text in (
+            f"{facts['params'].text}参数", f"{facts['layers'].text} 层", f"宽 {facts['width'].text}", "一张卡",
+            f"batch {facts['batch'].text} × {facts['seq'].text}"))).arrange(RIGHT, buff=0.55).move_to((0, 2.65, 0))
+        dots = VGroup(*(style.zh("·", size=style.LABEL_SIZE, color=style.MUTED).move_to((a.get_right() + b.get_left()) / 2)
+                        for a, b in zip(chips, chips[1:])))
+        with self.narrate("w_intro") as cue:
+            self.play(LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in chips), lag_ratio=0.3), FadeIn(dots),
+                      run_time=0.7 * cue.duration)
+
+        d = facts["width"].text
+        count = VGroup(
+            style.zh(f"{facts['per_layer'].text} · {facts['layers'].text} · {d}² + {facts['vocab'].text} · {d}"
+                     f" + {facts['context'].text} · {d}", size=style.BODY_SIZE),
+            style.zh(f"= {facts['params_exact'].text} ≈ {facts['params'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((0.5, 0.6, 0))
+        parts = VGroup(style.zh("各层", size=style.SMALL_SIZE, color=style.MUTED),
+                       style.zh("词表嵌入", size=style.SMALL_SIZE, color=style.MUTED),
+                       style.zh("位置嵌入", size=style.SMALL_SIZE, color=style.MUTED))
+        with self.narrate("w_params") as cue:
+            self.play(Write(count[0]), run_time=0.45 * cue.duration)
+            for part, (start, end) in zip(parts, self._term_spans(count[0])):
+                part.next_to(VGroup(*count[0][start:end]), UP, buff=0.12)
+            self.play(FadeIn(parts), run_time=0.15 * cue.duration)
+            self.play(FadeIn(count[1], shift=0.2 * DOWN), run_time=0.25 * cue.duration)
+        self.play(FadeOut(VGroup(count, parts)), run_time=0.5)
+
+        # -- resident: the 16-byte row times 1.25 亿, stacked into a column ----------------------------
+        row = style.LedgerRow(facts["row"].value, unit=0.42, height=0.7).move_to((self.RIGHT_X, 1.6, 0), aligned_edge=LEFT)
+        row_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(row, RIGHT, buff=0.25)
+        x_res = -5.7
+        segments = VGroup(*(self._block(x_res, 0, facts[name].value, colour) for name, colour in (
+            ("weights_gib", style.BF16), ("grads_gib", style.BF16), ("optimizer_gib", style.FP32))))
+        segments.arrange(UP, buff=0).move_to((x_res, self.BASE_Y, 0), aligned_edge=DOWN)
+        res_name = style.zh("常驻", size=style.LABEL_SIZE).next_to(segments, DOWN, buff=0.12)
+        res_value = style.value(facts["resident_gib"], size=style.LABEL_SIZE).next_to(segments, UP, buff=0.12)
+        per_cell = {cell["key"]: cell["text"] for cell in facts["row"].value}
+        lines = VGroup(*(self._table_line(name, fact.text, size) for name, fact, size in (
+            ("bf16 权重", facts["weights_gib"], per_cell["weight"]), ("bf16 梯度", facts["grads_gib"], per_cell["grad"]),
+            ("优化器状态", facts["optimizer_gib"], facts["optimizer_bytes"].text),
+            ("小计", facts["resident_gib"], facts["row"].text))))
+        lines.arrange(DOWN, aligned_edge=LEFT, buff=0.2).move_to((self.RIGHT_X, -0.45, 0), aligned_edge=LEFT)
+        ratio = style.zh(f"是权重的 {facts['resident_ratio'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        ratio.next_to(lines[3], RIGHT, buff=0.5)
+        with self.narrate("w_resident") as cue:
+            self.play(FadeIn(row), FadeIn(row_times), run_time=0.15 * cue.duration)
+            sources = (row.cell("weight"), row.cell("grad"), VGroup(row.cell("m"), row.cell("v"), row.cell("master")))
+            for source, segment, line in zip(sources, segments, lines):
+                self.play(TransformFromCopy(source, segment), FadeIn(line), run_time=0.15 * cue.duration)
+            self.play(FadeIn(res_name), FadeIn(res_value), FadeIn(lines[3]), run_time=0.1 * cue.duration)
+            self.play(FadeIn(ratio), Indicate(segments[0], color=style.HIGHLIGHT), run_time=0.1 * cue.duration)
+        self.play(FadeOut(VGroup(row, row_times, lines, ratio)), run_time=0.5)
+
+        # -- activations: one layer, one token, six tensors ------------------------------------------
+        widths = [facts[f"kept_{i}"] for i in range(len(facts["kept_labels"].value))]
+        per_unit = 6.0 / facts["kept_per_layer"].value
+        strip = VGroup(*(Rectangle(width=w.value * per_unit, height=0.5, stroke_color=style.BACKGROUND, stroke_width=2,
+                                   fill_color=style.FORWARD, fill_opacity=0.4 + 0.1 * (i % 2))
+                         for i, w in enumerate(widths))).arrange(RIGHT, buff=0)
+        strip.move_to((self.RIGHT_X, 1.3, 0), aligned_edge=LEFT)
+        names = VGroup(*(VGroup(style.zh(label, size=style.SMALL_SIZE), style.zh(w.text, size=style.SMALL_SIZE, color=style.MUTED))
+                         .arrange(RIGHT, buff=0.3) for label, w in zip(facts["kept_labels"].value, widths)))
+        names.arrange(DOWN, aligned_edge=LEFT, buff=0.1).move_to((self.RIGHT_X, -0.15, 0), aligned_edge=LEFT)
+        for name in names:  # widths in one column
+            name[1].move_to((self.RIGHT_X + 3.3, name.get_center()[1], 0), aligned_edge=RIGHT)
+        layer_sum = style.zh(f"一层 · 每 token：{facts['kept_per_layer'].text} 个数 = {facts['layer_kib'].text}",
+                             size=style.LABEL_SIZE, color=style.FORWARD).next_to(strip, UP, buff=0.2).align_to(strip, LEFT)
+        with self.narrate("w_layer") as cue:
+            self.play(LaggedStart(*(AnimationGroup(GrowFromEdge(box, LEFT), FadeIn(name))
+                                    for box, name in zip(strip, names)), lag_ratio=0.5), run_time=0.6 * cue.duration)
+            self.play(FadeIn(layer_sum), run_time=0.2 * cue.duration)
+
+        x_act = -4.1
+        act = self._block(x_act, self.BASE_Y, facts["activations_gib"].value, style.FORWARD)
+        act_name = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(act, DOWN, buff=0.12)
+        act_value = style.value(facts["activations_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(act, UP, buff=0.12)
+        steps = VGroup(
+            style.zh(f"× {facts['layers'].text} 层 = 每 token {facts['token_kib'].text}", size=style.BODY_SIZE),
+            style.zh(f"× {facts['tokens'].text} token = {facts['activations_gib'].text}", size=style.BODY_SIZE,
+                     color=style.FORWARD),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((self.RIGHT_X, -2.0, 0), aligned_edge=LEFT)
+        with self.narrate("w_activations") as cue:
+            self.play(FadeIn(steps[0], shift=0.2 * DOWN), run_time=0.3 * cue.duration)
+            self.play(FadeIn(steps[1], shift=0.2 * DOWN), run_time=0.25 * cue.duration)
+            self.play(FadeIn(act_name), GrowFromEdge(act, DOWN), FadeIn(act_value), run_time=0.35 * cue.duration)
+
+        level = DashedLine((x_res - 0.5, segments.get_top()[1], 0), (x_act + 0.6, segments.get_top()[1], 0),
+                           color=style.HIGHLIGHT, stroke_width=3)
+        verdict = style.zh(f"激活 {facts['activations_gib'].text} ＞ 常驻 {facts['resident_gib'].text}",
+                           size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to((self.RIGHT_X, 0.4, 0), aligned_edge=LEFT)
+        with self.narrate("w_surprise") as cue:
+            self.play(FadeOut(VGroup(strip, names, layer_sum, steps)), Create(level), run_time=0.3 * cue.duration)
+            self.play(FadeIn(verdict), Indicate(act, color=style.HIGHLIGHT), run_time=0.4 * cue.duration)
+
+        small = self._block(x_act, self.BASE_Y, facts["recompute_gib"].value, style.FORWARD)
+        small_value = style.value(facts["recompute_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(small, UP, buff=0.12)
+        recompute = VGroup(
+            style.zh(f"全量重算：激活 {facts['activations_gib'].text} → {facts['recompute_gib'].text}（省 {facts['saving'].text}）",
+                     size=style.BODY_SIZE),
+            style.zh(f"算力 {facts['passes_keep'].text} → {facts['passes_recompute'].text}（{facts['extra_compute'].text}）",
+                     size=style.BODY_SIZE, color=style.BACKWARD),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((self.RIGHT_X, -0.9, 0), aligned_edge=LEFT)
+        with self.narrate("w_recompute") as cue:
+            self.play(FadeOut(verdict), FadeOut(level), run_time=0.1 * cue.duration)
+            self.play(Transform(act, small), FadeOut(act_value), FadeIn(small_value), FadeIn(recompute[0]),
+                      run_time=0.45 * cue.duration)
+            act_value = small_value
+            self.play(FadeIn(recompute[1]), run_time=0.25 * cue.duration)
+
+        # The two totals as stacks: resident + activations, without and with recompute.
+        keep_act = self._block(x_res, segments.get_top()[1], facts["activations_gib"].value, style.FORWARD)
+        keep_total = style.value(facts["total_keep"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        keep_total.next_to(keep_act, UP, buff=0.12)
+        rec_res = segments.copy().move_to((x_act, self.BASE_Y, 0), aligned_edge=DOWN)
+        rec_total = style.value(facts["total_recompute"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        rec_total.next_to(rec_res, UP, buff=0.12 + facts["recompute_gib"].value * self.GIB)
+        stack_names = VGroup(*(style.zh(text, size=style.SMALL_SIZE).move_to((x, self.BASE_Y - 0.3, 0))
+                               for text, x in (("不开重算", x_res), ("开了重算", x_act))))
+        table = self._summary(facts, (self.RIGHT_X + 0.8, 0.6))
+        with self.narrate("w_table") as cue:
+            self.play(FadeOut(VGroup(recompute, res_name, act_name, res_value, act_value)), run_time=0.1 * cue.duration)
+            self.play(GrowFromEdge(keep_act, DOWN), TransformFromCopy(segments, rec_res),
+                      act.animate.move_to(rec_res.get_top(), aligned_edge=DOWN), run_time=0.25 * cue.duration)
+            self.play(FadeIn(stack_names), FadeIn(keep_total), FadeIn(rec_total), run_time=0.1 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in table), lag_ratio=0.3), run_time=0.3 * cue.duration)
+            self.play(Indicate(table[3], color=style.HIGHLIGHT), run_time=0.15 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    def _block(self, x, y, gib, colour):
+        return Rectangle(width=0.9, height=gib * self.GIB, stroke_color=style.TEXT, stroke_width=1,
+                         fill_color=colour, fill_opacity=0.6).move_to((x, y, 0), aligned_edge=DOWN)
+
+    @staticmethod
+    def _term_spans(formula):
+        """Glyph ranges of the three terms of 'a · b · c² + d · e + f · g' (split at the '+' glyphs)."""
+        text = formula.text.replace(" ", "")
+        cuts = [i for i, ch in enumerate(text) if ch == "+"]
+        return [(0, cuts[0]), (cuts[0] + 1, cuts[1]), (cuts[1] + 1, len(text))]
+
+    @staticmethod
+    def _table_line(name, value, per_param):
+        parts = (style.zh(name, size=style.LABEL_SIZE), style.zh(per_param, size=style.LABEL_SIZE, color=style.MUTED),
+                 style.zh(value, size=style.LABEL_SIZE))
+        for part, x in zip(parts, (0.0, 2.2, 3.4)):
+            part.move_to((x, 0, 0), aligned_edge=LEFT)
+        return VGroup(*parts)
+
+    @staticmethod
+    def _summary(facts, corner):
+        """The page's two-column table, cells placed on a fixed grid from its top-left corner."""
+        rows = (("", "不开重算", "开了重算"),
+                ("常驻", facts["resident_gib"].text, facts["resident_gib"].text),
+                ("激活", facts["activations_gib"].text, facts["recompute_gib"].text),
+                ("合计", facts["total_keep"].text, facts["total_recompute"].text),
+                ("算力", facts["passes_keep"].text, f"{facts['passes_recompute'].text}（{facts['extra_compute'].text}）"))
+        table = VGroup()
+        x0, y0 = corner
+        for r, row in enumerate(rows):
+            colour = style.HIGHLIGHT if r == 3 else (style.MUTED if r == 0 else style.TEXT)
+            table.add(VGroup(*(style.zh(text, size=style.LABEL_SIZE, color=colour)
+                               .move_to((x0 + x, y0 - 0.55 * r, 0), aligned_edge=LEFT)
+                               for text, x in zip(row, (0.0, 1.3, 3.5)) if text)))
+        return table

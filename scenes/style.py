@@ -40,6 +40,7 @@ PRECISION = {"bf16": BF16, "fp32": FP32, "fp16": FP16, "int8": INT8}
 GOOD = "#83C167"
 BAD = "#FC6255"
 PANEL = "#1A1F27"
+FROZEN = "#6E7681"  # a parameter that is not updated (LoRA's base)
 
 # Type sizes (legible at 480p) ----------------------------------------
 TITLE_SIZE = 34
@@ -125,3 +126,11 @@ class LedgerRow(VGroup):
 
     def cell(self, key: str) -> VGroup:
         return self[self.keys.index(key)]
+
+
+def slivers(box: Rectangle, parts: int) -> VGroup:
+    """A ledger cell's box cut into `parts` equal vertical slivers, laid over it (ZeRO's cut)."""
+    pieces = VGroup(*(Rectangle(width=box.width / parts, height=box.height, stroke_color=TEXT, stroke_width=0.5,
+                                fill_color=box.get_fill_color(), fill_opacity=box.get_fill_opacity())
+                      for _ in range(parts)))
+    return pieces.arrange(RIGHT, buff=0).move_to(box)

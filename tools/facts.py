@@ -40,16 +40,45 @@ class Fact:
 def number(value: float, digits: int = 0, unit: str = "", unit_spoken: str | None = None) -> Fact:
     """A decimal number with an optional unit, e.g. number(-1) -> '−1' / 负一."""
     text = numbers.signed(value, digits)
-    spoken = numbers.zh_decimal(text)
     if unit:
-        return Fact(value, f"{text} {unit}", spoken + (unit if unit_spoken is None else unit_spoken))
-    return Fact(value, text, spoken)
+        spoken = numbers.zh_quantity(text) + (unit if unit_spoken is None else unit_spoken)
+        return Fact(value, f"{text} {unit}", spoken)
+    return Fact(value, text, numbers.zh_decimal(text))
 
 
 def scientific(value: float, digits: int = 1) -> Fact:
     """A number in scientific notation, e.g. 1.9×10⁻⁶ / 一点九乘以十的负六次方."""
     text, spoken = numbers.scientific(value, digits)
     return Fact(value, text, spoken)
+
+
+def percent(fraction: float, digits: int = 1, plus: bool = False) -> Fact:
+    """A fraction shown as a percentage: percent(0.821) -> '82.1%' / 百分之八十二点一."""
+    text = numbers.signed(100 * fraction, digits)
+    spoken = "百分之" + numbers.zh_decimal(text)
+    return Fact(fraction, ("+" if plus else "") + text + "%", spoken)
+
+
+def times(value: float, digits: int = 0) -> Fact:
+    """A multiple: times(7.92, 1) -> '7.9×' / 七点九倍."""
+    text = numbers.signed(value, digits)
+    return Fact(value, text + "×", numbers.zh_quantity(text) + "倍")
+
+
+def myriad(value: float, unit: str = "万", digits: int = 0, significant: int | None = None) -> Fact:
+    """A count in 万 or 亿, the page's way: myriad(8_388_608) -> '839 万' / 八百三十九万.
+
+    `significant` rounds the count first (12,276,416 at 3 -> '1,230 万').
+    """
+    scale = {"万": 1e4, "亿": 1e8}[unit]
+    shown = float(f"{value:.{significant}g}") if significant else value
+    text = numbers.signed(shown / scale, digits)
+    return Fact(value, f"{text} {unit}", numbers.zh_decimal(text) + unit)
+
+
+def approx(fact: Fact) -> Fact:
+    """The same fact marked as rounded: '≈ 1,230 万' / 约一千二百三十万."""
+    return Fact(fact.value, f"≈ {fact.text}", f"约{fact.spoken}")
 
 
 def data(value: Any) -> Fact:

@@ -76,6 +76,12 @@ def zh_decimal(text: str) -> str:
     return spoken + ("点" + zh_digits(frac) if frac else "")
 
 
+def zh_quantity(text: str) -> str:
+    """Read a numeral that counts something before a unit: as zh_decimal, but a bare 2 is 两."""
+    spoken = zh_decimal(text)
+    return "两" if spoken == "二" else spoken
+
+
 def signed(x: float, digits: int = 0) -> str:
     """Display a number with a typographic minus and thousands separators."""
     body = f"{abs(x):,.{digits}f}"

@@ -121,6 +121,22 @@ def dense_weights() -> int:
     return attention_weights() + 3 * HIDDEN * DENSE_FFN
 
 
+def moe_layer_weights() -> int:
+    """All weights of a MoE layer (every expert, not just the 9 a token visits)."""
+    experts = (ROUTED_EXPERTS + SHARED_EXPERTS) * 3 * HIDDEN * EXPERT_FFN
+    return attention_weights() + HIDDEN * ROUTED_EXPERTS + experts
+
+
+def embedding_weights() -> int:
+    """The token embedding; the output head (untied) is as large."""
+    return VOCAB * HIDDEN
+
+
+def total_weights() -> int:
+    """Every weight matrix of the model (norm scales, about a million, left out)."""
+    return MOE_LAYERS * moe_layer_weights() + DENSE_LAYERS * dense_weights() + 2 * embedding_weights()
+
+
 def linear_flops(weights: int) -> float:
     return 2.0 * SEQ * weights
 
