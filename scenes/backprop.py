@@ -25,6 +25,8 @@ from manim import (
     Arrow,
     Circumscribe,
     CurvedArrow,
+    DashedLine,
+    DashedVMobject,
     Dot,
     FadeOut,
     GrowArrow,
@@ -38,6 +40,7 @@ from manim import (
     Succession,
     Transform,
     TransformFromCopy,
+    VMobject,
 )
 
 from scenes import style
@@ -453,6 +456,304 @@ class FirstGradient(LectureScene):
             text = style.value(self.facts[f"seed_{i}"], color=style.BACKWARD)
             texts.add(text.next_to(bar, RIGHT if v > 0 else LEFT, buff=0.12))
         return bars, texts
+
+
+def _wish_arrow(wish: float, at, scale: float = 1.5) -> VMobject:
+    """Up to brighten, down to dim, as long as the push; a flat dash when the push is about nothing."""
+    length = abs(wish) * scale
+    centre = np.array(at, dtype=float)
+    if length < 0.06:
+        return Line(centre + 0.12 * LEFT, centre + 0.12 * RIGHT, color=style.BACKWARD, stroke_width=4)
+    half = (length / 2) * (UP if wish > 0 else DOWN)
+    return Arrow(centre - half, centre + half, buff=0, color=style.BACKWARD, stroke_width=6, tip_length=0.14,
+                 max_tip_length_to_length_ratio=0.6, max_stroke_width_to_length_ratio=40)
+
+
+class BackpropNudge3b1b(LectureScene):
+    """3Blue1Brown's four devices, redrawn with the next-character example; number-free."""
+
+    OUT_Y = (2.0, 1.1, 0.2, -0.7, -1.6)
+    MID_Y = (1.55, 0.65, -0.25, -1.15)
+    X0, X1, X2 = -5.4, -2.6, 0.4  # layer below, upstream layer, output layer
+
+    def construct(self):
+        facts = self.facts
+        chars = facts["chars"].value
+        self.show_title()
+        below = self._layer(self.X0, self.MID_Y, [None] * 4)
+        mid = self._layer(self.X1, self.MID_Y, facts["upstream"].value)
+        out = self._layer(self.X2, self.OUT_Y, facts["brightness"].value)
+        edges_low = self._edges(below, mid)
+        edges = self._edges(mid, out)
+        names = VGroup(*(style.zh(c, size=style.BODY_SIZE).next_to(n, RIGHT, buff=0.25) for c, n in zip(chars, out)))
+        context = style.zh(f"例子：「{facts['contexts'].value[0][0]}＿」", size=style.LABEL_SIZE,
+                           color=style.HIGHLIGHT).to_corner(UP + RIGHT, buff=style.EDGE)
+        devices = [style.zh(t, size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+                   for t in ("① 推多少，看差多远", "② 变亮有三条路", "③ 改权重，看上游亮度", "④ 众口难调，取平均")]
+        VGroup(*devices).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to((4.95, 0.9, 0))
+        target = names[0]
+
+        with self.narrate("nudge_intro") as cue:
+            self.play(FadeIn(below), FadeIn(mid), FadeIn(out), Create(edges_low), Create(edges),
+                      run_time=0.45 * cue.duration)
+            self.play(FadeIn(names, shift=0.1 * LEFT), FadeIn(context), run_time=0.3 * cue.duration)
+
+        wish = facts["wish"].value
+        arrows = VGroup(*(_wish_arrow(w, (names[i].get_right()[0] + 0.4, self.OUT_Y[i], 0))
+                          for i, w in enumerate(wish)))
+        with self.narrate("nudge_wish") as cue:
+            ring = SurroundingRectangle(VGroup(out[0], target), color=style.HIGHLIGHT, buff=0.1, corner_radius=0.1)
+            self.play(Create(ring), run_time=0.2 * cue.duration)
+            self.play(GrowArrow(arrows[0]), run_time=0.25 * cue.duration)
+            self.play(*(GrowArrow(a) for a in arrows[1:]), run_time=0.25 * cue.duration)
+
+        with self.narrate("nudge_size") as cue:
+            self.play(FadeIn(devices[0], shift=0.2 * LEFT), run_time=0.2 * cue.duration)
+            self.play(Indicate(arrows[0], color=style.HIGHLIGHT, scale_factor=1.3), run_time=0.35 * cue.duration)
+            self.play(*(Indicate(a, color=style.HIGHLIGHT) for a in arrows[1:]), run_time=0.3 * cue.duration)
+
+        into_target = VGroup(*(edges[k * len(out) + 0] for k in range(len(mid))))
+        with self.narrate("nudge_three_ways") as cue:
+            self.play(FadeIn(devices[1], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            bias = style.zh("偏置", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(ring, UP, buff=0.1)
+            self.play(FadeIn(bias, shift=0.15 * DOWN), Indicate(out[0], color=style.BACKWARD), run_time=0.2 * cue.duration)
+            weight = style.zh("权重", size=style.LABEL_SIZE, color=style.BACKWARD)
+            weight.move_to(into_target[0].point_from_proportion(0.55) + 0.3 * UP)
+            self.play(FadeIn(weight), into_target.animate.set_stroke(style.BACKWARD, opacity=1),
+                      run_time=0.25 * cue.duration)
+            activation = style.zh("上一层激活", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(mid, UP, buff=0.2)
+            self.play(FadeIn(activation), Indicate(mid, color=style.BACKWARD, scale_factor=1.05),
+                      run_time=0.25 * cue.duration)
+
+        nudges = facts["weight_nudge"].value
+        with self.narrate("nudge_weights") as cue:
+            self.play(FadeIn(devices[2], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            widths = [2 + 12 * v / max(nudges) for v in nudges]
+            self.play(*(e.animate.set_stroke(width=w) for e, w in zip(into_target, widths)),
+                      run_time=0.4 * cue.duration)
+            brightest = mid[int(np.argmax(facts["upstream"].value))]
+            self.play(Indicate(brightest, color=style.HIGHLIGHT, scale_factor=1.3), run_time=0.3 * cue.duration)
+
+        with self.narrate("nudge_keep") as cue:
+            keep = DashedVMobject(SurroundingRectangle(mid, color=style.FORWARD, buff=0.15, corner_radius=0.1))
+            keep_name = style.zh("前向时的亮度：得存着", size=style.LABEL_SIZE, color=style.FORWARD)
+            keep_name.next_to(keep, DOWN, buff=0.15)
+            self.play(Create(keep), FadeOut(activation), run_time=0.3 * cue.duration)
+            self.play(FadeIn(keep_name, shift=0.1 * UP), run_time=0.3 * cue.duration)
+
+        previous = facts["previous_nudge"].value
+        asks = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8) for v, y in zip(previous, self.MID_Y)))
+        with self.narrate("nudge_previous") as cue:
+            self.play(FadeOut(keep), FadeOut(keep_name), run_time=0.08 * cue.duration)
+            self.play(LaggedStart(*(GrowArrow(a) if isinstance(a, Arrow) else Create(a) for a in asks),
+                                  lag_ratio=0.2), run_time=0.3 * cue.duration)
+            backward = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges))
+            self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in backward), lag_ratio=0.02),
+                      run_time=0.25 * cue.duration)
+            down = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges_low))
+            self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in down), lag_ratio=0.02),
+                      Indicate(below, color=style.BACKWARD, scale_factor=1.05), run_time=0.25 * cue.duration)
+
+        network = VGroup(below, mid, out, edges_low, edges, names, arrows, asks, ring, bias, weight)
+        labels, columns, average_head, average = self._examples(facts, chars)
+        with self.narrate("nudge_examples") as cue:
+            self.play(FadeOut(network), FadeOut(context), run_time=0.15 * cue.duration)
+            self.play(FadeIn(devices[3], shift=0.2 * LEFT), FadeIn(labels), FadeIn(columns[0]),
+                      run_time=0.2 * cue.duration)
+            for column in columns[1:]:
+                self.play(FadeIn(column, shift=0.2 * LEFT), run_time=0.2 * cue.duration)
+
+        with self.narrate("nudge_average") as cue:
+            self.play(FadeIn(average_head), TransformFromCopy(VGroup(*(c[1:] for c in columns)), average),
+                      run_time=0.3 * cue.duration)
+            greedy = style.zh("只听第一个：什么都猜「的」", size=style.LABEL_SIZE, color=style.MUTED)
+            later = style.zh("后面：多张卡之间也这样取平均", size=style.LABEL_SIZE, color=style.FORWARD)
+            VGroup(greedy, later).arrange(DOWN, aligned_edge=LEFT, buff=0.15).move_to((0, -2.75, 0))
+            VGroup(greedy, later).align_to(labels, LEFT)
+            self.play(Indicate(columns[0], color=style.MUTED), FadeIn(greedy), run_time=0.3 * cue.duration)
+            self.play(FadeIn(later, shift=0.1 * UP), run_time=0.2 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    @staticmethod
+    def _layer(x: float, ys, brightness) -> VGroup:
+        """Neurons as circles lit by their activation (a layer without values is drawn dim)."""
+        layer = VGroup()
+        for y, b in zip(ys, brightness):
+            layer.add(Circle(radius=0.28, color=style.TEXT, stroke_width=2, fill_color=style.TEXT,
+                             fill_opacity=0.12 if b is None else b).move_to((x, y, 0)))
+        return layer
+
+    @staticmethod
+    def _edges(left: VGroup, right: VGroup) -> VGroup:
+        """Every neuron on the left to every neuron on the right; edge k·len(right)+j goes from k to j."""
+        return VGroup(*(Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=1.5, stroke_opacity=0.35)
+                        for a in left for b in right))
+
+    @staticmethod
+    def _examples(facts, chars):
+        """Row labels, one column of pushes per example, and their average column."""
+        rows = (1.5, 0.7, -0.1, -0.9, -1.7)
+        labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((-6.2, y, 0)) for c, y in zip(chars, rows)))
+        columns = VGroup()
+        for x, (context, _char), wishes in zip((-4.6, -2.5, -0.4), facts["contexts"].value, facts["wishes"].value):
+            head = style.zh(f"{context}＿", size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to((x, 2.35, 0))
+            columns.add(VGroup(head, *(_wish_arrow(w, (x, y, 0)) for w, y in zip(wishes, rows))))
+        x = 2.0
+        head = style.zh("平均", size=style.LABEL_SIZE, color=style.BACKWARD).move_to((x, 2.35, 0))
+        divider = DashedLine((x - 1.0, 2.7, 0), (x - 1.0, -2.1, 0), color=style.MUTED, stroke_width=2)
+        average = VGroup(*(_wish_arrow(w, (x, y, 0)) for w, y in zip(facts["average"].value, rows)))
+        return labels, columns, VGroup(head, divider), average
+
+
+def _matrix(values, colour, cell: float = 0.28) -> VGroup:
+    """A tensor as a grid of cells, each lit by the size of its value (the values are real)."""
+    grid = np.asarray(values)
+    top = float(np.abs(grid).max()) or 1.0
+    cells = VGroup(*(Square(cell, stroke_color=style.TEXT, stroke_width=1, fill_color=colour,
+                            fill_opacity=0.15 + 0.75 * abs(v) / top) for v in grid.flat))
+    return cells.arrange_in_grid(*grid.shape, buff=0)
+
+
+class LayerTwoMatmuls(LectureScene):
+    """One linear layer on the way back: ① upstream × Wᵀ goes down, ② stored inputᵀ × upstream is kept."""
+
+    FORWARD_Y, FIRST_Y, SECOND_Y = 2.0, -0.15, -2.15
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+
+        x = _matrix(facts["x"].value, style.FORWARD).move_to((-5.6, self.FORWARD_Y, 0))
+        w = _matrix(facts["w"].value, style.FORWARD).move_to((-3.9, self.FORWARD_Y, 0))
+        y = _matrix(facts["y"].value, style.FORWARD).move_to((-2.2, self.FORWARD_Y, 0))
+        forward = VGroup(x, self._sign("×", x, w), w, self._sign("=", w, y), y)
+        forward_labels = VGroup(self._label("输入", facts["x_shape"], x), self._label("权重", facts["w_shape"], w),
+                                self._label("输出", facts["y_shape"], y))
+        with self.narrate("layer_forward") as cue:
+            self.play(FadeIn(x), FadeIn(forward_labels[0]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(forward[1:3]), FadeIn(forward_labels[1]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(forward[3]), TransformFromCopy(VGroup(x, w), y), FadeIn(forward_labels[2]),
+                      run_time=0.3 * cue.duration)
+            keep = DashedVMobject(SurroundingRectangle(x, color=style.HIGHLIGHT, buff=0.1))
+            kept = style.zh("存下", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(keep, UP, buff=0.08)
+            self.play(Create(keep), FadeIn(kept), run_time=0.2 * cue.duration)
+
+        slot = np.array((-0.3, self.FORWARD_Y, 0))
+        with self.narrate("layer_myth") as cue:
+            scalar = Dot(slot + 6 * RIGHT, radius=0.14, color=style.BACKWARD)
+            question = style.zh("一个数？", size=style.LABEL_SIZE, color=style.BACKWARD)
+            self.play(scalar.animate.move_to(slot), run_time=0.3 * cue.duration)
+            question.next_to(scalar, UP, buff=0.15)
+            self.play(FadeIn(question), run_time=0.15 * cue.duration)
+            cross = VGroup(Line(slot + 0.35 * (UP + LEFT), slot + 0.35 * (DOWN + RIGHT)),
+                           Line(slot + 0.35 * (UP + RIGHT), slot + 0.35 * (DOWN + LEFT))).set_stroke(style.BAD, 6)
+            self.play(Create(cross), run_time=0.2 * cue.duration)
+
+        upstream = _matrix(facts["upstream"].value, style.BACKWARD).move_to(slot)
+        upstream_label = self._label("上游敏感度", facts["upstream_shape"], upstream)
+        with self.narrate("layer_upstream") as cue:
+            self.play(FadeOut(VGroup(scalar, question, cross)), FadeIn(upstream, shift=0.5 * LEFT),
+                      FadeIn(upstream_label), run_time=0.3 * cue.duration)
+            outline = SurroundingRectangle(y, color=style.HIGHLIGHT, buff=0.05)
+            self.play(Create(outline), run_time=0.15 * cue.duration)
+            self.play(outline.animate.move_to(upstream), run_time=0.25 * cue.duration)
+            self.play(Indicate(upstream[0], color=style.HIGHLIGHT, scale_factor=1.6), run_time=0.15 * cue.duration)
+            self.play(FadeOut(outline), run_time=0.05 * cue.duration)
+
+        first = self._product("grad_input", "输入梯度", self.FIRST_Y,
+                              (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD),
+                              (np.asarray(facts["w"].value).T, "Wᵀ", facts["wt_shape"], style.FORWARD))
+        with self.narrate("layer_first") as cue:
+            name = style.zh("① 输入梯度", size=style.BODY_SIZE, color=style.BACKWARD).move_to((4.6, self.FIRST_Y, 0))
+            self.play(FadeIn(name, shift=0.2 * LEFT), run_time=0.12 * cue.duration)
+            self._multiply(first, upstream, w, 0.5 * cue.duration)
+            sent = self._send(first, "交给下面一层")
+            self.play(GrowArrow(sent[0]), FadeIn(sent[1]), run_time=0.2 * cue.duration)
+
+        second = self._product("grad_weight", "权重梯度", self.SECOND_Y,
+                               (np.asarray(facts["x"].value).T, "输入ᵀ", facts["xt_shape"], style.FORWARD),
+                               (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD))
+        with self.narrate("layer_second") as cue:
+            name2 = style.zh("② 权重梯度", size=style.BODY_SIZE, color=style.BACKWARD).move_to((4.6, self.SECOND_Y, 0))
+            stored = style.zh("用前向存下来的输入", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            stored.next_to(name2, DOWN, buff=0.15)
+            self.play(FadeIn(name2, shift=0.2 * LEFT), run_time=0.12 * cue.duration)
+            self._multiply(second, x, upstream, 0.5 * cue.duration)
+            sent2 = self._send(second, "交给优化器")
+            self.play(GrowArrow(sent2[0]), FadeIn(sent2[1]), FadeIn(stored), run_time=0.2 * cue.duration)
+
+        with self.narrate("layer_hinge") as cue:
+            self.play(Circumscribe(VGroup(x, keep), color=style.HIGHLIGHT), run_time=0.35 * cue.duration)
+            self.play(Indicate(stored, color=style.HIGHLIGHT, scale_factor=1.15),
+                      Indicate(second[2], color=style.HIGHLIGHT), run_time=0.35 * cue.duration)
+
+        with self.narrate("layer_count") as cue:
+            tally = VGroup(style.zh(f"前向 {facts['forward_matmuls'].text}", size=style.TITLE_SIZE, color=style.FORWARD),
+                           style.zh(f"＋ 反向 {facts['backward_matmuls'].text}", size=style.TITLE_SIZE,
+                                    color=style.BACKWARD),
+                           style.zh(f"＝ {facts['ratio'].text}×", size=style.TITLE_SIZE, color=style.HIGHLIGHT))
+            tally.arrange(RIGHT, buff=0.25).move_to((0.95, 2.45, 0), aligned_edge=LEFT)
+            each = style.zh(f"三次乘法一样大：各 {facts['flops_each'].text} 次浮点运算", size=style.SMALL_SIZE,
+                            color=style.MUTED).next_to(tally, DOWN, buff=0.2)
+            self.play(Indicate(forward, color=style.FORWARD, scale_factor=1.05), FadeIn(tally[0]),
+                      run_time=0.25 * cue.duration)
+            self.play(Indicate(first[1:], color=style.BACKWARD, scale_factor=1.05),
+                      Indicate(second[1:], color=style.BACKWARD, scale_factor=1.05), FadeIn(tally[1]),
+                      run_time=0.25 * cue.duration)
+            self.play(FadeIn(tally[2], scale=1.3), FadeIn(each), run_time=0.25 * cue.duration)
+
+        with self.narrate("layer_caveat") as cue:
+            caveat = VGroup(style.zh("⚠ 三倍只数矩阵乘", size=style.SMALL_SIZE, color=style.HIGHLIGHT),
+                            style.zh("norm、激活、偏置、通信没算：小，但不是零", size=style.SMALL_SIZE,
+                                     color=style.MUTED)).arrange(DOWN, aligned_edge=LEFT, buff=0.1)
+            caveat.next_to(each, DOWN, buff=0.2).align_to(each, LEFT)
+            self.play(FadeIn(caveat, shift=0.1 * UP), run_time=0.3 * cue.duration)
+
+        with self.narrate("layer_check") as cue:
+            ticks = VGroup(*(style.zh("✓", size=style.BODY_SIZE, color=style.GOOD).next_to(n, RIGHT, buff=0.2)
+                             for n in (name, name2)))
+            self.play(Indicate(first[0], color=style.GOOD), Indicate(second[0], color=style.GOOD),
+                      FadeIn(ticks, scale=1.5), run_time=0.4 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    @staticmethod
+    def _sign(symbol: str, left, right):
+        return style.zh(symbol, size=style.BODY_SIZE).move_to((left.get_right() + right.get_left()) / 2)
+
+    @staticmethod
+    def _label(name: str, shape, grid):
+        return style.zh(f"{name} {shape.text}", size=style.SMALL_SIZE, color=style.MUTED).next_to(grid, DOWN, buff=0.15)
+
+    def _product(self, key, name, row_y, left_factor, right_factor):
+        """result = left × right on one row: [result, =, left, ×, right, labels].
+
+        Each factor is (values, name, shape fact, colour); the result is the fact `key`.
+        """
+        result = _matrix(self.facts[key].value, style.BACKWARD).move_to((-1.3, row_y, 0))
+        labels = VGroup(self._label(name, self.facts[f"{key}_shape"], result))
+        factors = []
+        for (values, factor_name, shape, colour), x in zip((left_factor, right_factor), (0.45, 2.2)):
+            factors.append(_matrix(values, colour).move_to((x, row_y, 0)))
+            labels.add(self._label(factor_name, shape, factors[-1]))
+        left, right = factors
+        return VGroup(result, self._sign("=", result, left), left, self._sign("×", left, right), right, labels)
+
+    def _multiply(self, row, left_source, right_source, run_time):
+        """The two factors arrive from where they live, then the product appears."""
+        result, equals, left, times, right, labels = row
+        self.play(TransformFromCopy(left_source, left), TransformFromCopy(right_source, right), FadeIn(times),
+                  FadeIn(labels[1:]), run_time=0.55 * run_time)
+        self.play(FadeIn(equals), TransformFromCopy(VGroup(left, right), result), FadeIn(labels[0]),
+                  run_time=0.45 * run_time)
+
+    @staticmethod
+    def _send(row, where: str):
+        result = row[0]
+        arrow = Arrow(result.get_left(), result.get_left() + 1.6 * LEFT, buff=0.15, color=style.BACKWARD,
+                      stroke_width=4, max_tip_length_to_length_ratio=0.2)
+        return VGroup(arrow, style.zh(where, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(arrow, LEFT, buff=0.15))
 
 
 class GatesCircuit(LectureScene):

@@ -168,7 +168,8 @@ NUDGE_CONTEXTS = (("这是我", "的"), ("我吃完", "了"), ("他正", "在"))
 @CHAPTER.figure(
     "backprop_nudge_3b1b",
     "反向传播到底在干嘛：推一下",
-    source="3Blue1Brown《What is backpropagation really doing?》；图为本课重画，例子换成「下一个字」",
+    source=("3Blue1Brown《What is backpropagation really doing?》；图为本课重画，例子换成「下一个字」；"
+            "③ 接 §1.6、④ 接 §1.8 是本课的合题"),
 )
 def backprop_nudge_3b1b(check: Check, upstream: tuple[float, ...] = NUDGE_UPSTREAM,
                         weights: tuple[float, ...] = NUDGE_WEIGHTS):
@@ -214,7 +215,7 @@ LAYER_SEED = 4
 @CHAPTER.figure(
     "layer_two_matmuls",
     "每层往回只做两件事",
-    source="课程页 §1.3；① 输入梯度、② 权重梯度的编号依 LoRA 一节；小例子的数值为随机生成",
+    source="课程页 §1.3；①② 编号依 LoRA 一节；小例子的数值随机生成，两个梯度已用有限差分核对",
 )
 def layer_two_matmuls(check: Check, shape: dict[str, int] = LAYER_SHAPE, seed: int = LAYER_SEED):
     rng = np.random.default_rng(seed)
