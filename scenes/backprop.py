@@ -249,7 +249,7 @@ class FiniteDifferences(LectureScene):
 
         with self.narrate("brute_count") as cue:
             self.play(Create(frame), FadeIn(fill), FadeIn(bar_name), run_time=0.35 * cue.duration)
-            per = style.zh(f"一次前向 ≈ {facts['seconds_per_forward'].text}", size=style.LABEL_SIZE,
+            per = style.zh(f"一次前向按 {facts['seconds_per_forward'].text}算", size=style.LABEL_SIZE,
                            color=style.FORWARD).move_to(run)
             self.play(ReplacementTransform(run, per), run_time=0.25 * cue.duration)
 
@@ -541,15 +541,18 @@ class BackpropNudge3b1b(LectureScene):
             self.play(Create(keep), FadeOut(activation), run_time=0.3 * cue.duration)
             self.play(FadeIn(keep_name, shift=0.1 * UP), run_time=0.3 * cue.duration)
 
-        previous = facts["previous_nudge"].value
-        asks = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8) for v, y in zip(previous, self.MID_Y)))
+        # What 「的」 alone asks of the layer below, then every output's request added up.
+        asks = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
+                        for v, y in zip(facts["target_request"].value, self.MID_Y)))
+        summed = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
+                          for v, y in zip(facts["previous_nudge"].value, self.MID_Y)))
         with self.narrate("nudge_previous") as cue:
             self.play(FadeOut(keep), FadeOut(keep_name), run_time=0.08 * cue.duration)
             self.play(LaggedStart(*(GrowArrow(a) if isinstance(a, Arrow) else Create(a) for a in asks),
                                   lag_ratio=0.2), run_time=0.3 * cue.duration)
             backward = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges))
             self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in backward), lag_ratio=0.02),
-                      run_time=0.25 * cue.duration)
+                      Transform(asks, summed), run_time=0.25 * cue.duration)
             down = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges_low))
             self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in down), lag_ratio=0.02),
                       Indicate(below, color=style.BACKWARD, scale_factor=1.05), run_time=0.25 * cue.duration)

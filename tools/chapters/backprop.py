@@ -96,9 +96,9 @@ def finite_differences(check: Check, parameters: int = FD_PARAMETERS,
                        seconds_per_forward: float = FD_SECONDS_PER_FORWARD):
     seconds = parameters * seconds_per_forward  # one forward per nudged parameter
     years = timespan.years(seconds)
-    check.close("years", years, FD_PAGE_YEARS, abs=0.5)
     check.that("nearly ten thousand years", 9_000 < years < 10_000,
                "将近一万年: between 9,000 and 10,000 years", years)
+    check.close("years", years, FD_PAGE_YEARS, abs=0.5)
     check.close("years (calendar count)", timespan.calendar_years(seconds), years, abs=1.0)
     stops = [n for n in FD_COUNTER if n < parameters] + [parameters]
     counter = [{"parameters": numbers.signed(n), "elapsed": _span(n * seconds_per_forward).text,
@@ -158,10 +158,17 @@ def first_gradient(check: Check, logits: tuple[float, ...] = NEXT_LOGITS, target
 
 
 # backprop_nudge_3b1b: number-free. Arrow lengths and line widths are drawn
-# from real arithmetic on a schematic layer: the prediction of first_gradient,
-# four upstream neurons (brightness and weights are ours) and three contexts.
+# from a real output layer z = W a + b: four upstream neurons (brightness and
+# weights are ours), the bias set so that z is first_gradient's logits, and
+# three contexts that each want their own next character.
 NUDGE_UPSTREAM = (0.9, 0.15, 0.55, 0.3)
-NUDGE_WEIGHTS = (0.8, -0.6, 0.5, -0.4)
+NUDGE_WEIGHTS = (  # one row per next character, one column per upstream neuron
+    (0.8, -0.6, 0.5, -0.4),
+    (-0.3, 0.7, 0.2, 0.5),
+    (0.4, 0.3, -0.6, 0.2),
+    (-0.5, 0.2, 0.4, -0.3),
+    (0.1, -0.4, 0.3, 0.6),
+)
 NUDGE_CONTEXTS = (("这是我", "的"), ("我吃完", "了"), ("他正", "在"))
 
 
@@ -172,37 +179,51 @@ NUDGE_CONTEXTS = (("这是我", "的"), ("我吃完", "了"), ("他正", "在"))
             "③ 接 §1.6、④ 接 §1.8 是本课的合题"),
 )
 def backprop_nudge_3b1b(check: Check, upstream: tuple[float, ...] = NUDGE_UPSTREAM,
-                        weights: tuple[float, ...] = NUDGE_WEIGHTS):
-    p = gradients.softmax(np.array(NEXT_LOGITS))
+                        weights: tuple[tuple[float, ...], ...] = NUDGE_WEIGHTS,
+                        contexts: tuple[tuple[str, str], ...] = NUDGE_CONTEXTS):
     a, w = np.array(upstream), np.array(weights)
-    wishes = []
-    for _context, char in NUDGE_CONTEXTS:  # each example wants its own character
-        wishes.append(-gradients.cross_entropy_logit_gradient(np.array(NEXT_LOGITS), NEXT_CHARS.index(char)))
-    wish = wishes[0]  # the first example: truth 「的」
-    target = NEXT_CHARS.index(NUDGE_CONTEXTS[0][1])
-    check.that("nudge ∝ how far off", np.allclose(np.abs(wish), np.abs(np.eye(len(p))[target] - p)),
-               "each output is pushed by truth minus prediction", wish.tolist())
-    weight_nudge = a * wish[target]  # change in the weights into the truth's neuron
+    bias = np.array(NEXT_LOGITS) - w @ a  # the prediction of first_gradient
+    target = NEXT_CHARS.index(contexts[0][1])
+
+    def loss(w_, b_, a_):
+        return gradients.cross_entropy(w_ @ a_ + b_, target)
+
+    # Backprop's answers (minus the gradient: the way each knob wants to move) ...
+    wish = -gradients.cross_entropy_logit_gradient(w @ a + bias, target)
+    weight_wish = np.outer(wish, a)
+    previous_wish = w.T @ wish  # every output's request, added up
+    # ... against nudging each knob and rerunning the loss.
+    for name, analytic, numeric in (
+            ("nudge ∝ how far off (bias, finite differences)", wish,
+             -gradients.numeric_gradient(lambda v: loss(w, v, a), bias)),
+            ("weights (finite differences)", weight_wish, -gradients.numeric_gradient(lambda v: loss(v, bias, a), w)),
+            ("previous activations (finite differences)", previous_wish,
+             -gradients.numeric_gradient(lambda v: loss(w, bias, v), a))):
+        check.close(name, float(np.max(np.abs(analytic - numeric))), 0.0, abs=1e-8)
+    p = gradients.softmax(w @ a + bias)
+    check.that("the truth is pushed up, the rest down", wish[target] > 0 and (np.delete(wish, target) < 0).all(),
+               "a positive push on the truth, negative on every other character", wish.tolist())
+    into_target = weight_wish[target]
     check.that("weight change ∝ upstream activation",
-               np.argmax(weight_nudge) == np.argmax(a) and np.allclose(weight_nudge / a, wish[target]),
-               "the brightest upstream neuron's weight changes most, in proportion", weight_nudge.tolist())
-    previous_nudge = w * wish[target]  # what the truth's neuron asks of the layer below
+               np.argmax(into_target) == np.argmax(a) and np.allclose(into_target, wish[target] * a),
+               "the weight from the brightest upstream neuron changes most, in proportion", into_target.tolist())
+    wishes = [-gradients.cross_entropy_logit_gradient(w @ a + bias, NEXT_CHARS.index(char)) for _c, char in contexts]
     average = np.mean(wishes, axis=0)
-    for (context, char), own in zip(NUDGE_CONTEXTS, wishes):
+    for (context, char), own in zip(contexts, wishes):
         i = NEXT_CHARS.index(char)
         check.that(f"average does not please {context}", average[i] < own[i],
                    "the averaged push on each example's truth is smaller than its own", (average[i], own[i]))
     return {
         "chars": data(list(NEXT_CHARS)),
-        "contexts": data([list(c) for c in NUDGE_CONTEXTS]),
+        "contexts": data([list(c) for c in contexts]),
         "brightness": data(p.tolist()),
+        "upstream": data(a.tolist()),
         "wish": data(wish.tolist()),
+        "weight_nudge": data(into_target.tolist()),
+        "target_request": data((w[target] * wish[target]).tolist()),
+        "previous_nudge": data(previous_wish.tolist()),
         "wishes": data([v.tolist() for v in wishes]),
         "average": data(average.tolist()),
-        "upstream": data(a.tolist()),
-        "weights": data(w.tolist()),
-        "weight_nudge": data(weight_nudge.tolist()),
-        "previous_nudge": data(previous_nudge.tolist()),
     }
 
 
@@ -217,7 +238,8 @@ LAYER_SEED = 4
     "每层往回只做两件事",
     source="课程页 §1.3；①② 编号依 LoRA 一节；小例子的数值随机生成，两个梯度已用有限差分核对",
 )
-def layer_two_matmuls(check: Check, shape: dict[str, int] = LAYER_SHAPE, seed: int = LAYER_SEED):
+def layer_two_matmuls(check: Check, shape: dict[str, int] = LAYER_SHAPE, seed: int = LAYER_SEED,
+                      keep_input: bool = True):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(shape["tokens"], shape["inputs"]))
     w = rng.normal(size=(shape["inputs"], shape["outputs"]))
@@ -225,7 +247,8 @@ def layer_two_matmuls(check: Check, shape: dict[str, int] = LAYER_SHAPE, seed: i
     forward, backward = gradients.Tape(), gradients.Tape()
     y = gradients.linear_forward(x, w, forward)
     upstream = gradients.squared_error_gradient(y, truth)
-    grad_input, grad_weight = gradients.linear_backward(upstream, x, w, backward)
+    stored = x if keep_input else np.zeros_like(x)  # what forward left behind for the way back
+    grad_input, grad_weight = gradients.linear_backward(upstream, stored, w, backward)
 
     check.equal("upstream has the output's shape", upstream.shape, y.shape)
     check.equal("① input gradient has the input's shape", grad_input.shape, x.shape)
