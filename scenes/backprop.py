@@ -601,11 +601,11 @@ class BackpropNudge3b1b(LectureScene):
         columns = VGroup()
         for x, (context, _char), wishes in zip((-4.6, -2.5, -0.4), facts["contexts"].value, facts["wishes"].value):
             head = style.zh(f"{context}＿", size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to((x, 2.35, 0))
-            columns.add(VGroup(head, *(_wish_arrow(w, (x, y, 0)) for w, y in zip(wishes, rows))))
+            columns.add(VGroup(head, *(_wish_arrow(w, (x, y, 0), scale=1.1) for w, y in zip(wishes, rows))))
         x = 2.0
         head = style.zh("平均", size=style.LABEL_SIZE, color=style.BACKWARD).move_to((x, 2.35, 0))
         divider = DashedLine((x - 1.0, 2.7, 0), (x - 1.0, -2.1, 0), color=style.MUTED, stroke_width=2)
-        average = VGroup(*(_wish_arrow(w, (x, y, 0)) for w, y in zip(facts["average"].value, rows)))
+        average = VGroup(*(_wish_arrow(w, (x, y, 0), scale=1.1) for w, y in zip(facts["average"].value, rows)))
         return labels, columns, VGroup(head, divider), average
 
 

@@ -175,8 +175,7 @@ NUDGE_CONTEXTS = (("这是我", "的"), ("我吃完", "了"), ("他正", "在"))
 @CHAPTER.figure(
     "backprop_nudge_3b1b",
     "反向传播到底在干嘛：推一下",
-    source=("3Blue1Brown《What is backpropagation really doing?》；图为本课重画，例子换成「下一个字」；"
-            "③ 接 §1.6、④ 接 §1.8 是本课的合题"),
+    source="3Blue1Brown《What is backpropagation really doing?》，本课重画；接到 §1.6、§1.8 是本课的引申",
 )
 def backprop_nudge_3b1b(check: Check, upstream: tuple[float, ...] = NUDGE_UPSTREAM,
                         weights: tuple[tuple[float, ...], ...] = NUDGE_WEIGHTS,
