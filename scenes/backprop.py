@@ -254,7 +254,8 @@ class FiniteDifferences(LectureScene):
             self.play(ReplacementTransform(run, per), run_time=0.25 * cue.duration)
 
         with self.narrate("brute_race") as cue:
-            self.play(FadeOut(tag), previous.animate.set_color(style.MUTED).scale(1 / 2.2), run_time=0.05 * cue.duration)
+            self.play(FadeOut(tag), previous.animate.set_color(style.MUTED).scale(1 / 2.2),
+                      run_time=0.05 * cue.duration)
             stops = counter[3:]
             step = 0.85 * cue.duration / len(stops)
             for stop in stops:
@@ -516,7 +517,8 @@ class BackpropNudge3b1b(LectureScene):
         with self.narrate("nudge_three_ways") as cue:
             self.play(FadeIn(devices[1], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
             bias = style.zh("偏置", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(ring, UP, buff=0.1)
-            self.play(FadeIn(bias, shift=0.15 * DOWN), Indicate(out[0], color=style.BACKWARD), run_time=0.2 * cue.duration)
+            self.play(FadeIn(bias, shift=0.15 * DOWN), Indicate(out[0], color=style.BACKWARD),
+                      run_time=0.2 * cue.duration)
             weight = style.zh("权重", size=style.LABEL_SIZE, color=style.BACKWARD)
             weight.move_to(into_target[0].point_from_proportion(0.55) + 0.3 * UP)
             self.play(FadeIn(weight), into_target.animate.set_stroke(style.BACKWARD, opacity=1),
@@ -756,7 +758,8 @@ class LayerTwoMatmuls(LectureScene):
         result = row[0]
         arrow = Arrow(result.get_left(), result.get_left() + 1.6 * LEFT, buff=0.15, color=style.BACKWARD,
                       stroke_width=4, max_tip_length_to_length_ratio=0.2)
-        return VGroup(arrow, style.zh(where, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(arrow, LEFT, buff=0.15))
+        label = style.zh(where, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(arrow, LEFT, buff=0.15)
+        return VGroup(arrow, label)
 
 
 class GatesCircuit(LectureScene):
