@@ -20,6 +20,29 @@ from manim import (
     np,
 )
 
+from manim import (
+    AnimationGroup,
+    Arrow,
+    Circumscribe,
+    CurvedArrow,
+    DashedLine,
+    DashedVMobject,
+    Dot,
+    FadeOut,
+    GrowArrow,
+    GrowFromCenter,
+    GrowFromEdge,
+    LaggedStart,
+    MoveAlongPath,
+    Rectangle,
+    RoundedRectangle,
+    Square,
+    Succession,
+    Transform,
+    TransformFromCopy,
+    VMobject,
+)
+
 from scenes import style
 from scenes.base import LectureScene
 
@@ -28,6 +51,715 @@ _INPUTS = {"a": (-5.6, 2.3), "b": (-5.6, 1.0), "d": (-5.6, -0.4), "c": (-5.6, -1
 _GATES = {"q": ((-2.9, 1.65), "+", "分发"), "m": ((0.1, 0.6), "max", "路由"), "f": ((3.1, -0.65), "×", "交换")}
 _WIRES = [("a", "q"), ("b", "q"), ("q", "m"), ("d", "m"), ("m", "f"), ("c", "f")]
 _OUTPUT = (5.6, -0.65)
+
+
+def _word_tag(word: str, gloss: str, y: float) -> VGroup:
+    """A row's word on the left edge: the term and, under it, what it does."""
+    tag = VGroup(style.zh(word, size=style.BODY_SIZE, color=style.HIGHLIGHT),
+                 style.zh(gloss, size=style.SMALL_SIZE, color=style.MUTED)).arrange(DOWN, buff=0.1)
+    return tag.move_to((-5.9, y, 0))
+
+
+class ExchangeRate(LectureScene):
+    """Three words: a derivative divides, a gradient lines rates up, a chain multiplies them."""
+
+    SCALE = 20.0  # frame units per unit of the made-up quantities (0.03 -> 0.6)
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        with self.narrate("rate_intro") as cue:
+            tags = [_word_tag("导数", "相除", 1.85), _word_tag("梯度", "一排", -0.15),
+                    _word_tag("链式法则", "相乘", -2.05)]
+            self.play(LaggedStart(*(FadeIn(t, shift=0.3 * RIGHT) for t in tags), lag_ratio=0.4),
+                      run_time=0.7 * cue.duration)
+        self._divide(facts, tags[0])
+        self._gradient(tags[1])
+        total_box = self._chain(facts, tags[2])
+        with self.narrate("rate_caveat") as cue:
+            caveat = style.zh("⚠ 这些数都是编出来的示意数", size=style.LABEL_SIZE,
+                              color=style.HIGHLIGHT).to_corner(DOWN + RIGHT, buff=style.EDGE).shift(0.45 * UP)
+            self.play(FadeIn(caveat, shift=0.2 * UP), run_time=0.3 * cue.duration)
+            self.play(Circumscribe(total_box, color=style.HIGHLIGHT), run_time=0.4 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    def _ruler(self, label: str, y: float, start, colour):
+        name = style.zh(label, size=style.LABEL_SIZE, color=style.MUTED).move_to((-4.45, y, 0))
+        line = Line((-3.8, y, 0), (0.9, y, 0), color=style.MUTED, stroke_width=2)
+        dot = Dot((-3.2, y, 0), radius=0.09, color=colour)
+        reading = style.value(start, color=colour).next_to(dot, UP, buff=0.12)
+        return name, line, dot, reading
+
+    def _nudge(self, dot, reading, end_fact, distance, colour, run_time):
+        """Move a dot by `distance`, leave the stretch it covered, update its reading."""
+        start = dot.get_center()
+        stretch = Line(start, start + distance * RIGHT, color=colour, stroke_width=7)
+        new_reading = style.value(end_fact, color=colour).next_to(start + distance * RIGHT, UP, buff=0.12)
+        self.play(dot.animate.shift(distance * RIGHT), Create(stretch), Transform(reading, new_reading),
+                  run_time=run_time)
+        return stretch
+
+    def _divide(self, facts, tag):
+        in_parts = self._ruler("输入", 2.35, facts["x_before"], style.HIGHLIGHT)
+        out_parts = self._ruler("输出", 1.35, facts["y_before"], style.FORWARD)
+        with self.narrate("rate_nudge") as cue:
+            self.play(Indicate(tag[0]), *(FadeIn(m) for m in (*in_parts, *out_parts)), run_time=0.25 * cue.duration)
+            d_in = facts["moved_0"].value * self.SCALE
+            d_out = facts["moved_1"].value * self.SCALE
+            in_stretch = self._nudge(in_parts[2], in_parts[3], facts["x_after"], d_in, style.HIGHLIGHT,
+                                     0.25 * cue.duration)
+            self.wait(0.1 * cue.duration)
+            out_stretch = self._nudge(out_parts[2], out_parts[3], facts["y_after"], d_out, style.FORWARD,
+                                      0.25 * cue.duration)
+        with self.narrate("rate_divide") as cue:
+            moved_in = style.value(facts["moved_0"], size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+            moved_out = style.value(facts["moved_1"], size=style.SMALL_SIZE, color=style.FORWARD)
+            self.play(FadeIn(moved_in.next_to(in_stretch, DOWN, buff=0.1)),
+                      FadeIn(moved_out.next_to(out_stretch, DOWN, buff=0.22)), run_time=0.2 * cue.duration)
+            # Lay the input's stretch along the output's, as many times as it fits: that count is the rate.
+            copies = VGroup(*(in_stretch.copy() for _ in range(round(facts["rate_a"].value))))
+            copies.arrange(RIGHT, buff=0.05).next_to(out_stretch, DOWN, buff=0.06).align_to(out_stretch, LEFT)
+            self.play(LaggedStart(*(TransformFromCopy(in_stretch, c) for c in copies), lag_ratio=0.6),
+                      run_time=0.3 * cue.duration)
+            equation = style.math(f"{facts['moved_1'].text} div {facts['moved_0'].text} = {facts['rate_a'].text}",
+                                  size=style.TITLE_SIZE).move_to((3.2, 2.05, 0))
+            name = style.zh("兑换率", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(equation, DOWN, buff=0.15)
+            self.play(TransformFromCopy(VGroup(moved_out, moved_in), equation), run_time=0.25 * cue.duration)
+            self.play(FadeIn(name, shift=0.1 * UP), run_time=0.15 * cue.duration)
+        with self.narrate("rate_limit") as cue:
+            note = style.zh("差商，不是极限", size=style.SMALL_SIZE, color=style.MUTED).next_to(name, RIGHT, buff=0.3)
+            self.play(FadeIn(note), Indicate(equation, color=style.HIGHLIGHT), run_time=0.4 * cue.duration)
+
+    def _gradient(self, tag):
+        params = VGroup(*(Circle(radius=0.2, color=style.TEXT, stroke_width=2) for _ in range(6)))
+        params.arrange(RIGHT, buff=0.45).move_to((-1.9, 0.2, 0))
+        dots = style.zh("⋯", size=style.BODY_SIZE, color=style.MUTED).next_to(params, RIGHT, buff=0.25)
+        name = style.zh("参数", size=style.LABEL_SIZE, color=style.MUTED).next_to(params, LEFT, buff=0.25)
+        chips = VGroup(*(Square(0.3, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=0.85)
+                         .next_to(p, DOWN, buff=0.22) for p in params))
+        with self.narrate("rate_gradient") as cue:
+            self.play(Indicate(tag[0]), FadeIn(name), LaggedStart(*(FadeIn(p, scale=0.5) for p in params),
+                                                                   lag_ratio=0.15), FadeIn(dots),
+                      run_time=0.3 * cue.duration)
+            self.play(LaggedStart(*(AnimationGroup(Indicate(p, color=style.HIGHLIGHT), GrowFromCenter(c))
+                                    for p, c in zip(params, chips)), lag_ratio=0.3), run_time=0.4 * cue.duration)
+            bracket = SurroundingRectangle(chips, color=style.BACKWARD, buff=0.1, corner_radius=0.08)
+            label = style.zh("每个参数一个兑换率，排成一排", size=style.LABEL_SIZE,
+                             color=style.BACKWARD).next_to(bracket, RIGHT, buff=0.3)
+            self.play(Create(bracket), FadeIn(label, shift=0.2 * LEFT), run_time=0.25 * cue.duration)
+
+    def _chain(self, facts, tag):
+        y = -2.05
+        xs = (-4.3, -2.05, 0.2, 2.45)
+        nodes = VGroup(*(Circle(radius=0.28, color=style.TEXT, stroke_width=2).move_to((x, y, 0)) for x in xs))
+        links, arrows = VGroup(), VGroup()
+        for i in range(3):
+            box = RoundedRectangle(width=0.95, height=0.5, corner_radius=0.1, color=style.MUTED, stroke_width=2)
+            mark = style.zh("×" + facts[f"link_{i + 1}"].text, size=style.LABEL_SIZE)
+            links.add(VGroup(box, mark.move_to(box)).move_to(((xs[i] + xs[i + 1]) / 2, y, 0)))
+            arrows.add(Arrow(nodes[i].get_right(), links[i].get_left(), buff=0.05, stroke_width=2,
+                             max_tip_length_to_length_ratio=0.35, color=style.MUTED),
+                       Arrow(links[i].get_right(), nodes[i + 1].get_left(), buff=0.05, stroke_width=2,
+                             max_tip_length_to_length_ratio=0.35, color=style.MUTED))
+        with self.narrate("rate_chain") as cue:
+            self.play(Indicate(tag[0]), FadeIn(nodes), run_time=0.25 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(VGroup(arrows[2 * i], links[i], arrows[2 * i + 1])) for i in range(3)),
+                                  lag_ratio=0.5), run_time=0.6 * cue.duration)
+        moved = [style.value(facts[f"moved_{i}"], color=style.HIGHLIGHT).next_to(nodes[i], DOWN, buff=0.15)
+                 for i in range(4)]
+        with self.narrate("rate_travel") as cue:
+            self.play(FadeIn(moved[0], scale=1.3), nodes[0].animate.set_stroke(style.HIGHLIGHT),
+                      run_time=0.15 * cue.duration)
+            for i in range(3):
+                pulse = Dot(nodes[i].get_center(), radius=0.1, color=style.HIGHLIGHT)
+                self.play(MoveAlongPath(pulse, Line(nodes[i].get_center(), nodes[i + 1].get_center())),
+                          Indicate(links[i], color=style.HIGHLIGHT), run_time=0.14 * cue.duration)
+                self.remove(pulse)
+                self.play(TransformFromCopy(moved[i], moved[i + 1]), nodes[i + 1].animate.set_stroke(style.HIGHLIGHT),
+                          run_time=0.11 * cue.duration)
+        with self.narrate("rate_product") as cue:
+            total = style.math(f"{facts['moved_3'].text} div {facts['moved_0'].text} = {facts['total'].text}",
+                               size=style.TITLE_SIZE)
+            product = style.math(" = " + " times ".join(facts[f"link_{i}"].text for i in (1, 2, 3)),
+                                 size=style.TITLE_SIZE)
+            group = VGroup(total, product).arrange(DOWN, aligned_edge=LEFT, buff=0.2).move_to((5.3, y, 0))
+            self.play(TransformFromCopy(VGroup(moved[3], moved[0]), total), run_time=0.25 * cue.duration)
+            self.play(TransformFromCopy(VGroup(*(link[1] for link in links)), product), run_time=0.25 * cue.duration)
+            box = SurroundingRectangle(group, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
+            self.play(Create(box), run_time=0.1 * cue.duration)
+            shrink = links[facts["shrinking_link"].value[0] - 1]
+            note = style.zh("缩小", size=style.SMALL_SIZE, color=style.BACKWARD).next_to(shrink, UP, buff=0.12)
+            self.play(shrink[0].animate.set_stroke(style.BACKWARD, 4), FadeIn(note, shift=0.1 * DOWN),
+                      run_time=0.2 * cue.duration)
+        return box
+
+
+class FiniteDifferences(LectureScene):
+    """The brute-force way: nudge one parameter, rerun the whole forward; a counter races to 三千亿."""
+
+    BAR_LEFT, BAR_WIDTH, BAR_Y = -6.2, 12.4, -0.55
+
+    def construct(self):
+        facts = self.facts
+        counter = facts["counter"].value
+        self.show_title()
+        blocks, grids, loss = self._network()
+        with self.narrate("brute_intro") as cue:
+            self.play(LaggedStart(*(FadeIn(b) for b in blocks), lag_ratio=0.15), run_time=0.5 * cue.duration)
+            self.play(FadeIn(loss, shift=0.2 * LEFT), run_time=0.3 * cue.duration)
+
+        # The counter panel and the progress bar over all parameters.
+        tried_label = style.zh("已动过的参数", size=style.LABEL_SIZE, color=style.MUTED).move_to((4.2, 2.55, 0))
+        time_label = style.zh("已用时间", size=style.LABEL_SIZE, color=style.MUTED).move_to((4.2, 1.35, 0))
+        tried = self._reading(counter[0]["parameters"], 2.0)
+        spent = self._reading(counter[0]["elapsed"], 0.8)
+        frame = Rectangle(width=self.BAR_WIDTH, height=0.36, color=style.MUTED, stroke_width=2)
+        frame.move_to((self.BAR_LEFT + self.BAR_WIDTH / 2, self.BAR_Y, 0))
+        fill = self._fill(0.0)
+        bar_name = style.zh(f"{facts['parameters'].text}个参数，一个一个来", size=style.LABEL_SIZE,
+                            color=style.MUTED).next_to(frame, UP, buff=0.12).align_to(frame, RIGHT)
+
+        with self.narrate("brute_nudge") as cue:
+            dot = grids[1][7]
+            tag = style.zh("动一丁点", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(blocks[1], DOWN, buff=0.12)
+            self.play(dot.animate.set_color(style.HIGHLIGHT).scale(2.2), FadeIn(tag), run_time=0.2 * cue.duration)
+            run = style.zh("整个前向重跑一遍", size=style.LABEL_SIZE, color=style.FORWARD)
+            run.next_to(VGroup(*blocks), UP, buff=0.12)
+            self.play(FadeIn(run), run_time=0.1 * cue.duration)
+            self._forward_sweep(blocks, loss, 0.4 * cue.duration)
+            asked = style.zh("变了多少？", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            asked.next_to(loss, DOWN, buff=0.15).shift(0.4 * RIGHT)
+            self.play(FadeIn(asked, shift=0.1 * UP), run_time=0.15 * cue.duration)
+
+        with self.narrate("brute_next") as cue:
+            derivative = style.zh("一除：一个导数", size=style.LABEL_SIZE,
+                                  color=style.BACKWARD).move_to(asked)
+            self.play(FadeIn(tried_label), FadeIn(time_label), FadeIn(tried), FadeIn(spent),
+                      ReplacementTransform(asked, derivative), run_time=0.25 * cue.duration)
+            previous = dot
+            for stop, target in zip(counter[1:3], (grids[2][4], grids[3][10])):
+                self.play(previous.animate.set_color(style.MUTED).scale(1 / 2.2),
+                          target.animate.set_color(style.HIGHLIGHT).scale(2.2),
+                          tag.animate.set_x(target.get_x()),
+                          run_time=0.1 * cue.duration)
+                self._forward_sweep(blocks, loss, 0.16 * cue.duration)
+                self._tick(tried, spent, stop, 0.08 * cue.duration)
+                previous = target
+
+        with self.narrate("brute_count") as cue:
+            self.play(Create(frame), FadeIn(fill), FadeIn(bar_name), run_time=0.35 * cue.duration)
+            per = style.zh(f"一次前向按 {facts['seconds_per_forward'].text}算", size=style.LABEL_SIZE,
+                           color=style.FORWARD).move_to(run)
+            self.play(ReplacementTransform(run, per), run_time=0.25 * cue.duration)
+
+        with self.narrate("brute_race") as cue:
+            self.play(FadeOut(tag), previous.animate.set_color(style.MUTED).scale(1 / 2.2),
+                      run_time=0.05 * cue.duration)
+            stops = counter[3:]
+            step = 0.85 * cue.duration / len(stops)
+            for stop in stops:
+                new_fill = self._fill(stop["share"])
+                self._tick(tried, spent, stop, 0.45 * step, Transform(fill, new_fill),
+                           ShowPassingFlash(Line((-6.0, 1.5, 0), (0.0, 1.5, 0)).set_stroke(style.FORWARD, 8),
+                                            time_width=0.5))
+                self.wait(0.55 * step)
+
+        with self.narrate("brute_total") as cue:
+            sum_line = style.zh(f"{facts['seconds'].text} 秒 ÷ {facts['year_seconds'].text}/年 = {facts['years'].text}",
+                                size=style.BODY_SIZE).move_to((0, -1.6, 0))
+            self.play(FadeIn(sum_line, shift=0.2 * UP), Indicate(spent, color=style.HIGHLIGHT),
+                      run_time=0.45 * cue.duration)
+            nearly = style.zh(facts["nearly"].text, size=style.TITLE_SIZE, color=style.HIGHLIGHT)
+            nearly.next_to(sum_line, DOWN, buff=0.3)
+            self.play(GrowFromCenter(nearly), run_time=0.3 * cue.duration)
+
+        with self.narrate("brute_one_step") as cue:
+            one_step = style.zh("而这，还只是一步", size=style.BODY_SIZE, color=style.BACKWARD)
+            one_step.next_to(nearly, RIGHT, buff=0.6)
+            self.play(FadeIn(one_step, shift=0.2 * LEFT), Circumscribe(frame, color=style.BACKWARD),
+                      run_time=0.5 * cue.duration)
+
+        with self.narrate("brute_point") as cue:
+            self.play(FadeOut(VGroup(*blocks, loss, per, derivative)), run_time=0.12 * cue.duration)
+            many = VGroup(*(Arrow((-5.0, 0, 0), (-1.0, 0, 0), buff=0, stroke_width=2, color=style.FORWARD,
+                                  max_tip_length_to_length_ratio=0.06) for _ in range(5)))
+            many.arrange(DOWN, buff=0.1).move_to((-3.0, 1.1, 0))
+            many_name = style.zh(f"{facts['parameters'].text}次前向", size=style.BODY_SIZE,
+                                 color=style.FORWARD).next_to(many, UP, buff=0.2)
+            self.play(LaggedStart(*(GrowArrow(a) for a in many), lag_ratio=0.1), FadeIn(many_name),
+                      run_time=0.3 * cue.duration)
+            one = Arrow((-1.0, 1.1, 0), (-5.0, 1.1, 0), buff=0, stroke_width=8, color=style.BACKWARD)
+            one_name = style.zh("压成一次反向", size=style.BODY_SIZE, color=style.BACKWARD).next_to(one, DOWN, buff=0.2)
+            self.play(ReplacementTransform(many, one), FadeIn(one_name, shift=0.2 * UP),
+                      many_name.animate.set_opacity(0.5), run_time=0.35 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    def _network(self):
+        """Five layers, each a panel with its parameters drawn as dots inside it."""
+        blocks, grids = [], VGroup()
+        for x in (-5.6, -4.45, -3.3, -2.15, -1.0):
+            panel = RoundedRectangle(width=0.8, height=2.0, corner_radius=0.08, color=style.FORWARD,
+                                     stroke_width=2, fill_color=style.PANEL, fill_opacity=1).move_to((x, 1.5, 0))
+            grid = VGroup(*(Dot(radius=0.04, color=style.MUTED) for _ in range(18))).arrange_in_grid(6, 3, buff=0.18)
+            grids.add(grid.move_to(panel))
+            blocks.append(VGroup(panel, grid))
+        loss = VGroup(Circle(radius=0.42, color=style.TEXT, stroke_width=2),
+                      style.zh("损失", size=style.LABEL_SIZE)).move_to((0.45, 1.5, 0))
+        loss[1].move_to(loss[0])
+        return blocks, grids, loss
+
+    @staticmethod
+    def _reading(text: str, y: float):
+        return style.zh(text, size=style.TITLE_SIZE, color=style.TEXT).move_to((4.2, y, 0))
+
+    def _fill(self, share: float):
+        width = max(share * self.BAR_WIDTH, 0.02)
+        bar = Rectangle(width=width, height=0.36, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.9)
+        return bar.move_to((self.BAR_LEFT + width / 2, self.BAR_Y, 0))
+
+    def _forward_sweep(self, blocks, loss, run_time):
+        path = Line(blocks[0].get_left(), loss.get_left()).set_stroke(style.FORWARD, 8)
+        self.play(ShowPassingFlash(path, time_width=0.4),
+                  Succession(*(Indicate(b, color=style.FORWARD, scale_factor=1.05) for b in blocks),
+                             Indicate(loss, color=style.HIGHLIGHT)), run_time=run_time)
+
+    def _tick(self, tried, spent, stop, run_time, *extra):
+        self.play(Transform(tried, self._reading(stop["parameters"], tried.get_y())),
+                  Transform(spent, self._reading(stop["elapsed"], spent.get_y())), *extra, run_time=run_time)
+
+
+class FirstGradient(LectureScene):
+    """Softmax + cross-entropy: the seed of the backward chain is p − y, on the logits."""
+
+    ROWS = (1.45, 0.7, -0.05, -0.8, -1.55)
+    LOGIT_X, P_X, Y_X, SEED_X = -4.55, -2.75, -0.5, 4.6  # column anchors
+    SCALE = 2.0  # frame units per unit of probability, for p, y and p − y alike
+
+    def construct(self):
+        facts = self.facts
+        chars = facts["chars"].value
+        n = len(chars)
+        self.show_title()
+
+        with self.narrate("seed_loss") as cue:
+            loss_name = style.zh("损失", size=style.BODY_SIZE)
+            loss_value = style.zh("一个数", size=style.BODY_SIZE, color=style.HIGHLIGHT)
+            loss = VGroup(loss_name, loss_value).arrange(RIGHT, buff=0.3).move_to((4.6, 3.25, 0))
+            loss_box = SurroundingRectangle(loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
+            self.play(FadeIn(loss, scale=1.2), Create(loss_box), run_time=0.4 * cue.duration)
+
+        labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((-6.0, y, 0)) for c, y in zip(chars, self.ROWS)))
+        chips = VGroup()
+        for i, y in enumerate(self.ROWS):
+            box = RoundedRectangle(width=0.9, height=0.5, corner_radius=0.08, color=style.MUTED, stroke_width=2)
+            chips.add(VGroup(box, style.value(facts[f"logit_{i}"]).move_to(box)).move_to((self.LOGIT_X, y, 0)))
+        head_y = 2.3
+        with self.narrate("seed_logits") as cue:
+            head = style.zh("logits", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.LOGIT_X, head_y, 0))
+            self.play(FadeIn(labels, shift=0.2 * RIGHT), FadeIn(head), run_time=0.3 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(c, shift=0.2 * LEFT) for c in chips), lag_ratio=0.2),
+                      run_time=0.5 * cue.duration)
+
+        p_bars, p_texts = self._bars("p", self.P_X, style.FORWARD)
+        with self.narrate("seed_softmax") as cue:
+            arrow = Arrow((head.get_right()[0] + 0.1, head_y, 0), (self.P_X - 0.1, head_y, 0), buff=0, stroke_width=3,
+                          color=style.FORWARD, max_tip_length_to_length_ratio=0.2)
+            arrow_name = style.zh("softmax", size=style.SMALL_SIZE, color=style.FORWARD).next_to(arrow, UP, buff=0.05)
+            head_p = style.zh("p：你猜的", size=style.LABEL_SIZE, color=style.FORWARD)
+            head_p.next_to((self.P_X, head_y, 0), RIGHT, buff=0)
+            self.play(GrowArrow(arrow), FadeIn(arrow_name), FadeIn(head_p), run_time=0.2 * cue.duration)
+            self.play(*(TransformFromCopy(chips[i], p_bars[i]) for i in range(n)), run_time=0.3 * cue.duration)
+            for i in (0, 1):  # the two the narration names
+                self.play(FadeIn(p_texts[i], shift=0.1 * RIGHT), Indicate(labels[i], color=style.FORWARD),
+                          run_time=0.12 * cue.duration)
+            self.play(*(FadeIn(t) for t in p_texts[2:]), run_time=0.1 * cue.duration)
+
+        y_bars, y_texts = self._bars("y", self.Y_X, style.HIGHLIGHT)
+        with self.narrate("seed_truth") as cue:
+            minus = style.zh("−", size=style.BODY_SIZE).move_to((self.Y_X - 0.35, head_y, 0))
+            head_y_text = style.zh("y：正确答案", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            head_y_text.next_to((self.Y_X, head_y, 0), RIGHT, buff=0)
+            self.play(FadeIn(minus), FadeIn(head_y_text), *(GrowFromEdge(b, LEFT) for b in y_bars),
+                      *(FadeIn(t) for t in y_texts), run_time=0.3 * cue.duration)
+            self.play(Indicate(labels[0], color=style.HIGHLIGHT), Indicate(y_bars[0], color=style.HIGHLIGHT),
+                      run_time=0.2 * cue.duration)
+            value = style.zh(f"= −ln p({chars[0]}) = {facts['loss'].text}", size=style.BODY_SIZE,
+                             color=style.HIGHLIGHT)
+            new_loss = VGroup(loss_name.copy(), value).arrange(RIGHT, buff=0.3).move_to(loss).align_to(loss, RIGHT)
+            self.play(Transform(loss, new_loss), Transform(loss_box, SurroundingRectangle(
+                new_loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)), run_time=0.3 * cue.duration)
+
+        seed_bars, seed_texts = self._seed_bars()
+        with self.narrate("seed_subtract") as cue:
+            equals = style.zh("=", size=style.BODY_SIZE).move_to((self.SEED_X - 2.0, head_y, 0))
+            head_seed = style.zh("p − y：梯度的种子", size=style.LABEL_SIZE, color=style.BACKWARD)
+            head_seed.move_to((self.SEED_X, head_y, 0))
+            axis = Line((self.SEED_X, self.ROWS[0] + 0.35, 0), (self.SEED_X, self.ROWS[-1] - 0.35, 0),
+                        color=style.MUTED, stroke_width=2)
+            self.play(FadeIn(equals), FadeIn(head_seed), Create(axis), run_time=0.15 * cue.duration)
+            for i in (0, 1):
+                self.play(TransformFromCopy(VGroup(p_bars[i], y_bars[i]), seed_bars[i]),
+                          Indicate(VGroup(p_texts[i], y_texts[i]), color=style.BACKWARD), run_time=0.2 * cue.duration)
+                self.play(FadeIn(seed_texts[i], scale=1.3), run_time=0.1 * cue.duration)
+            self.play(*(TransformFromCopy(VGroup(p_bars[i], y_bars[i]), seed_bars[i]) for i in range(2, n)),
+                      *(FadeIn(seed_texts[i]) for i in range(2, n)), run_time=0.15 * cue.duration)
+
+        with self.narrate("seed_sign") as cue:
+            up = style.zh("正：猜高了", size=style.SMALL_SIZE, color=style.BACKWARD)
+            down = style.zh("负：该高没高", size=style.SMALL_SIZE, color=style.BACKWARD)
+            signs = VGroup(down, up).arrange(RIGHT, buff=0.6).move_to((self.SEED_X, -2.25, 0))
+            self.play(FadeIn(up), *(Indicate(seed_bars[i], color=style.HIGHLIGHT) for i in range(1, n)),
+                      run_time=0.3 * cue.duration)
+            self.play(FadeIn(down), Indicate(seed_bars[0], color=style.HIGHLIGHT), run_time=0.3 * cue.duration)
+            seed_box = SurroundingRectangle(VGroup(seed_bars, seed_texts), color=style.BACKWARD, buff=0.15,
+                                            corner_radius=0.08)
+            self.play(Create(seed_box), run_time=0.2 * cue.duration)
+
+        with self.narrate("seed_logits_caveat") as cue:
+            back = CurvedArrow((self.SEED_X - 1.0, -1.95, 0), (self.LOGIT_X, -1.9, 0), angle=-0.3,
+                               color=style.BACKWARD, stroke_width=4)
+            note = style.zh("对 logits（softmax 之前）求导，不是对概率 p", size=style.LABEL_SIZE,
+                            color=style.BACKWARD).move_to((-0.3, -2.6, 0))
+            self.play(FadeOut(signs), run_time=0.1 * cue.duration)
+            self.play(Create(back), Indicate(chips, color=style.BACKWARD), run_time=0.35 * cue.duration)
+            self.play(FadeIn(note, shift=0.1 * UP), run_time=0.2 * cue.duration)
+
+        with self.narrate("seed_check") as cue:
+            check = style.zh(f"有限差分核对：每个 logit 动一丁点重算损失，最大误差 {facts['fd_error'].text}",
+                             size=style.SMALL_SIZE, color=style.MUTED).next_to(note, DOWN, buff=0.15)
+            self.play(FadeIn(check), run_time=0.3 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    def _bars(self, key: str, x: float, colour):
+        """Bars growing right from x, one per row, with their values beside them."""
+        bars, texts = VGroup(), VGroup()
+        for i, y in enumerate(self.ROWS):
+            fact = self.facts[f"{key}_{i}"]
+            width = max(fact.value * self.SCALE, 0.02)
+            bar = Rectangle(width=width, height=0.42, stroke_width=0, fill_color=colour,
+                            fill_opacity=0.85 if fact.value else 0.3)
+            bars.add(bar.move_to((x + width / 2, y, 0)))
+            texts.add(style.value(fact, color=colour).next_to(bar, RIGHT, buff=0.12))
+        return bars, texts
+
+    def _seed_bars(self):
+        """Signed bars about the seed axis: negative to the left, positive to the right."""
+        bars, texts = VGroup(), VGroup()
+        values = self.facts["seed_values"].value
+        for i, (v, y) in enumerate(zip(values, self.ROWS)):
+            width = abs(v) * self.SCALE
+            bar = Rectangle(width=width, height=0.42, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=0.85)
+            bar.move_to((self.SEED_X + (width / 2 if v > 0 else -width / 2), y, 0))
+            bars.add(bar)
+            text = style.value(self.facts[f"seed_{i}"], color=style.BACKWARD)
+            texts.add(text.next_to(bar, RIGHT if v > 0 else LEFT, buff=0.12))
+        return bars, texts
+
+
+def _wish_arrow(wish: float, at, scale: float = 1.5) -> VMobject:
+    """Up to brighten, down to dim, as long as the push; a flat dash when the push is about nothing."""
+    length = abs(wish) * scale
+    centre = np.array(at, dtype=float)
+    if length < 0.06:
+        return Line(centre + 0.12 * LEFT, centre + 0.12 * RIGHT, color=style.BACKWARD, stroke_width=4)
+    half = (length / 2) * (UP if wish > 0 else DOWN)
+    return Arrow(centre - half, centre + half, buff=0, color=style.BACKWARD, stroke_width=6, tip_length=0.14,
+                 max_tip_length_to_length_ratio=0.6, max_stroke_width_to_length_ratio=40)
+
+
+class BackpropNudge3b1b(LectureScene):
+    """3Blue1Brown's four devices, redrawn with the next-character example; number-free."""
+
+    OUT_Y = (2.0, 1.1, 0.2, -0.7, -1.6)
+    MID_Y = (1.55, 0.65, -0.25, -1.15)
+    X0, X1, X2 = -5.4, -2.6, 0.4  # layer below, upstream layer, output layer
+
+    def construct(self):
+        facts = self.facts
+        chars = facts["chars"].value
+        self.show_title()
+        below = self._layer(self.X0, self.MID_Y, [None] * 4)
+        mid = self._layer(self.X1, self.MID_Y, facts["upstream"].value)
+        out = self._layer(self.X2, self.OUT_Y, facts["brightness"].value)
+        edges_low = self._edges(below, mid)
+        edges = self._edges(mid, out)
+        names = VGroup(*(style.zh(c, size=style.BODY_SIZE).next_to(n, RIGHT, buff=0.25) for c, n in zip(chars, out)))
+        context = style.zh(f"例子：「{facts['contexts'].value[0][0]}＿」", size=style.LABEL_SIZE,
+                           color=style.HIGHLIGHT).to_corner(UP + RIGHT, buff=style.EDGE)
+        devices = [style.zh(t, size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+                   for t in ("① 推多少，看差多远", "② 变亮有三条路", "③ 改权重，看上游亮度", "④ 众口难调，取平均")]
+        VGroup(*devices).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to((4.95, 0.9, 0))
+        target = names[0]
+
+        with self.narrate("nudge_intro") as cue:
+            self.play(FadeIn(below), FadeIn(mid), FadeIn(out), Create(edges_low), Create(edges),
+                      run_time=0.45 * cue.duration)
+            self.play(FadeIn(names, shift=0.1 * LEFT), FadeIn(context), run_time=0.3 * cue.duration)
+
+        wish = facts["wish"].value
+        arrows = VGroup(*(_wish_arrow(w, (names[i].get_right()[0] + 0.4, self.OUT_Y[i], 0))
+                          for i, w in enumerate(wish)))
+        with self.narrate("nudge_wish") as cue:
+            ring = SurroundingRectangle(VGroup(out[0], target), color=style.HIGHLIGHT, buff=0.1, corner_radius=0.1)
+            self.play(Create(ring), run_time=0.2 * cue.duration)
+            self.play(GrowArrow(arrows[0]), run_time=0.25 * cue.duration)
+            self.play(*(GrowArrow(a) for a in arrows[1:]), run_time=0.25 * cue.duration)
+
+        with self.narrate("nudge_size") as cue:
+            self.play(FadeIn(devices[0], shift=0.2 * LEFT), run_time=0.2 * cue.duration)
+            self.play(Indicate(arrows[0], color=style.HIGHLIGHT, scale_factor=1.3), run_time=0.35 * cue.duration)
+            self.play(*(Indicate(a, color=style.HIGHLIGHT) for a in arrows[1:]), run_time=0.3 * cue.duration)
+
+        into_target = VGroup(*(edges[k * len(out) + 0] for k in range(len(mid))))
+        with self.narrate("nudge_three_ways") as cue:
+            self.play(FadeIn(devices[1], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            bias = style.zh("偏置", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(ring, UP, buff=0.1)
+            self.play(FadeIn(bias, shift=0.15 * DOWN), Indicate(out[0], color=style.BACKWARD),
+                      run_time=0.2 * cue.duration)
+            weight = style.zh("权重", size=style.LABEL_SIZE, color=style.BACKWARD)
+            weight.move_to(into_target[0].point_from_proportion(0.55) + 0.3 * UP)
+            self.play(FadeIn(weight), into_target.animate.set_stroke(style.BACKWARD, opacity=1),
+                      run_time=0.25 * cue.duration)
+            activation = style.zh("上一层激活", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(mid, UP, buff=0.2)
+            self.play(FadeIn(activation), Indicate(mid, color=style.BACKWARD, scale_factor=1.05),
+                      run_time=0.25 * cue.duration)
+
+        nudges = facts["weight_nudge"].value
+        with self.narrate("nudge_weights") as cue:
+            self.play(FadeIn(devices[2], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            widths = [2 + 12 * v / max(nudges) for v in nudges]
+            self.play(*(e.animate.set_stroke(width=w) for e, w in zip(into_target, widths)),
+                      run_time=0.4 * cue.duration)
+            brightest = mid[int(np.argmax(facts["upstream"].value))]
+            self.play(Indicate(brightest, color=style.HIGHLIGHT, scale_factor=1.3), run_time=0.3 * cue.duration)
+
+        with self.narrate("nudge_keep") as cue:
+            keep = DashedVMobject(SurroundingRectangle(mid, color=style.FORWARD, buff=0.15, corner_radius=0.1))
+            keep_name = style.zh("前向时的亮度：得存着", size=style.LABEL_SIZE, color=style.FORWARD)
+            keep_name.next_to(keep, DOWN, buff=0.15)
+            self.play(Create(keep), FadeOut(activation), run_time=0.3 * cue.duration)
+            self.play(FadeIn(keep_name, shift=0.1 * UP), run_time=0.3 * cue.duration)
+
+        # What 「的」 alone asks of the layer below, then every output's request added up.
+        asks = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
+                        for v, y in zip(facts["target_request"].value, self.MID_Y)))
+        summed = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
+                          for v, y in zip(facts["previous_nudge"].value, self.MID_Y)))
+        with self.narrate("nudge_previous") as cue:
+            self.play(FadeOut(keep), FadeOut(keep_name), run_time=0.08 * cue.duration)
+            self.play(LaggedStart(*(GrowArrow(a) if isinstance(a, Arrow) else Create(a) for a in asks),
+                                  lag_ratio=0.2), run_time=0.3 * cue.duration)
+            backward = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges))
+            self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in backward), lag_ratio=0.02),
+                      Transform(asks, summed), run_time=0.25 * cue.duration)
+            down = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges_low))
+            self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in down), lag_ratio=0.02),
+                      Indicate(below, color=style.BACKWARD, scale_factor=1.05), run_time=0.25 * cue.duration)
+
+        network = VGroup(below, mid, out, edges_low, edges, names, arrows, asks, ring, bias, weight)
+        labels, columns, average_head, average = self._examples(facts, chars)
+        with self.narrate("nudge_examples") as cue:
+            self.play(FadeOut(network), FadeOut(context), run_time=0.15 * cue.duration)
+            self.play(FadeIn(devices[3], shift=0.2 * LEFT), FadeIn(labels), FadeIn(columns[0]),
+                      run_time=0.2 * cue.duration)
+            for column in columns[1:]:
+                self.play(FadeIn(column, shift=0.2 * LEFT), run_time=0.2 * cue.duration)
+
+        with self.narrate("nudge_average") as cue:
+            self.play(FadeIn(average_head), TransformFromCopy(VGroup(*(c[1:] for c in columns)), average),
+                      run_time=0.3 * cue.duration)
+            greedy = style.zh("只听第一个：什么都猜「的」", size=style.LABEL_SIZE, color=style.MUTED)
+            later = style.zh("后面：多张卡之间也这样取平均", size=style.LABEL_SIZE, color=style.FORWARD)
+            VGroup(greedy, later).arrange(DOWN, aligned_edge=LEFT, buff=0.15).move_to((0, -2.75, 0))
+            VGroup(greedy, later).align_to(labels, LEFT)
+            self.play(Indicate(columns[0], color=style.MUTED), FadeIn(greedy), run_time=0.3 * cue.duration)
+            self.play(FadeIn(later, shift=0.1 * UP), run_time=0.2 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    @staticmethod
+    def _layer(x: float, ys, brightness) -> VGroup:
+        """Neurons as circles lit by their activation (a layer without values is drawn dim)."""
+        layer = VGroup()
+        for y, b in zip(ys, brightness):
+            layer.add(Circle(radius=0.28, color=style.TEXT, stroke_width=2, fill_color=style.TEXT,
+                             fill_opacity=0.12 if b is None else b).move_to((x, y, 0)))
+        return layer
+
+    @staticmethod
+    def _edges(left: VGroup, right: VGroup) -> VGroup:
+        """Every neuron on the left to every neuron on the right; edge k·len(right)+j goes from k to j."""
+        return VGroup(*(Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=1.5, stroke_opacity=0.35)
+                        for a in left for b in right))
+
+    @staticmethod
+    def _examples(facts, chars):
+        """Row labels, one column of pushes per example, and their average column."""
+        rows = (1.5, 0.7, -0.1, -0.9, -1.7)
+        labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((-6.2, y, 0)) for c, y in zip(chars, rows)))
+        columns = VGroup()
+        for x, (context, _char), wishes in zip((-4.6, -2.5, -0.4), facts["contexts"].value, facts["wishes"].value):
+            head = style.zh(f"{context}＿", size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to((x, 2.35, 0))
+            columns.add(VGroup(head, *(_wish_arrow(w, (x, y, 0), scale=1.1) for w, y in zip(wishes, rows))))
+        x = 2.0
+        head = style.zh("平均", size=style.LABEL_SIZE, color=style.BACKWARD).move_to((x, 2.35, 0))
+        divider = DashedLine((x - 1.0, 2.7, 0), (x - 1.0, -2.1, 0), color=style.MUTED, stroke_width=2)
+        average = VGroup(*(_wish_arrow(w, (x, y, 0), scale=1.1) for w, y in zip(facts["average"].value, rows)))
+        return labels, columns, VGroup(head, divider), average
+
+
+def _matrix(values, colour, cell: float = 0.28) -> VGroup:
+    """A tensor as a grid of cells, each lit by the size of its value (the values are real)."""
+    grid = np.asarray(values)
+    top = float(np.abs(grid).max()) or 1.0
+    cells = VGroup(*(Square(cell, stroke_color=style.TEXT, stroke_width=1, fill_color=colour,
+                            fill_opacity=0.15 + 0.75 * abs(v) / top) for v in grid.flat))
+    return cells.arrange_in_grid(*grid.shape, buff=0)
+
+
+class LayerTwoMatmuls(LectureScene):
+    """One linear layer on the way back: ① upstream × Wᵀ goes down, ② stored inputᵀ × upstream is kept."""
+
+    FORWARD_Y, FIRST_Y, SECOND_Y = 2.0, -0.15, -2.15
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+
+        x = _matrix(facts["x"].value, style.FORWARD).move_to((-5.6, self.FORWARD_Y, 0))
+        w = _matrix(facts["w"].value, style.FORWARD).move_to((-3.9, self.FORWARD_Y, 0))
+        y = _matrix(facts["y"].value, style.FORWARD).move_to((-2.2, self.FORWARD_Y, 0))
+        forward = VGroup(x, self._sign("×", x, w), w, self._sign("=", w, y), y)
+        forward_labels = VGroup(self._label("输入", facts["x_shape"], x), self._label("权重", facts["w_shape"], w),
+                                self._label("输出", facts["y_shape"], y))
+        with self.narrate("layer_forward") as cue:
+            self.play(FadeIn(x), FadeIn(forward_labels[0]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(forward[1:3]), FadeIn(forward_labels[1]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(forward[3]), TransformFromCopy(VGroup(x, w), y), FadeIn(forward_labels[2]),
+                      run_time=0.3 * cue.duration)
+            keep = DashedVMobject(SurroundingRectangle(x, color=style.HIGHLIGHT, buff=0.1))
+            kept = style.zh("存下", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(keep, UP, buff=0.08)
+            self.play(Create(keep), FadeIn(kept), run_time=0.2 * cue.duration)
+
+        slot = np.array((-0.3, self.FORWARD_Y, 0))
+        with self.narrate("layer_myth") as cue:
+            scalar = Dot(slot + 6 * RIGHT, radius=0.14, color=style.BACKWARD)
+            question = style.zh("一个数？", size=style.LABEL_SIZE, color=style.BACKWARD)
+            self.play(scalar.animate.move_to(slot), run_time=0.3 * cue.duration)
+            question.next_to(scalar, UP, buff=0.15)
+            self.play(FadeIn(question), run_time=0.15 * cue.duration)
+            cross = VGroup(Line(slot + 0.35 * (UP + LEFT), slot + 0.35 * (DOWN + RIGHT)),
+                           Line(slot + 0.35 * (UP + RIGHT), slot + 0.35 * (DOWN + LEFT))).set_stroke(style.BAD, 6)
+            self.play(Create(cross), run_time=0.2 * cue.duration)
+
+        upstream = _matrix(facts["upstream"].value, style.BACKWARD).move_to(slot)
+        upstream_label = self._label("上游敏感度", facts["upstream_shape"], upstream)
+        with self.narrate("layer_upstream") as cue:
+            self.play(FadeOut(VGroup(scalar, question, cross)), FadeIn(upstream, shift=0.5 * LEFT),
+                      FadeIn(upstream_label), run_time=0.3 * cue.duration)
+            outline = SurroundingRectangle(y, color=style.HIGHLIGHT, buff=0.05)
+            self.play(Create(outline), run_time=0.15 * cue.duration)
+            self.play(outline.animate.move_to(upstream), run_time=0.25 * cue.duration)
+            self.play(Indicate(upstream[0], color=style.HIGHLIGHT, scale_factor=1.6), run_time=0.15 * cue.duration)
+            self.play(FadeOut(outline), run_time=0.05 * cue.duration)
+
+        first = self._product("grad_input", "输入梯度", self.FIRST_Y,
+                              (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD),
+                              (np.asarray(facts["w"].value).T, "Wᵀ", facts["wt_shape"], style.FORWARD))
+        with self.narrate("layer_first") as cue:
+            name = style.zh("① 输入梯度", size=style.BODY_SIZE, color=style.BACKWARD).move_to((4.6, self.FIRST_Y, 0))
+            self.play(FadeIn(name, shift=0.2 * LEFT), run_time=0.12 * cue.duration)
+            self._multiply(first, upstream, w, 0.5 * cue.duration)
+            sent = self._send(first, "交给下面一层")
+            self.play(GrowArrow(sent[0]), FadeIn(sent[1]), run_time=0.2 * cue.duration)
+
+        second = self._product("grad_weight", "权重梯度", self.SECOND_Y,
+                               (np.asarray(facts["x"].value).T, "输入ᵀ", facts["xt_shape"], style.FORWARD),
+                               (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD))
+        with self.narrate("layer_second") as cue:
+            name2 = style.zh("② 权重梯度", size=style.BODY_SIZE, color=style.BACKWARD).move_to((4.6, self.SECOND_Y, 0))
+            stored = style.zh("用前向存下来的输入", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            stored.next_to(name2, DOWN, buff=0.15)
+            self.play(FadeIn(name2, shift=0.2 * LEFT), run_time=0.12 * cue.duration)
+            self._multiply(second, x, upstream, 0.5 * cue.duration)
+            sent2 = self._send(second, "交给优化器")
+            self.play(GrowArrow(sent2[0]), FadeIn(sent2[1]), FadeIn(stored), run_time=0.2 * cue.duration)
+
+        with self.narrate("layer_hinge") as cue:
+            self.play(Circumscribe(VGroup(x, keep), color=style.HIGHLIGHT), run_time=0.35 * cue.duration)
+            self.play(Indicate(stored, color=style.HIGHLIGHT, scale_factor=1.15),
+                      Indicate(second[2], color=style.HIGHLIGHT), run_time=0.35 * cue.duration)
+
+        with self.narrate("layer_count") as cue:
+            tally = VGroup(style.zh(f"前向 {facts['forward_matmuls'].text}", size=style.TITLE_SIZE, color=style.FORWARD),
+                           style.zh(f"＋ 反向 {facts['backward_matmuls'].text}", size=style.TITLE_SIZE,
+                                    color=style.BACKWARD),
+                           style.zh(f"＝ {facts['ratio'].text}×", size=style.TITLE_SIZE, color=style.HIGHLIGHT))
+            tally.arrange(RIGHT, buff=0.25).move_to((0.95, 2.45, 0), aligned_edge=LEFT)
+            each = style.zh(f"三次乘法一样大：各 {facts['flops_each'].text} 次浮点运算", size=style.SMALL_SIZE,
+                            color=style.MUTED).next_to(tally, DOWN, buff=0.2)
+            self.play(Indicate(forward, color=style.FORWARD, scale_factor=1.05), FadeIn(tally[0]),
+                      run_time=0.25 * cue.duration)
+            self.play(Indicate(first[1:], color=style.BACKWARD, scale_factor=1.05),
+                      Indicate(second[1:], color=style.BACKWARD, scale_factor=1.05), FadeIn(tally[1]),
+                      run_time=0.25 * cue.duration)
+            self.play(FadeIn(tally[2], scale=1.3), FadeIn(each), run_time=0.25 * cue.duration)
+
+        with self.narrate("layer_caveat") as cue:
+            caveat = VGroup(style.zh("⚠ 三倍只数矩阵乘", size=style.SMALL_SIZE, color=style.HIGHLIGHT),
+                            style.zh("norm、激活、偏置、通信没算：小，但不是零", size=style.SMALL_SIZE,
+                                     color=style.MUTED)).arrange(DOWN, aligned_edge=LEFT, buff=0.1)
+            caveat.next_to(each, DOWN, buff=0.2).align_to(each, LEFT)
+            self.play(FadeIn(caveat, shift=0.1 * UP), run_time=0.3 * cue.duration)
+
+        with self.narrate("layer_check") as cue:
+            ticks = VGroup(*(style.zh("✓", size=style.BODY_SIZE, color=style.GOOD).next_to(n, RIGHT, buff=0.2)
+                             for n in (name, name2)))
+            self.play(Indicate(first[0], color=style.GOOD), Indicate(second[0], color=style.GOOD),
+                      FadeIn(ticks, scale=1.5), run_time=0.4 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    @staticmethod
+    def _sign(symbol: str, left, right):
+        return style.zh(symbol, size=style.BODY_SIZE).move_to((left.get_right() + right.get_left()) / 2)
+
+    @staticmethod
+    def _label(name: str, shape, grid):
+        return style.zh(f"{name} {shape.text}", size=style.SMALL_SIZE, color=style.MUTED).next_to(grid, DOWN, buff=0.15)
+
+    def _product(self, key, name, row_y, left_factor, right_factor):
+        """result = left × right on one row: [result, =, left, ×, right, labels].
+
+        Each factor is (values, name, shape fact, colour); the result is the fact `key`.
+        """
+        result = _matrix(self.facts[key].value, style.BACKWARD).move_to((-1.3, row_y, 0))
+        labels = VGroup(self._label(name, self.facts[f"{key}_shape"], result))
+        factors = []
+        for (values, factor_name, shape, colour), x in zip((left_factor, right_factor), (0.45, 2.2)):
+            factors.append(_matrix(values, colour).move_to((x, row_y, 0)))
+            labels.add(self._label(factor_name, shape, factors[-1]))
+        left, right = factors
+        return VGroup(result, self._sign("=", result, left), left, self._sign("×", left, right), right, labels)
+
+    def _multiply(self, row, left_source, right_source, run_time):
+        """The two factors arrive from where they live, then the product appears."""
+        result, equals, left, times, right, labels = row
+        self.play(TransformFromCopy(left_source, left), TransformFromCopy(right_source, right), FadeIn(times),
+                  FadeIn(labels[1:]), run_time=0.55 * run_time)
+        self.play(FadeIn(equals), TransformFromCopy(VGroup(left, right), result), FadeIn(labels[0]),
+                  run_time=0.45 * run_time)
+
+    @staticmethod
+    def _send(row, where: str):
+        result = row[0]
+        arrow = Arrow(result.get_left(), result.get_left() + 1.6 * LEFT, buff=0.15, color=style.BACKWARD,
+                      stroke_width=4, max_tip_length_to_length_ratio=0.2)
+        label = style.zh(where, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(arrow, LEFT, buff=0.15)
+        return VGroup(arrow, label)
 
 
 class GatesCircuit(LectureScene):
