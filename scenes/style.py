@@ -22,6 +22,10 @@ from manim import (
 )
 
 FONT = "Noto Sans CJK SC"
+# Noto Sans CJK has only ¹²³ of the superscript digits; the others fall back to
+# another font with another baseline. Exponents are set in one font instead.
+SUPERSCRIPT_FONT = "DejaVu Sans"
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
 
 # Palette -------------------------------------------------------------
 BACKGROUND = "#0E1116"
@@ -51,7 +55,10 @@ EDGE = 0.35  # margin to the frame edge
 
 
 def zh(text: str, size: float = BODY_SIZE, color: str = TEXT, **kwargs) -> Text:
-    """Chinese (or mixed) text in the course font."""
+    """Chinese (or mixed) text in the course font (exponents such as 2⁻¹²⁶ in one font)."""
+    exponents = {ch: SUPERSCRIPT_FONT for ch in set(text) if ch in _SUPERSCRIPTS}
+    if exponents:
+        kwargs["t2f"] = exponents | kwargs.get("t2f", {})
     return Text(text, font=FONT, font_size=size, color=color, **kwargs)
 
 
