@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
+import math
+
 from manim import (
     DOWN,
     LEFT,
     RIGHT,
     UP,
     Brace,
+    BraceBetweenPoints,
     Create,
     DashedLine,
+    Dot,
     FadeIn,
     FadeOut,
     GrowFromCenter,
     Indicate,
     LaggedStart,
     Line,
+    NumberLine,
     Rectangle,
     ReplacementTransform,
     SurroundingRectangle,
     TransformFromCopy,
+    ValueTracker,
     VGroup,
     Write,
+    always_redraw,
+    linear,
 )
 
 from scenes import style
@@ -216,6 +224,209 @@ class MixedPrecisionSame16(LectureScene):
     def _row(self, fact, y):
         row = style.LedgerRow(fact.value, unit=self.UNIT, height=0.9)
         return row.move_to((self.LEFT_EDGE, y, 0), aligned_edge=LEFT)
+
+
+class WhyFp32Bf16(LectureScene):
+    """Bit layouts, real bf16 arithmetic at 1.0, and the line the criterion draws through the ledger."""
+
+    BIT = 0.26
+    BITS_LEFT = -3.6
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        layouts = {f["name"]: f for f in facts["layouts"].value}
+        rows = {name: self._bits(layouts[name], y) for name, y in (("fp32", 2.2), ("bf16", 1.1), ("fp16", 0.0))}
+        names = {name: style.zh(name, size=style.BODY_SIZE, color=style.PRECISION[name])
+                 .next_to(rows[name], LEFT, buff=0.35) for name in rows}
+        labels = {name: self._bit_labels(rows[name], layouts[name], name) for name in rows}
+
+        with self.narrate("fb_fp32") as cue:
+            self.play(FadeIn(names["fp32"]), LaggedStart(*(FadeIn(b) for b in rows["fp32"]), lag_ratio=0.05),
+                      run_time=0.45 * cue.duration)
+            sign = style.zh("符号", size=style.SMALL_SIZE, color=style.MUTED).next_to(rows["fp32"][0], UP, buff=0.1)
+            self.play(FadeIn(labels["fp32"]), FadeIn(sign), run_time=0.25 * cue.duration)
+
+        with self.narrate("fb_bf16") as cue:
+            high = Brace(rows["fp32"][:16], UP, buff=0.05, color=style.BF16)
+            self.play(GrowFromCenter(high), FadeOut(sign), run_time=0.2 * cue.duration)
+            self.play(FadeIn(names["bf16"]), TransformFromCopy(rows["fp32"][:16], rows["bf16"]),
+                      run_time=0.4 * cue.duration)
+            self.play(FadeIn(labels["bf16"]), FadeOut(high), run_time=0.2 * cue.duration)
+
+        with self.narrate("fb_fp16") as cue:
+            self.play(FadeIn(names["fp16"]), TransformFromCopy(rows["bf16"], rows["fp16"]), run_time=0.45 * cue.duration)
+            self.play(FadeIn(labels["fp16"]), run_time=0.25 * cue.duration)
+
+        with self.narrate("fb_range") as cue:
+            axis, marks = self._range_line()
+            self.play(Create(axis), run_time=0.15 * cue.duration)
+            self.play(FadeIn(marks[0]), run_time=0.12 * cue.duration)
+            self.play(TransformFromCopy(marks[0][0], marks[1][0]), FadeIn(marks[1][1]), run_time=0.15 * cue.duration)
+            gap = BraceBetweenPoints(marks[0][0].get_center(), marks[1][0].get_center(), DOWN, color=style.BAD)
+            gap_label = style.zh(f"少 {facts['binades_lost'].text} 个二进制数量级", size=style.LABEL_SIZE,
+                                 color=style.BAD).next_to(gap, DOWN, buff=0.1)
+            self.play(GrowFromCenter(gap), FadeIn(gap_label), run_time=0.2 * cue.duration)
+            verdict = style.zh("fp16 缺的是范围，不是位数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            verdict.next_to(gap_label, DOWN, buff=0.15)
+            self.play(FadeIn(verdict, shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+        layout_part = VGroup(*rows.values(), *names.values(), *labels.values(), axis, marks, gap, gap_label, verdict)
+
+        # Ⓑ bf16 near 1.0: a number line whose ticks are the bf16 values.
+        cell = facts["cell"].value
+        line = NumberLine(x_range=[1.0 - cell / 3, 1.0 + 2.3 * cell, cell], length=2.3 * 4 + 4 / 3,
+                          include_ticks=False, color=style.MUTED).move_to((0, 0.9, 0))
+        line.shift((-4.5 - line.n2p(1.0)[0]) * RIGHT)
+        ticks = VGroup(*(Line(line.n2p(1.0 + k * cell) + 0.25 * UP, line.n2p(1.0 + k * cell) + 0.25 * DOWN,
+                              color=style.BF16, stroke_width=4) for k in range(3)))
+        half = DashedLine(line.n2p(1.0 + cell / 2) + 0.18 * UP, line.n2p(1.0 + cell / 2) + 0.18 * DOWN,
+                          color=style.MUTED)
+        half_label = style.zh(f"半格 {facts['half_cell'].text}", size=style.SMALL_SIZE, color=style.MUTED)
+        half_label.next_to(half, DOWN, buff=0.12)
+        tick_labels = VGroup(style.value(facts["one"], size=style.LABEL_SIZE).next_to(ticks[0], DOWN, buff=0.12),
+                             style.value(facts["full_result"], size=style.LABEL_SIZE).next_to(ticks[1], DOWN, buff=0.12))
+        name = style.zh("bf16", size=style.BODY_SIZE, color=style.BF16).next_to(line, LEFT, buff=0.3)
+        dot = Dot(line.n2p(1.0), radius=0.13, color=style.HIGHLIGHT)
+        with self.narrate("fb_cell") as cue:
+            self.play(FadeOut(layout_part), run_time=0.15 * cue.duration)
+            self.play(Create(line), FadeIn(name), FadeIn(ticks), FadeIn(tick_labels), run_time=0.25 * cue.duration)
+            brace = BraceBetweenPoints(ticks[0].get_top(), ticks[1].get_top(), UP, color=style.BF16)
+            width = style.zh(f"一格 ＝ {facts['cell'].text} ＝ {facts['cell_decimal'].text}", size=style.LABEL_SIZE,
+                             color=style.BF16).next_to(brace, UP, buff=0.1)
+            self.play(GrowFromCenter(brace), FadeIn(width), FadeIn(dot), run_time=0.3 * cue.duration)
+
+        with self.narrate("fb_small") as cue:
+            step = style.zh(f"＋{facts['small_step'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            self.play(Create(half), FadeIn(half_label), run_time=0.15 * cue.duration)
+            target = line.n2p(1.0 + facts["small_step"].value)
+            step.next_to(target, DOWN, buff=0.75)
+            self.play(dot.animate.move_to(target), FadeIn(step), run_time=0.3 * cue.duration)
+            back = style.zh(f"舍回 {facts['small_result'].text}", size=style.LABEL_SIZE, color=style.BAD)
+            back.move_to(step)
+            self.play(dot.animate.move_to(line.n2p(1.0)).set_color(style.BAD), ReplacementTransform(step, back),
+                      run_time=0.3 * cue.duration)
+
+        with self.narrate("fb_full") as cue:
+            self.play(dot.animate.move_to(line.n2p(1.0 + cell)).set_color(style.GOOD), FadeOut(back),
+                      run_time=0.4 * cue.duration)
+            self.play(Indicate(tick_labels[1], color=style.GOOD), run_time=0.3 * cue.duration)
+
+        progress = ValueTracker(0)
+        bar_frame = Rectangle(width=6.0, height=0.3, color=style.MUTED, stroke_width=2).move_to((0.5, -0.6, 0))
+        bar = always_redraw(lambda: Rectangle(width=max(0.001, 6.0 * progress.get_value()), height=0.3,
+                                              stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.6)
+                            .move_to(bar_frame, aligned_edge=LEFT))
+        bar_label = style.zh(f"每次＋{facts['repeat_step'].text}，连加 {facts['repeats'].text} 次",
+                             size=style.LABEL_SIZE).next_to(bar_frame, LEFT, buff=0.3)
+        hops = 24  # drawn hops: each one a try that rounds back (the real loop makes 1,000)
+        ghost = always_redraw(lambda: Dot(line.n2p(1.0 + facts["repeat_step"].value), radius=0.1,
+                                          color=style.HIGHLIGHT)
+                              .set_opacity(0.8 * (1 - (progress.get_value() * hops) % 1) * (0 < progress.get_value() < 1)))
+        with self.narrate("fb_repeat") as cue:
+            self.play(dot.animate.move_to(line.n2p(1.0)).set_color(style.HIGHLIGHT), FadeOut(brace), FadeOut(width),
+                      FadeIn(bar_frame), FadeIn(bar_label), run_time=0.15 * cue.duration)
+            self.add(bar, ghost)
+            self.play(progress.animate.set_value(1), run_time=0.65 * cue.duration, rate_func=linear)
+            result = style.zh(f"还是 {facts['bf16_sum'].text}", size=style.LABEL_SIZE, color=style.BAD)
+            result.next_to(dot, UP, buff=0.3)
+            self.play(FadeIn(result), Indicate(dot, color=style.BAD), run_time=0.15 * cue.duration)
+
+        fp32 = NumberLine(x_range=[1.0, 2.1, 1.0], length=9.9, include_ticks=False, color=style.MUTED)
+        fp32.shift((-4.5 - fp32.n2p(1.0)[0]) * RIGHT + (-2.1 - fp32.get_y()) * UP)
+        fp32_ticks = VGroup(*(Line(fp32.n2p(v) + 0.2 * UP, fp32.n2p(v) + 0.2 * DOWN, color=style.FP32, stroke_width=4)
+                              for v in (1.0, 2.0)))
+        fp32_labels = VGroup(style.value(facts["one"], size=style.LABEL_SIZE).next_to(fp32_ticks[0], DOWN, buff=0.12),
+                             style.zh(f"应为 {facts['exact_sum'].text}", size=style.LABEL_SIZE, color=style.MUTED)
+                             .next_to(fp32_ticks[1], DOWN, buff=0.12))
+        fp32_name = style.zh("fp32", size=style.BODY_SIZE, color=style.FP32).next_to(fp32, LEFT, buff=0.3)
+        path = facts["fp32_path"].value
+        fp32_dot = always_redraw(lambda: Dot(fp32.n2p(path[round(progress.get_value() * (len(path) - 1))]),
+                                             radius=0.13, color=style.FP32))
+        with self.narrate("fb_fp32_loop") as cue:
+            self.play(Create(fp32), FadeIn(fp32_name), FadeIn(fp32_ticks), FadeIn(fp32_labels),
+                      run_time=0.15 * cue.duration)
+            progress.set_value(0)
+            self.add(fp32_dot)
+            self.play(progress.animate.set_value(1), run_time=0.45 * cue.duration, rate_func=linear)
+            final = style.value(facts["fp32_sum"], size=style.LABEL_SIZE, color=style.FP32)
+            final.next_to(fp32_dot, UP, buff=0.2)
+            self.play(FadeIn(final), run_time=0.15 * cue.duration)
+        rounding_part = VGroup(line, ticks, half, half_label, tick_labels, name, dot, bar_frame, bar, bar_label, ghost,
+                               result, fp32, fp32_ticks, fp32_labels, fp32_name, fp32_dot, final)
+
+        # Ⓒ the ledger again: what never forgets stays fp32.
+        row = style.LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
+        v3_row = style.LedgerRow(facts["v3_moments"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
+        with self.narrate("fb_rule_master") as cue:
+            self.play(FadeOut(rounding_part), run_time=0.15 * cue.duration)
+            self.play(FadeIn(row, shift=0.3 * DOWN), run_time=0.25 * cue.duration)
+            master_tag = self._verdict(row.cell("master"), "老的贡献永远不走", "必须 fp32", style.FP32)
+            self.play(Indicate(row.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05), FadeIn(master_tag),
+                      run_time=0.35 * cue.duration)
+
+        with self.narrate("fb_rule_moments") as cue:
+            self.play(Indicate(VGroup(row.cell("m"), row.cell("v")), color=style.HIGHLIGHT, scale_factor=1.03),
+                      run_time=0.3 * cue.duration)
+            self.play(ReplacementTransform(row, v3_row), master_tag.animate.shift(
+                (v3_row.cell("master").get_x() - row.cell("master").get_x()) * RIGHT), run_time=0.35 * cue.duration)
+            moments_tag = self._verdict(VGroup(v3_row.cell("m"), v3_row.cell("v")), "老的会衰减", "bf16 也行",
+                                        style.BF16)
+            self.play(FadeIn(moments_tag), run_time=0.2 * cue.duration)
+
+        with self.narrate("fb_rule") as cue:
+            used_tag = self._verdict(VGroup(v3_row.cell("weight"), v3_row.cell("grad")), "用完就扔", "bf16", style.BF16)
+            self.play(FadeIn(used_tag), Indicate(v3_row.cell("grad"), color=style.HIGHLIGHT), run_time=0.3 * cue.duration)
+            rule = style.caption_stack("分界不在累不累加，在老的贡献走不走",
+                                       "口子：随机舍入下 bf16 主权重也可行，需额外支持，不推荐", size=style.LABEL_SIZE)
+            rule[0].set_color(style.HIGHLIGHT)
+            rule[1].scale(style.SMALL_SIZE / style.LABEL_SIZE).set_color(style.MUTED).align_to(rule[0], LEFT)
+            rule.move_to(1.6 * DOWN)
+            self.play(FadeIn(rule[0], shift=0.2 * UP), run_time=0.25 * cue.duration)
+            self.play(FadeIn(rule[1]), run_time=0.2 * cue.duration)
+        self.show_source()
+        self.wait(1.0)
+
+    def _bits(self, layout, y):
+        """One box per bit: sign grey, exponent solid, mantissa light, in the format's colour."""
+        colour = style.PRECISION[layout["name"]]
+        boxes = VGroup()
+        for part, count in (("sign", layout["sign"]), ("exponent", layout["exponent"]), ("mantissa", layout["mantissa"])):
+            fill, opacity = (style.MUTED, 0.6) if part == "sign" else (colour, 0.9 if part == "exponent" else 0.3)
+            for _ in range(count):
+                boxes.add(Rectangle(width=self.BIT, height=0.42, stroke_color=style.TEXT, stroke_width=1,
+                                    fill_color=fill, fill_opacity=opacity))
+        boxes.arrange(RIGHT, buff=0)
+        return boxes.move_to((self.BITS_LEFT, y, 0), aligned_edge=LEFT)
+
+    def _bit_labels(self, boxes, layout, name):
+        exp = boxes[1:1 + layout["exponent"]]
+        man = boxes[1 + layout["exponent"]:]
+        return VGroup(
+            style.zh(f"{self.facts[f'{name}_exp'].text} 位指数", size=style.SMALL_SIZE).next_to(exp, DOWN, buff=0.08),
+            style.zh(f"{self.facts[f'{name}_man'].text} 位尾数", size=style.SMALL_SIZE).next_to(man, DOWN, buff=0.08),
+        )
+
+    def _range_line(self):
+        """Smallest normal numbers on a log₂ axis: where fp16 stops and where bf16 / fp32 stop."""
+        facts = self.facts
+        axis = NumberLine(x_range=[-130, 0, 2], length=10.3, include_ticks=False, color=style.MUTED)
+        axis.move_to((1.35, -1.55, 0))
+        marks = VGroup()
+        for fact, colour, who in ((facts["bf16_min_normal"], style.BF16, "bf16 / fp32"),
+                                  (facts["fp16_min_normal"], style.FP16, "fp16")):
+            point = Dot(axis.n2p(math.log2(fact.value)), radius=0.11, color=colour)
+            label = style.zh(f"{who}：{fact.text}", size=style.LABEL_SIZE, color=colour).next_to(point, UP, buff=0.15)
+            if label.get_left()[0] < axis.get_left()[0]:
+                label.align_to(point, LEFT).shift(0.1 * LEFT)
+            marks.add(VGroup(point, label))
+        caption = style.caption_stack("最小正规数", "（对数轴）", size=style.SMALL_SIZE, color=style.MUTED)
+        caption.next_to(axis, LEFT, buff=0.2)
+        return VGroup(axis, caption), marks
+
+    @staticmethod
+    def _verdict(cells, first, second, colour):
+        tag = VGroup(style.zh(first, size=style.SMALL_SIZE), style.zh(second, size=style.LABEL_SIZE, color=colour))
+        return tag.arrange(DOWN, buff=0.1).next_to(cells, DOWN, buff=0.2)
 
 
 # -- LoRA, ZeRO, the whole step, the 125M worked example ---------------------------

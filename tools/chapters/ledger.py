@@ -114,8 +114,7 @@ FP32_MIN_NORMAL_BITS = 0x00800000  # also bf16's: the same 8-bit exponent
 @CHAPTER.figure(
     "why_fp32_bf16",
     "为什么三格 fp32、两格 bf16",
-    source="bf16 舍入：取 float32 高 16 位、就近取偶（struct），与 numpy 向量化、最近邻两路对拍；"
-           "DeepSeek-V3，arXiv 2412.19437 §3.3.3",
+    source="bf16 舍入：float32 高 16 位、就近取偶，另两路对拍；DeepSeek-V3，arXiv 2412.19437 §3.3.3",
 )
 def why_fp32_bf16(check: Check, rounding=bf16.round_bf16, small_step: float = 0.003,
                   repeat_step: float = 1e-3, repeats: int = 1000, samples: int = 2000):
