@@ -12,17 +12,20 @@ from manim import (
     Brace,
     BraceBetweenPoints,
     Create,
+    CurvedArrow,
     DashedLine,
     Dot,
     FadeIn,
     FadeOut,
     GrowFromCenter,
+    GrowFromEdge,
     Indicate,
     LaggedStart,
     Line,
     NumberLine,
     Rectangle,
     ReplacementTransform,
+    Square,
     SurroundingRectangle,
     TransformFromCopy,
     ValueTracker,
@@ -427,6 +430,190 @@ class WhyFp32Bf16(LectureScene):
     def _verdict(cells, first, second, colour):
         tag = VGroup(style.zh(first, size=style.SMALL_SIZE), style.zh(second, size=style.LABEL_SIZE, color=colour))
         return tag.arrange(DOWN, buff=0.1).next_to(cells, DOWN, buff=0.2)
+
+
+class OptimizerBytesTable(LectureScene):
+    """Each state-saving variant as the AdamW row transformed: a cell dropped, factored or shrunk."""
+
+    UNIT = 0.45
+    ROW_LEFT = -3.9
+    ROWS = (("adamw", "AdamW", 2.5), ("muon", "Muon", 1.7), ("lion", "Lion", 0.9),
+            ("adafactor", "Adafactor", 0.1), ("8bit_adam", "8-bit Adam", -1.25))
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        rows, names, sums = {}, {}, {}
+        for key, name, y in (*self.ROWS, ("lion_8bit", "8-bit Lion", -2.1)):
+            rows[key] = style.LedgerRow(facts[key].value, unit=self.UNIT, height=0.62)
+            rows[key].move_to((self.ROW_LEFT, y, 0), aligned_edge=LEFT).shift(
+                (y - rows[key][0][0].get_y()) * UP)  # box centres on y, whatever text hangs below
+            names[key] = style.zh(name, size=style.LABEL_SIZE).move_to((-6.75, y, 0), aligned_edge=LEFT)
+            sums[key] = style.value(facts[f"{key}_sum"], size=style.LABEL_SIZE).move_to((6.75, y, 0), aligned_edge=RIGHT)
+
+        with self.narrate("ob_intro") as cue:
+            self.play(FadeIn(names["adamw"]), FadeIn(rows["adamw"], shift=0.3 * DOWN), run_time=0.35 * cue.duration)
+            self.play(Write(sums["adamw"]), run_time=0.3 * cue.duration)
+
+        for cue_id, key in (("ob_muon", "muon"), ("ob_lion", "lion"), ("ob_adafactor", "adafactor"),
+                            ("ob_8bit", "8bit_adam")):
+            with self.narrate(cue_id) as cue:
+                self._derive(rows["adamw"], rows[key], names[key], cue.duration * 0.55)
+                self.play(Write(sums[key]), run_time=0.2 * cue.duration)
+                if key == "adafactor":
+                    inset = self._factored_inset(rows[key])
+                    self.play(FadeIn(inset), run_time=0.15 * cue.duration)
+
+        tags = {}
+        for key, idea in (("muon", "拿掉"), ("lion", "拿掉"), ("adafactor", "分解"), ("8bit_adam", "存小")):
+            tags[key] = style.zh(idea, size=style.SMALL_SIZE, color=style.HIGHLIGHT).move_to(
+                (-4.45, rows[key][0][0].get_y(), 0))
+        with self.narrate("ob_ideas") as cue:
+            for keys in (("muon", "lion"), ("adafactor",), ("8bit_adam",)):
+                self.play(*(FadeIn(tags[k], scale=1.4) for k in keys),
+                          *(Indicate(rows[k], color=style.HIGHLIGHT, scale_factor=1.02) for k in keys),
+                          run_time=0.27 * cue.duration)
+
+        with self.narrate("ob_stack") as cue:
+            stack_tag = style.zh("叠加", size=style.SMALL_SIZE, color=style.GOOD).move_to(
+                (-4.45, rows["lion_8bit"][0][0].get_y(), 0))
+            self._derive(rows["lion"], rows["lion_8bit"], names["lion_8bit"], cue.duration * 0.5)
+            self.play(Write(sums["lion_8bit"]), FadeIn(stack_tag), run_time=0.25 * cue.duration)
+
+        with self.narrate("ob_exclusive") as cue:
+            clash = style.zh("拿掉与分解互斥：v 拿掉了，就无从分解", size=style.LABEL_SIZE, color=style.BAD)
+            clash.move_to((0, -2.72, 0))
+            self.play(*(tags[k].animate.set_color(style.BAD) for k in ("muon", "lion", "adafactor")),
+                      FadeIn(clash, shift=0.2 * UP), run_time=0.35 * cue.duration)
+            self.play(*(Indicate(tags[k], color=style.BAD, scale_factor=1.4) for k in ("muon", "lion", "adafactor")),
+                      run_time=0.3 * cue.duration)
+
+        with self.narrate("ob_caveat") as cue:
+            caveat = style.zh("8-bit Adam 另加稳定 embedding 层：改了结构，不只换存法", size=style.LABEL_SIZE,
+                              color=style.HIGHLIGHT).move_to(clash)
+            self.play(ReplacementTransform(clash, caveat), Indicate(names["8bit_adam"], color=style.HIGHLIGHT),
+                      run_time=0.35 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    def _derive(self, source, target, name, run_time):
+        """A copy of `source` slides to the target row and becomes it, cell by cell."""
+        start = source.copy()
+        self.play(FadeIn(name), start.animate.shift((target[0][0].get_y() - source[0][0].get_y()) * UP),
+                  run_time=0.4 * run_time)
+        moves = []
+        for key in source.keys:
+            if key in target.keys:
+                moves.append(ReplacementTransform(start.cell(key), target.cell(key)))
+            else:
+                moves.append(FadeOut(start.cell(key), scale=0.3, shift=0.4 * UP))
+        self.play(*moves, run_time=0.6 * run_time)
+
+    def _factored_inset(self, row):
+        """A matrix whose v is kept as one row and one column, with the real shape and cost."""
+        facts = self.facts
+        size = 0.7
+        grid = Square(side_length=size, stroke_color=style.MUTED, stroke_width=2)
+        strip_row = Rectangle(width=size, height=size / 6, stroke_width=0, fill_color=style.FP32, fill_opacity=0.9)
+        strip_col = Rectangle(width=size / 6, height=size, stroke_width=0, fill_color=style.FP32, fill_opacity=0.9)
+        strip_row.next_to(grid, DOWN, buff=0.08)
+        strip_col.next_to(grid, RIGHT, buff=0.08)
+        icon = VGroup(grid, strip_row, strip_col)
+        text = style.caption_stack(f"{facts['matrix'].text} 的矩阵", f"v 每参数 {facts['adafactor_v'].text}",
+                                   size=style.SMALL_SIZE, color=style.TEXT)
+        inset = VGroup(icon, text).arrange(RIGHT, buff=0.2)
+        return inset.next_to(row[0][0], RIGHT, buff=0.1).set_x(0.2 + inset.width / 2).set_y(row[0][0].get_y())
+
+
+class CheckpointSize(LectureScene):
+    """Which of the 16 bytes a checkpoint must hold, what that is for 671B, and what else must go in."""
+
+    TIB = 0.82  # frame units per TiB: the two bars are drawn to scale
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        row = style.LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(2.2 * UP)
+        question = style.zh("丢了，能不能重建？", size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to(0.9 * UP)
+        with self.narrate("ck_intro") as cue:
+            self.play(FadeIn(row, shift=0.3 * DOWN), run_time=0.35 * cue.duration)
+            self.play(FadeIn(question), run_time=0.25 * cue.duration)
+
+        with self.narrate("ck_rebuild") as cue:
+            weight, grad, master = row.cell("weight"), row.cell("grad"), row.cell("master")
+            arrow = CurvedArrow(master.get_top() + 0.05 * UP, weight.get_top() + 0.05 * UP, angle=0.5,
+                                color=style.GOOD, stroke_width=3, tip_length=0.18)
+            cast = style.zh("舍入", size=style.SMALL_SIZE, color=style.GOOD).next_to(arrow, UP, buff=0.05)
+            yes = self._verdict(VGroup(weight, grad), "能", "舍入即得 · 下一步重算", style.GOOD)
+            self.play(FadeOut(question), Create(arrow), FadeIn(cast), run_time=0.3 * cue.duration)
+            self.play(FadeIn(yes), run_time=0.25 * cue.duration)
+            self.play(weight.animate.set_opacity(0.3), grad.animate.set_opacity(0.3), FadeOut(arrow), FadeOut(cast),
+                      run_time=0.2 * cue.duration)
+
+        saved = style.LedgerRow(facts["saved"].value, unit=0.6, height=0.9).move_to((-6.45, 0.0, 0), aligned_edge=LEFT)
+        box = Rectangle(width=saved.width + 0.6, height=1.5, color=style.TEXT).move_to(
+            (saved.get_left()[0] - 0.3, -0.25, 0), aligned_edge=LEFT)
+        box_label = style.zh("检查点", size=style.LABEL_SIZE).next_to(box, UP, buff=0.08).align_to(box, LEFT)
+        classic_sum = style.value(facts["classic_sum"], size=style.LABEL_SIZE).next_to(saved, DOWN, buff=0.15)
+        with self.narrate("ck_keep") as cue:
+            no = self._verdict(VGroup(row.cell("m"), row.cell("v"), master), "不能", "装着全部历史", style.BAD)
+            self.play(FadeIn(no), run_time=0.2 * cue.duration)
+            self.play(Create(box), FadeIn(box_label), run_time=0.2 * cue.duration)
+            self.play(*(TransformFromCopy(row.cell(k), saved.cell(k)) for k in saved.keys), run_time=0.3 * cue.duration)
+            self.play(Write(classic_sum), run_time=0.2 * cue.duration)
+
+        classic_bar = self._bar(facts["classic_tib"].value, -1.6, style.FP32, "经典")
+        classic_label = style.zh(f"{facts['classic_bytes'].text} × {facts['params'].text} ≈ {facts['classic_tib'].text}",
+                                 size=style.LABEL_SIZE).next_to(classic_bar, RIGHT, buff=0.2)
+        with self.narrate("ck_size") as cue:
+            self.play(GrowFromEdge(classic_bar, LEFT), run_time=0.45 * cue.duration)
+            self.play(FadeIn(classic_label), run_time=0.25 * cue.duration)
+
+        v3_saved = style.LedgerRow(facts["v3_saved"].value, unit=0.6, height=0.9).move_to(saved, aligned_edge=LEFT)
+        v3_sum = style.value(facts["v3_sum"], size=style.LABEL_SIZE).next_to(v3_saved, DOWN, buff=0.2)
+        v3_bar = self._bar(facts["v3_tib"].value, -2.35, style.BF16, "V3 式")
+        v3_label = style.zh(f"{facts['v3_bytes'].text} × {facts['params'].text} ≈ {facts['v3_tib'].text}",
+                            size=style.LABEL_SIZE).next_to(v3_bar, RIGHT, buff=0.2).align_to(classic_label, LEFT)
+        smaller = style.zh(f"小 {facts['smaller'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT)
+        with self.narrate("ck_v3") as cue:
+            self.play(ReplacementTransform(saved, v3_saved), ReplacementTransform(classic_sum, v3_sum),
+                      run_time=0.25 * cue.duration)
+            self.play(GrowFromEdge(v3_bar, LEFT), run_time=0.25 * cue.duration)
+            smaller.next_to(v3_label, RIGHT, buff=0.4)
+            cut = DashedLine(classic_bar[0].get_corner(DOWN + RIGHT),
+                             (classic_bar[0].get_right()[0], v3_bar[0].get_bottom()[1], 0), color=style.MUTED)
+            self.play(FadeIn(v3_label), FadeIn(smaller), Create(cut), run_time=0.25 * cue.duration)
+
+        extras = VGroup(*(style.zh(text, size=style.LABEL_SIZE) for text in
+                          ("① 数据读到了哪里", "② 数据管线的状态", "③ 随机数的状态")))
+        extras.arrange(DOWN, aligned_edge=LEFT, buff=0.18).move_to((box.get_right()[0] + 0.4, box.get_y(), 0),
+                                                                   aligned_edge=LEFT)
+        with self.narrate("ck_more") as cue:
+            whole = Rectangle(width=extras.get_right()[0] + 0.3 - box.get_left()[0], height=box.height,
+                              color=style.TEXT).move_to(box, aligned_edge=LEFT)
+            self.play(ReplacementTransform(box, whole), run_time=0.2 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(e, shift=0.2 * LEFT) for e in extras), lag_ratio=0.6),
+                      run_time=0.5 * cue.duration)
+
+        with self.narrate("ck_rollback") as cue:
+            brace = Brace(extras[:2], RIGHT, buff=0.15, color=style.HIGHLIGHT)
+            why = style.caption_stack("回滚跳数据", "的前提", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+            why.next_to(brace, RIGHT, buff=0.1)
+            self.play(GrowFromCenter(brace), FadeIn(why), *(Indicate(e, color=style.HIGHLIGHT) for e in extras[:2]),
+                      run_time=0.4 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    def _bar(self, tib, y, colour, name):
+        bar = Rectangle(width=tib * self.TIB, height=0.5, stroke_width=0, fill_color=colour, fill_opacity=0.7)
+        bar.move_to((-6.3, y, 0), aligned_edge=LEFT)
+        label = style.zh(name, size=style.SMALL_SIZE).move_to(bar, aligned_edge=LEFT).shift(0.15 * RIGHT)
+        return VGroup(bar, label)
+
+    @staticmethod
+    def _verdict(cells, first, second, colour):
+        tag = VGroup(style.zh(first, size=style.LABEL_SIZE, color=colour), style.zh(second, size=style.SMALL_SIZE))
+        return tag.arrange(DOWN, buff=0.08).next_to(cells, DOWN, buff=0.15)
 
 
 # -- LoRA, ZeRO, the whole step, the 125M worked example ---------------------------

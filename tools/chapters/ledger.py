@@ -192,7 +192,7 @@ PAGE_BYTES = {"AdamW": 16, "Muon": 12, "Lion": 12, "Adafactor": 8, "8-bit Adam":
 @CHAPTER.figure(
     "optimizer_bytes_table",
     "省状态的三种思路：拿掉、分解、存小",
-    source="Muon：Keller Jordan 2024；Lion arXiv 2302.06675；Adafactor arXiv 1804.04235；"
+    source="Muon：Keller Jordan 2024；Lion arXiv 2302.06675；Adafactor arXiv 1804.04235\n"
            "8-bit Adam：Dettmers 等 arXiv 2110.02861；字节按 ZeRO 16 B 口径当场算",
 )
 def optimizer_bytes_table(check: Check, base: tuple[ledger.Cell, ...] = ledger.MIXED_ADAMW,
