@@ -100,14 +100,14 @@ class Ledger16Bytes(LectureScene):
         entries = VGroup()
         state_rows = []
         for index, entry in enumerate(band):
-            y = 1.8 - 0.64 * index
+            y = 1.86 - 0.7 * index
             year = style.zh(entry["year"] or "", size=style.LABEL_SIZE, color=style.MUTED)
             name = style.zh(entry["name"], size=style.LABEL_SIZE)
             note = style.zh(entry["note"], size=style.SMALL_SIZE, color=style.MUTED)
             year.move_to((-6.0, y, 0))
             name.move_to((-4.4, y, 0))
             if entry["state"]:
-                state = style.LedgerRow(entry["state"], unit=0.32, height=0.62)
+                state = style.LedgerRow(entry["state"], unit=0.32, height=0.6)
             else:
                 state = style.zh("无状态", size=style.SMALL_SIZE, color=style.MUTED)
             state.move_to((-3.0, y, 0), aligned_edge=LEFT)
@@ -137,7 +137,7 @@ class Ledger16Bytes(LectureScene):
 
         with self.narrate("l16_no_curves") as cue:
             rule = style.zh("只比结构，不比收敛：没有实测，不画曲线", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            rule.next_to(entries, DOWN, buff=0.2).align_to(entries, LEFT)
+            rule.next_to(entries, DOWN, buff=0.1).align_to(entries, LEFT)
             self.play(FadeIn(rule, shift=0.2 * UP), run_time=0.3 * cue.duration)
         self.show_source()
         self.wait(1.5)
@@ -209,10 +209,12 @@ class MixedPrecisionSame16(LectureScene):
             self.play(FadeIn(tag), Indicate(mixed.cell("grad"), color=style.FP32), run_time=0.4 * cue.duration)
             self.play(ReplacementTransform(mixed, accumulate), tag.animate.next_to(accumulate.cell("grad"), UP, buff=0.12),
                       ReplacementTransform(mixed_sum, accumulate_sum), run_time=0.35 * cue.duration)
-            over = Rectangle(width=accumulate.get_right()[0] - line.get_x(), height=accumulate.height + 0.2,
-                             stroke_color=style.BAD, stroke_width=5)
-            over.move_to(accumulate, aligned_edge=RIGHT).shift(0.1 * RIGHT)
-            self.play(FadeIn(over), Indicate(accumulate_sum, color=style.BAD), run_time=0.2 * cue.duration)
+            edge = (line.get_x(), accumulate.get_top()[1], 0)
+            over = BraceBetweenPoints(edge, accumulate.get_corner(UP + RIGHT), UP, buff=0.05, color=style.BAD)
+            over_label = style.zh("超出", size=style.SMALL_SIZE, color=style.BAD).next_to(over, UP, buff=0.05)
+            short = DashedLine(line.get_start(), edge + 0.05 * UP, color=style.MUTED, stroke_width=2)
+            self.play(ReplacementTransform(line, short), GrowFromCenter(over), FadeIn(over_label),
+                      Indicate(accumulate_sum, color=style.BAD), run_time=0.2 * cue.duration)
 
         with self.narrate("mp_point") as cue:
             point = style.caption_stack("混合精度换来的：算得更快，激活与通信更小", "都不在常驻这本账上",
@@ -361,8 +363,7 @@ class WhyFp32Bf16(LectureScene):
         row = style.LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
         v3_row = style.LedgerRow(facts["v3_moments"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
         with self.narrate("fb_rule_master") as cue:
-            self.play(FadeOut(rounding_part), run_time=0.15 * cue.duration)
-            self.play(FadeIn(row, shift=0.3 * DOWN), run_time=0.25 * cue.duration)
+            self.play(FadeOut(rounding_part), FadeIn(row, shift=0.3 * DOWN), run_time=0.25 * cue.duration)
             master_tag = self._verdict(row.cell("master"), "老的贡献永远不走", "必须 fp32", style.FP32)
             self.play(Indicate(row.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05), FadeIn(master_tag),
                       run_time=0.35 * cue.duration)
@@ -522,7 +523,7 @@ class OptimizerBytesTable(LectureScene):
         text = style.caption_stack(f"{facts['matrix'].text} 的矩阵", f"v 每参数 {facts['adafactor_v'].text}",
                                    size=style.SMALL_SIZE, color=style.TEXT)
         inset = VGroup(icon, text).arrange(RIGHT, buff=0.2)
-        return inset.next_to(row[0][0], RIGHT, buff=0.1).set_x(0.2 + inset.width / 2).set_y(row[0][0].get_y())
+        return inset.set_x(-0.05 + inset.width / 2).set_y(row[0][0].get_y())
 
 
 class CheckpointSize(LectureScene):

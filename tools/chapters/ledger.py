@@ -174,7 +174,6 @@ def why_fp32_bf16(check: Check, rounding=bf16.round_bf16, small_step: float = 0.
         "small_step": number(small_step, 3), "small_result": number(small, 1),
         "full_result": number(full, 7),
         "repeat_step": number(repeat_step, 3), "repeats": number(repeats),
-        "repeat_before": number(1.0 + repeat_step, 3),
         "bf16_sum": number(path[-1], 1), "fp32_sum": number(fp32_path[-1], 6),
         "exact_sum": number(1.0 + repeats * repeat_step, 1),
         "fp32_path": data(fp32_path),
@@ -232,9 +231,6 @@ def optimizer_bytes_table(check: Check, base: tuple[ledger.Cell, ...] = ledger.M
     facts["adafactor_v"] = number(per_param, 4, "B", "字节")
     facts["matrix"] = Fact(matrix, f"{matrix[0]:,}×{matrix[1]:,}",
                            f"{numbers.zh_int(matrix[0])}乘{numbers.zh_int(matrix[1])}")
-    facts["matrix_numbers"] = Fact(matrix[0] * matrix[1], f"{matrix[0] * matrix[1]:,}",
-                                   numbers.zh_int(matrix[0] * matrix[1]))
-    facts["factor_numbers"] = Fact(sum(matrix), f"{sum(matrix):,}", numbers.zh_int(sum(matrix)))
     return facts
 
 
@@ -262,7 +258,6 @@ def checkpoint_size(check: Check, cells: tuple[ledger.Cell, ...] = ledger.MIXED_
     return {
         "ledger": ledger.as_fact(cells),
         "saved": ledger.as_fact(saved), "classic_sum": ledger.sum_fact(saved),
-        "v3_ledger": ledger.as_fact(v3_cells),
         "v3_saved": ledger.as_fact(v3_saved), "v3_sum": ledger.sum_fact(v3_saved),
         "classic_bytes": _bytes(ledger.total(saved)), "v3_bytes": _bytes(ledger.total(v3_saved)),
         "params": Fact(params, "671B", numbers.zh_large(params)),
