@@ -10,7 +10,6 @@ from __future__ import annotations
 from manim import (
     DOWN,
     LEFT,
-    RIGHT,
     UP,
     MathTypst,
     Mobject,
