@@ -22,6 +22,10 @@ from manim import (
 )
 
 FONT = "Noto Sans CJK SC"
+# Noto Sans CJK has only ¹²³ of the superscript digits; the others fall back to
+# another font with another baseline. Exponents are set in one font instead.
+SUPERSCRIPT_FONT = "DejaVu Sans"
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
 
 # Palette -------------------------------------------------------------
 BACKGROUND = "#0E1116"
@@ -52,7 +56,10 @@ EDGE = 0.35  # margin to the frame edge
 
 
 def zh(text: str, size: float = BODY_SIZE, color: str = TEXT, **kwargs) -> Text:
-    """Chinese (or mixed) text in the course font."""
+    """Chinese (or mixed) text in the course font (exponents such as 2⁻¹²⁶ in one font)."""
+    exponents = {ch: SUPERSCRIPT_FONT for ch in set(text) if ch in _SUPERSCRIPTS}
+    if exponents:
+        kwargs["t2f"] = exponents | kwargs.get("t2f", {})
     return Text(text, font=FONT, font_size=size, color=color, **kwargs)
 
 
@@ -102,10 +109,14 @@ class LedgerRow(VGroup):
     """The byte ledger of one parameter: a row of cells, each as wide as its bytes.
 
     `cells` is the value of a ledger fact (``tools.ledger.as_fact``): dicts
-    with key, label, precision, bytes and text. Cells are coloured by
-    precision; ``row.cell("m")`` returns one cell (box, label, bytes) to
-    move, recolour, shrink or remove.
+    with key, label, short, precision, bytes, factored and text. Cells are
+    coloured by precision; ``row.cell("m")`` returns one cell (box, label,
+    bytes) to move, recolour, shrink or remove. A narrow cell shows its
+    short label; a factored cell (about 0 bytes) is a sliver with its text
+    underneath.
     """
+
+    SLIVER = 0.08  # width of a factored cell, which holds about 0 bytes per parameter
 
     def __init__(self, cells: list[dict], unit: float = 0.55, height: float = 0.9,
                  label_size: float = SMALL_SIZE, **kwargs):
@@ -113,16 +124,26 @@ class LedgerRow(VGroup):
         self.keys = []
         for cell in cells:
             colour = PRECISION[cell["precision"]]
-            box = Rectangle(width=cell["bytes"] * unit, height=height, stroke_color=TEXT, stroke_width=2,
-                            fill_color=colour, fill_opacity=0.55)
+            factored = cell.get("factored", False)
+            box = Rectangle(width=self.SLIVER if factored else cell["bytes"] * unit, height=height,
+                            stroke_color=TEXT, stroke_width=2, fill_color=colour, fill_opacity=0.55)
             label = zh(cell["label"], size=label_size)
-            if label.width > box.width - 0.1:
+            if label.width > box.width - 0.1 and "short" in cell:
+                label = zh(cell["short"], size=label_size)
+            if label.width > box.width - 0.1 and not factored:
                 label.scale_to_fit_width(box.width - 0.1)
             size = zh(cell["text"], size=label_size, color=TEXT)
-            VGroup(label, size).arrange(DOWN, buff=0.08).move_to(box)
+            text = VGroup(label, size).arrange(DOWN, buff=0.08)
+            if factored:
+                text.next_to(box, DOWN, buff=0.1)
+            else:
+                text.move_to(box)
+            if len(self):  # cells abut box to box (a factored cell's text may stick out below)
+                text.shift(self[-1][0].get_right() - box.get_left())
+                box.shift(self[-1][0].get_right() - box.get_left())
             self.add(VGroup(box, label, size))
             self.keys.append(cell["key"])
-        self.arrange(RIGHT, buff=0)
+        self.shift(-VGroup(*(group[0] for group in self)).get_center())
 
     def cell(self, key: str) -> VGroup:
         return self[self.keys.index(key)]

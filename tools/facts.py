@@ -81,6 +81,17 @@ def approx(fact: Fact) -> Fact:
     return Fact(fact.value, f"≈ {fact.text}", f"约{fact.spoken}")
 
 
+def power(base: int, exponent: int) -> Fact:
+    """An exact power, e.g. 2⁻⁷ / 二的负七次方 (its value is base ** exponent)."""
+    text, spoken = numbers.power(base, exponent)
+    return Fact(base**exponent, text, spoken)
+
+
+def year(value: int) -> Fact:
+    """A year, e.g. 1964 / 一九六四 (the cue adds 年)."""
+    return Fact(value, str(value), numbers.zh_year(value))
+
+
 def data(value: Any) -> Fact:
     """Numbers the scene draws rather than prints (a trajectory, a curve)."""
     return Fact(value)

@@ -100,6 +100,17 @@ def scientific(x: float, digits: int = 1) -> tuple[str, str]:
     return shown, spoken
 
 
+def power(base: int, exponent: int) -> tuple[str, str]:
+    """Display and spoken forms of a power: power(2, -7) -> 2⁻⁷ / 二的负七次方."""
+    shown = f"{signed(base)}{str(exponent).translate(_SUPERSCRIPT)}"
+    return shown, f"{zh_int(base)}的{zh_int(exponent)}次方"
+
+
+def zh_year(year: int) -> str:
+    """Read a year digit by digit: 1964 -> 一九六四."""
+    return zh_digits(str(year))
+
+
 def zh_large(n: int) -> str:
     """Write a round large count the Chinese way for the screen: 3e11 -> 三千亿."""
     if n <= 0 or n != int(n):
