@@ -40,6 +40,7 @@ PRECISION = {"bf16": BF16, "fp32": FP32, "fp16": FP16, "int8": INT8}
 GOOD = "#83C167"
 BAD = "#FC6255"
 PANEL = "#1A1F27"
+COMM = "#F78FB3"  # communication between cards (all-reduce, all-to-all)
 
 # Type sizes (legible at 480p) ----------------------------------------
 TITLE_SIZE = 34

@@ -94,6 +94,11 @@ def scientific(x: float, digits: int = 1) -> tuple[str, str]:
     return shown, spoken
 
 
+def power_of_ten(exponent: int) -> tuple[str, str]:
+    """Display and spoken forms of a power of ten, e.g. 10⁻³ / 十的负三次方 (log-axis ticks)."""
+    return f"10{str(exponent).translate(_SUPERSCRIPT)}", f"十的{zh_int(exponent)}次方"
+
+
 def zh_large(n: int) -> str:
     """Write a round large count the Chinese way for the screen: 3e11 -> 三千亿."""
     if n <= 0 or n != int(n):
