@@ -8,15 +8,25 @@ from manim import (
     RIGHT,
     UP,
     Circle,
+    Axes,
+    Brace,
     Create,
+    DashedLine,
+    Dot,
     FadeIn,
+    FadeOut,
+    GrowFromCenter,
     Indicate,
     Line,
     ReplacementTransform,
     ShowPassingFlash,
     SurroundingRectangle,
+    ValueTracker,
     VGroup,
+    VMobject,
     Write,
+    always_redraw,
+    linear,
     np,
 )
 
@@ -145,3 +155,183 @@ class GatesCircuit(LectureScene):
     @staticmethod
     def _rule_tag(out, gates):
         return style.zh(_GATES[out][2], size=style.LABEL_SIZE, color=style.BACKWARD).next_to(gates[out], UP, buff=0.15)
+
+
+class VanishingGradients(LectureScene):
+    """Running products of 0.8, 1.0 and 1.2 over depth on a log axis; then σ(1−σ) ≤ 0.25."""
+
+    COLOURS = {"shrink": style.HIGHLIGHT, "flat": style.DATA, "grow": style.BAD}
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        curves = facts["curves"].value
+        links = len(curves["grow"]) - 1
+        ticks = facts["decade_ticks"].value
+        low, high = ticks[0]["exponent"], ticks[-1]["exponent"]
+        # The y axis counts decades above the floor, so the x axis sits at the bottom.
+        axes = Axes(x_range=[0, links, 10], y_range=[0, high - low, 1], x_length=8.2, y_length=4.9, tips=False,
+                    axis_config={"color": style.MUTED, "stroke_width": 2}).move_to((-2.0, -0.15, 0))
+        self._at = lambda x, exponent: axes.c2p(x, exponent - low)
+        y_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
+                            .next_to(self._at(0, t["exponent"]), LEFT, buff=0.15) for t in ticks))
+        x_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
+                            .next_to(self._at(t["layer"], low), DOWN, buff=0.15) for t in facts["layer_ticks"].value))
+        x_name = style.zh("层数", size=style.LABEL_SIZE).next_to(x_labels, DOWN, buff=0.12)
+        y_name = style.zh("累乘结果（对数刻度）", size=style.LABEL_SIZE).next_to(axes, UP, buff=0.2).align_to(axes, LEFT)
+        one = DashedLine(self._at(0, 0), self._at(links, 0), color=style.MUTED, stroke_width=1.5, dash_length=0.08)
+
+        with self.narrate("depth_intro") as cue:
+            formula = style.math(f"g times underbrace(f times f times dots.c times f, {facts['links'].text})",
+                                 size=56).move_to((0, 0.4, 0))
+            self.play(Write(formula), run_time=0.5 * cue.duration)
+        with self.narrate("depth_axes") as cue:
+            self.play(FadeOut(formula), Create(axes), run_time=0.35 * cue.duration)
+            self.play(FadeIn(x_labels), FadeIn(x_name), run_time=0.2 * cue.duration)
+            self.play(FadeIn(y_labels, lag_ratio=0.15), FadeIn(y_name), Create(one), run_time=0.35 * cue.duration)
+
+        depth = ValueTracker(0.0)
+        bounds = (low, high)
+        lines = {key: always_redraw(lambda key=key: self._trace(curves[key], depth.get_value(), bounds,
+                                                                self.COLOURS[key]))
+                 for key in ("shrink", "flat", "grow")}
+        heads = {key: always_redraw(lambda key=key: self._head(curves[key], depth.get_value(), bounds, key))
+                 for key in ("shrink", "flat", "grow")}
+        with self.narrate("depth_race") as cue:
+            self.add(*lines.values())
+            self.play(*(FadeIn(h) for h in heads.values()), run_time=0.3 * cue.duration)
+            self.play(depth.animate.set_value(facts["vanish_layer"].value - 4), rate_func=linear,
+                      run_time=0.65 * cue.duration)
+
+        with self.narrate("depth_vanish") as cue:
+            self.play(depth.animate.set_value(facts["vanish_layer"].value), rate_func=linear,
+                      run_time=0.35 * cue.duration)
+            vanish = self._marker(facts["vanish_layer"].value, low, "shrink",
+                                  f"第 {facts['vanish_layer'].text} 层掉出地板")
+            self.play(FadeIn(vanish, scale=1.3), run_time=0.3 * cue.duration)
+
+        with self.narrate("depth_exit") as cue:
+            self.play(depth.animate.set_value(facts["exit_layer"].value), rate_func=linear,
+                      run_time=0.35 * cue.duration)
+            leave = self._marker(facts["exit_layer"].value, high, "grow", f"第 {facts['exit_layer'].text} 层出框")
+            self.play(FadeIn(leave, scale=1.3), run_time=0.25 * cue.duration)
+            self.play(Indicate(heads["flat"], color=style.DATA), run_time=0.25 * cue.duration)
+
+        with self.narrate("depth_ends") as cue:
+            self.play(depth.animate.set_value(links), rate_func=linear, run_time=0.3 * cue.duration)
+            ends = self._end_cards(facts)
+            self.play(FadeIn(ends[0], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            self.play(FadeIn(ends[1], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            self.play(GrowFromCenter(ends[2]), FadeIn(ends[3]), run_time=0.2 * cue.duration)
+
+        for mob in (*lines.values(), *heads.values()):
+            mob.clear_updaters()
+        plot = VGroup(axes, y_labels, x_labels, x_name, y_name, one, *lines.values(), *heads.values(), vanish, leave, ends)
+        self._sigmoid_panel(facts, plot)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- panel Ⓒ, the caveat and the history ---------------------------------------
+    def _sigmoid_panel(self, facts, plot):
+        sig = facts["sigmoid_curve"].value
+        top = facts["sigmoid_max"].value
+        axes = Axes(x_range=[-6, 6, 2], y_range=[0, 0.3, 0.1], x_length=6.0, y_length=3.6, tips=False,
+                    axis_config={"color": style.MUTED, "stroke_width": 2, "include_ticks": False}
+                    ).move_to((-2.9, -0.1, 0))
+        curve = VMobject(color=style.BACKWARD, stroke_width=4).set_points_smoothly(
+            [axes.c2p(x, y) for x, y in zip(sig["x"], sig["y"])])
+        name = style.math("sigma(x) dot (1 - sigma(x))", size=40, color=style.BACKWARD)
+        name.next_to(axes, UP, buff=0.35)
+        with self.narrate("depth_sigmoid") as cue:
+            self.play(FadeOut(plot), run_time=0.15 * cue.duration)
+            self.play(Create(axes), Write(name), run_time=0.2 * cue.duration)
+            self.play(Create(curve), run_time=0.3 * cue.duration)
+            ceiling = DashedLine(axes.c2p(-6, top), axes.c2p(6, top), color=style.HIGHLIGHT, stroke_width=2)
+            label = style.value(facts["sigmoid_max"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
+            label.next_to(ceiling.get_start(), UP + RIGHT, buff=0.1)
+            dot = Dot(axes.c2p(0, top), color=style.HIGHLIGHT, radius=0.08)
+            self.play(Create(ceiling), FadeIn(dot, scale=2), FadeIn(label), run_time=0.25 * cue.duration)
+
+        with self.narrate("depth_check") as cue:
+            samples = VGroup(*(Dot(axes.c2p(x, y), radius=0.035, color=style.TEXT)
+                               for x, y in zip(sig["x"][::2], sig["y"][::2])))
+            tag = style.zh(f"{facts['samples'].text} 个采样点复核", size=style.LABEL_SIZE, color=style.MUTED)
+            tag.next_to(axes, DOWN, buff=0.3)
+            self.play(FadeIn(samples, lag_ratio=0.02), FadeIn(tag), run_time=0.55 * cue.duration)
+            self.play(Indicate(dot, color=style.HIGHLIGHT, scale_factor=1.8), Indicate(label), run_time=0.3 * cue.duration)
+
+        with self.narrate("depth_caveat") as cue:
+            note = style.caption_stack("这里只单拎出了激活函数这一截；", "每层还要乘权重矩阵和归一化。",
+                                       size=style.LABEL_SIZE).move_to((3.9, 1.6, 0))
+            box = SurroundingRectangle(note, color=style.MUTED, buff=0.2, corner_radius=0.08)
+            self.play(FadeIn(note), Create(box), run_time=0.3 * cue.duration)
+
+        with self.narrate("depth_history") as cue:
+            rows = VGroup()
+            for key, who in (("year_thesis", "Hochreiter 硕士论文"), ("year_paper", "Bengio, Simard, Frasconi"),
+                             ("year_joint", "两拨人合写一章")):
+                year = style.value(facts[key], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+                rows.add(VGroup(year, style.zh(who, size=style.LABEL_SIZE)).arrange(RIGHT, buff=0.3))
+            rows.arrange(DOWN, aligned_edge=LEFT, buff=0.35).next_to(box, DOWN, buff=0.7).align_to(box, LEFT)
+            spine = Line(rows[0][0].get_left() + 0.25 * LEFT, rows[-1][0].get_left() + 0.25 * LEFT,
+                         color=style.MUTED, stroke_width=2)
+            for row in rows:
+                row.add(Dot(row[0].get_left() + 0.25 * LEFT, radius=0.06, color=style.HIGHLIGHT))
+            self.play(Create(spine), run_time=0.1 * cue.duration)
+            for row in rows:
+                self.play(FadeIn(row, shift=0.15 * RIGHT), run_time=0.2 * cue.duration)
+
+    # -- staging helpers -------------------------------------------------
+    @staticmethod
+    def _path(curve, depth, bounds):
+        """Points (layer, log10 product) up to `depth`, cut where the curve leaves the frame."""
+        logs = np.log10(curve)
+        last = int(np.floor(depth))
+        points = [(k, logs[k]) for k in range(last + 1)]
+        if depth > last and last + 1 < len(logs):
+            points.append((depth, logs[last] + (depth - last) * (logs[last + 1] - logs[last])))
+        low, high = bounds
+        for i in range(1, len(points)):
+            (x0, y0), (x1, y1) = points[i - 1], points[i]
+            for edge in (low, high):
+                if (y1 - edge) * (y0 - edge) < 0 or (y1 == edge != y0):
+                    t = (edge - y0) / (y1 - y0)
+                    return points[:i] + [(x0 + t * (x1 - x0), edge)], True
+        return points, False
+
+    def _trace(self, curve, depth, bounds, colour):
+        points, _ = self._path(curve, depth, bounds)
+        line = VMobject(color=colour, stroke_width=4)
+        line.set_points_as_corners([self._at(x, y) for x, y in points] * (1 if len(points) > 1 else 2))
+        return line
+
+    def _head(self, curve, depth, bounds, key):
+        points, out = self._path(curve, depth, bounds)
+        colour = self.COLOURS[key]
+        dot = Dot(self._at(*points[-1]), radius=0.07, color=colour)
+        label = style.zh(f"×{self.facts[f'f_{key}'].text}", size=style.LABEL_SIZE, color=colour)
+        label.next_to(dot, {"grow": UP + LEFT, "flat": UP, "shrink": DOWN + LEFT}[key], buff=0.08)
+        return VGroup(dot) if out else VGroup(dot, label)
+
+    def _marker(self, layer, exponent, key, text):
+        """Where a curve leaves the frame: a ring, and its factor and layer just inside the plot."""
+        colour = self.COLOURS[key]
+        ring = Circle(radius=0.16, color=colour, stroke_width=3).move_to(self._at(layer, exponent))
+        label = style.zh(text, size=style.LABEL_SIZE, color=colour)
+        label.next_to(ring, (UP if key == "shrink" else DOWN) + RIGHT, buff=0.05)
+        return VGroup(ring, label)
+
+    @staticmethod
+    def _end_cards(facts):
+        cards = []
+        for key, value, colour in (("f_grow", "grow_end", style.BAD), ("f_shrink", "shrink_end", style.HIGHLIGHT)):
+            head = style.zh(f"×{facts[key].text}，走完 {facts['links'].text} 层", size=style.LABEL_SIZE, color=colour)
+            number = style.value(facts[value], size=36, color=colour)
+            cards.append(VGroup(head, number).arrange(DOWN, buff=0.15, aligned_edge=LEFT))
+        cards[0].move_to((4.7, 1.6, 0))
+        cards[1].move_to((4.7, -1.2, 0)).align_to(cards[0], LEFT)
+        brace = Brace(VGroup(*cards), RIGHT, color=style.TEXT)
+        gap = style.zh(f"相差 {facts['decades'].text}\n个数量级以上", size=style.LABEL_SIZE)
+        gap.next_to(cards[1], UP, buff=0.45).align_to(cards[0], LEFT)
+        return VGroup(cards[0], cards[1], brace, gap)
