@@ -7,18 +7,23 @@ from manim import (
     LEFT,
     RIGHT,
     UP,
-    Circle,
+    AnimationGroup,
+    Arrow,
     Axes,
     Brace,
+    Circle,
     Create,
     DashedLine,
     Dot,
     FadeIn,
     FadeOut,
+    GrowArrow,
     GrowFromCenter,
     Indicate,
     Line,
+    MoveAlongPath,
     ReplacementTransform,
+    RoundedRectangle,
     ShowPassingFlash,
     SurroundingRectangle,
     ValueTracker,
@@ -335,3 +340,133 @@ class VanishingGradients(LectureScene):
         gap = style.zh(f"相差 {facts['decades'].text}\n个数量级以上", size=style.LABEL_SIZE)
         gap.next_to(cards[1], UP, buff=0.45).align_to(cards[0], LEFT)
         return VGroup(cards[0], cards[1], brace, gap)
+
+
+class ForwardVsReverseMode(LectureScene):
+    """One chain of local derivatives, walked from the parameters (once per parameter) and from the loss (once)."""
+
+    BOXES = (-3.4, -1.7, 0.0, 1.7, 3.4)
+    CHAIN_Y = -0.35
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        params, fan, boxes, links, loss = self._build_chain()
+        count = style.zh(f"{facts['params'].text}个参数", size=style.LABEL_SIZE, color=style.FORWARD)
+        count.next_to(params, DOWN, buff=0.25)
+        loss_label = style.zh("loss", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(loss, DOWN, buff=0.2)
+        local = style.zh("一层层的局部导数", size=style.LABEL_SIZE, color=style.MUTED)
+        local.next_to(VGroup(*boxes), DOWN, buff=0.3)
+
+        with self.narrate("modes_chain") as cue:
+            self.play(FadeIn(params, lag_ratio=0.05), FadeIn(count), run_time=0.25 * cue.duration)
+            self.play(Create(fan), *(FadeIn(b, shift=0.1 * UP) for b in boxes), *(Create(a) for a in links),
+                      FadeIn(local), run_time=0.35 * cue.duration)
+            self.play(FadeIn(loss, scale=2), FadeIn(loss_label), run_time=0.2 * cue.duration)
+
+        with self.narrate("modes_same") as cue:
+            left_to_right = Arrow((self.BOXES[0] - 0.6, 1.5, 0), (self.BOXES[-1] + 0.6, 1.5, 0), color=style.FORWARD,
+                                  buff=0, stroke_width=4)
+            right_to_left = Arrow((self.BOXES[-1] + 0.6, 2.1, 0), (self.BOXES[0] - 0.6, 2.1, 0), color=style.BACKWARD,
+                                  buff=0, stroke_width=4)
+            same = style.zh("乘出来的数一模一样", size=style.LABEL_SIZE).next_to(right_to_left, UP, buff=0.15)
+            self.play(*(Indicate(b, color=style.HIGHLIGHT, scale_factor=1.08) for b in boxes),
+                      run_time=0.3 * cue.duration)
+            self.play(GrowArrow(left_to_right), GrowArrow(right_to_left), run_time=0.3 * cue.duration)
+            self.play(FadeIn(same), run_time=0.2 * cue.duration)
+
+        forward_tag = style.zh("正向模式：从参数出发", size=style.BODY_SIZE, color=style.FORWARD)
+        forward_tag.move_to((-3.2, 2.35, 0))
+        with self.narrate("modes_forward") as cue:
+            self.play(FadeOut(VGroup(left_to_right, right_to_left, same)), FadeIn(forward_tag),
+                      run_time=0.2 * cue.duration)
+            self.play(params[0].animate.set_color(style.HIGHLIGHT).scale(1.6), run_time=0.15 * cue.duration)
+            self._pulse(params[0], boxes, loss, style.FORWARD, 0.45 * cue.duration)
+            done = [self._done_mark(params[0])]
+            self.play(FadeIn(done[0], scale=1.5), params[0].animate.scale(1 / 1.6), run_time=0.15 * cue.duration)
+
+        with self.narrate("modes_forward_count") as cue:
+            self._pulse(params[1], boxes, loss, style.FORWARD, 0.25 * cue.duration)
+            done.append(self._done_mark(params[1]))
+            self.add(done[-1])
+            rest = list(params[2:])
+            self.play(AnimationGroup(*(self._pulse_animation(p, boxes, loss, style.FORWARD) for p in rest),
+                                     lag_ratio=0.12), run_time=0.4 * cue.duration)
+            done += [self._done_mark(p) for p in rest]
+            self.add(*done[2:])
+            tally = style.zh(f"走{facts['params'].text}遍", size=36, color=style.FORWARD)
+            tally.next_to(forward_tag, DOWN, buff=0.15)
+            self.play(FadeIn(tally, scale=1.3), run_time=0.2 * cue.duration)
+
+        reverse_tag = style.zh("反向模式：从 loss 出发", size=style.BODY_SIZE, color=style.BACKWARD)
+        reverse_tag.move_to((3.2, 2.35, 0))
+        with self.narrate("modes_reverse") as cue:
+            self.play(FadeOut(VGroup(*done)), VGroup(forward_tag, tally).animate.set_opacity(0.5),
+                      FadeIn(reverse_tag), run_time=0.15 * cue.duration)
+            self.play(Indicate(loss, color=style.BACKWARD, scale_factor=1.6), run_time=0.15 * cue.duration)
+            spine = VMobject().set_points_as_corners(
+                [loss.get_center(), *(np.array((x, self.CHAIN_Y, 0)) for x in reversed(self.BOXES)),
+                 boxes[0].get_left()])
+            runner = Dot(loss.get_center(), radius=0.1, color=style.BACKWARD)
+            self.play(MoveAlongPath(runner, spine), ShowPassingFlash(spine.copy().set_stroke(style.BACKWARD, 7),
+                                                                      time_width=0.5),
+                      rate_func=linear, run_time=0.3 * cue.duration)
+            back_fan = VGroup(*(Line(boxes[0].get_left(), p.get_center()) for p in params))
+            self.play(ShowPassingFlash(back_fan.copy().set_stroke(style.BACKWARD, 5), time_width=0.8),
+                      FadeOut(runner), run_time=0.15 * cue.duration)
+            marks = VGroup(*(self._done_mark(p) for p in params))
+            once = style.zh("只走一遍", size=36, color=style.BACKWARD).next_to(reverse_tag, DOWN, buff=0.15)
+            self.play(FadeIn(marks, scale=1.5), FadeIn(once, scale=1.3), run_time=0.15 * cue.duration)
+
+        with self.narrate("modes_why") as cue:
+            self.play(VGroup(forward_tag, tally).animate.set_opacity(1), run_time=0.1 * cue.duration)
+            self.play(Indicate(count, color=style.HIGHLIGHT), Indicate(tally, color=style.HIGHLIGHT),
+                      run_time=0.3 * cue.duration)
+            self.play(Indicate(VGroup(loss, loss_label), color=style.HIGHLIGHT, scale_factor=1.4),
+                      Indicate(once, color=style.HIGHLIGHT), run_time=0.3 * cue.duration)
+
+        with self.narrate("modes_rule") as cue:
+            rule = style.caption_stack("输出远比输入多时，从前往后反倒划算。", "先数一数：输入多，还是输出多？",
+                                       size=style.LABEL_SIZE)
+            rule.move_to((0, -2.6, 0))
+            self.play(FadeOut(local), FadeIn(rule[0]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(rule[1]), run_time=0.2 * cue.duration)
+            self.play(Create(SurroundingRectangle(rule[1], color=style.HIGHLIGHT, buff=0.12, corner_radius=0.06)),
+                      run_time=0.2 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- staging helpers -------------------------------------------------
+    def _build_chain(self):
+        y = self.CHAIN_Y
+        params = VGroup(*(Dot((-5.9, y + 1.69 - 0.26 * i, 0), radius=0.06, color=style.FORWARD) for i in range(14)))
+        boxes = [VGroup(RoundedRectangle(width=1.05, height=1.5, corner_radius=0.12, stroke_color=style.TEXT,
+                                         stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1),
+                        style.zh("∂", size=36, color=style.MUTED)).move_to((x, y, 0))
+                 for x in self.BOXES]
+        fan = VGroup(*(Line(p.get_center(), boxes[0].get_left(), color=style.MUTED, stroke_width=1.2) for p in params))
+        links = [Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=2.5) for a, b in zip(boxes, boxes[1:])]
+        loss = Dot((5.5, y, 0), radius=0.16, color=style.BACKWARD)
+        links.append(Line(boxes[-1].get_right(), loss.get_left(), color=style.MUTED, stroke_width=2.5))
+        return params, fan, boxes, links, loss
+
+    def _route(self, param, boxes, loss):
+        return VMobject().set_points_as_corners(
+            [param.get_center(), boxes[0].get_left(), *(np.array((x, self.CHAIN_Y, 0)) for x in self.BOXES),
+             loss.get_center()])
+
+    def _pulse_animation(self, param, boxes, loss, colour):
+        route = self._route(param, boxes, loss)
+        return ShowPassingFlash(route.set_stroke(colour, 6), time_width=0.35)
+
+    def _pulse(self, param, boxes, loss, colour, run_time):
+        route = self._route(param, boxes, loss)
+        runner = Dot(param.get_center(), radius=0.1, color=colour)
+        self.play(MoveAlongPath(runner, route), ShowPassingFlash(route.copy().set_stroke(colour, 6), time_width=0.4),
+                  rate_func=linear, run_time=run_time)
+        self.remove(runner)
+
+    @staticmethod
+    def _done_mark(param):
+        return Dot(param.get_center() + 0.28 * LEFT, radius=0.06, color=style.HIGHLIGHT)
