@@ -15,6 +15,7 @@ from manim import (
     Create,
     DashedLine,
     Dot,
+    DoubleArrow,
     FadeIn,
     FadeOut,
     GrowArrow,
@@ -22,6 +23,7 @@ from manim import (
     Indicate,
     Line,
     MoveAlongPath,
+    Polygon,
     ReplacementTransform,
     RoundedRectangle,
     ShowPassingFlash,
@@ -470,3 +472,222 @@ class ForwardVsReverseMode(LectureScene):
     @staticmethod
     def _done_mark(param):
         return Dot(param.get_center() + 0.28 * LEFT, radius=0.06, color=style.HIGHLIGHT)
+
+
+class ActivationMountain(LectureScene):
+    """Activation memory over one step (schematic staircase), then the two cards and the tables behind them."""
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        mountain = self._mountain(facts)
+        self._cards(facts, mountain)
+        self._tables(facts)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- Ⓐ the mountain ------------------------------------------------------------
+    def _mountain(self, facts):
+        memory = facts["mountain"].value
+        span, peak = len(memory), max(memory)
+        origin, width, height = np.array((-5.6, -2.6, 0)), 11.0, 4.7
+        unit_x, unit_y = width / span, height / (peak + 1)
+
+        def at(t, level):
+            return origin + np.array((t * unit_x, level * unit_y, 0))
+
+        x_axis = Arrow(at(0, 0), at(span + 0.6, 0), buff=0, color=style.MUTED, stroke_width=3)
+        y_axis = Arrow(at(0, 0), at(0, peak + 1), buff=0, color=style.MUTED, stroke_width=3)
+        x_name = style.zh("时间", size=style.LABEL_SIZE, color=style.MUTED).next_to(x_axis, RIGHT, buff=0.15)
+        y_name = style.zh("激活显存（示意，无刻度）", size=style.LABEL_SIZE, color=style.MUTED)
+        y_name.next_to(y_axis, UP, buff=0.15).align_to(y_axis, LEFT)
+        # Layer k's saved tensors live while memory holds at least k of them.
+        bands = []
+        for level in range(1, peak + 1):
+            alive = [t for t, m in enumerate(memory) if m >= level]
+            bands.append((level, alive[0], alive[-1] + 1))
+        clock = ValueTracker(0.0)
+
+        def drawn():
+            now = clock.get_value()
+            group = VGroup()
+            for level, start, end in bands:
+                if now <= start:
+                    continue
+                right = min(now, end)
+                group.add(Polygon(at(start, level - 1), at(right, level - 1), at(right, level), at(start, level),
+                                  stroke_color=style.BACKGROUND, stroke_width=1.5, fill_color=style.FORWARD,
+                                  fill_opacity=0.35 + 0.3 * (level % 2)))
+            return group
+
+        def outline():
+            now = clock.get_value()
+            points = [at(0, 0)]
+            for t, m in enumerate(memory):
+                if t >= now:
+                    break
+                points += [at(t, m), at(min(t + 1, now), m)]
+            return VMobject(color=style.TEXT, stroke_width=3).set_points_as_corners(
+                points if len(points) > 1 else points * 2)
+
+        stack, edge = always_redraw(drawn), always_redraw(outline)
+        with self.narrate("mnt_climb") as cue:
+            self.play(Create(x_axis), Create(y_axis), FadeIn(x_name), FadeIn(y_name), run_time=0.2 * cue.duration)
+            forward = style.zh("前向：每层留下中间结果", size=style.LABEL_SIZE, color=style.FORWARD)
+            forward.next_to(at(peak / 2, 0), UP, buff=0.1).shift(0.3 * DOWN).move_to(at(peak / 2, -0.6))
+            self.add(stack, edge)
+            self.play(FadeIn(forward), clock.animate.set_value(peak - 4), rate_func=linear, run_time=0.7 * cue.duration)
+        with self.narrate("mnt_peak") as cue:
+            self.play(clock.animate.set_value(peak + 1), rate_func=linear, run_time=0.45 * cue.duration)
+            turn = DashedLine(at(peak + 0.5, 0), at(peak + 0.5, peak + 0.6), color=style.HIGHLIGHT, stroke_width=2)
+            summit = style.zh("山顶：前向走完", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            summit.next_to(turn, LEFT, buff=0.6).align_to(turn, UP)
+            self.play(Create(turn), FadeIn(summit), run_time=0.35 * cue.duration)
+        with self.narrate("mnt_descend") as cue:
+            backward = style.zh("反向：用完一层，放掉一层", size=style.LABEL_SIZE, color=style.BACKWARD)
+            backward.move_to(at(peak + 1 + peak / 2, -0.6))
+            self.play(FadeIn(backward), clock.animate.set_value(span), rate_func=linear, run_time=0.85 * cue.duration)
+        stack.clear_updaters()
+        edge.clear_updaters()
+        with self.narrate("mnt_caveat") as cue:
+            note = style.caption_stack(f"台阶画了 {facts['steps'].text} 级，只为看得清；",
+                                       f"真实模型 {facts['layers'].text} 层，山坡细密得多。",
+                                       size=style.LABEL_SIZE, color=style.MUTED)
+            note.move_to((0, 2.55, 0)).align_to(at(span + 0.6, 0), RIGHT)
+            self.play(FadeIn(note), run_time=0.3 * cue.duration)
+        return VGroup(x_axis, y_axis, x_name, y_name, stack, edge, forward, turn, summit, backward, note)
+
+    # -- Ⓑ the two cards ----------------------------------------------------------
+    def _cards(self, facts, mountain):
+        big = []
+        for label, key, colour in (("全部留着", "keep_all", style.FORWARD), ("只留每层入口 *", "full_recompute", style.GOOD)):
+            text = VGroup(style.zh(label, size=style.BODY_SIZE),
+                          style.value(facts[key], size=48, color=colour)).arrange(DOWN, buff=0.25)
+            box = RoundedRectangle(width=4.8, height=2.2, corner_radius=0.15, stroke_color=colour, stroke_width=3,
+                                   fill_color=style.PANEL, fill_opacity=1)
+            big.append(VGroup(box, text.move_to(box)))
+        VGroup(*big).arrange(RIGHT, buff=1.4).move_to((0, 0.1, 0))
+        context = style.zh(f"DeepSeek-V3，一条 {facts['seq'].text} 序列，bf16", size=style.LABEL_SIZE,
+                           color=style.MUTED).next_to(VGroup(*big), UP, buff=0.45)
+        with self.narrate("mnt_cards") as cue:
+            self.play(FadeOut(mountain), FadeIn(context), run_time=0.15 * cue.duration)
+            self.play(FadeIn(big[0], shift=0.2 * UP), run_time=0.2 * cue.duration)
+            self.wait(0.2 * cue.duration)
+            self.play(FadeIn(big[1], shift=0.2 * UP), run_time=0.2 * cue.duration)
+        with self.narrate("mnt_same") as cue:
+            same = style.zh("同一条序列，两种配置；不是两个模型", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            same.next_to(VGroup(*big), DOWN, buff=0.45)
+            link = DoubleArrow(big[0].get_right(), big[1].get_left(), buff=0.1, color=style.HIGHLIGHT, stroke_width=3)
+            self.play(GrowFromCenter(link), FadeIn(same), run_time=0.5 * cue.duration)
+        small = []
+        for label, key, colour, x in (("全部留着", "keep_all", style.FORWARD, -3.4),
+                                      ("只留每层入口 *", "full_recompute", style.GOOD, 3.4)):
+            text = VGroup(style.zh(label, size=style.SMALL_SIZE), style.value(facts[key], size=style.BODY_SIZE,
+                                                                             color=colour)).arrange(RIGHT, buff=0.3)
+            box = RoundedRectangle(width=text.width + 0.5, height=0.62, corner_radius=0.1, stroke_color=colour,
+                                   stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1)
+            small.append(VGroup(box, text.move_to(box)).move_to((x, 2.55, 0)))
+        self._big_cards = VGroup(context, link, same)
+        self._card_pair = (big, small)
+
+    # -- B1: where the two numbers come from ----------------------------------------
+    def _tables(self, facts):
+        big, small = self._card_pair
+        unit = style.zh(f"单位：一份 hidden 宽的张量 = {facts['tokens'].text} × {facts['hidden'].text} × "
+                        f"{facts['bf16_bytes'].text} = {facts['entry'].text}", size=style.LABEL_SIZE)
+        unit.move_to((0, 1.85, 0))
+        with self.narrate("mnt_unit") as cue:
+            self.play(FadeOut(self._big_cards), *(ReplacementTransform(b, s) for b, s in zip(big, small)),
+                      run_time=0.35 * cue.duration)
+            self.play(FadeIn(unit, shift=0.2 * DOWN), run_time=0.35 * cue.duration)
+
+        attention = self._table("注意力（MLA）留下的", facts["attention_rows"].value, facts["attention"])
+        with self.narrate("mnt_attention") as cue:
+            self.play(FadeIn(attention[0]), run_time=0.1 * cue.duration)
+            rows = attention[1]
+            for row in rows:
+                self.play(FadeIn(row, shift=0.3 * RIGHT), run_time=0.75 * cue.duration / len(rows))
+            self.play(FadeIn(attention[2]), run_time=0.1 * cue.duration)
+
+        chip = self._chip("注意力", facts["attention"])
+        chip.move_to((0, 1.2, 0)).align_to((-5.4, 0, 0), LEFT)
+        moe = self._table("MoE 留下的", facts["moe_rows"].value, facts["moe"])
+        with self.narrate("mnt_moe") as cue:
+            self.play(ReplacementTransform(attention, chip), run_time=0.25 * cue.duration)
+            self.play(FadeIn(moe[0]), run_time=0.05 * cue.duration)
+            for row in moe[1]:
+                self.play(FadeIn(row, shift=0.3 * RIGHT), run_time=0.5 * cue.duration / len(moe[1]))
+            self.play(FadeIn(moe[2]), run_time=0.1 * cue.duration)
+
+        with self.narrate("mnt_copies") as cue:
+            copies = [moe[1][i] for i, row in enumerate(facts["moe_rows"].value)
+                      if row["width"].startswith(facts["copies"].text + " ")]
+            marks = VGroup(*(SurroundingRectangle(r, color=style.HIGHLIGHT, buff=0.05, corner_radius=0.05)
+                             for r in (copies[0], copies[-1])))
+            why = style.zh(f"{facts['copies'].text} 份 = {facts['routed'].text} 个路由专家 + "
+                           f"{facts['shared'].text} 个共享专家", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            io = style.zh(f"进去一次 + 出来一次 = {facts['copies_io'].text}", size=style.LABEL_SIZE,
+                          color=style.HIGHLIGHT)
+            VGroup(why, io).arrange(RIGHT, buff=0.8).next_to(moe, DOWN, buff=0.3)
+            self.play(Create(marks), FadeIn(why), run_time=0.35 * cue.duration)
+            self.play(FadeIn(io), run_time=0.25 * cue.duration)
+
+        with self.narrate("mnt_total") as cue:
+            lines = VGroup(
+                style.zh(f"MoE 层：{facts['moe_layer_exact'].text} × {facts['moe_layers'].text}", size=style.BODY_SIZE),
+                style.zh(f"dense 层：{facts['dense_layer_exact'].text} × {facts['dense_layers'].text}",
+                         size=style.BODY_SIZE),
+                style.zh(f"合计 {facts['keep_all_gib'].text} ≈ {facts['keep_all'].text}", size=36,
+                         color=style.FORWARD),
+                style.zh(f"只留入口：{facts['entry'].text} × {facts['layers'].text} = {facts['full_recompute'].text}",
+                         size=style.BODY_SIZE, color=style.GOOD),
+            ).arrange(DOWN, aligned_edge=LEFT, buff=0.28).move_to((-0.6, -0.75, 0))
+            dense_note = style.zh("（按页面口径，不含 FFN 输出）", size=style.SMALL_SIZE, color=style.MUTED)
+            dense_note.next_to(lines[1], RIGHT, buff=0.25)
+            moe_chip = self._chip("MoE", facts["moe"]).next_to(chip, RIGHT, buff=0.3)
+            self.play(ReplacementTransform(VGroup(moe, marks, why, io), moe_chip), run_time=0.2 * cue.duration)
+            self.play(FadeIn(lines[0], shift=0.2 * RIGHT), run_time=0.1 * cue.duration)
+            self.play(FadeIn(lines[1], shift=0.2 * RIGHT), FadeIn(dense_note), run_time=0.1 * cue.duration)
+            self.play(FadeIn(lines[2], scale=1.2), run_time=0.15 * cue.duration)
+            self.play(Indicate(small[0], color=style.HIGHLIGHT, scale_factor=1.1), run_time=0.15 * cue.duration)
+            self.play(FadeIn(lines[3], shift=0.2 * RIGHT), Indicate(small[1], color=style.HIGHLIGHT, scale_factor=1.1),
+                      run_time=0.15 * cue.duration)
+
+        with self.narrate("mnt_note") as cue:
+            notes = style.caption_stack("按 V3 的配置逐个算子自推，当量级看；差一倍也装不下。",
+                                        f"* 只留入口：还没算正在重算的那一层（一层 MoE 约 {facts['moe_layer'].text}）。",
+                                        size=style.SMALL_SIZE, color=style.MUTED)
+            notes.move_to((0, -2.85, 0))
+            self.play(FadeIn(notes[0]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(notes[1]), run_time=0.3 * cue.duration)
+
+    @staticmethod
+    def _table(title, rows, subtotal):
+        columns = (-5.4, 1.2, 5.4)  # label left edge, width centre, size right edge
+        top = 0.6
+
+        def place(label, width, size, y, colour=style.TEXT, weight=style.SMALL_SIZE):
+            cells = VGroup(style.zh(label, size=weight, color=colour), style.zh(width, size=weight, color=colour),
+                           style.zh(size, size=weight, color=colour))
+            cells[0].move_to((0, y, 0)).align_to((columns[0], 0, 0), LEFT)
+            cells[1].move_to((columns[1], y, 0))
+            cells[2].move_to((0, y, 0)).align_to((columns[2], 0, 0), RIGHT)
+            return cells
+
+        header = place(title, "宽度", "大小", top, style.MUTED, style.LABEL_SIZE)
+        rule = Line((columns[0], top - 0.25, 0), (columns[2], top - 0.25, 0), color=style.MUTED, stroke_width=1.5)
+        body = VGroup(*(place(r["label"], r["width"], r["size"], top - 0.5 - 0.37 * i) for i, r in enumerate(rows)))
+        y_sum = top - 0.5 - 0.37 * len(rows) - 0.1
+        total = VGroup(Line((columns[0], y_sum + 0.22, 0), (columns[2], y_sum + 0.22, 0), color=style.MUTED,
+                            stroke_width=1.5),
+                       place("小计", "", f"约 {subtotal.text}", y_sum - 0.05, style.HIGHLIGHT, style.LABEL_SIZE))
+        return VGroup(VGroup(header, rule), body, total)
+
+    @staticmethod
+    def _chip(label, fact):
+        text = VGroup(style.zh(label, size=style.SMALL_SIZE, color=style.MUTED),
+                      style.value(fact, size=style.SMALL_SIZE)).arrange(RIGHT, buff=0.2)
+        box = RoundedRectangle(width=text.width + 0.3, height=0.45, corner_radius=0.08, stroke_color=style.MUTED,
+                               stroke_width=1.5)
+        return VGroup(box, text.move_to(box))

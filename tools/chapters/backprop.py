@@ -212,7 +212,10 @@ def activation_mountain(check: Check, steps: int = MOUNTAIN_STEPS):
         fact = "keep_all" if name == "keep_all_tib" else name
         check.equal(fact, shown[fact].text.split(" ")[0], page_text)
     check.equal("copies", v3.COPIES, v3.TOP_K + v3.SHARED_EXPERTS)
+    check.close("entry (unit)", v3.SEQ * v3.HIDDEN * v3.BF16 / v3.GIB, entry)
     return shown | {
+        "tokens": number(v3.SEQ), "hidden": number(v3.HIDDEN), "bf16_bytes": number(v3.BF16, unit="B"),
+        "shared": number(v3.SHARED_EXPERTS),
         "steps": number(steps), "layers": number(v3.LAYERS),
         "mountain": data(memory),
         "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"),
