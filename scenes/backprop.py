@@ -21,12 +21,15 @@ from manim import (
     GrowArrow,
     GrowFromCenter,
     Indicate,
+    LaggedStart,
     Line,
     MoveAlongPath,
     Polygon,
+    Rectangle,
     ReplacementTransform,
     RoundedRectangle,
     ShowPassingFlash,
+    Square,
     SurroundingRectangle,
     ValueTracker,
     VGroup,
@@ -691,3 +694,186 @@ class ActivationMountain(LectureScene):
         box = RoundedRectangle(width=text.width + 0.3, height=0.45, corner_radius=0.08, stroke_color=style.MUTED,
                                stroke_width=1.5)
         return VGroup(box, text.move_to(box))
+
+
+class GradientJourney(LectureScene):
+    """Five stations between a gradient's birth in backward and its use in the update (number-free)."""
+
+    MARKS = "①②③④⑤"
+    ORDER = ("produce", "reduce", "clip", "accumulate", "update")
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        names = facts["stations"].value
+        stations = VGroup()
+        for i, key in enumerate(self.ORDER):
+            ring = Circle(radius=0.32, color=style.MUTED, stroke_width=3, fill_color=style.PANEL, fill_opacity=1)
+            mark = style.zh(self.MARKS[i], size=style.BODY_SIZE, color=style.MUTED)
+            label = style.zh(names[key], size=style.LABEL_SIZE, color=style.MUTED)
+            node = VGroup(ring, mark.move_to(ring)).move_to(((i - 2) * 2.6, 2.3, 0))
+            stations.add(VGroup(node, label.next_to(node, DOWN, buff=0.15)))
+        arrows = VGroup(*(Arrow(a[0].get_right(), b[0].get_left(), buff=0.1, color=style.MUTED, stroke_width=3,
+                                max_tip_length_to_length_ratio=0.25) for a, b in zip(stations, stations[1:])))
+        packet = Square(side_length=0.3, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16,
+                        stroke_width=4)
+
+        with self.narrate("gj_intro") as cue:
+            self.play(FadeIn(stations, lag_ratio=0.2), Create(arrows, lag_ratio=0.2), run_time=0.5 * cue.duration)
+            not_inference = style.zh("推理时，这几道一道都没有", size=style.LABEL_SIZE, color=style.MUTED)
+            not_inference.move_to((0, 0.3, 0))
+            self.play(FadeIn(not_inference), run_time=0.25 * cue.duration)
+
+        detail = self._produce()
+        with self.narrate("gj_produce") as cue:
+            self.play(FadeOut(not_inference), self._light(stations[0]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(detail[0]), run_time=0.15 * cue.duration)
+            # Backward walks the layers from the last to the first; each drops its gradient.
+            for bar, grad in zip(detail[1], detail[2]):
+                self.play(Indicate(bar, color=style.BACKWARD, scale_factor=1.03), FadeIn(grad, shift=0.3 * DOWN),
+                          run_time=0.5 * cue.duration / len(detail[1]))
+            packet.move_to(stations[0][0]).shift(0.55 * UP)
+            self.play(FadeIn(packet, scale=1.5), FadeIn(detail[3]), run_time=0.15 * cue.duration)
+
+        timeline = self._timeline(facts["timeline"].value)
+        with self.narrate("gj_reduce") as cue:
+            self._advance(packet, stations, 1, cue.duration * 0.15)
+            self.play(FadeOut(detail), FadeIn(timeline["axes"]), run_time=0.15 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(b) for b in timeline["backward"]), lag_ratio=0.3),
+                      run_time=0.25 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(b, shift=0.2 * DOWN) for b in timeline["reduce"]), lag_ratio=0.4),
+                      run_time=0.25 * cue.duration)
+            self.play(FadeIn(timeline["hidden"]), run_time=0.15 * cue.duration)
+
+        with self.narrate("gj_clip") as cue:
+            self._advance(packet, stations, 2, cue.duration * 0.15)
+            self.play(Create(timeline["wait"]), FadeIn(timeline["wait_label"]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(timeline["clip"], shift=0.2 * RIGHT), run_time=0.2 * cue.duration)
+            self.play(FadeIn(timeline["exposed"]), run_time=0.15 * cue.duration)
+
+        accumulate = self._accumulate(facts["micro"].value)
+        with self.narrate("gj_accumulate") as cue:
+            self._advance(packet, stations, 3, cue.duration * 0.1)
+            self.play(FadeOut(VGroup(*timeline.values())), FadeIn(accumulate["whole"]), run_time=0.2 * cue.duration)
+            self.play(FadeIn(accumulate["parts_label"]), FadeIn(accumulate["frame"]), run_time=0.1 * cue.duration)
+            for part, drop in zip(accumulate["parts"], accumulate["drops"]):
+                self.play(FadeIn(part), ReplacementTransform(part.copy(), drop),
+                          run_time=0.35 * cue.duration / len(accumulate["parts"]))
+            self.play(FadeIn(accumulate["same"]), packet.animate.set_stroke(style.FP32), run_time=0.15 * cue.duration)
+
+        with self.narrate("gj_update") as cue:
+            self._advance(packet, stations, 4, cue.duration * 0.12)
+            weights = self._weights()
+            self.play(FadeOut(VGroup(*accumulate.values())), FadeIn(weights), run_time=0.15 * cue.duration)
+            self.play(packet.animate.move_to(weights[0]).scale(0.8), run_time=0.15 * cue.duration)
+            self.play(Indicate(weights[0], color=style.BACKWARD), FadeOut(packet, scale=0.2),
+                      run_time=0.15 * cue.duration)
+            thrown = style.zh("用完就扔", size=36, color=style.HIGHLIGHT).next_to(weights, RIGHT, buff=0.8)
+            self.play(FadeIn(thrown, scale=1.3), run_time=0.12 * cue.duration)
+            tags = self._precision_tags().next_to(thrown, DOWN, buff=0.4).align_to(thrown, LEFT)
+            self.play(FadeIn(tags[0]), run_time=0.1 * cue.duration)
+            self.play(FadeIn(tags[1]), run_time=0.1 * cue.duration)
+
+        with self.narrate("gj_bounds") as cue:
+            note = style.zh("通信多大、能藏多少：下一张图，和后面的专题", size=style.LABEL_SIZE, color=style.MUTED)
+            note.move_to((0, -2.9, 0))
+            self.play(FadeIn(note), run_time=0.3 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- staging helpers -------------------------------------------------
+    def _light(self, station):
+        return AnimationGroup(station[0][0].animate.set_stroke(style.BACKWARD),
+                              station[0][1].animate.set_color(style.TEXT), station[1].animate.set_color(style.TEXT))
+
+    def _advance(self, packet, stations, index, run_time):
+        target = stations[index][0].get_center() + 0.55 * UP
+        self.play(packet.animate.move_to(target), self._light(stations[index]), run_time=run_time)
+
+    @staticmethod
+    def _produce():
+        bars = VGroup(*(RoundedRectangle(width=1.3, height=0.5, corner_radius=0.06, stroke_color=style.TEXT,
+                                         stroke_width=2, fill_color=style.PANEL, fill_opacity=1)
+                        for _ in range(6))).arrange(RIGHT, buff=0.35).move_to((0, -0.2, 0))
+        caption = style.zh("反向：从最后一层往回走", size=style.LABEL_SIZE, color=style.BACKWARD)
+        caption.next_to(bars, UP, buff=0.3)
+        order = list(reversed(bars))
+        grads = VGroup(*(Square(side_length=0.28, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16,
+                                stroke_width=3).next_to(bar, DOWN, buff=0.45) for bar in order))
+        tag = style.zh("每层一份梯度，bf16", size=style.LABEL_SIZE, color=style.BF16).next_to(grads, DOWN, buff=0.35)
+        return VGroup(VGroup(bars, caption), VGroup(*order), grads, tag)
+
+    @staticmethod
+    def _timeline(plan):
+        end = plan["clip"][1]
+        left, right = -4.6, 6.2
+
+        def x(t):
+            return left + (right - left) * t / end
+
+        rows = {"backward": 0.35, "reduce": -0.55, "clip": -1.45}
+        names = VGroup(*(style.zh(text, size=style.LABEL_SIZE, color=colour).move_to((0, y, 0))
+                         .align_to((left - 0.25, 0, 0), RIGHT)
+                         for text, y, colour in (("反向计算", rows["backward"], style.BACKWARD),
+                                                 ("跨卡平均", rows["reduce"], style.COMM),
+                                                 ("全局裁剪", rows["clip"], style.HIGHLIGHT))))
+        time_axis = Arrow((left, -2.1, 0), (right + 0.4, -2.1, 0), buff=0, color=style.MUTED, stroke_width=2)
+        time_name = style.zh("时间", size=style.SMALL_SIZE, color=style.MUTED).next_to(time_axis, DOWN, buff=0.1)
+        time_name.align_to(time_axis, RIGHT)
+
+        def block(start, stop, y, colour, opacity=0.8):
+            return Rectangle(width=x(stop) - x(start), height=0.5, stroke_color=style.BACKGROUND, stroke_width=2,
+                             fill_color=colour, fill_opacity=opacity).move_to(((x(start) + x(stop)) / 2, y, 0))
+
+        backward = VGroup(*(block(a, b, rows["backward"], style.BACKWARD) for a, b in plan["backward"]))
+        reduce = VGroup(*(block(a, b, rows["reduce"], style.COMM) for a, b in plan["all_reduce"]))
+        compute_end = plan["backward"][-1][1]
+        under = Rectangle(width=x(compute_end) - x(plan["all_reduce"][0][0]), height=1.5, stroke_color=style.GOOD,
+                          stroke_width=2, fill_opacity=0).move_to(
+            ((x(plan["all_reduce"][0][0]) + x(compute_end)) / 2, (rows["backward"] + rows["reduce"]) / 2, 0))
+        hidden = VGroup(under, style.zh("藏在反向底下 ✓", size=style.LABEL_SIZE, color=style.GOOD)
+                        .next_to(under, UP, buff=0.1).align_to(under, RIGHT))
+        last = plan["all_reduce"][-1][1]
+        wait = DashedLine((x(last), 0.9, 0), (x(last), -2.1, 0), color=style.HIGHLIGHT, stroke_width=2)
+        wait_label = style.zh("全部梯度到齐", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+        wait_label.next_to(wait, UP, buff=0.1).shift(0.4 * LEFT)
+        clip = block(*plan["clip"], rows["clip"], style.HIGHLIGHT)
+        exposed = style.zh("藏不了 ✗", size=style.LABEL_SIZE, color=style.BAD).next_to(clip, LEFT, buff=0.3)
+        return {"axes": VGroup(names, time_axis, time_name), "backward": backward, "reduce": reduce,
+                "hidden": hidden, "wait": wait, "wait_label": wait_label, "clip": clip, "exposed": exposed}
+
+    @staticmethod
+    def _accumulate(micro):
+        whole_bar = Rectangle(width=8.0, height=0.45, stroke_color=style.BACKGROUND, fill_color=style.BACKWARD,
+                              fill_opacity=0.8)
+        whole_label = style.zh("一个大 batch", size=style.LABEL_SIZE)
+        whole = VGroup(whole_label, whole_bar).arrange(RIGHT, buff=0.4).move_to((-0.3, 0.4, 0))
+        parts = VGroup(*(Rectangle(width=8.0 / micro, height=0.45, stroke_color=style.BACKGROUND,
+                                   fill_color=style.BACKWARD, fill_opacity=0.8) for _ in range(micro)))
+        parts.arrange(RIGHT, buff=0.5).move_to((whole_bar.get_center()[0] + 0.75, -0.6, 0))
+        parts_label = style.zh("拆成几份小的", size=style.LABEL_SIZE).next_to(parts, LEFT, buff=0.4)
+        accumulator = RoundedRectangle(width=2.2, height=0.6, corner_radius=0.08, stroke_color=style.FP32,
+                                       stroke_width=3).move_to((0, -1.8, 0))
+        acc_label = style.zh("累加器（fp32）", size=style.LABEL_SIZE, color=style.FP32).next_to(accumulator, LEFT,
+                                                                                               buff=0.3)
+        drops = VGroup(*(Square(side_length=0.26, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.FP32,
+                                stroke_width=3) for _ in range(micro))).arrange(RIGHT, buff=0.15)
+        drops.move_to(accumulator)
+        same = style.zh("总量不变，只是时间线拉长", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        same.next_to(accumulator, RIGHT, buff=0.5)
+        return {"whole": whole, "parts_label": parts_label, "parts": parts, "drops": drops,
+                "frame": VGroup(accumulator, acc_label), "same": same}
+
+    @staticmethod
+    def _weights():
+        box = RoundedRectangle(width=2.2, height=1.2, corner_radius=0.12, stroke_color=style.FP32, stroke_width=3,
+                               fill_color=style.PANEL, fill_opacity=1)
+        label = style.zh("权重", size=style.BODY_SIZE)
+        return VGroup(box, label.move_to(box)).move_to((-2.8, -0.6, 0))
+
+    @staticmethod
+    def _precision_tags():
+        return VGroup(style.zh("只用一次：bf16 就够", size=style.LABEL_SIZE, color=style.BF16),
+                      style.zh("一旦累积：升回 fp32", size=style.LABEL_SIZE, color=style.FP32)
+                      ).arrange(DOWN, aligned_edge=LEFT, buff=0.2)
