@@ -20,6 +20,7 @@ from manim import (
     FadeOut,
     GrowArrow,
     GrowFromCenter,
+    GrowFromEdge,
     Indicate,
     LaggedStart,
     Line,
@@ -877,3 +878,118 @@ class GradientJourney(LectureScene):
         return VGroup(style.zh("只用一次：bf16 就够", size=style.LABEL_SIZE, color=style.BF16),
                       style.zh("一旦累积：升回 fp32", size=style.LABEL_SIZE, color=style.FP32)
                       ).arrange(DOWN, aligned_edge=LEFT, buff=0.2)
+
+
+class BatchCommVsCompute(LectureScene):
+    """fig-batch: communication is flat in batch size, compute rises after a knee; shapes only, no scale."""
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        curves, labels = facts["curves"].value, facts["labels"].value
+        batch = curves["batch"]
+        top = max(curves["compute"]) * 1.1
+        axes = Axes(x_range=[0, batch[-1], batch[-1]], y_range=[0, top, top], x_length=6.2, y_length=4.2, tips=True,
+                    axis_config={"color": style.MUTED, "stroke_width": 2, "include_ticks": False}
+                    ).move_to((-3.2, -0.35, 0))
+        x_name = style.zh(labels["x"], size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, DOWN, buff=0.2)
+        x_name.align_to(axes.x_axis, RIGHT)
+        y_name = style.zh(labels["y"] + "（示意，无刻度）", size=style.LABEL_SIZE, color=style.MUTED)
+        y_name.next_to(axes.y_axis, UP, buff=0.15).align_to(axes.y_axis, LEFT)
+
+        def line(values, colour):
+            return VMobject(color=colour, stroke_width=5).set_points_as_corners(
+                [axes.c2p(b, v) for b, v in zip([0, *batch], [values[0], *values])])
+
+        comm, compute = line(curves["comm"], style.COMM), line(curves["compute"], style.FORWARD)
+        comm_name = style.zh(labels["comm"], size=style.LABEL_SIZE, color=style.COMM).next_to(comm, RIGHT, buff=0.15)
+        compute_name = style.zh(labels["compute"], size=style.LABEL_SIZE, color=style.FORWARD)
+        compute_name.next_to(compute.get_end(), RIGHT, buff=0.15)
+
+        with self.narrate("batch_comm") as cue:
+            self.play(Create(axes), FadeIn(x_name), FadeIn(y_name), run_time=0.35 * cue.duration)
+            self.play(Create(comm), FadeIn(comm_name), run_time=0.4 * cue.duration)
+
+        with self.narrate("batch_flat") as cue:
+            probe = ValueTracker(batch[0])
+            rider = always_redraw(lambda: Dot(axes.c2p(probe.get_value(), curves["comm"][0]), radius=0.09,
+                                              color=style.COMM))
+            self.add(rider)
+            self.play(probe.animate.set_value(batch[-1]), run_time=0.5 * cue.duration)
+            self.play(probe.animate.set_value(batch[len(batch) // 3]), run_time=0.3 * cue.duration)
+            rider.clear_updaters()
+            self.remove(rider)
+
+        knee_x = curves["knee"]
+        knee_line = DashedLine(axes.c2p(knee_x, 0), axes.c2p(knee_x, top * 0.85), color=style.MUTED, stroke_width=2)
+        knee_name = style.zh(labels["knee"], size=style.LABEL_SIZE, color=style.MUTED).next_to(knee_line, UP, buff=0.1)
+        with self.narrate("batch_compute") as cue:
+            self.play(Create(compute), run_time=0.55 * cue.duration, rate_func=linear)
+            self.play(FadeIn(compute_name), Create(knee_line), FadeIn(knee_name), run_time=0.3 * cue.duration)
+
+        share = self._share_bars(curves, labels)
+        with self.narrate("batch_share") as cue:
+            self.play(FadeIn(share[0]), run_time=0.2 * cue.duration)
+            self.play(GrowFromEdge(share[1][0], LEFT), GrowFromEdge(share[2][0], LEFT), FadeIn(share[1][1]),
+                      FadeIn(share[2][1]), run_time=0.4 * cue.duration)
+            self.play(Indicate(share[2][0][0], color=style.HIGHLIGHT, scale_factor=1.2), run_time=0.3 * cue.duration)
+
+        epoch = self._epoch_rows(facts["epoch"].value, curves["comm"][0], labels)
+        with self.narrate("batch_epoch") as cue:
+            self.play(FadeOut(share), FadeIn(epoch[0]), run_time=0.15 * cue.duration)
+            for row in epoch[1:]:
+                self.play(FadeIn(row[0]), LaggedStart(*(FadeIn(b, shift=0.1 * RIGHT) for b in row[1]),
+                                                      lag_ratio=0.3), run_time=0.35 * cue.duration)
+
+        with self.narrate("batch_knee") as cue:
+            note = style.caption_stack("只画形状，没有刻度；", "拐点在哪，要在自己的配置上量。", size=style.LABEL_SIZE,
+                                       color=style.MUTED).move_to((3.9, -2.45, 0))
+            self.play(Indicate(knee_name, color=style.HIGHLIGHT), FadeIn(note), run_time=0.45 * cue.duration)
+
+        with self.narrate("batch_overlap") as cue:
+            overlap = style.zh("边算边传，只有训练才有", size=style.LABEL_SIZE, color=style.COMM)
+            overlap.next_to(note, UP, buff=0.3).align_to(note, LEFT)
+            self.play(FadeIn(overlap), run_time=0.35 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- staging helpers -------------------------------------------------
+    @staticmethod
+    def _share_bars(curves, labels):
+        """A step split into communication and compute, at a small and at the largest batch (widths are shares)."""
+        width, rows = 4.2, VGroup()
+        title = style.zh("一步里通信占多少", size=style.LABEL_SIZE).move_to((3.9, 1.6, 0))
+        rows.add(title)
+        for key, index, y in (("small", 0, 0.7), ("large", -1, -0.4)):
+            part = curves["share"][index]
+            bar = VGroup(Rectangle(width=width * part, height=0.5, stroke_width=0, fill_color=style.COMM,
+                                   fill_opacity=0.9),
+                         Rectangle(width=width * (1 - part), height=0.5, stroke_width=0, fill_color=style.FORWARD,
+                                   fill_opacity=0.7)).arrange(RIGHT, buff=0)
+            bar.move_to((4.45, y, 0))
+            name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(bar, LEFT, buff=0.25)
+            rows.add(VGroup(bar, name))
+        return rows
+
+    @staticmethod
+    def _step(step, comm, unit):
+        """One step: its communication (fixed) and its compute, side by side."""
+        return VGroup(Rectangle(width=comm * unit, height=0.5, stroke_width=0, fill_color=style.COMM, fill_opacity=0.9),
+                      Rectangle(width=(step["step"] - comm) * unit, height=0.5, stroke_width=0,
+                                fill_color=style.FORWARD, fill_opacity=0.7),
+                      ).arrange(RIGHT, buff=0).add(Rectangle(width=step["step"] * unit, height=0.5,
+                                                             stroke_color=style.BACKGROUND, stroke_width=2))
+
+    def _epoch_rows(self, epoch, comm, labels):
+        """One epoch as a row of steps: many short ones in small batches, few in large ones."""
+        longest = max(e["steps"] * e["step"] for e in epoch.values())
+        unit = 4.6 / longest
+        group = VGroup(style.zh("跑完一个 epoch", size=style.LABEL_SIZE).move_to((3.9, 1.6, 0)))
+        for key, y in (("small", 0.7), ("large", -0.4)):
+            steps = VGroup(*(self._step(epoch[key], comm, unit) for _ in range(epoch[key]["steps"])))
+            steps.arrange(RIGHT, buff=0)
+            steps.move_to((0, y, 0)).align_to((2.0, 0, 0), LEFT)
+            name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(steps, LEFT, buff=0.25)
+            group.add(VGroup(name, steps))
+        return group

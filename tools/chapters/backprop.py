@@ -273,6 +273,8 @@ BATCH_WIDTH = 64
 BATCH_KNEE = 32
 BATCH_SIZES = tuple(range(4, 129, 4))
 BATCH_COMM_ROUNDS = 0.5  # schematic: sending the gradient takes half a compute round
+BATCH_LABELS = {"x": "batch 大小", "y": "一步的时间", "comm": "通信", "compute": "计算",
+                "knee": "拐点", "small": "小 batch", "large": "大 batch"}
 
 
 @CHAPTER.figure(
@@ -295,5 +297,13 @@ def batch_comm_vs_compute(check: Check, sizes: tuple[int, ...] = BATCH_SIZES, kn
     share = comm / (comm + compute)
     check.that("share thins", bool(np.all(np.diff(share) <= 0) and share[-1] < share[0]),
                "communication's share of a step falls as the batch grows", share.tolist())
-    _number_free(check, {"x": "batch 大小", "y": "一步的时间", "comm": "通信", "compute": "计算", "knee": "拐点"})
-    return {"curves": data({"batch": list(sizes), "comm": comm.tolist(), "compute": compute.tolist(), "knee": knee})}
+    # One epoch (the largest batch's worth of samples) in small steps vs in steps at the knee.
+    step = dict(zip(sizes, (comm + compute).tolist()))
+    epoch = {name: {"steps": max(sizes) // b, "step": step[b]} for name, b in (("small", knee // 4), ("large", knee))}
+    epoch_time = {name: e["steps"] * e["step"] for name, e in epoch.items()}
+    check.that("epoch", epoch_time["large"] < epoch_time["small"],
+               "one epoch takes less time in large batches (until the knee)", epoch_time)
+    _number_free(check, BATCH_LABELS)
+    return {"curves": data({"batch": list(sizes), "comm": comm.tolist(), "compute": compute.tolist(), "knee": knee,
+                            "share": share.tolist()}),
+            "epoch": data(epoch), "labels": data(BATCH_LABELS)}
