@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tools import audio, captions, cues, speech
+from tools import audio, captions, catalogue, cues, speech
 from tools.cues import NarrationError
 
 
@@ -24,7 +24,10 @@ def narration_dir(tmp_path, monkeypatch):
 
 
 def write_backprop(folder, body):
-    (folder / "backprop.toml").write_text(body, encoding="utf-8")
+    """The chapter file with `body`, plus a one-line cue for every other figure of the chapter."""
+    others = "".join(f'\n[[{fig.id}]]\nid = "stub_{fig.id}"\ntext = "文"\n'
+                     for fig in catalogue.chapter("backprop").figures if f"[[{fig.id}]]" not in body)
+    (folder / "backprop.toml").write_text(body + others, encoding="utf-8")
 
 
 def sample_cue(**changes):
