@@ -248,7 +248,8 @@ JOURNEY_STATIONS = {
     "梯度从算出来到被用掉，还隔着几道",
     source="本课自绘示意；各道在框架里的名字：DDP bucket_cap_mb、clip_grad_norm_、ddp.no_sync()",
 )
-def gradient_journey(check: Check, timeline: dict = JOURNEY_TIMELINE, micro: int = 4):
+def gradient_journey(check: Check, timeline: dict = JOURNEY_TIMELINE, micro: int = 4,
+                     stations: dict[str, str] = JOURNEY_STATIONS):
     plan = grad_path.backward_timeline(**timeline)
     hidden = plan.hidden_share()
     check.that("all-reduce hides", hidden > 0.5, "most of the averaging runs under backward compute", hidden)
@@ -258,9 +259,9 @@ def gradient_journey(check: Check, timeline: dict = JOURNEY_TIMELINE, micro: int
     x, y, w = rng.standard_normal((16, 5)), rng.standard_normal(16), rng.standard_normal(5)
     whole, pieces = grad_path.mse_gradient(x, y, w), grad_path.accumulated_gradient(x, y, w, micro)
     check.close("accumulation keeps the total", float(np.max(np.abs(whole - pieces))), 0.0, abs=1e-12)
-    _number_free(check, JOURNEY_STATIONS)
+    _number_free(check, stations)
     return {
-        "stations": data(JOURNEY_STATIONS),
+        "stations": data(stations),
         "timeline": data({"backward": plan.backward, "all_reduce": plan.all_reduce, "clip": plan.clip}),
         "micro": data(micro),
     }
@@ -283,7 +284,7 @@ BATCH_LABELS = {"x": "batch 大小", "y": "一步的时间", "comm": "通信", "
     source="李宏毅 2021《类神经网络训练不起来怎么办（二）：批次与动量》；图为本课重画，只画形状",
 )
 def batch_comm_vs_compute(check: Check, sizes: tuple[int, ...] = BATCH_SIZES, knee: int = BATCH_KNEE,
-                          width: int = BATCH_WIDTH):
+                          width: int = BATCH_WIDTH, labels: dict[str, str] = BATCH_LABELS):
     payload = [grad_path.gradient_payload(b, width) for b in sizes]
     check.that("communication flat", len(set(payload)) == 1, "the same bytes to send at every batch size",
                sorted(set(payload)))
@@ -303,7 +304,7 @@ def batch_comm_vs_compute(check: Check, sizes: tuple[int, ...] = BATCH_SIZES, kn
     epoch_time = {name: e["steps"] * e["step"] for name, e in epoch.items()}
     check.that("epoch", epoch_time["large"] < epoch_time["small"],
                "one epoch takes less time in large batches (until the knee)", epoch_time)
-    _number_free(check, BATCH_LABELS)
+    _number_free(check, labels)
     return {"curves": data({"batch": list(sizes), "comm": comm.tolist(), "compute": compute.tolist(), "knee": knee,
                             "share": share.tolist()}),
-            "epoch": data(epoch), "labels": data(BATCH_LABELS)}
+            "epoch": data(epoch), "labels": data(labels)}
