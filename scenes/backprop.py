@@ -446,7 +446,7 @@ class ForwardVsReverseMode(LectureScene):
     # -- staging helpers -------------------------------------------------
     def _build_chain(self):
         y = self.CHAIN_Y
-        params = VGroup(*(Dot((-5.9, y + 1.69 - 0.26 * i, 0), radius=0.06, color=style.FORWARD) for i in range(14)))
+        params = VGroup(*(Dot((-5.6, y + 1.69 - 0.26 * i, 0), radius=0.06, color=style.FORWARD) for i in range(14)))
         boxes = [VGroup(RoundedRectangle(width=1.05, height=1.5, corner_radius=0.12, stroke_color=style.TEXT,
                                          stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1),
                         style.zh("∂", size=36, color=style.MUTED)).move_to((x, y, 0))
@@ -485,8 +485,8 @@ class ActivationMountain(LectureScene):
         facts = self.facts
         heading = self.show_title()
         mountain = self._mountain(facts)
-        self._cards(facts, mountain)
-        self._tables(facts)
+        big, small, extras = self._cards(facts, mountain)
+        self._tables(facts, big, small, extras)
         self.show_source()
         self.wait(1.5)
         del heading
@@ -556,7 +556,7 @@ class ActivationMountain(LectureScene):
         edge.clear_updaters()
         with self.narrate("mnt_caveat") as cue:
             note = style.caption_stack(f"台阶画了 {facts['steps'].text} 级，只为看得清；",
-                                       f"真实模型 {facts['layers'].text} 层，山坡细密得多。",
+                                       f"真实模型 {facts['layers'].text} 层，坡更细、有凸起，顶点不变。",
                                        size=style.LABEL_SIZE, color=style.MUTED)
             note.move_to((0, 2.55, 0)).align_to(at(span + 0.6, 0), RIGHT)
             self.play(FadeIn(note), run_time=0.3 * cue.duration)
@@ -592,17 +592,16 @@ class ActivationMountain(LectureScene):
             box = RoundedRectangle(width=text.width + 0.5, height=0.62, corner_radius=0.1, stroke_color=colour,
                                    stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1)
             small.append(VGroup(box, text.move_to(box)).move_to((x, 2.55, 0)))
-        self._big_cards = VGroup(context, link, same)
-        self._card_pair = (big, small)
+        return big, small, VGroup(context, link, same)
 
     # -- B1: where the two numbers come from ----------------------------------------
-    def _tables(self, facts):
-        big, small = self._card_pair
+    def _tables(self, facts, big, small, extras):
+        """The cards shrink to the top; the per-layer tables behind them build up row by row."""
         unit = style.zh(f"单位：一份 hidden 宽的张量 = {facts['tokens'].text} × {facts['hidden'].text} × "
                         f"{facts['bf16_bytes'].text} = {facts['entry'].text}", size=style.LABEL_SIZE)
         unit.move_to((0, 1.85, 0))
         with self.narrate("mnt_unit") as cue:
-            self.play(FadeOut(self._big_cards), *(ReplacementTransform(b, s) for b, s in zip(big, small)),
+            self.play(FadeOut(extras), *(ReplacementTransform(b, s) for b, s in zip(big, small)),
                       run_time=0.35 * cue.duration)
             self.play(FadeIn(unit, shift=0.2 * DOWN), run_time=0.35 * cue.duration)
 

@@ -246,7 +246,7 @@ JOURNEY_STATIONS = {
 @CHAPTER.figure(
     "gradient_journey",
     "梯度从算出来到被用掉，还隔着几道",
-    source="本课自绘示意；各道在框架里的名字：DDP bucket_cap_mb、clip_grad_norm_、ddp.no_sync()",
+    source="本课自绘示意；框架里的对应：② DDP bucket_cap_mb，③ Megatron --clip-grad，④ ddp.no_sync()",
 )
 def gradient_journey(check: Check, timeline: dict = JOURNEY_TIMELINE, micro: int = 4,
                      stations: dict[str, str] = JOURNEY_STATIONS):
