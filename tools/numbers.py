@@ -94,9 +94,10 @@ def scientific(x: float, digits: int = 1) -> tuple[str, str]:
     return shown, spoken
 
 
-def power_of_ten(exponent: int) -> tuple[str, str]:
-    """Display and spoken forms of a power of ten, e.g. 10⁻³ / 十的负三次方 (log-axis ticks)."""
-    return f"10{str(exponent).translate(_SUPERSCRIPT)}", f"十的{zh_int(exponent)}次方"
+def power(base: int, exponent: int) -> tuple[str, str]:
+    """Display and spoken forms of a power: power(2, -7) -> 2⁻⁷ / 二的负七次方."""
+    shown = f"{signed(base)}{str(exponent).translate(_SUPERSCRIPT)}"
+    return shown, f"{zh_int(base)}的{zh_int(exponent)}次方"
 
 
 def zh_large(n: int) -> str:

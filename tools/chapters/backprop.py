@@ -101,7 +101,7 @@ def vanishing_gradients(check: Check, factors: tuple[float, float, float] = DEPT
     check.equal("year_paper (三年后)", years["year_paper"] - years["year_thesis"], 3)
     check.equal("year_joint (十年后)", years["year_joint"] - years["year_thesis"], 10)
 
-    ticks = [Fact(10.0**e, *numbers.power_of_ten(e)) for e in range(decades[0], decades[1] + 1)]
+    ticks = [Fact(10.0**e, *numbers.power(10, e)) for e in range(decades[0], decades[1] + 1)]
     return {name: Fact(year, f"{year} 年", f"{numbers.zh_digits(str(year))}年") for name, year in years.items()} | {
         "links": number(links),
         "f_shrink": number(shrink, 1), "f_flat": number(flat, 1), "f_grow": number(grow, 1),
