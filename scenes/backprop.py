@@ -7,40 +7,44 @@ from manim import (
     LEFT,
     RIGHT,
     UP,
-    Circle,
-    Create,
-    FadeIn,
-    Indicate,
-    Line,
-    ReplacementTransform,
-    ShowPassingFlash,
-    SurroundingRectangle,
-    VGroup,
-    Write,
-    np,
-)
-
-from manim import (
     AnimationGroup,
     Arrow,
+    Axes,
+    Brace,
+    Circle,
     Circumscribe,
+    Create,
     CurvedArrow,
     DashedLine,
     DashedVMobject,
     Dot,
+    DoubleArrow,
+    FadeIn,
     FadeOut,
     GrowArrow,
     GrowFromCenter,
     GrowFromEdge,
+    Indicate,
     LaggedStart,
+    Line,
     MoveAlongPath,
+    Polygon,
     Rectangle,
+    ReplacementTransform,
     RoundedRectangle,
+    ShowPassingFlash,
     Square,
     Succession,
+    SurroundingRectangle,
     Transform,
     TransformFromCopy,
+    VGroup,
     VMobject,
+    ValueTracker,
+    Write,
+    always_redraw,
+    linear,
+    np,
 )
 
 from scenes import style
@@ -877,3 +881,829 @@ class GatesCircuit(LectureScene):
     @staticmethod
     def _rule_tag(out, gates):
         return style.zh(_GATES[out][2], size=style.LABEL_SIZE, color=style.BACKWARD).next_to(gates[out], UP, buff=0.15)
+
+
+class VanishingGradients(LectureScene):
+    """Running products of 0.8, 1.0 and 1.2 over depth on a log axis; then σ(1−σ) ≤ 0.25."""
+
+    COLOURS = {"shrink": style.HIGHLIGHT, "flat": style.DATA, "grow": style.BAD}
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        curves = facts["curves"].value
+        links = len(curves["grow"]) - 1
+        ticks = facts["decade_ticks"].value
+        low, high = ticks[0]["exponent"], ticks[-1]["exponent"]
+        # The y axis counts decades above the floor, so the x axis sits at the bottom.
+        axes = Axes(x_range=[0, links, 10], y_range=[0, high - low, 1], x_length=8.2, y_length=4.9, tips=False,
+                    axis_config={"color": style.MUTED, "stroke_width": 2}).move_to((-2.0, -0.15, 0))
+        self._at = lambda x, exponent: axes.c2p(x, exponent - low)
+        y_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
+                            .next_to(self._at(0, t["exponent"]), LEFT, buff=0.15) for t in ticks))
+        x_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
+                            .next_to(self._at(t["layer"], low), DOWN, buff=0.15) for t in facts["layer_ticks"].value))
+        x_name = style.zh("层数", size=style.LABEL_SIZE).next_to(x_labels, DOWN, buff=0.12)
+        y_name = style.zh("累乘结果（对数刻度）", size=style.LABEL_SIZE).next_to(axes, UP, buff=0.2).align_to(axes, LEFT)
+        one = DashedLine(self._at(0, 0), self._at(links, 0), color=style.MUTED, stroke_width=1.5, dash_length=0.08)
+
+        with self.narrate("depth_intro") as cue:
+            formula = style.math(f"g times underbrace(f times f times dots.c times f, {facts['links'].text})",
+                                 size=56).move_to((0, 0.4, 0))
+            self.play(Write(formula), run_time=0.5 * cue.duration)
+        with self.narrate("depth_axes") as cue:
+            self.play(FadeOut(formula), Create(axes), run_time=0.35 * cue.duration)
+            self.play(FadeIn(x_labels), FadeIn(x_name), run_time=0.2 * cue.duration)
+            self.play(FadeIn(y_labels, lag_ratio=0.15), FadeIn(y_name), Create(one), run_time=0.35 * cue.duration)
+
+        depth = ValueTracker(0.0)
+        bounds = (low, high)
+        lines = {key: always_redraw(lambda key=key: self._trace(curves[key], depth.get_value(), bounds,
+                                                                self.COLOURS[key]))
+                 for key in ("shrink", "flat", "grow")}
+        heads = {key: always_redraw(lambda key=key: self._head(curves[key], depth.get_value(), bounds, key))
+                 for key in ("shrink", "flat", "grow")}
+        with self.narrate("depth_race") as cue:
+            self.add(*lines.values())
+            self.play(*(FadeIn(h) for h in heads.values()), run_time=0.3 * cue.duration)
+            self.play(depth.animate.set_value(facts["vanish_layer"].value - 4), rate_func=linear,
+                      run_time=0.65 * cue.duration)
+
+        with self.narrate("depth_vanish") as cue:
+            self.play(depth.animate.set_value(facts["vanish_layer"].value), rate_func=linear,
+                      run_time=0.35 * cue.duration)
+            vanish = self._marker(facts["vanish_layer"].value, low, "shrink",
+                                  f"第 {facts['vanish_layer'].text} 层掉出地板")
+            self.play(FadeIn(vanish, scale=1.3), run_time=0.3 * cue.duration)
+
+        with self.narrate("depth_exit") as cue:
+            self.play(depth.animate.set_value(facts["exit_layer"].value), rate_func=linear,
+                      run_time=0.35 * cue.duration)
+            leave = self._marker(facts["exit_layer"].value, high, "grow", f"第 {facts['exit_layer'].text} 层出框")
+            self.play(FadeIn(leave, scale=1.3), run_time=0.25 * cue.duration)
+            self.play(Indicate(heads["flat"], color=style.DATA), run_time=0.25 * cue.duration)
+
+        with self.narrate("depth_ends") as cue:
+            self.play(depth.animate.set_value(links), rate_func=linear, run_time=0.3 * cue.duration)
+            ends = self._end_cards(facts)
+            self.play(FadeIn(ends[0], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            self.play(FadeIn(ends[1], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            self.play(GrowFromCenter(ends[2]), FadeIn(ends[3]), run_time=0.2 * cue.duration)
+
+        for mob in (*lines.values(), *heads.values()):
+            mob.clear_updaters()
+        plot = VGroup(axes, y_labels, x_labels, x_name, y_name, one, *lines.values(), *heads.values(), vanish, leave, ends)
+        self._sigmoid_panel(facts, plot)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- panel Ⓒ, the caveat and the history ---------------------------------------
+    def _sigmoid_panel(self, facts, plot):
+        sig = facts["sigmoid_curve"].value
+        top = facts["sigmoid_max"].value
+        axes = Axes(x_range=[-6, 6, 2], y_range=[0, 0.3, 0.1], x_length=6.0, y_length=3.6, tips=False,
+                    axis_config={"color": style.MUTED, "stroke_width": 2, "include_ticks": False}
+                    ).move_to((-2.9, -0.1, 0))
+        curve = VMobject(color=style.BACKWARD, stroke_width=4).set_points_smoothly(
+            [axes.c2p(x, y) for x, y in zip(sig["x"], sig["y"])])
+        name = style.math("sigma(x) dot (1 - sigma(x))", size=40, color=style.BACKWARD)
+        name.next_to(axes, UP, buff=0.35)
+        with self.narrate("depth_sigmoid") as cue:
+            self.play(FadeOut(plot), run_time=0.15 * cue.duration)
+            self.play(Create(axes), Write(name), run_time=0.2 * cue.duration)
+            self.play(Create(curve), run_time=0.3 * cue.duration)
+            ceiling = DashedLine(axes.c2p(-6, top), axes.c2p(6, top), color=style.HIGHLIGHT, stroke_width=2)
+            label = style.value(facts["sigmoid_max"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
+            label.next_to(ceiling.get_start(), UP + RIGHT, buff=0.1)
+            dot = Dot(axes.c2p(0, top), color=style.HIGHLIGHT, radius=0.08)
+            self.play(Create(ceiling), FadeIn(dot, scale=2), FadeIn(label), run_time=0.25 * cue.duration)
+
+        with self.narrate("depth_check") as cue:
+            samples = VGroup(*(Dot(axes.c2p(x, y), radius=0.035, color=style.TEXT)
+                               for x, y in zip(sig["x"][::2], sig["y"][::2])))
+            tag = style.zh(f"{facts['samples'].text} 个采样点复核", size=style.LABEL_SIZE, color=style.MUTED)
+            tag.next_to(axes, DOWN, buff=0.3)
+            self.play(FadeIn(samples, lag_ratio=0.02), FadeIn(tag), run_time=0.55 * cue.duration)
+            self.play(Indicate(dot, color=style.HIGHLIGHT, scale_factor=1.8), Indicate(label), run_time=0.3 * cue.duration)
+
+        with self.narrate("depth_caveat") as cue:
+            note = style.caption_stack("这里只单拎出了激活函数这一截；", "每层还要乘权重矩阵和归一化。",
+                                       size=style.LABEL_SIZE).move_to((3.9, 1.6, 0))
+            box = SurroundingRectangle(note, color=style.MUTED, buff=0.2, corner_radius=0.08)
+            self.play(FadeIn(note), Create(box), run_time=0.3 * cue.duration)
+
+        with self.narrate("depth_history") as cue:
+            rows = VGroup()
+            for key, who in (("year_thesis", "Hochreiter 硕士论文"), ("year_paper", "Bengio, Simard, Frasconi"),
+                             ("year_joint", "两拨人合写一章")):
+                year = style.value(facts[key], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+                rows.add(VGroup(year, style.zh(who, size=style.LABEL_SIZE)).arrange(RIGHT, buff=0.3))
+            rows.arrange(DOWN, aligned_edge=LEFT, buff=0.35).next_to(box, DOWN, buff=0.7).align_to(box, LEFT)
+            spine = Line(rows[0][0].get_left() + 0.25 * LEFT, rows[-1][0].get_left() + 0.25 * LEFT,
+                         color=style.MUTED, stroke_width=2)
+            for row in rows:
+                row.add(Dot(row[0].get_left() + 0.25 * LEFT, radius=0.06, color=style.HIGHLIGHT))
+            self.play(Create(spine), run_time=0.1 * cue.duration)
+            for row in rows:
+                self.play(FadeIn(row, shift=0.15 * RIGHT), run_time=0.2 * cue.duration)
+
+    # -- staging helpers -------------------------------------------------
+    @staticmethod
+    def _path(curve, depth, bounds):
+        """Points (layer, log10 product) up to `depth`, cut where the curve leaves the frame."""
+        logs = np.log10(curve)
+        last = int(np.floor(depth))
+        points = [(k, logs[k]) for k in range(last + 1)]
+        if depth > last and last + 1 < len(logs):
+            points.append((depth, logs[last] + (depth - last) * (logs[last + 1] - logs[last])))
+        low, high = bounds
+        for i in range(1, len(points)):
+            (x0, y0), (x1, y1) = points[i - 1], points[i]
+            for edge in (low, high):
+                if (y1 - edge) * (y0 - edge) < 0 or (y1 == edge != y0):
+                    t = (edge - y0) / (y1 - y0)
+                    return points[:i] + [(x0 + t * (x1 - x0), edge)], True
+        return points, False
+
+    def _trace(self, curve, depth, bounds, colour):
+        points, _ = self._path(curve, depth, bounds)
+        line = VMobject(color=colour, stroke_width=4)
+        line.set_points_as_corners([self._at(x, y) for x, y in points] * (1 if len(points) > 1 else 2))
+        return line
+
+    def _head(self, curve, depth, bounds, key):
+        points, out = self._path(curve, depth, bounds)
+        colour = self.COLOURS[key]
+        dot = Dot(self._at(*points[-1]), radius=0.07, color=colour)
+        label = style.zh(f"×{self.facts[f'f_{key}'].text}", size=style.LABEL_SIZE, color=colour)
+        label.next_to(dot, {"grow": UP + LEFT, "flat": UP, "shrink": DOWN + LEFT}[key], buff=0.08)
+        return VGroup(dot) if out else VGroup(dot, label)
+
+    def _marker(self, layer, exponent, key, text):
+        """Where a curve leaves the frame: a ring, and its factor and layer just inside the plot."""
+        colour = self.COLOURS[key]
+        ring = Circle(radius=0.16, color=colour, stroke_width=3).move_to(self._at(layer, exponent))
+        label = style.zh(text, size=style.LABEL_SIZE, color=colour)
+        label.next_to(ring, (UP if key == "shrink" else DOWN) + RIGHT, buff=0.05)
+        return VGroup(ring, label)
+
+    @staticmethod
+    def _end_cards(facts):
+        cards = []
+        for key, value, colour in (("f_grow", "grow_end", style.BAD), ("f_shrink", "shrink_end", style.HIGHLIGHT)):
+            head = style.zh(f"×{facts[key].text}，走完 {facts['links'].text} 层", size=style.LABEL_SIZE, color=colour)
+            number = style.value(facts[value], size=36, color=colour)
+            cards.append(VGroup(head, number).arrange(DOWN, buff=0.15, aligned_edge=LEFT))
+        cards[0].move_to((4.7, 1.6, 0))
+        cards[1].move_to((4.7, -1.2, 0)).align_to(cards[0], LEFT)
+        brace = Brace(VGroup(*cards), RIGHT, color=style.TEXT)
+        gap = style.zh(f"相差 {facts['decades'].text}\n个数量级以上", size=style.LABEL_SIZE)
+        gap.next_to(cards[1], UP, buff=0.45).align_to(cards[0], LEFT)
+        return VGroup(cards[0], cards[1], brace, gap)
+
+
+class ForwardVsReverseMode(LectureScene):
+    """One chain of local derivatives, walked from the parameters (once per parameter) and from the loss (once)."""
+
+    BOXES = (-3.4, -1.7, 0.0, 1.7, 3.4)
+    CHAIN_Y = -0.35
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        params, fan, boxes, links, loss = self._build_chain()
+        count = style.zh(f"{facts['params'].text}个参数", size=style.LABEL_SIZE, color=style.FORWARD)
+        count.next_to(params, DOWN, buff=0.25)
+        loss_label = style.zh("loss", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(loss, DOWN, buff=0.2)
+        local = style.zh("一层层的局部导数", size=style.LABEL_SIZE, color=style.MUTED)
+        local.next_to(VGroup(*boxes), DOWN, buff=0.3)
+
+        with self.narrate("modes_chain") as cue:
+            self.play(FadeIn(params, lag_ratio=0.05), FadeIn(count), run_time=0.25 * cue.duration)
+            self.play(Create(fan), *(FadeIn(b, shift=0.1 * UP) for b in boxes), *(Create(a) for a in links),
+                      FadeIn(local), run_time=0.35 * cue.duration)
+            self.play(FadeIn(loss, scale=2), FadeIn(loss_label), run_time=0.2 * cue.duration)
+
+        with self.narrate("modes_same") as cue:
+            left_to_right = Arrow((self.BOXES[0] - 0.6, 1.5, 0), (self.BOXES[-1] + 0.6, 1.5, 0), color=style.FORWARD,
+                                  buff=0, stroke_width=4)
+            right_to_left = Arrow((self.BOXES[-1] + 0.6, 2.1, 0), (self.BOXES[0] - 0.6, 2.1, 0), color=style.BACKWARD,
+                                  buff=0, stroke_width=4)
+            same = style.zh("乘出来的数一模一样", size=style.LABEL_SIZE).next_to(right_to_left, UP, buff=0.15)
+            self.play(*(Indicate(b, color=style.HIGHLIGHT, scale_factor=1.08) for b in boxes),
+                      run_time=0.3 * cue.duration)
+            self.play(GrowArrow(left_to_right), GrowArrow(right_to_left), run_time=0.3 * cue.duration)
+            self.play(FadeIn(same), run_time=0.2 * cue.duration)
+
+        forward_tag = style.zh("正向模式：从参数出发", size=style.BODY_SIZE, color=style.FORWARD)
+        forward_tag.move_to((-3.2, 2.35, 0))
+        with self.narrate("modes_forward") as cue:
+            self.play(FadeOut(VGroup(left_to_right, right_to_left, same)), FadeIn(forward_tag),
+                      run_time=0.2 * cue.duration)
+            self.play(params[0].animate.set_color(style.HIGHLIGHT).scale(1.6), run_time=0.15 * cue.duration)
+            self._pulse(params[0], boxes, loss, style.FORWARD, 0.45 * cue.duration)
+            done = [self._done_mark(params[0])]
+            self.play(FadeIn(done[0], scale=1.5), params[0].animate.scale(1 / 1.6), run_time=0.15 * cue.duration)
+
+        with self.narrate("modes_forward_count") as cue:
+            self._pulse(params[1], boxes, loss, style.FORWARD, 0.25 * cue.duration)
+            done.append(self._done_mark(params[1]))
+            self.add(done[-1])
+            rest = list(params[2:])
+            self.play(AnimationGroup(*(self._pulse_animation(p, boxes, loss, style.FORWARD) for p in rest),
+                                     lag_ratio=0.12), run_time=0.4 * cue.duration)
+            done += [self._done_mark(p) for p in rest]
+            self.add(*done[2:])
+            tally = style.zh(f"走{facts['params'].text}遍", size=36, color=style.FORWARD)
+            tally.next_to(forward_tag, DOWN, buff=0.15)
+            self.play(FadeIn(tally, scale=1.3), run_time=0.2 * cue.duration)
+
+        reverse_tag = style.zh("反向模式：从 loss 出发", size=style.BODY_SIZE, color=style.BACKWARD)
+        reverse_tag.move_to((3.2, 2.35, 0))
+        with self.narrate("modes_reverse") as cue:
+            self.play(FadeOut(VGroup(*done)), VGroup(forward_tag, tally).animate.set_opacity(0.5),
+                      FadeIn(reverse_tag), run_time=0.15 * cue.duration)
+            self.play(Indicate(loss, color=style.BACKWARD, scale_factor=1.6), run_time=0.15 * cue.duration)
+            spine = VMobject().set_points_as_corners(
+                [loss.get_center(), *(np.array((x, self.CHAIN_Y, 0)) for x in reversed(self.BOXES)),
+                 boxes[0].get_left()])
+            runner = Dot(loss.get_center(), radius=0.1, color=style.BACKWARD)
+            self.play(MoveAlongPath(runner, spine), ShowPassingFlash(spine.copy().set_stroke(style.BACKWARD, 7),
+                                                                      time_width=0.5),
+                      rate_func=linear, run_time=0.3 * cue.duration)
+            back_fan = VGroup(*(Line(boxes[0].get_left(), p.get_center()) for p in params))
+            self.play(ShowPassingFlash(back_fan.copy().set_stroke(style.BACKWARD, 5), time_width=0.8),
+                      FadeOut(runner), run_time=0.15 * cue.duration)
+            marks = VGroup(*(self._done_mark(p) for p in params))
+            once = style.zh("只走一遍", size=36, color=style.BACKWARD).next_to(reverse_tag, DOWN, buff=0.15)
+            self.play(FadeIn(marks, scale=1.5), FadeIn(once, scale=1.3), run_time=0.15 * cue.duration)
+
+        with self.narrate("modes_why") as cue:
+            self.play(VGroup(forward_tag, tally).animate.set_opacity(1), run_time=0.1 * cue.duration)
+            self.play(Indicate(count, color=style.HIGHLIGHT), Indicate(tally, color=style.HIGHLIGHT),
+                      run_time=0.3 * cue.duration)
+            self.play(Indicate(VGroup(loss, loss_label), color=style.HIGHLIGHT, scale_factor=1.4),
+                      Indicate(once, color=style.HIGHLIGHT), run_time=0.3 * cue.duration)
+
+        with self.narrate("modes_rule") as cue:
+            rule = style.caption_stack("输出远比输入多时，从前往后反倒划算。", "先数一数：输入多，还是输出多？",
+                                       size=style.LABEL_SIZE)
+            rule.move_to((0, -2.6, 0))
+            self.play(FadeOut(local), FadeIn(rule[0]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(rule[1]), run_time=0.2 * cue.duration)
+            self.play(Create(SurroundingRectangle(rule[1], color=style.HIGHLIGHT, buff=0.12, corner_radius=0.06)),
+                      run_time=0.2 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- staging helpers -------------------------------------------------
+    def _build_chain(self):
+        y = self.CHAIN_Y
+        params = VGroup(*(Dot((-5.6, y + 1.69 - 0.26 * i, 0), radius=0.06, color=style.FORWARD) for i in range(14)))
+        boxes = [VGroup(RoundedRectangle(width=1.05, height=1.5, corner_radius=0.12, stroke_color=style.TEXT,
+                                         stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1),
+                        style.zh("∂", size=36, color=style.MUTED)).move_to((x, y, 0))
+                 for x in self.BOXES]
+        fan = VGroup(*(Line(p.get_center(), boxes[0].get_left(), color=style.MUTED, stroke_width=1.2) for p in params))
+        links = [Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=2.5) for a, b in zip(boxes, boxes[1:])]
+        loss = Dot((5.5, y, 0), radius=0.16, color=style.BACKWARD)
+        links.append(Line(boxes[-1].get_right(), loss.get_left(), color=style.MUTED, stroke_width=2.5))
+        return params, fan, boxes, links, loss
+
+    def _route(self, param, boxes, loss):
+        return VMobject().set_points_as_corners(
+            [param.get_center(), boxes[0].get_left(), *(np.array((x, self.CHAIN_Y, 0)) for x in self.BOXES),
+             loss.get_center()])
+
+    def _pulse_animation(self, param, boxes, loss, colour):
+        route = self._route(param, boxes, loss)
+        return ShowPassingFlash(route.set_stroke(colour, 6), time_width=0.35)
+
+    def _pulse(self, param, boxes, loss, colour, run_time):
+        route = self._route(param, boxes, loss)
+        runner = Dot(param.get_center(), radius=0.1, color=colour)
+        self.play(MoveAlongPath(runner, route), ShowPassingFlash(route.copy().set_stroke(colour, 6), time_width=0.4),
+                  rate_func=linear, run_time=run_time)
+        self.remove(runner)
+
+    @staticmethod
+    def _done_mark(param):
+        return Dot(param.get_center() + 0.28 * LEFT, radius=0.06, color=style.HIGHLIGHT)
+
+
+class ActivationMountain(LectureScene):
+    """Activation memory over one step (schematic staircase), then the two cards and the tables behind them."""
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        mountain = self._mountain(facts)
+        big, small, extras = self._cards(facts, mountain)
+        self._tables(facts, big, small, extras)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- Ⓐ the mountain ------------------------------------------------------------
+    def _mountain(self, facts):
+        memory = facts["mountain"].value
+        span, peak = len(memory), max(memory)
+        origin, width, height = np.array((-5.6, -2.6, 0)), 11.0, 4.7
+        unit_x, unit_y = width / span, height / (peak + 1)
+
+        def at(t, level):
+            return origin + np.array((t * unit_x, level * unit_y, 0))
+
+        x_axis = Arrow(at(0, 0), at(span + 0.6, 0), buff=0, color=style.MUTED, stroke_width=3)
+        y_axis = Arrow(at(0, 0), at(0, peak + 1), buff=0, color=style.MUTED, stroke_width=3)
+        x_name = style.zh("时间", size=style.LABEL_SIZE, color=style.MUTED).next_to(x_axis, RIGHT, buff=0.15)
+        y_name = style.zh("激活显存（示意，无刻度）", size=style.LABEL_SIZE, color=style.MUTED)
+        y_name.next_to(y_axis, UP, buff=0.15).align_to(y_axis, LEFT)
+        # Layer k's saved tensors live while memory holds at least k of them.
+        bands = []
+        for level in range(1, peak + 1):
+            alive = [t for t, m in enumerate(memory) if m >= level]
+            bands.append((level, alive[0], alive[-1] + 1))
+        clock = ValueTracker(0.0)
+
+        def drawn():
+            now = clock.get_value()
+            group = VGroup()
+            for level, start, end in bands:
+                if now <= start:
+                    continue
+                right = min(now, end)
+                group.add(Polygon(at(start, level - 1), at(right, level - 1), at(right, level), at(start, level),
+                                  stroke_color=style.BACKGROUND, stroke_width=1.5, fill_color=style.FORWARD,
+                                  fill_opacity=0.35 + 0.3 * (level % 2)))
+            return group
+
+        def outline():
+            now = clock.get_value()
+            points = [at(0, 0)]
+            for t, m in enumerate(memory):
+                if t >= now:
+                    break
+                points += [at(t, m), at(min(t + 1, now), m)]
+            return VMobject(color=style.TEXT, stroke_width=3).set_points_as_corners(
+                points if len(points) > 1 else points * 2)
+
+        stack, edge = always_redraw(drawn), always_redraw(outline)
+        with self.narrate("mnt_climb") as cue:
+            self.play(Create(x_axis), Create(y_axis), FadeIn(x_name), FadeIn(y_name), run_time=0.2 * cue.duration)
+            forward = style.zh("前向：每层留下中间结果", size=style.LABEL_SIZE, color=style.FORWARD)
+            forward.next_to(at(peak / 2, 0), UP, buff=0.1).shift(0.3 * DOWN).move_to(at(peak / 2, -0.6))
+            self.add(stack, edge)
+            self.play(FadeIn(forward), clock.animate.set_value(peak - 4), rate_func=linear, run_time=0.7 * cue.duration)
+        with self.narrate("mnt_peak") as cue:
+            self.play(clock.animate.set_value(peak + 1), rate_func=linear, run_time=0.45 * cue.duration)
+            turn = DashedLine(at(peak + 0.5, 0), at(peak + 0.5, peak + 0.6), color=style.HIGHLIGHT, stroke_width=2)
+            summit = style.zh("山顶：前向走完", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            summit.next_to(turn, LEFT, buff=0.6).align_to(turn, UP)
+            self.play(Create(turn), FadeIn(summit), run_time=0.35 * cue.duration)
+        with self.narrate("mnt_descend") as cue:
+            backward = style.zh("反向：用完一层，放掉一层", size=style.LABEL_SIZE, color=style.BACKWARD)
+            backward.move_to(at(peak + 1 + peak / 2, -0.6))
+            self.play(FadeIn(backward), clock.animate.set_value(span), rate_func=linear, run_time=0.85 * cue.duration)
+        stack.clear_updaters()
+        edge.clear_updaters()
+        with self.narrate("mnt_caveat") as cue:
+            note = style.caption_stack(f"台阶画了 {facts['steps'].text} 级，只为看得清；",
+                                       f"真实模型 {facts['layers'].text} 层，坡更细、有凸起，顶点不变。",
+                                       size=style.LABEL_SIZE, color=style.MUTED)
+            note.move_to((0, 2.55, 0)).align_to(at(span + 0.6, 0), RIGHT)
+            self.play(FadeIn(note), run_time=0.3 * cue.duration)
+        return VGroup(x_axis, y_axis, x_name, y_name, stack, edge, forward, turn, summit, backward, note)
+
+    # -- Ⓑ the two cards ----------------------------------------------------------
+    def _cards(self, facts, mountain):
+        big = []
+        for label, key, colour in (("全部留着", "keep_all", style.FORWARD), ("只留每层入口 *", "full_recompute", style.GOOD)):
+            text = VGroup(style.zh(label, size=style.BODY_SIZE),
+                          style.value(facts[key], size=48, color=colour)).arrange(DOWN, buff=0.25)
+            box = RoundedRectangle(width=4.8, height=2.2, corner_radius=0.15, stroke_color=colour, stroke_width=3,
+                                   fill_color=style.PANEL, fill_opacity=1)
+            big.append(VGroup(box, text.move_to(box)))
+        VGroup(*big).arrange(RIGHT, buff=1.4).move_to((0, 0.1, 0))
+        context = style.zh(f"DeepSeek-V3，一条 {facts['seq'].text} 序列，bf16", size=style.LABEL_SIZE,
+                           color=style.MUTED).next_to(VGroup(*big), UP, buff=0.45)
+        with self.narrate("mnt_cards") as cue:
+            self.play(FadeOut(mountain), FadeIn(context), run_time=0.15 * cue.duration)
+            self.play(FadeIn(big[0], shift=0.2 * UP), run_time=0.2 * cue.duration)
+            self.wait(0.2 * cue.duration)
+            self.play(FadeIn(big[1], shift=0.2 * UP), run_time=0.2 * cue.duration)
+        with self.narrate("mnt_same") as cue:
+            same = style.zh("同一条序列，两种配置；不是两个模型", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            same.next_to(VGroup(*big), DOWN, buff=0.45)
+            link = DoubleArrow(big[0].get_right(), big[1].get_left(), buff=0.1, color=style.HIGHLIGHT, stroke_width=3)
+            self.play(GrowFromCenter(link), FadeIn(same), run_time=0.5 * cue.duration)
+        small = []
+        for label, key, colour, x in (("全部留着", "keep_all", style.FORWARD, -3.4),
+                                      ("只留每层入口 *", "full_recompute", style.GOOD, 3.4)):
+            text = VGroup(style.zh(label, size=style.SMALL_SIZE), style.value(facts[key], size=style.BODY_SIZE,
+                                                                             color=colour)).arrange(RIGHT, buff=0.3)
+            box = RoundedRectangle(width=text.width + 0.5, height=0.62, corner_radius=0.1, stroke_color=colour,
+                                   stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1)
+            small.append(VGroup(box, text.move_to(box)).move_to((x, 2.55, 0)))
+        return big, small, VGroup(context, link, same)
+
+    # -- B1: where the two numbers come from ----------------------------------------
+    def _tables(self, facts, big, small, extras):
+        """The cards shrink to the top; the per-layer tables behind them build up row by row."""
+        unit = style.zh(f"单位：一份 hidden 宽的张量 = {facts['tokens'].text} × {facts['hidden'].text} × "
+                        f"{facts['bf16_bytes'].text} = {facts['entry'].text}", size=style.LABEL_SIZE)
+        unit.move_to((0, 1.85, 0))
+        with self.narrate("mnt_unit") as cue:
+            self.play(FadeOut(extras), *(ReplacementTransform(b, s) for b, s in zip(big, small)),
+                      run_time=0.35 * cue.duration)
+            self.play(FadeIn(unit, shift=0.2 * DOWN), run_time=0.35 * cue.duration)
+
+        attention = self._table("注意力（MLA）留下的", facts["attention_rows"].value, facts["attention"])
+        with self.narrate("mnt_attention") as cue:
+            self.play(FadeIn(attention[0]), run_time=0.1 * cue.duration)
+            rows = attention[1]
+            for row in rows:
+                self.play(FadeIn(row, shift=0.3 * RIGHT), run_time=0.75 * cue.duration / len(rows))
+            self.play(FadeIn(attention[2]), run_time=0.1 * cue.duration)
+
+        chip = self._chip("注意力", facts["attention"])
+        chip.move_to((0, 1.2, 0)).align_to((-5.4, 0, 0), LEFT)
+        moe = self._table("MoE 留下的", facts["moe_rows"].value, facts["moe"])
+        with self.narrate("mnt_moe") as cue:
+            self.play(ReplacementTransform(attention, chip), run_time=0.25 * cue.duration)
+            self.play(FadeIn(moe[0]), run_time=0.05 * cue.duration)
+            for row in moe[1]:
+                self.play(FadeIn(row, shift=0.3 * RIGHT), run_time=0.5 * cue.duration / len(moe[1]))
+            self.play(FadeIn(moe[2]), run_time=0.1 * cue.duration)
+
+        with self.narrate("mnt_copies") as cue:
+            copies = [moe[1][i] for i, row in enumerate(facts["moe_rows"].value)
+                      if row["width"].startswith(facts["copies"].text + " ")]
+            marks = VGroup(*(SurroundingRectangle(r, color=style.HIGHLIGHT, buff=0.05, corner_radius=0.05)
+                             for r in (copies[0], copies[-1])))
+            why = style.zh(f"{facts['copies'].text} 份 = {facts['routed'].text} 个路由专家 + "
+                           f"{facts['shared'].text} 个共享专家", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            io = style.zh(f"进去一次 + 出来一次 = {facts['copies_io'].text}", size=style.LABEL_SIZE,
+                          color=style.HIGHLIGHT)
+            VGroup(why, io).arrange(RIGHT, buff=0.8).next_to(moe, DOWN, buff=0.3)
+            self.play(Create(marks), FadeIn(why), run_time=0.35 * cue.duration)
+            self.play(FadeIn(io), run_time=0.25 * cue.duration)
+
+        with self.narrate("mnt_total") as cue:
+            lines = VGroup(
+                style.zh(f"MoE 层：{facts['moe_layer_exact'].text} × {facts['moe_layers'].text}", size=style.BODY_SIZE),
+                style.zh(f"dense 层：{facts['dense_layer_exact'].text} × {facts['dense_layers'].text}",
+                         size=style.BODY_SIZE),
+                style.zh(f"合计 {facts['keep_all_gib'].text} ≈ {facts['keep_all'].text}", size=36,
+                         color=style.FORWARD),
+                style.zh(f"只留入口：{facts['entry'].text} × {facts['layers'].text} = {facts['full_recompute'].text}",
+                         size=style.BODY_SIZE, color=style.GOOD),
+            ).arrange(DOWN, aligned_edge=LEFT, buff=0.28).move_to((-0.6, -0.75, 0))
+            dense_note = style.zh("（按页面口径，不含 FFN 输出）", size=style.SMALL_SIZE, color=style.MUTED)
+            dense_note.next_to(lines[1], RIGHT, buff=0.25)
+            moe_chip = self._chip("MoE", facts["moe"]).next_to(chip, RIGHT, buff=0.3)
+            self.play(ReplacementTransform(VGroup(moe, marks, why, io), moe_chip), run_time=0.2 * cue.duration)
+            self.play(FadeIn(lines[0], shift=0.2 * RIGHT), run_time=0.1 * cue.duration)
+            self.play(FadeIn(lines[1], shift=0.2 * RIGHT), FadeIn(dense_note), run_time=0.1 * cue.duration)
+            self.play(FadeIn(lines[2], scale=1.2), run_time=0.15 * cue.duration)
+            self.play(Indicate(small[0], color=style.HIGHLIGHT, scale_factor=1.1), run_time=0.15 * cue.duration)
+            self.play(FadeIn(lines[3], shift=0.2 * RIGHT), Indicate(small[1], color=style.HIGHLIGHT, scale_factor=1.1),
+                      run_time=0.15 * cue.duration)
+
+        with self.narrate("mnt_note") as cue:
+            notes = style.caption_stack("按 V3 的配置逐个算子自推，当量级看；差一倍也装不下。",
+                                        f"* 只留入口：还没算正在重算的那一层（一层 MoE 约 {facts['moe_layer'].text}）。",
+                                        size=style.SMALL_SIZE, color=style.MUTED)
+            notes.move_to((0, -2.85, 0))
+            self.play(FadeIn(notes[0]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(notes[1]), run_time=0.3 * cue.duration)
+
+    @staticmethod
+    def _table(title, rows, subtotal):
+        columns = (-5.4, 1.2, 5.4)  # label left edge, width centre, size right edge
+        top = 0.6
+
+        def place(label, width, size, y, colour=style.TEXT, weight=style.SMALL_SIZE):
+            cells = VGroup(style.zh(label, size=weight, color=colour), style.zh(width, size=weight, color=colour),
+                           style.zh(size, size=weight, color=colour))
+            cells[0].move_to((0, y, 0)).align_to((columns[0], 0, 0), LEFT)
+            cells[1].move_to((columns[1], y, 0))
+            cells[2].move_to((0, y, 0)).align_to((columns[2], 0, 0), RIGHT)
+            return cells
+
+        header = place(title, "宽度", "大小", top, style.MUTED, style.LABEL_SIZE)
+        rule = Line((columns[0], top - 0.25, 0), (columns[2], top - 0.25, 0), color=style.MUTED, stroke_width=1.5)
+        body = VGroup(*(place(r["label"], r["width"], r["size"], top - 0.5 - 0.37 * i) for i, r in enumerate(rows)))
+        y_sum = top - 0.5 - 0.37 * len(rows) - 0.1
+        total = VGroup(Line((columns[0], y_sum + 0.22, 0), (columns[2], y_sum + 0.22, 0), color=style.MUTED,
+                            stroke_width=1.5),
+                       place("小计", "", f"约 {subtotal.text}", y_sum - 0.05, style.HIGHLIGHT, style.LABEL_SIZE))
+        return VGroup(VGroup(header, rule), body, total)
+
+    @staticmethod
+    def _chip(label, fact):
+        text = VGroup(style.zh(label, size=style.SMALL_SIZE, color=style.MUTED),
+                      style.value(fact, size=style.SMALL_SIZE)).arrange(RIGHT, buff=0.2)
+        box = RoundedRectangle(width=text.width + 0.3, height=0.45, corner_radius=0.08, stroke_color=style.MUTED,
+                               stroke_width=1.5)
+        return VGroup(box, text.move_to(box))
+
+
+class GradientJourney(LectureScene):
+    """Five stations between a gradient's birth in backward and its use in the update (number-free)."""
+
+    MARKS = "①②③④⑤"
+    ORDER = ("produce", "reduce", "clip", "accumulate", "update")
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        names = facts["stations"].value
+        stations = VGroup()
+        for i, key in enumerate(self.ORDER):
+            ring = Circle(radius=0.32, color=style.MUTED, stroke_width=3, fill_color=style.PANEL, fill_opacity=1)
+            mark = style.zh(self.MARKS[i], size=style.BODY_SIZE, color=style.MUTED)
+            label = style.zh(names[key], size=style.LABEL_SIZE, color=style.MUTED)
+            node = VGroup(ring, mark.move_to(ring)).move_to(((i - 2) * 2.6, 2.3, 0))
+            stations.add(VGroup(node, label.next_to(node, DOWN, buff=0.15)))
+        arrows = VGroup(*(Arrow(a[0].get_right(), b[0].get_left(), buff=0.1, color=style.MUTED, stroke_width=3,
+                                max_tip_length_to_length_ratio=0.25) for a, b in zip(stations, stations[1:])))
+        packet = Square(side_length=0.3, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16,
+                        stroke_width=4)
+
+        with self.narrate("gj_intro") as cue:
+            self.play(FadeIn(stations, lag_ratio=0.2), Create(arrows, lag_ratio=0.2), run_time=0.5 * cue.duration)
+            not_inference = style.zh("推理时，这几道一道都没有", size=style.LABEL_SIZE, color=style.MUTED)
+            not_inference.move_to((0, 0.3, 0))
+            self.play(FadeIn(not_inference), run_time=0.25 * cue.duration)
+
+        detail = self._produce()
+        with self.narrate("gj_produce") as cue:
+            self.play(FadeOut(not_inference), self._light(stations[0]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(detail[0]), run_time=0.15 * cue.duration)
+            # Backward walks the layers from the last to the first; each drops its gradient.
+            for bar, grad in zip(detail[1], detail[2]):
+                self.play(Indicate(bar, color=style.BACKWARD, scale_factor=1.03), FadeIn(grad, shift=0.3 * DOWN),
+                          run_time=0.5 * cue.duration / len(detail[1]))
+            packet.move_to(stations[0][0]).shift(0.55 * UP)
+            self.play(FadeIn(packet, scale=1.5), FadeIn(detail[3]), run_time=0.15 * cue.duration)
+
+        timeline = self._timeline(facts["timeline"].value)
+        with self.narrate("gj_reduce") as cue:
+            self._advance(packet, stations, 1, cue.duration * 0.15)
+            self.play(FadeOut(detail), FadeIn(timeline["axes"]), run_time=0.15 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(b) for b in timeline["backward"]), lag_ratio=0.3),
+                      run_time=0.25 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(b, shift=0.2 * DOWN) for b in timeline["reduce"]), lag_ratio=0.4),
+                      run_time=0.25 * cue.duration)
+            self.play(FadeIn(timeline["hidden"]), run_time=0.15 * cue.duration)
+
+        with self.narrate("gj_clip") as cue:
+            self._advance(packet, stations, 2, cue.duration * 0.15)
+            self.play(Create(timeline["wait"]), FadeIn(timeline["wait_label"]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(timeline["clip"], shift=0.2 * RIGHT), run_time=0.2 * cue.duration)
+            self.play(FadeIn(timeline["exposed"]), run_time=0.15 * cue.duration)
+
+        accumulate = self._accumulate(facts["micro"].value)
+        with self.narrate("gj_accumulate") as cue:
+            self._advance(packet, stations, 3, cue.duration * 0.1)
+            self.play(FadeOut(VGroup(*timeline.values())), FadeIn(accumulate["whole"]), run_time=0.2 * cue.duration)
+            self.play(FadeIn(accumulate["parts_label"]), FadeIn(accumulate["frame"]), run_time=0.1 * cue.duration)
+            for part, drop in zip(accumulate["parts"], accumulate["drops"]):
+                self.play(FadeIn(part), ReplacementTransform(part.copy(), drop),
+                          run_time=0.35 * cue.duration / len(accumulate["parts"]))
+            self.play(FadeIn(accumulate["same"]), packet.animate.set_stroke(style.FP32), run_time=0.15 * cue.duration)
+
+        with self.narrate("gj_update") as cue:
+            self._advance(packet, stations, 4, cue.duration * 0.12)
+            weights = self._weights()
+            self.play(FadeOut(VGroup(*accumulate.values())), FadeIn(weights), run_time=0.15 * cue.duration)
+            self.play(packet.animate.move_to(weights[0]).scale(0.8), run_time=0.15 * cue.duration)
+            self.play(Indicate(weights[0], color=style.BACKWARD), FadeOut(packet, scale=0.2),
+                      run_time=0.15 * cue.duration)
+            thrown = style.zh("用完就扔", size=36, color=style.HIGHLIGHT).next_to(weights, RIGHT, buff=0.8)
+            self.play(FadeIn(thrown, scale=1.3), run_time=0.12 * cue.duration)
+            tags = self._precision_tags().next_to(thrown, DOWN, buff=0.4).align_to(thrown, LEFT)
+            self.play(FadeIn(tags[0]), run_time=0.1 * cue.duration)
+            self.play(FadeIn(tags[1]), run_time=0.1 * cue.duration)
+
+        with self.narrate("gj_bounds") as cue:
+            note = style.zh("通信多大、能藏多少：下一张图，和后面的专题", size=style.LABEL_SIZE, color=style.MUTED)
+            note.move_to((0, -2.9, 0))
+            self.play(FadeIn(note), run_time=0.3 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- staging helpers -------------------------------------------------
+    def _light(self, station):
+        return AnimationGroup(station[0][0].animate.set_stroke(style.BACKWARD),
+                              station[0][1].animate.set_color(style.TEXT), station[1].animate.set_color(style.TEXT))
+
+    def _advance(self, packet, stations, index, run_time):
+        target = stations[index][0].get_center() + 0.55 * UP
+        self.play(packet.animate.move_to(target), self._light(stations[index]), run_time=run_time)
+
+    @staticmethod
+    def _produce():
+        bars = VGroup(*(RoundedRectangle(width=1.3, height=0.5, corner_radius=0.06, stroke_color=style.TEXT,
+                                         stroke_width=2, fill_color=style.PANEL, fill_opacity=1)
+                        for _ in range(6))).arrange(RIGHT, buff=0.35).move_to((0, -0.2, 0))
+        caption = style.zh("反向：从最后一层往回走", size=style.LABEL_SIZE, color=style.BACKWARD)
+        caption.next_to(bars, UP, buff=0.3)
+        order = list(reversed(bars))
+        grads = VGroup(*(Square(side_length=0.28, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16,
+                                stroke_width=3).next_to(bar, DOWN, buff=0.45) for bar in order))
+        tag = style.zh("每层一份梯度，bf16", size=style.LABEL_SIZE, color=style.BF16).next_to(grads, DOWN, buff=0.35)
+        return VGroup(VGroup(bars, caption), VGroup(*order), grads, tag)
+
+    @staticmethod
+    def _timeline(plan):
+        end = plan["clip"][1]
+        left, right = -4.6, 6.2
+
+        def x(t):
+            return left + (right - left) * t / end
+
+        rows = {"backward": 0.35, "reduce": -0.55, "clip": -1.45}
+        names = VGroup(*(style.zh(text, size=style.LABEL_SIZE, color=colour).move_to((0, y, 0))
+                         .align_to((left - 0.25, 0, 0), RIGHT)
+                         for text, y, colour in (("反向计算", rows["backward"], style.BACKWARD),
+                                                 ("跨卡平均", rows["reduce"], style.COMM),
+                                                 ("全局裁剪", rows["clip"], style.HIGHLIGHT))))
+        time_axis = Arrow((left, -2.1, 0), (right + 0.4, -2.1, 0), buff=0, color=style.MUTED, stroke_width=2)
+        time_name = style.zh("时间", size=style.SMALL_SIZE, color=style.MUTED).next_to(time_axis, DOWN, buff=0.1)
+        time_name.align_to(time_axis, RIGHT)
+
+        def block(start, stop, y, colour, opacity=0.8):
+            return Rectangle(width=x(stop) - x(start), height=0.5, stroke_color=style.BACKGROUND, stroke_width=2,
+                             fill_color=colour, fill_opacity=opacity).move_to(((x(start) + x(stop)) / 2, y, 0))
+
+        backward = VGroup(*(block(a, b, rows["backward"], style.BACKWARD) for a, b in plan["backward"]))
+        reduce = VGroup(*(block(a, b, rows["reduce"], style.COMM) for a, b in plan["all_reduce"]))
+        compute_end = plan["backward"][-1][1]
+        under = Rectangle(width=x(compute_end) - x(plan["all_reduce"][0][0]), height=1.5, stroke_color=style.GOOD,
+                          stroke_width=2, fill_opacity=0).move_to(
+            ((x(plan["all_reduce"][0][0]) + x(compute_end)) / 2, (rows["backward"] + rows["reduce"]) / 2, 0))
+        hidden = VGroup(under, style.zh("藏在反向底下 ✓", size=style.LABEL_SIZE, color=style.GOOD)
+                        .next_to(under, UP, buff=0.1).align_to(under, RIGHT))
+        last = plan["all_reduce"][-1][1]
+        wait = DashedLine((x(last), 0.9, 0), (x(last), -2.1, 0), color=style.HIGHLIGHT, stroke_width=2)
+        wait_label = style.zh("全部梯度到齐", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+        wait_label.next_to(wait, UP, buff=0.1).shift(0.4 * LEFT)
+        clip = block(*plan["clip"], rows["clip"], style.HIGHLIGHT)
+        exposed = style.zh("藏不了 ✗", size=style.LABEL_SIZE, color=style.BAD).next_to(clip, LEFT, buff=0.3)
+        return {"axes": VGroup(names, time_axis, time_name), "backward": backward, "reduce": reduce,
+                "hidden": hidden, "wait": wait, "wait_label": wait_label, "clip": clip, "exposed": exposed}
+
+    @staticmethod
+    def _accumulate(micro):
+        whole_bar = Rectangle(width=8.0, height=0.45, stroke_color=style.BACKGROUND, fill_color=style.BACKWARD,
+                              fill_opacity=0.8)
+        whole_label = style.zh("一个大 batch", size=style.LABEL_SIZE)
+        whole = VGroup(whole_label, whole_bar).arrange(RIGHT, buff=0.4).move_to((-0.3, 0.4, 0))
+        parts = VGroup(*(Rectangle(width=8.0 / micro, height=0.45, stroke_color=style.BACKGROUND,
+                                   fill_color=style.BACKWARD, fill_opacity=0.8) for _ in range(micro)))
+        parts.arrange(RIGHT, buff=0.5).move_to((whole_bar.get_center()[0] + 0.75, -0.6, 0))
+        parts_label = style.zh("拆成几份小的", size=style.LABEL_SIZE).next_to(parts, LEFT, buff=0.4)
+        accumulator = RoundedRectangle(width=2.2, height=0.6, corner_radius=0.08, stroke_color=style.FP32,
+                                       stroke_width=3).move_to((0, -1.8, 0))
+        acc_label = style.zh("累加器（fp32）", size=style.LABEL_SIZE, color=style.FP32).next_to(accumulator, LEFT,
+                                                                                               buff=0.3)
+        drops = VGroup(*(Square(side_length=0.26, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.FP32,
+                                stroke_width=3) for _ in range(micro))).arrange(RIGHT, buff=0.15)
+        drops.move_to(accumulator)
+        same = style.zh("总量不变，只是时间线拉长", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        same.next_to(accumulator, RIGHT, buff=0.5)
+        return {"whole": whole, "parts_label": parts_label, "parts": parts, "drops": drops,
+                "frame": VGroup(accumulator, acc_label), "same": same}
+
+    @staticmethod
+    def _weights():
+        box = RoundedRectangle(width=2.2, height=1.2, corner_radius=0.12, stroke_color=style.FP32, stroke_width=3,
+                               fill_color=style.PANEL, fill_opacity=1)
+        label = style.zh("权重", size=style.BODY_SIZE)
+        return VGroup(box, label.move_to(box)).move_to((-2.8, -0.6, 0))
+
+    @staticmethod
+    def _precision_tags():
+        return VGroup(style.zh("只用一次：bf16 就够", size=style.LABEL_SIZE, color=style.BF16),
+                      style.zh("一旦累积：升回 fp32", size=style.LABEL_SIZE, color=style.FP32)
+                      ).arrange(DOWN, aligned_edge=LEFT, buff=0.2)
+
+
+class BatchCommVsCompute(LectureScene):
+    """fig-batch: communication is flat in batch size, compute rises after a knee; shapes only, no scale."""
+
+    def construct(self):
+        facts = self.facts
+        heading = self.show_title()
+        curves, labels = facts["curves"].value, facts["labels"].value
+        batch = curves["batch"]
+        top = max(curves["compute"]) * 1.1
+        axes = Axes(x_range=[0, batch[-1], batch[-1]], y_range=[0, top, top], x_length=6.2, y_length=4.2, tips=True,
+                    axis_config={"color": style.MUTED, "stroke_width": 2, "include_ticks": False}
+                    ).move_to((-3.2, -0.35, 0))
+        x_name = style.zh(labels["x"], size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, DOWN, buff=0.2)
+        x_name.align_to(axes.x_axis, RIGHT)
+        y_name = style.zh(labels["y"] + "（示意，无刻度）", size=style.LABEL_SIZE, color=style.MUTED)
+        y_name.next_to(axes.y_axis, UP, buff=0.15).align_to(axes.y_axis, LEFT)
+
+        def line(values, colour):
+            return VMobject(color=colour, stroke_width=5).set_points_as_corners(
+                [axes.c2p(b, v) for b, v in zip([0, *batch], [values[0], *values])])
+
+        comm, compute = line(curves["comm"], style.COMM), line(curves["compute"], style.FORWARD)
+        comm_name = style.zh(labels["comm"], size=style.LABEL_SIZE, color=style.COMM).next_to(comm, RIGHT, buff=0.15)
+        compute_name = style.zh(labels["compute"], size=style.LABEL_SIZE, color=style.FORWARD)
+        compute_name.next_to(compute.get_end(), RIGHT, buff=0.15)
+
+        with self.narrate("batch_comm") as cue:
+            self.play(Create(axes), FadeIn(x_name), FadeIn(y_name), run_time=0.35 * cue.duration)
+            self.play(Create(comm), FadeIn(comm_name), run_time=0.4 * cue.duration)
+
+        with self.narrate("batch_flat") as cue:
+            probe = ValueTracker(batch[0])
+            rider = always_redraw(lambda: Dot(axes.c2p(probe.get_value(), curves["comm"][0]), radius=0.09,
+                                              color=style.COMM))
+            self.add(rider)
+            self.play(probe.animate.set_value(batch[-1]), run_time=0.5 * cue.duration)
+            self.play(probe.animate.set_value(batch[len(batch) // 3]), run_time=0.3 * cue.duration)
+            rider.clear_updaters()
+            self.remove(rider)
+
+        knee_x = curves["knee"]
+        knee_line = DashedLine(axes.c2p(knee_x, 0), axes.c2p(knee_x, top * 0.85), color=style.MUTED, stroke_width=2)
+        knee_name = style.zh(labels["knee"], size=style.LABEL_SIZE, color=style.MUTED).next_to(knee_line, UP, buff=0.1)
+        with self.narrate("batch_compute") as cue:
+            self.play(Create(compute), run_time=0.55 * cue.duration, rate_func=linear)
+            self.play(FadeIn(compute_name), Create(knee_line), FadeIn(knee_name), run_time=0.3 * cue.duration)
+
+        share = self._share_bars(curves, labels)
+        with self.narrate("batch_share") as cue:
+            self.play(FadeIn(share[0]), run_time=0.2 * cue.duration)
+            self.play(GrowFromEdge(share[1][0], LEFT), GrowFromEdge(share[2][0], LEFT), FadeIn(share[1][1]),
+                      FadeIn(share[2][1]), run_time=0.4 * cue.duration)
+            self.play(Indicate(share[2][0][0], color=style.HIGHLIGHT, scale_factor=1.2), run_time=0.3 * cue.duration)
+
+        epoch = self._epoch_rows(facts["epoch"].value, curves["comm"][0], labels)
+        with self.narrate("batch_epoch") as cue:
+            self.play(FadeOut(share), FadeIn(epoch[0]), run_time=0.15 * cue.duration)
+            for row in epoch[1:]:
+                self.play(FadeIn(row[0]), LaggedStart(*(FadeIn(b, shift=0.1 * RIGHT) for b in row[1]),
+                                                      lag_ratio=0.3), run_time=0.35 * cue.duration)
+
+        with self.narrate("batch_knee") as cue:
+            note = style.caption_stack("只画形状，没有刻度；", "拐点在哪，要在自己的配置上量。", size=style.LABEL_SIZE,
+                                       color=style.MUTED).move_to((3.9, -2.45, 0))
+            self.play(Indicate(knee_name, color=style.HIGHLIGHT), FadeIn(note), run_time=0.45 * cue.duration)
+
+        with self.narrate("batch_overlap") as cue:
+            overlap = style.zh("边算边传，只有训练才有", size=style.LABEL_SIZE, color=style.COMM)
+            overlap.next_to(note, UP, buff=0.3).align_to(note, LEFT)
+            self.play(FadeIn(overlap), run_time=0.35 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+        del heading
+
+    # -- staging helpers -------------------------------------------------
+    @staticmethod
+    def _share_bars(curves, labels):
+        """A step split into communication and compute, at a small and at the largest batch (widths are shares)."""
+        width, rows = 4.2, VGroup()
+        title = style.zh("一步里通信占多少", size=style.LABEL_SIZE).move_to((3.9, 1.6, 0))
+        rows.add(title)
+        for key, index, y in (("small", 0, 0.7), ("large", -1, -0.4)):
+            part = curves["share"][index]
+            bar = VGroup(Rectangle(width=width * part, height=0.5, stroke_width=0, fill_color=style.COMM,
+                                   fill_opacity=0.9),
+                         Rectangle(width=width * (1 - part), height=0.5, stroke_width=0, fill_color=style.FORWARD,
+                                   fill_opacity=0.7)).arrange(RIGHT, buff=0)
+            bar.move_to((4.45, y, 0))
+            name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(bar, LEFT, buff=0.25)
+            rows.add(VGroup(bar, name))
+        return rows
+
+    @staticmethod
+    def _step(step, comm, unit):
+        """One step: its communication (fixed) and its compute, side by side."""
+        return VGroup(Rectangle(width=comm * unit, height=0.5, stroke_width=0, fill_color=style.COMM, fill_opacity=0.9),
+                      Rectangle(width=(step["step"] - comm) * unit, height=0.5, stroke_width=0,
+                                fill_color=style.FORWARD, fill_opacity=0.7),
+                      ).arrange(RIGHT, buff=0).add(Rectangle(width=step["step"] * unit, height=0.5,
+                                                             stroke_color=style.BACKGROUND, stroke_width=2))
+
+    def _epoch_rows(self, epoch, comm, labels):
+        """One epoch as a row of steps: many short ones in small batches, few in large ones."""
+        longest = max(e["steps"] * e["step"] for e in epoch.values())
+        unit = 4.6 / longest
+        group = VGroup(style.zh("跑完一个 epoch", size=style.LABEL_SIZE).move_to((3.9, 1.6, 0)))
+        for key, y in (("small", 0.7), ("large", -0.4)):
+            steps = VGroup(*(self._step(epoch[key], comm, unit) for _ in range(epoch[key]["steps"])))
+            steps.arrange(RIGHT, buff=0)
+            steps.move_to((0, y, 0)).align_to((2.0, 0, 0), LEFT)
+            name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(steps, LEFT, buff=0.25)
+            group.add(VGroup(name, steps))
+        return group

@@ -45,6 +45,7 @@ GOOD = "#83C167"
 BAD = "#FC6255"
 PANEL = "#1A1F27"
 FROZEN = "#6E7681"  # a parameter that is not updated (LoRA's base)
+COMM = "#F78FB3"  # communication between cards (all-reduce, all-to-all)
 
 # Type sizes (legible at 480p) ----------------------------------------
 TITLE_SIZE = 34

@@ -35,3 +35,8 @@ def test_screen_minus_is_typographic_and_negative_zero_is_not_shown():
 def test_a_plain_numeral_is_required_for_reading():
     with pytest.raises(ValueError, match="not a plain decimal"):
         numbers.zh_decimal("1.9e-06")
+
+
+def test_powers_for_log_axis_ticks():
+    assert numbers.power(10, -3) == ("10⁻³", "十的负三次方")
+    assert numbers.power(2, -7) == ("2⁻⁷", "二的负七次方")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from tools import circuit, gradients, numbers, timespan
+from tools import chain, circuit, grad_path, gradients, numbers, timespan, v3
 from tools.catalogue import Chapter
 from tools.facts import Check, Fact, data, number, scientific
 
@@ -309,3 +311,269 @@ def gates_circuit(check: Check, inputs: dict[str, float] = GATES_INPUTS):
     facts = {name: number(value) for name, value in values.items()}
     facts |= {f"grad_{name}": number(value) for name, value in grads.items()}
     return facts
+
+
+# vanishing_gradients: one factor per layer, multiplied over depth (A5).
+# The exponent 59 is the page's (D17: an explicit input). The frame limits
+# are ours (RECON): a log axis from 10⁻³ to 10³.
+DEPTH_LINKS = 59
+DEPTH_FACTORS = (0.8, 1.0, 1.2)
+DEPTH_DECADES = (-3, 3)
+DEPTH_SAMPLES = 10_000
+DEPTH_PAGE = {"shrink_end": "1.9×10⁻⁶", "grow_end": "46,956", "decades": 10, "sigmoid_max": 0.25}
+# The history the page tells (L54–56): found in 1991, "three years later"
+# the 1994 paper, "ten years later" the joint chapter of 2001.
+DEPTH_YEARS = {"year_thesis": 1991, "year_paper": 1994, "year_joint": 2001}
+
+
+@CHAPTER.figure(
+    "vanishing_gradients",
+    "梯度消失与爆炸：把一串因子乘起来",
+    source="Hochreiter 1991 硕士论文；Bengio, Simard, Frasconi 1994, IEEE TNN 5(2)；Hochreiter、Bengio 等四人 2001",
+)
+def vanishing_gradients(check: Check, factors: tuple[float, float, float] = DEPTH_FACTORS,
+                        links: int = DEPTH_LINKS, decades: tuple[int, int] = DEPTH_DECADES,
+                        samples: int = DEPTH_SAMPLES):
+    shrink, flat, grow = factors
+    check.that("factors", shrink < 1 == flat < grow, "one factor below 1, one equal to 1, one above", factors)
+    curves = {f: chain.running_products(f, links) for f in factors}
+    for name, f in (("shrink_end", shrink), ("grow_end", grow)):
+        check.close(f"{name} (closed form)", curves[f][-1], f**links, rel=1e-12)
+    shrink_end, grow_end = scientific(curves[shrink][-1]), number(curves[grow][-1])
+    check.equal("shrink_end", shrink_end.text, DEPTH_PAGE["shrink_end"])
+    check.equal("grow_end", grow_end.text, DEPTH_PAGE["grow_end"])
+    gap = math.log10(curves[grow][-1] / curves[shrink][-1])
+    check.that("decades", gap >= DEPTH_PAGE["decades"], f"at least {DEPTH_PAGE['decades']} decades apart", gap)
+
+    floor, ceiling = 10.0 ** decades[0], 10.0 ** decades[1]
+    exit_layer = chain.first_above(curves[grow], ceiling)
+    vanish_layer = chain.first_below(curves[shrink], floor)
+    check.that("exit_layer", exit_layer is not None and exit_layer < links,
+               f"the growing curve leaves the frame (above {ceiling:g}) before layer {links}", exit_layer)
+    check.that("vanish_layer", vanish_layer is not None and vanish_layer < links,
+               f"the shrinking curve falls under the floor ({floor:g}) before layer {links}", vanish_layer)
+    check.equal("exit_layer (closed form)", chain.crossing_layer(grow, ceiling), exit_layer)
+    check.equal("vanish_layer (closed form)", chain.crossing_layer(shrink, floor), vanish_layer)
+    check.that("flat curve", all(p == 1.0 for p in curves[flat]), "the factor-1 curve stays at 1",
+               curves[flat][-1])
+
+    peak_x, closed_max = chain.sigmoid_slope_ceiling()
+    check.close("sigmoid_max", closed_max, DEPTH_PAGE["sigmoid_max"])
+    sample_x, sample_max = chain.sampled_ceiling(samples)
+    check.close("sigmoid_max (samples)", sample_max, closed_max, abs=1e-6)
+    check.that("sigmoid_max (samples)", sample_max <= closed_max, "no sample above the closed-form maximum",
+               sample_max)
+    check.close("sigmoid_argmax (samples)", sample_x, peak_x, abs=20 / samples)
+    curve_x = np.linspace(-6, 6, 121)
+
+    years = DEPTH_YEARS
+    check.equal("year_paper (三年后)", years["year_paper"] - years["year_thesis"], 3)
+    check.equal("year_joint (十年后)", years["year_joint"] - years["year_thesis"], 10)
+
+    ticks = [Fact(10.0**e, *numbers.power(10, e)) for e in range(decades[0], decades[1] + 1)]
+    return {name: Fact(year, f"{year} 年", f"{numbers.zh_digits(str(year))}年") for name, year in years.items()} | {
+        "links": number(links),
+        "f_shrink": number(shrink, 1), "f_flat": number(flat, 1), "f_grow": number(grow, 1),
+        "curves": data({"shrink": curves[shrink], "flat": curves[flat], "grow": curves[grow]}),
+        "decade_ticks": data([{"exponent": e, "text": t.text} for e, t in zip(range(decades[0], decades[1] + 1), ticks)]),
+        "layer_ticks": data([{"layer": k, "text": number(k).text} for k in (*range(0, links, 10), links)]),
+        "ceiling": ticks[-1], "floor": ticks[0],
+        "exit_layer": number(exit_layer), "vanish_layer": number(vanish_layer),
+        "shrink_end": shrink_end, "grow_end": grow_end,
+        "decades": number(math.floor(gap)),
+        "sigmoid_max": number(closed_max, 2),
+        "samples": number(samples),
+        "sigmoid_curve": data({"x": curve_x.tolist(), "y": chain.sigmoid_slope(curve_x).tolist()}),
+    }
+
+
+# forward_vs_reverse_mode: the same chain walked from either end (A6).
+# Structure, not data: the one quantity shown is the model scale the course
+# set earlier, 三千亿 parameters (figures.md D14: V3 itself has 671B). The
+# small random chain checks the claim itself: both ends give the same
+# gradient; passes = inputs from the front, outputs from the back.
+MODES_PARAMS = 3 * 10**11
+MODES_CHAIN = (6, 5, 4, 3, 1)
+
+
+@CHAPTER.figure(
+    "forward_vs_reverse_mode",
+    "从哪一头开始乘：正向模式与反向模式",
+    source="「正向模式 / 反向模式」是自动微分的标准术语；反向传播是反向模式用在神经网络上的特例",
+)
+def forward_vs_reverse_mode(check: Check, params: int = MODES_PARAMS, widths: tuple[int, ...] = MODES_CHAIN):
+    jacobians = chain.random_chain(list(widths))
+    from_front, front_passes = chain.forward_mode(jacobians)
+    from_back, back_passes = chain.reverse_mode(jacobians)
+    check.close("same gradient both ways", float(np.max(np.abs(from_front - from_back))), 0.0, abs=1e-12)
+    check.equal("forward-mode passes", front_passes, widths[0])
+    check.equal("reverse-mode passes", back_passes, widths[-1])
+    check.equal("params", numbers.zh_large(params), "三千亿")
+    scale = numbers.zh_large(params)
+    return {"params": Fact(params, scale, scale)}
+
+
+# activation_mountain: activations over one step (A7), then the two cards and
+# the per-layer tables behind them (B1), all from tools.v3. The mountain is
+# schematic: 12 steps drawn, 61 layers real.
+MOUNTAIN_STEPS = 12
+MOUNTAIN_PAGE = {"keep_all_gib": "4,245", "keep_all_tib": "4.15", "full_recompute": "106.75",
+                 "attention": "22.6", "moe": "48.6", "moe_layer": "71", "dense_layer": "40",
+                 "copies_io": "31.5", "entry": "1.75"}
+# How the page writes each kept tensor's width (B1): the factors, multiplied
+# (or added, for the KV row), must give tools.v3's width.
+ATTENTION_WIDTHS = (("×", (v3.HIDDEN,)), ("×", (v3.HIDDEN,)), ("×", (2, v3.Q_LORA)),
+                    ("+", (v3.KV_LORA + v3.ROPE, v3.KV_LORA)), ("×", (v3.HEADS, v3.QK_HEAD)),
+                    ("×", (v3.HEADS, v3.QK_HEAD - v3.ROPE + v3.V_HEAD)), ("×", (v3.HEADS, v3.V_HEAD)),
+                    ("×", (v3.HEADS,)))
+ATTENTION_PAGE = ("1.75", "1.75", "0.75", "0.27", "6.00", "8.00", "4.00", "0.06")
+MOE_WIDTHS = (("×", (2, v3.HIDDEN)), ("×", (v3.ROUTED_EXPERTS,)), ("×", (v3.COPIES, v3.HIDDEN)),
+              ("×", (3, v3.COPIES, v3.EXPERT_FFN)), ("×", (v3.COPIES, v3.HIDDEN)))
+MOE_PAGE = ("3.50", "0.06", "15.75", "13.50", "15.75")
+
+
+def _gib(value: float, digits: int = 2) -> Fact:
+    return number(value, digits, "GiB", "G")
+
+
+def _table(check: Check, name: str, kept: tuple[v3.Kept, ...], widths, page: tuple[str, ...]) -> list[dict]:
+    rows = []
+    for tensor, (op, parts), page_text in zip(kept, widths, page, strict=True):
+        width = math.prod(parts) if op == "×" else sum(parts)
+        check.equal(f"{name} row '{tensor.label}' width", width, tensor.width)
+        size = _gib(tensor.gib)
+        check.equal(f"{name} row '{tensor.label}'", numbers.signed(tensor.gib, 2), page_text)
+        label = tensor.label + ("（fp32）" if tensor.nbytes == v3.FP32 else "")
+        rows.append({"label": label, "width": f" {op} ".join(numbers.signed(p) for p in parts), "size": size.text})
+    return rows
+
+
+@CHAPTER.figure(
+    "activation_mountain",
+    "山形图：激活在一步之内涨到多高",
+    source="按 DeepSeek-V3 config（arXiv 2412.19437）与官方参考实现的 MLA 前向自推；序列 128K、batch 1、bf16",
+)
+def activation_mountain(check: Check, steps: int = MOUNTAIN_STEPS):
+    # The mountain by doing it: forward pushes each layer's saved tensors,
+    # backward pops them in reverse order; memory is what the stack holds.
+    saved, memory = [], [0]
+    for layer in range(steps):
+        saved.append(layer)
+        memory.append(len(saved))
+    order = [saved.pop() for _ in range(steps)]
+    memory += list(range(steps - 1, -1, -1))
+    check.equal("peak", memory.index(max(memory)), steps)
+    check.equal("backward order", order, list(range(steps - 1, -1, -1)))
+
+    entry, keep_all = v3.layer_entry_gib(), v3.keep_all_gib()
+    full = v3.full_recompute_gib()
+    check.close("full_recompute", full, v3.LAYERS * entry)
+    moe_layer, dense_layer = v3.moe_layer_gib(), v3.dense_layer_gib()
+    check.close("keep_all (layer sum)", keep_all, v3.MOE_LAYERS * moe_layer + v3.DENSE_LAYERS * dense_layer)
+    shown = {
+        "entry": _gib(entry), "full_recompute": _gib(full),
+        "keep_all_gib": _gib(keep_all, 0), "keep_all": number(keep_all * v3.GIB / v3.TIB, 2, "TiB", "T"),
+        "attention": _gib(v3.subtotal(v3.ATTENTION_KEPT), 1), "moe": _gib(v3.subtotal(v3.MOE_KEPT), 1),
+        "moe_layer": _gib(moe_layer, 0), "dense_layer": _gib(dense_layer, 0),
+        "copies_io": _gib(sum(k.gib for k in v3.MOE_KEPT if k.width == v3.COPIES * v3.HIDDEN), 1),
+    }
+    for name, page_text in MOUNTAIN_PAGE.items():
+        fact = "keep_all" if name == "keep_all_tib" else name
+        check.equal(fact, shown[fact].text.split(" ")[0], page_text)
+    check.equal("copies", v3.COPIES, v3.TOP_K + v3.SHARED_EXPERTS)
+    check.close("entry (unit)", v3.SEQ * v3.HIDDEN * v3.BF16 / v3.GIB, entry)
+    return shown | {
+        "tokens": number(v3.SEQ), "hidden": number(v3.HIDDEN), "bf16_bytes": number(v3.BF16, unit="B"),
+        "shared": number(v3.SHARED_EXPERTS),
+        "steps": number(steps), "layers": number(v3.LAYERS),
+        "mountain": data(memory),
+        "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"),
+        "copies": number(v3.COPIES), "routed": number(v3.TOP_K),
+        "moe_layers": number(v3.MOE_LAYERS), "dense_layers": number(v3.DENSE_LAYERS),
+        "moe_layer_exact": _gib(moe_layer), "dense_layer_exact": _gib(dense_layer),
+        "attention_rows": data(_table(check, "attention", v3.ATTENTION_KEPT, ATTENTION_WIDTHS, ATTENTION_PAGE)),
+        "moe_rows": data(_table(check, "moe", v3.MOE_KEPT, MOE_WIDTHS, MOE_PAGE)),
+    }
+
+
+def _number_free(check: Check, labels: dict[str, str]) -> None:
+    """A number-free figure: no digit in any label it puts on screen."""
+    for key, label in labels.items():
+        check.that(f"label '{key}'", not any(ch.isdigit() for ch in label), "no digits on a number-free figure",
+                   label)
+
+
+# gradient_journey: five stations between "computed" and "used" (A8).
+# Number-free; the toy timeline (one time unit per layer's backward) and a
+# toy linear model check the two claims the stations make.
+JOURNEY_TIMELINE = {"layers": 12, "bucket": 3, "comm": 2.0, "clip": 1.0}
+JOURNEY_STATIONS = {
+    "produce": "逐层产出", "reduce": "跨卡平均", "clip": "全局范数裁剪", "accumulate": "累积", "update": "更新",
+}
+
+
+@CHAPTER.figure(
+    "gradient_journey",
+    "梯度从算出来到被用掉，还隔着几道",
+    source="本课自绘示意；框架里的对应：② DDP bucket_cap_mb，③ Megatron --clip-grad，④ ddp.no_sync()",
+)
+def gradient_journey(check: Check, timeline: dict = JOURNEY_TIMELINE, micro: int = 4,
+                     stations: dict[str, str] = JOURNEY_STATIONS):
+    plan = grad_path.backward_timeline(**timeline)
+    hidden = plan.hidden_share()
+    check.that("all-reduce hides", hidden > 0.5, "most of the averaging runs under backward compute", hidden)
+    check.that("clip cannot hide", plan.clip[0] >= plan.backward_end and plan.clip[0] >= plan.all_reduce[-1][1],
+               "clipping starts only after every gradient is averaged", plan.clip)
+    rng = np.random.default_rng(0)
+    x, y, w = rng.standard_normal((16, 5)), rng.standard_normal(16), rng.standard_normal(5)
+    whole, pieces = grad_path.mse_gradient(x, y, w), grad_path.accumulated_gradient(x, y, w, micro)
+    check.close("accumulation keeps the total", float(np.max(np.abs(whole - pieces))), 0.0, abs=1e-12)
+    _number_free(check, stations)
+    return {
+        "stations": data(stations),
+        "timeline": data({"backward": plan.backward, "all_reduce": plan.all_reduce, "clip": plan.clip}),
+        "micro": data(micro),
+    }
+
+
+# batch_comm_vs_compute (fig-batch, A9): what a step must send vs what it
+# must compute, over batch size. Shapes only: measured on a toy linear layer,
+# drawn without a scale; the knee is where the batch fills the hardware.
+BATCH_WIDTH = 64
+BATCH_KNEE = 32
+BATCH_SIZES = tuple(range(4, 129, 4))
+BATCH_COMM_ROUNDS = 0.5  # schematic: sending the gradient takes half a compute round
+BATCH_LABELS = {"x": "batch 大小", "y": "一步的时间", "comm": "通信", "compute": "计算",
+                "knee": "拐点", "small": "小 batch", "large": "大 batch"}
+
+
+@CHAPTER.figure(
+    "batch_comm_vs_compute",
+    "batch 越大，通信摊得越薄",
+    source="李宏毅 2021《类神经网络训练不起来怎么办（二）：批次与动量》；图为本课重画，只画形状",
+)
+def batch_comm_vs_compute(check: Check, sizes: tuple[int, ...] = BATCH_SIZES, knee: int = BATCH_KNEE,
+                          width: int = BATCH_WIDTH, labels: dict[str, str] = BATCH_LABELS):
+    payload = [grad_path.gradient_payload(b, width) for b in sizes]
+    check.that("communication flat", len(set(payload)) == 1, "the same bytes to send at every batch size",
+               sorted(set(payload)))
+    flops = np.array([grad_path.step_flops(b, width) for b in sizes])
+    check.close("compute linear", float(np.ptp(flops / np.array(sizes))), 0.0, abs=1e-9)
+    compute = grad_path.compute_time(flops, grad_path.step_flops(knee, width))
+    before, after = compute[np.array(sizes) <= knee], compute[np.array(sizes) > knee]
+    check.that("two segments", bool(np.all(before == 1.0) and np.all(np.diff(after) > 0) and len(after) > 1),
+               "flat until the hardware is full, rising after", compute.tolist())
+    comm = BATCH_COMM_ROUNDS * np.array(payload, dtype=float) / payload[0]
+    share = comm / (comm + compute)
+    check.that("share thins", bool(np.all(np.diff(share) <= 0) and share[-1] < share[0]),
+               "communication's share of a step falls as the batch grows", share.tolist())
+    # One epoch (the largest batch's worth of samples) in small steps vs in steps at the knee.
+    step = dict(zip(sizes, (comm + compute).tolist()))
+    epoch = {name: {"steps": max(sizes) // b, "step": step[b]} for name, b in (("small", knee // 4), ("large", knee))}
+    epoch_time = {name: e["steps"] * e["step"] for name, e in epoch.items()}
+    check.that("epoch", epoch_time["large"] < epoch_time["small"],
+               "one epoch takes less time in large batches (until the knee)", epoch_time)
+    _number_free(check, labels)
+    return {"curves": data({"batch": list(sizes), "comm": comm.tolist(), "compute": compute.tolist(), "knee": knee,
+                            "share": share.tolist()}),
+            "epoch": data(epoch), "labels": data(labels)}
