@@ -40,12 +40,18 @@ PRECISION = {"bf16": BF16, "fp32": FP32, "fp16": FP16, "int8": INT8}
 GOOD = "#83C167"
 BAD = "#FC6255"
 PANEL = "#1A1F27"
+# The two cross-sections of a saddle: the cut that curves up, the cut that curves down.
+CURVES_UP = "#4FC1A6"
+CURVES_DOWN = "#F28CB1"
 
 # Type sizes (legible at 480p) ----------------------------------------
 TITLE_SIZE = 34
 BODY_SIZE = 28
 LABEL_SIZE = 24
 SMALL_SIZE = 20
+# Typst math sets about 0.63× the size of Text at the same font size; these match BODY / LABEL text.
+MATH_SIZE = 44
+MATH_LABEL_SIZE = 38
 
 EDGE = 0.35  # margin to the frame edge
 
