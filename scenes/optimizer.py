@@ -128,7 +128,7 @@ class GradientDescentBall(LectureScene):
             self.play(roll(rolling, route[3 * per_step:]), reveal(marks, 3, last), run_time=0.7 * cue.duration)
             tight = VGroup(*marks[-12:])
             note = style.zh("越平，步子越小", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            note.next_to(tight, UP, buff=0.5)
+            note.next_to(tight, DOWN, buff=0.45)
             self.play(FadeIn(note, shift=0.2 * DOWN), Indicate(tight, color=style.HIGHLIGHT), run_time=0.25 * cue.duration)
 
         left, right = ball_route(axes, facts["route_left"].value), ball_route(axes, facts["route_right"].value)
@@ -181,11 +181,11 @@ class GradientDescentBall(LectureScene):
         """The negative gradient, one row per parameter: sign = direction, length = size."""
         unit = 0.55
         rows = VGroup()
-        zero_x = -3.9
+        zero_x = -3.5
         bars = VGroup()
         for i, (name, value) in enumerate(column):
             y = 1.6 - 0.75 * i
-            label = style.zh(name, size=style.BODY_SIZE).move_to((zero_x - 2.3, y, 0))
+            label = style.zh(name, size=style.BODY_SIZE).move_to((zero_x - 2.75, y, 0))
             rows.add(label)
             if value == 0:
                 bars.add(Line((zero_x - 0.08, y, 0), (zero_x + 0.08, y, 0), color=style.BACKWARD, stroke_width=5))
@@ -194,7 +194,7 @@ class GradientDescentBall(LectureScene):
                             fill_opacity=0.85)
             bar.move_to((zero_x + value * unit / 2, y, 0))
             bars.add(bar)
-        dots = style.zh("⋮", size=style.BODY_SIZE, color=style.MUTED).move_to((zero_x - 2.3, 1.6 - 0.75 * 4 + 0.1, 0))
+        dots = style.zh("⋮", size=style.BODY_SIZE, color=style.MUTED).move_to((zero_x - 2.75, 1.6 - 0.75 * 4 + 0.1, 0))
         axis = Line((zero_x, 2.1, 0), (zero_x, -1.5, 0), color=style.MUTED, stroke_width=2)
         head = style.zh("−梯度：每个参数一格", size=style.LABEL_SIZE, color=style.BACKWARD)
         head.move_to((zero_x - 0.6, 2.65, 0))
@@ -225,7 +225,7 @@ class GradientDescentBall(LectureScene):
         circle_arrow, circle_level = best(facts["steepest_circle"].value, style.HIGHLIGHT)
         square_arrow, square_level = best(facts["steepest_square"].value, style.HIGHLIGHT)
         arrow_name = style.zh("−梯度", size=style.SMALL_SIZE, color=style.BACKWARD)
-        arrow_name.next_to(circle_arrow.get_end(), DOWN, buff=0.12)
+        arrow_name.next_to(circle_arrow.get_center(), DOWN, buff=0.2)
         circle_name = style.zh("用圆量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=0.2)
         square_name = style.zh("用方框量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=0.2)
         return {"plane": plane, "names": names, "circle": circle, "square": square,
@@ -251,7 +251,7 @@ class SaddlePoint(LectureScene):
                          for x, y in facts["peaks"].value))
         pass_ball = ball(style.HIGHLIGHT).move_to(on_map(0, 0))
         pass_name = style.zh("垭口", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(pass_ball, LEFT, buff=0.6)
-        pass_name.shift(0.35 * UP)
+        pass_name.shift(0.55 * UP)
         flat = style.zh("梯度 = 0", size=style.LABEL_SIZE).next_to(pass_ball, RIGHT, buff=0.55).shift(0.35 * DOWN)
         sketch = style.zh("示意地形图", size=style.SMALL_SIZE, color=style.MUTED)
         sketch.next_to(on_map(0, -facts["ridge"].value[-1, 0]), LEFT, buff=0.3).shift(0.2 * UP)
@@ -285,7 +285,7 @@ class SaddlePoint(LectureScene):
         downhill = trail[len(trail) // 2: len(trail) // 2 + 40]
         with self.narrate("saddle_escape") as cue:
             kind = style.zh("鞍点", size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to(pass_name)
-            self.play(ReplacementTransform(pass_name, kind), FadeOut(flat), run_time=0.3 * cue.duration)
+            self.play(FadeOut(pass_name, flat), FadeIn(kind, scale=1.3), run_time=0.3 * cue.duration)
             map_path = np.array([on_map(x, 0) for x, _ in downhill])
             self.play(roll(trail_panel["ball"], ball_route(trail_panel["axes"], downhill)), roll(pass_ball, map_path),
                       run_time=0.55 * cue.duration)
@@ -516,7 +516,7 @@ class MomentumEscape(LectureScene):
     def _arrows(axes, facts, here, there):
         """At the crossing step: inertia, the gradient's pull (≈ 0) and the move, to the x scale of the plot."""
         x = axes.p2c(here)[0]
-        rows = {"inertia": 2.35, "pull": 1.85, "move": 1.35}
+        rows = {"inertia": 2.05, "pull": 1.65, "move": 1.25}
         inertia_end = axes.c2p(x + facts["inertia"].value, rows["inertia"])
         inertia = h_arrow(axes.c2p(x, rows["inertia"]), inertia_end, style.GOOD)
         move = h_arrow(axes.c2p(x, rows["move"]), axes.c2p(axes.p2c(there)[0], rows["move"]), style.TEXT)
@@ -624,8 +624,8 @@ class LearningRateTwoPaths(LectureScene):
         rings = VGroup(*(Ellipse(width=2 * self.MAP_SCALE * a, height=2 * self.MAP_SCALE * b, color=style.SCHEMATIC,
                                  stroke_width=2).move_to(self.MAP_CENTRE) for a, b in facts["contours"].value))
         bottom = Dot(self.MAP_CENTRE, radius=0.06, color=style.TEXT)
-        shape = style.zh(f"陡峭比 {facts['kappa'].text}：上下陡，左右平", size=style.LABEL_SIZE, color=style.MUTED)
-        shape.to_corner(UP + RIGHT, buff=0.4)
+        shape = style.caption_stack(f"陡峭比 {facts['kappa'].text}：上下陡，左右平", "η：学习率　λ陡：陡方向的曲率",
+                                    size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=0.3)
         with self.narrate("lr_valley") as cue:
             self.play(FadeOut(VGroup(*units.values()), tag), run_time=0.15 * cue.duration)
             self.play(LaggedStart(*(Create(r) for r in rings[::-1]), lag_ratio=0.2), FadeIn(bottom),
@@ -652,7 +652,8 @@ class LearningRateTwoPaths(LectureScene):
             brace = Brace(Line(ends[0], ends[1]), DOWN, buff=0.05, color=style.HIGHLIGHT)
             share = style.zh(f"{facts['crawl_steps'].text} 步，只走了到谷底的 {facts['crawl_fraction'].text}",
                              size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(brace, RIGHT, buff=0.2)
-            self.play(FadeOut(small_tag), Create(whole), FadeIn(brace), FadeIn(share), run_time=0.25 * cue.duration)
+            self.play(FadeOut(small_tag), run_time=0.07 * cue.duration)
+            self.play(Create(whole), FadeIn(brace), FadeIn(share), run_time=0.18 * cue.duration)
 
         under = self._path(facts["path_under"].value, style.GOOD)
         under_tag = self._tag(f"贴着门槛：η·λ陡 = {facts['lr_under'].text}，比门槛低 {facts['margin'].text}",
@@ -818,12 +819,12 @@ class OptimalStepParabola(LectureScene):
         here = axes.c2p(x, height)
         point = Dot(here, radius=0.09, color=style.TEXT)
         along = axes.c2p(x + 1, height + slope) - here
-        along = 0.75 * along / np.linalg.norm(along)
-        tangent = Line(here - along, here + along, color=style.BACKWARD, stroke_width=4)
+        along = 1.2 * along / np.linalg.norm(along)
+        tangent = Line(here - along, here + along, color=style.BACKWARD, stroke_width=5)
         land = x - np.sign(slope) * step
         arrow = h_arrow(here, axes.c2p(land, height), style.HIGHLIGHT)
         label = style.zh(f[f"{name}_step"].text, size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        label.next_to(arrow.point_from_proportion(0.25), UP, buff=0.15)
+        label.next_to(arrow.point_from_proportion(0.3 if step > 2 else 0.6), UP, buff=0.15)
         bottom = Dot(axes.c2p(land, 0), radius=0.07, color=style.HIGHLIGHT)
         drop = DashedLine(axes.c2p(land, height), axes.c2p(land, 0), color=style.HIGHLIGHT, stroke_width=2)
         return {"point": point, "tangent": tangent, "step": arrow, "step_label": label, "drop": VGroup(drop, bottom),
