@@ -391,7 +391,7 @@ class Saddle3dRotating(LectureScene3D):
                                       .to_corner(DOWN + RIGHT, buff=0.9))
         with self.narrate("spin_flat") as cue:
             self.stop_ambient_camera_rotation()
-            self.move_camera(phi=58 * DEGREES, theta=-30 * DEGREES, run_time=0.35 * cue.duration)
+            self.move_camera(phi=58 * DEGREES, theta=70 * DEGREES, run_time=0.35 * cue.duration)
             self.play(Create(flat), FadeIn(flat_note), run_time=0.4 * cue.duration)
 
         path = self.place(facts["path"].value) + 0.05 * np.array((0, 0, 1.0))

@@ -149,7 +149,7 @@ SADDLE_HALF_WIDTH = 1.5
     source="曲面 z = x² − y² 为本课示意；讲法承接李宏毅 2021《局部最小值与鞍点》",
 )
 def saddle_3d_rotating(check: Check, start: tuple[float, float] = (1.4, 0.001), lr: float = 0.1,
-                       grid: int = 25, flat: float = 0.25):
+                       grid: int = 19, flat: float = 0.25):
     lam = np.array(SADDLE_CURVATURES)
     run = descent.quadratic_descent(SADDLE_CURVATURES, start, lr, 200)
     inside = np.all(np.abs(run) <= SADDLE_HALF_WIDTH, axis=1)
