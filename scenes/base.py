@@ -71,15 +71,19 @@ class Narrated:
             writer.audio_segment.export(os.environ[AUDIO_OUT_ENV], format="wav")
         super().tear_down()
 
+    def fix_in_frame(self, *mobjects):
+        """Keep 2-D text flat on the screen; a no-op outside 3-D scenes. Returns the first."""
+        return mobjects[0] if mobjects else None
+
     def show_title(self):
         """Fade in the figure's title; returns it."""
-        heading = style.title(self.figure.title)
+        heading = self.fix_in_frame(style.title(self.figure.title))
         self.play(FadeIn(heading, shift=0.2 * DOWN), run_time=0.6)
         return heading
 
     def show_source(self):
         """Fade in the page's source note for this figure; returns it."""
-        note = style.source_line(self.figure.source)
+        note = self.fix_in_frame(style.source_line(self.figure.source))
         self.play(FadeIn(note), run_time=0.5)
         return note
 
@@ -90,6 +94,12 @@ class LectureScene(Narrated, Scene):
 
 class LectureScene3D(Narrated, ThreeDScene):
     """A 3-D course figure (2-D text must be fixed in frame)."""
+
+    def fix_in_frame(self, *mobjects):
+        """Register text with the camera so it stays flat on screen while the view turns;
+        it still enters through an animation (FadeIn, Write) or self.add."""
+        self.renderer.camera.add_fixed_in_frame_mobjects(*mobjects)
+        return mobjects[0] if mobjects else None
 
 
 def _figure_of(scene_class: type) -> catalogue.Figure:

@@ -2,5 +2,850 @@
 
 from __future__ import annotations
 
+from manim import (
+    DEGREES,
+    DOWN,
+    LEFT,
+    ORIGIN,
+    RIGHT,
+    UP,
+    Arrow,
+    Axes,
+    Brace,
+    Circle,
+    Create,
+    DashedLine,
+    Dot,
+    Ellipse,
+    FadeIn,
+    FadeOut,
+    GrowArrow,
+    GrowFromEdge,
+    Indicate,
+    LaggedStart,
+    Line,
+    Rectangle,
+    ReplacementTransform,
+    ShowIncreasingSubsets,
+    Square,
+    Surface,
+    SurroundingRectangle,
+    Transform,
+    UpdateFromAlphaFunc,
+    VGroup,
+    VMobject,
+    Write,
+    linear,
+    np,
+)
+
 from scenes import style
 from scenes.base import LectureScene, LectureScene3D
+
+BALL_RADIUS = 0.13
+
+
+# -- shared staging helpers -------------------------------------------------------------
+def curve_through(axes: Axes, samples, color: str, width: float = 4) -> VMobject:
+    """A smooth curve through sampled (x, y) rows, in the axes' coordinates."""
+    return VMobject(stroke_color=color, stroke_width=width).set_points_smoothly(
+        [axes.c2p(x, y) for x, y in samples])
+
+
+def ball_route(axes: Axes, route) -> np.ndarray:
+    """Where a ball goes on screen: each (x, L(x)) row of a simulated route, through the axes."""
+    return np.array([axes.c2p(x, y) for x, y in route])
+
+
+def roll(ball, points: np.ndarray, **kwargs) -> UpdateFromAlphaFunc:
+    """Move a ball through `points`, the same time for each stretch between two of them."""
+    last = len(points) - 1
+
+    def place(mob, alpha):
+        s = alpha * last
+        i = min(int(s), last - 1)
+        mob.move_to(points[i] + (s - i) * (points[i + 1] - points[i]))
+
+    return UpdateFromAlphaFunc(ball, place, rate_func=linear, **kwargs)
+
+
+def reveal(marks: VGroup, first: int, last: int, **kwargs) -> UpdateFromAlphaFunc:
+    """Show marks[first..last] one by one, in step with a `roll` over the same stretch."""
+
+    def show(group, alpha):
+        upto = first + alpha * (last - first)
+        for i, mark in enumerate(group):
+            if first <= i:
+                mark.set_opacity(1.0 if i <= upto + 1e-9 else 0.0)
+
+    return UpdateFromAlphaFunc(marks, show, rate_func=linear, **kwargs)
+
+
+def ball(color: str, radius: float = BALL_RADIUS) -> Dot:
+    return Dot(radius=radius, color=color).set_stroke(style.BACKGROUND, 2)
+
+
+def h_arrow(start, end, color: str, width: float = 5) -> Arrow:
+    return Arrow(start, end, buff=0, color=color, stroke_width=width, max_tip_length_to_length_ratio=0.3,
+                 max_stroke_width_to_length_ratio=12)
+
+
+# -- A15 ------------------------------------------------------------------------------
+class GradientDescentBall(LectureScene):
+    """A ball rolls downhill with steps ∝ slope; two starts, two valleys; the column; two rulers."""
+
+    @staticmethod
+    def make_axes() -> Axes:
+        axes = Axes(x_range=[-3.6, 3.6, 1], y_range=[-2.3, 2.2, 1], x_length=11.5, y_length=4.6, tips=False,
+                    axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2})
+        return axes.move_to(0.35 * DOWN)
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        per_step = facts["per_step"].value
+        axes = self.make_axes()
+        x_name = style.zh("参数", size=style.SMALL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT, buff=0.1)
+        x_name.shift(0.3 * UP + 0.4 * LEFT)
+        y_name = style.zh("loss", size=style.SMALL_SIZE, color=style.MUTED).next_to(axes.y_axis, UP, buff=0.1)
+        curve = curve_through(axes, facts["curve"].value, style.SCHEMATIC, 5)
+        sketch = style.zh("示意：没有刻度", size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=0.5)
+
+        route = ball_route(axes, facts["route_roll"].value)
+        iterates = route[::per_step]
+        marks = VGroup(*(Dot(p, radius=0.06, color=style.HIGHLIGHT) for p in iterates)).set_opacity(0)
+        rolling = ball(style.HIGHLIGHT).move_to(route[0])
+        with self.narrate("ball_roll") as cue:
+            self.play(Create(axes), FadeIn(x_name, y_name, sketch), run_time=0.15 * cue.duration)
+            self.play(Create(curve), run_time=0.25 * cue.duration)
+            marks[0].set_opacity(1)
+            self.add(marks)
+            self.play(FadeIn(rolling, scale=2), run_time=0.1 * cue.duration)
+            self.play(roll(rolling, route[:3 * per_step + 1]), reveal(marks, 0, 3), run_time=0.45 * cue.duration)
+
+        with self.narrate("ball_slow") as cue:
+            last = len(iterates) - 1
+            self.play(roll(rolling, route[3 * per_step:]), reveal(marks, 3, last), run_time=0.7 * cue.duration)
+            tight = VGroup(*marks[-12:])
+            note = style.zh("越平，步子越小", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            note.next_to(tight, DOWN, buff=0.45)
+            self.play(FadeIn(note, shift=0.2 * DOWN), Indicate(tight, color=style.HIGHLIGHT), run_time=0.25 * cue.duration)
+
+        left, right = ball_route(axes, facts["route_left"].value), ball_route(axes, facts["route_right"].value)
+        twins = VGroup(ball(style.HIGHLIGHT).move_to(left[0]), ball(style.HIGHLIGHT).move_to(right[0]))
+        with self.narrate("ball_starts") as cue:
+            self.play(FadeOut(marks, rolling, note), run_time=0.25 * cue.duration)
+            self.play(FadeIn(twins, scale=2), run_time=0.3 * cue.duration)
+            self.play(Indicate(twins, color=style.TEXT), run_time=0.3 * cue.duration)
+
+        with self.narrate("ball_two_valleys") as cue:
+            self.play(roll(twins[0], left), roll(twins[1], right), run_time=0.9 * cue.duration)
+
+        landscape = VGroup(axes, x_name, y_name, curve, twins, sketch)
+        column = self._column(facts["column"].value)
+        with self.narrate("ball_column") as cue:
+            self.play(FadeOut(landscape), run_time=0.15 * cue.duration)
+            self.play(FadeIn(column["frame"]), run_time=0.2 * cue.duration)
+            self.play(LaggedStart(*(GrowFromEdge(bar, LEFT if bar.get_center()[0] >= column["zero"] else RIGHT)
+                                    for bar in column["bars"]), lag_ratio=0.25),
+                      run_time=0.45 * cue.duration)
+
+        with self.narrate("ball_backprop") as cue:
+            origin = style.caption_stack("反向传播走一遍的输出", "取个负号，就是这一列", size=style.LABEL_SIZE)
+            origin.next_to(column["frame"], DOWN, buff=0.45).align_to(column["frame"], LEFT)
+            self.play(FadeIn(origin, shift=0.2 * UP), run_time=0.3 * cue.duration)
+            self.play(Indicate(column["bars"], color=style.BACKWARD), run_time=0.3 * cue.duration)
+
+        ruler = self._rulers()
+        with self.narrate("ball_circle") as cue:
+            self.play(Create(ruler["plane"]), FadeIn(ruler["names"]), run_time=0.2 * cue.duration)
+            self.play(Create(ruler["circle"]), FadeIn(ruler["circle_name"]), run_time=0.25 * cue.duration)
+            self.play(GrowArrow(ruler["circle_arrow"]), Create(ruler["circle_level"]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(ruler["arrow_name"]), run_time=0.15 * cue.duration)
+
+        with self.narrate("ball_square") as cue:
+            ghost = ruler["circle_arrow"].copy().set_opacity(0.35)
+            self.add(ghost)
+            self.play(ruler["arrow_name"].animate.set_opacity(0.5), run_time=0.1 * cue.duration)
+            self.play(Transform(ruler["circle"], ruler["square"]),
+                      ReplacementTransform(ruler["circle_name"], ruler["square_name"]),
+                      ReplacementTransform(ruler["circle_arrow"], ruler["square_arrow"]),
+                      ReplacementTransform(ruler["circle_level"], ruler["square_level"]), run_time=0.35 * cue.duration)
+            moral = style.zh("最快，是相对于你怎么量一步", size=style.BODY_SIZE, color=style.HIGHLIGHT)
+            moral.next_to(ruler["square_name"], DOWN, buff=0.35)
+            self.play(Write(moral), run_time=0.35 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    def _column(self, column):
+        """The negative gradient, one row per parameter: sign = direction, length = size."""
+        unit = 0.55
+        rows = VGroup()
+        zero_x = -3.5
+        bars = VGroup()
+        for i, (name, value) in enumerate(column):
+            y = 1.6 - 0.75 * i
+            label = style.zh(name, size=style.BODY_SIZE).move_to((zero_x - 2.75, y, 0))
+            rows.add(label)
+            if value == 0:
+                bars.add(Line((zero_x - 0.08, y, 0), (zero_x + 0.08, y, 0), color=style.BACKWARD, stroke_width=5))
+                continue
+            bar = Rectangle(width=abs(value) * unit, height=0.42, stroke_width=0, fill_color=style.BACKWARD,
+                            fill_opacity=0.85)
+            bar.move_to((zero_x + value * unit / 2, y, 0))
+            bars.add(bar)
+        dots = style.zh("⋮", size=style.BODY_SIZE, color=style.MUTED).move_to((zero_x - 2.75, 1.6 - 0.75 * 4 + 0.1, 0))
+        axis = Line((zero_x, 2.1, 0), (zero_x, -1.5, 0), color=style.MUTED, stroke_width=2)
+        head = style.zh("−梯度：每个参数一格", size=style.LABEL_SIZE, color=style.BACKWARD)
+        head.move_to((zero_x - 0.6, 2.65, 0))
+        frame = VGroup(head, rows, dots, axis)
+        return {"frame": frame, "bars": bars, "zero": zero_x}
+
+    def _rulers(self):
+        """Steepest step for two parameters, measured by a circle, then by a square."""
+        facts = self.facts
+        centre = np.array((3.4, 0.55, 0))
+        radius = 1.45
+        plane = VGroup(Line(centre + 2.2 * LEFT, centre + 2.2 * RIGHT, color=style.MUTED, stroke_width=2),
+                       Line(centre + 2.0 * DOWN, centre + 2.0 * UP, color=style.MUTED, stroke_width=2))
+        names = VGroup(style.zh("a", size=style.LABEL_SIZE, color=style.MUTED).next_to(plane[0], RIGHT, buff=0.1),
+                       style.zh("c", size=style.LABEL_SIZE, color=style.MUTED).next_to(plane[1], UP, buff=0.1))
+        g = np.array((*facts["gradient_2d"].value, 0.0))
+
+        def best(direction, colour):
+            tip = centre + radius * np.array((*direction, 0.0))
+            arrow = Arrow(centre, tip, buff=0, color=colour, stroke_width=6)
+            # The lowest level line the step reaches: perpendicular to the gradient, through the tip.
+            along = np.array((-g[1], g[0], 0.0)) / np.linalg.norm(g)
+            level = DashedLine(tip - 1.3 * along, tip + 1.3 * along, color=style.BACKWARD, stroke_width=3)
+            return arrow, level
+
+        circle = Circle(radius=radius, color=style.TEXT, stroke_width=3).move_to(centre)
+        square = Square(side_length=2 * radius, color=style.TEXT, stroke_width=3).move_to(centre)
+        circle_arrow, circle_level = best(facts["steepest_circle"].value, style.HIGHLIGHT)
+        square_arrow, square_level = best(facts["steepest_square"].value, style.HIGHLIGHT)
+        arrow_name = style.zh("−梯度", size=style.SMALL_SIZE, color=style.BACKWARD)
+        arrow_name.next_to(circle_arrow.get_center(), DOWN, buff=0.2)
+        circle_name = style.zh("用圆量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=0.2)
+        square_name = style.zh("用方框量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=0.2)
+        return {"plane": plane, "names": names, "circle": circle, "square": square,
+                "circle_arrow": circle_arrow, "square_arrow": square_arrow,
+                "circle_level": circle_level, "square_level": square_level,
+                "circle_name": circle_name, "square_name": square_name, "arrow_name": arrow_name}
+
+
+# -- A16 ------------------------------------------------------------------------------
+class SaddlePoint(LectureScene):
+    """The pass between two peaks: one cut curves up, the other down; the Hessian's sign rule."""
+
+    MAP_CENTRE = np.array((-4.3, -0.25, 0))
+    MAP_SCALE = 0.95
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        on_map = lambda x, y: self.MAP_CENTRE + self.MAP_SCALE * np.array((x, y, 0.0))  # noqa: E731
+        contours = VGroup(*(VMobject(stroke_color=style.SCHEMATIC, stroke_width=2.5).set_points_smoothly(
+            [on_map(x, y) for x, y in [*loop, loop[0]]]) for loop in facts["contours"].value))
+        peaks = VGroup(*(style.zh("峰", size=style.SMALL_SIZE, color=style.MUTED).move_to(on_map(x, y))
+                         for x, y in facts["peaks"].value))
+        pass_ball = ball(style.HIGHLIGHT).move_to(on_map(0, 0))
+        pass_name = style.zh("垭口", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(pass_ball, LEFT, buff=0.6)
+        pass_name.shift(0.55 * UP)
+        flat = style.zh("梯度 = 0", size=style.LABEL_SIZE).next_to(pass_ball, RIGHT, buff=0.55).shift(0.35 * DOWN)
+        sketch = style.zh("示意地形图", size=style.SMALL_SIZE, color=style.MUTED)
+        sketch.next_to(on_map(0, -facts["ridge"].value[-1, 0]), LEFT, buff=0.3).shift(0.2 * UP)
+
+        with self.narrate("saddle_worry") as cue:
+            self.play(LaggedStart(*(Create(c) for c in contours), lag_ratio=0.1), FadeIn(peaks, sketch),
+                      run_time=0.8 * cue.duration)
+
+        with self.narrate("saddle_pass") as cue:
+            self.play(FadeIn(pass_ball, scale=2), FadeIn(pass_name), run_time=0.4 * cue.duration)
+            self.play(Write(flat), run_time=0.35 * cue.duration)
+
+        reach = facts["ridge"].value[-1, 0]
+        ridge_cut = Line(on_map(0, -reach), on_map(0, reach), color=style.CURVES_UP, stroke_width=4)
+        trail_cut = Line(on_map(-reach, 0), on_map(reach, 0), color=style.CURVES_DOWN, stroke_width=4)
+        ridge_panel = self._profile(facts["ridge"].value, style.CURVES_UP, "沿山脊", "向上弯", 1.45)
+        trail_panel = self._profile(facts["trail"].value, style.CURVES_DOWN, "沿山路", "向下弯", -1.75)
+        with self.narrate("saddle_ridge") as cue:
+            self.play(Create(ridge_cut), run_time=0.25 * cue.duration)
+            self.play(FadeIn(ridge_panel["axes"], ridge_panel["head"]), run_time=0.15 * cue.duration)
+            self.play(Create(ridge_panel["curve"]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(ridge_panel["ball"], scale=2), FadeIn(ridge_panel["shape"]), run_time=0.2 * cue.duration)
+
+        with self.narrate("saddle_trail") as cue:
+            self.play(Create(trail_cut), run_time=0.25 * cue.duration)
+            self.play(FadeIn(trail_panel["axes"], trail_panel["head"]), run_time=0.15 * cue.duration)
+            self.play(Create(trail_panel["curve"]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(trail_panel["ball"], scale=2), FadeIn(trail_panel["shape"]), run_time=0.2 * cue.duration)
+
+        trail = facts["trail"].value
+        downhill = trail[len(trail) // 2: len(trail) // 2 + 40]
+        with self.narrate("saddle_escape") as cue:
+            kind = style.zh("鞍点", size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to(pass_name)
+            self.play(FadeOut(pass_name, flat), FadeIn(kind, scale=1.3), run_time=0.3 * cue.duration)
+            map_path = np.array([on_map(x, 0) for x, _ in downhill])
+            self.play(roll(trail_panel["ball"], ball_route(trail_panel["axes"], downhill)), roll(pass_ball, map_path),
+                      run_time=0.55 * cue.duration)
+
+        landscape = VGroup(contours, peaks, sketch, ridge_cut, trail_cut, pass_ball, kind)
+        rule = self._rule(facts["hessian_signs"].value)
+        with self.narrate("saddle_hessian") as cue:
+            self.play(FadeOut(landscape), run_time=0.15 * cue.duration)
+            self.play(FadeIn(rule["head"]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(rule["rows"][0], shift=0.2 * RIGHT), run_time=0.2 * cue.duration)
+            self.play(FadeIn(rule["rows"][1], shift=0.2 * RIGHT), run_time=0.2 * cue.duration)
+            self.play(Create(rule["box"]), run_time=0.2 * cue.duration)
+
+        with self.narrate("saddle_no_probability") as cue:
+            caveat = style.caption_stack("这里故意不给概率", "各个方向怎么弯，并不互相独立", size=style.LABEL_SIZE,
+                                         color=style.MUTED)
+            caveat[0].set_color(style.HIGHLIGHT)
+            caveat.next_to(rule["rows"], DOWN, buff=0.7).align_to(rule["rows"], LEFT)
+            self.play(FadeIn(caveat, shift=0.2 * UP), run_time=0.4 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    @staticmethod
+    def _profile(rows, colour, where, shape, y):
+        """One cross-section through the pass, on its own small axes."""
+        axes = Axes(x_range=[rows[0, 0], rows[-1, 0], 1], y_range=[0, 1.15 * rows[:, 1].max(), 1], x_length=5.6, y_length=1.9,
+                    tips=False, axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2})
+        axes.move_to((3.7, y, 0))
+        curve = curve_through(axes, rows, colour, 5)
+        middle = rows[len(rows) // 2]
+        marker = ball(style.HIGHLIGHT).move_to(axes.c2p(*middle))
+        head = VGroup(style.zh(where, size=style.LABEL_SIZE), style.zh(shape, size=style.LABEL_SIZE, color=colour))
+        head.arrange(RIGHT, buff=0.3).next_to(axes, UP, buff=0.15).align_to(axes, LEFT)
+        shape_tag = style.zh("垭口", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(marker, DOWN, buff=0.15)
+        return {"axes": axes, "curve": curve, "ball": marker, "head": head, "shape": shape_tag}
+
+    @staticmethod
+    def _rule(signs):
+        """Hessian eigenvalues: all positive → minimum; mixed → saddle (boxed: the pass is mixed)."""
+
+        def cut(up: bool):
+            sign = 1 if up else -1
+            pts = [np.array((t, sign * t * t, 0.0)) for t in np.linspace(-0.35, 0.35, 15)]
+            return VMobject(stroke_color=style.CURVES_UP if up else style.CURVES_DOWN, stroke_width=5
+                            ).set_points_smoothly(pts)
+
+        rows = VGroup()
+        for icons, words in (((True, True), "全为正 → 局部最小"), ((True, False), "有正有负 → 鞍点")):
+            icon = VGroup(*(cut(up) for up in icons)).arrange(RIGHT, buff=0.35)
+            rows.add(VGroup(icon, style.zh(words, size=style.BODY_SIZE)).arrange(RIGHT, buff=0.5))
+        rows.arrange(DOWN, aligned_edge=LEFT, buff=0.6).move_to((-3.6, 0.4, 0))
+        head = style.zh("Hessian 的特征值", size=style.BODY_SIZE, color=style.MUTED)
+        head.next_to(rows, UP, buff=0.5).align_to(rows, LEFT)
+        mixed = bool(np.any(signs > 0) and np.any(signs < 0))
+        box = SurroundingRectangle(rows[1 if mixed else 0], color=style.HIGHLIGHT, buff=0.18, corner_radius=0.1)
+        return {"head": head, "rows": rows, "box": box}
+
+
+# -- A17 ------------------------------------------------------------------------------
+class Saddle3dRotating(LectureScene3D):
+    """z = x² − y² turning: up one way, down the other, one shape; then the flat pass where descent grinds."""
+
+    SCALE = np.array((1.6, 1.6, 0.7))
+
+    @classmethod
+    def place(cls, rows) -> np.ndarray:
+        """Surface coordinates (x, y, z) to scene points."""
+        return np.asarray(rows, dtype=float) * cls.SCALE
+
+    def construct(self):
+        facts = self.facts
+        self.set_camera_orientation(phi=64 * DEGREES, theta=-55 * DEGREES, zoom=0.9)
+        self.show_title()
+        grid = self.place(facts["surface"].value)
+        n = grid.shape[0]
+        surface = Surface(lambda u, v: grid[round(u), round(v)], u_range=[0, n - 1], v_range=[0, n - 1],
+                          resolution=(n - 1, n - 1), checkerboard_colors=False, fill_color=style.SCHEMATIC,
+                          fill_opacity=0.5, stroke_color=style.TEXT, stroke_width=0.5)
+        with self.narrate("spin_surface") as cue:
+            self.play(Create(surface), run_time=0.6 * cue.duration)
+            self.begin_ambient_camera_rotation(rate=0.3)
+
+        up = VMobject(stroke_color=style.CURVES_UP, stroke_width=6).set_points_smoothly(self.place(facts["cut_up"].value))
+        down = VMobject(stroke_color=style.CURVES_DOWN, stroke_width=6).set_points_smoothly(
+            self.place(facts["cut_down"].value))
+        legend = VGroup(
+            VGroup(Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_UP, stroke_width=6),
+                   style.zh("这一刀：往上翘", size=style.LABEL_SIZE)).arrange(RIGHT, buff=0.2),
+            VGroup(Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_DOWN, stroke_width=6),
+                   style.zh("那一刀：往下沉", size=style.LABEL_SIZE)).arrange(RIGHT, buff=0.2),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=0.2).to_corner(UP + RIGHT, buff=0.45)
+        self.fix_in_frame(legend)
+        with self.narrate("spin_cuts") as cue:
+            self.play(Create(up), FadeIn(legend[0]), run_time=0.3 * cue.duration)
+            self.play(Create(down), FadeIn(legend[1]), run_time=0.3 * cue.duration)
+
+        radius = facts["flat_radius"].value
+        angles = np.linspace(0, 2 * np.pi, 73)
+        ring = np.stack([radius * np.cos(angles), radius * np.sin(angles),
+                         radius**2 * np.cos(2 * angles)], axis=1)
+        flat = VMobject(stroke_color=style.HIGHLIGHT, stroke_width=5).set_points_smoothly(self.place(ring))
+        flat_note = self.fix_in_frame(style.zh("垭口附近：坡几乎是平的", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+                                      .to_corner(DOWN + RIGHT, buff=0.9))
+        with self.narrate("spin_flat") as cue:
+            self.stop_ambient_camera_rotation()
+            self.move_camera(phi=58 * DEGREES, theta=70 * DEGREES, run_time=0.35 * cue.duration)
+            self.play(Create(flat), FadeIn(flat_note), run_time=0.4 * cue.duration)
+
+        path = self.place(facts["path"].value) + 0.05 * np.array((0, 0, 1.0))
+        marks = VGroup(*(Dot(p, radius=0.045, color=style.HIGHLIGHT) for p in path)).set_opacity(0)
+        marks[0].set_opacity(1)
+        rolling = Dot(path[0], radius=0.1, color=style.HIGHLIGHT)
+        # Each dot keeps facing the camera about its own centre.
+        self.renderer.camera.add_fixed_orientation_mobjects(*marks, rolling)
+        self.add(marks, rolling)
+        grind_note = self.fix_in_frame(style.zh("一小步一小步地磨", size=style.LABEL_SIZE)
+                                       .next_to(flat_note, UP, buff=0.25).align_to(flat_note, LEFT))
+        with self.narrate("spin_grind") as cue:
+            last = len(path) - 1
+            self.play(roll(rolling, path), reveal(marks, 0, last), run_time=0.85 * cue.duration)
+            self.play(FadeIn(grind_note), run_time=0.1 * cue.duration)
+
+        with self.narrate("spin_next") as cue:
+            teaser = self.fix_in_frame(style.zh("下一张：靠惯性滑过去", size=style.BODY_SIZE, color=style.GOOD)
+                                       .to_edge(LEFT, buff=0.6).shift(2.2 * DOWN))
+            self.begin_ambient_camera_rotation(rate=0.2)
+            self.play(FadeIn(teaser), run_time=0.3 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+
+# -- A18 ------------------------------------------------------------------------------
+class MomentumEscape(LectureScene):
+    """Plain GD stalls in the shallow pit; the heavy ball rolls through it on inertia."""
+
+    @staticmethod
+    def make_axes() -> Axes:
+        axes = Axes(x_range=[-1, 13, 1], y_range=[-0.65, 2.75, 1], x_length=12.4, y_length=4.5, tips=False,
+                    axis_config={"include_ticks": False, "stroke_opacity": 0})
+        return axes.move_to(0.45 * DOWN)
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        per_step = facts["per_step"].value
+        axes = self.make_axes()
+        curve = curve_through(axes, facts["curve"].value, style.DATA, 4)
+        formula = style.math(f"L(x) = {facts['a'].text} x^2 + {facts['b'].text} cos({facts['c'].text} x)",
+                             size=style.MATH_SIZE).to_corner(UP + RIGHT, buff=0.4)
+        baseline = Line(axes.c2p(-1, -0.65), axes.c2p(13, -0.65), color=style.MUTED, stroke_width=2)
+        spots = VGroup()
+        for key, name in (("valley_x", "深谷"), ("pit_x", "浅坑")):
+            x = facts[key].value
+            tick = Line(axes.c2p(x, -0.65), axes.c2p(x, -0.55), color=style.MUTED, stroke_width=2)
+            text = VGroup(style.zh(name, size=style.SMALL_SIZE, color=style.MUTED),
+                          style.zh(f"x = {facts[key].text}", size=style.SMALL_SIZE, color=style.MUTED))
+            text.arrange(RIGHT, buff=0.15).next_to(tick, DOWN, buff=0.1)
+            spots.add(VGroup(tick, text))
+        with self.narrate("heavy_loss") as cue:
+            self.play(Write(formula), run_time=0.2 * cue.duration)
+            self.play(Create(curve), Create(baseline), run_time=0.35 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(spot, shift=0.2 * UP) for spot in spots), lag_ratio=0.4),
+                      run_time=0.3 * cue.duration)
+
+        plain_path = ball_route(axes, facts["route_plain"].value)
+        heavy_path = ball_route(axes, facts["route_heavy"].value)
+        heavy_ball = ball(style.GOOD, 0.17).move_to(heavy_path[0])
+        plain_ball = ball(style.HIGHLIGHT, 0.11).move_to(plain_path[0])
+        legend = VGroup(
+            VGroup(Dot(color=style.HIGHLIGHT, radius=0.1), style.zh("普通梯度下降", size=style.LABEL_SIZE)),
+            VGroup(Dot(color=style.GOOD, radius=0.1),
+                   style.zh(f"带动量，β = {facts['beta'].text}", size=style.LABEL_SIZE)),
+            style.zh(f"学习率都是 {facts['lr'].text}", size=style.LABEL_SIZE, color=style.MUTED),
+        )
+        for row in legend[:2]:
+            row.arrange(RIGHT, buff=0.2)
+        legend.arrange(DOWN, aligned_edge=LEFT, buff=0.15).next_to(formula, DOWN, buff=0.3).align_to(formula, LEFT)
+        with self.narrate("heavy_two_balls") as cue:
+            self.play(FadeIn(heavy_ball, scale=2), FadeIn(plain_ball, scale=2), run_time=0.3 * cue.duration)
+            self.play(FadeIn(legend, shift=0.2 * LEFT), run_time=0.4 * cue.duration)
+
+        k = facts["cross_step"].value
+        with self.narrate("heavy_roll") as cue:
+            self.play(roll(plain_ball, plain_path[:k * per_step + 1]), roll(heavy_ball, heavy_path[:k * per_step + 1]),
+                      run_time=max(cue.duration, 4.0))
+
+        arrows = self._arrows(axes, facts, heavy_path[k * per_step], heavy_path[(k + 1) * per_step])
+        with self.narrate("heavy_arrows") as cue:
+            self.play(Create(arrows["stem"]), run_time=0.1 * cue.duration)
+            self.play(FadeIn(arrows["pull"]), FadeIn(arrows["pull_label"]), run_time=0.3 * cue.duration)
+            self.play(GrowArrow(arrows["move"]), FadeIn(arrows["move_label"]), run_time=0.3 * cue.duration)
+
+        with self.narrate("heavy_inertia") as cue:
+            self.play(GrowArrow(arrows["inertia"]), FadeIn(arrows["inertia_label"]), run_time=0.3 * cue.duration)
+            quote = style.zh("运动不顺着力的方向走，因为有惯性。—— Polyak", size=style.LABEL_SIZE,
+                             color=style.GOOD).to_edge(DOWN, buff=0.45)
+            self.play(FadeIn(quote, shift=0.2 * UP), run_time=0.3 * cue.duration)
+
+        with self.narrate("heavy_landing") as cue:
+            self.play(FadeOut(VGroup(*arrows.values()), quote), run_time=0.1 * cue.duration)
+            self.play(roll(plain_ball, plain_path[k * per_step:]), roll(heavy_ball, heavy_path[k * per_step:]),
+                      run_time=0.65 * cue.duration)
+            stuck = style.zh("停在浅坑，梯度归零", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            stuck.next_to(plain_path[-1], UP, buff=0.35)
+            landed = style.zh("落进深谷", size=style.LABEL_SIZE, color=style.GOOD).next_to(heavy_path[-1], UP, buff=0.4)
+            self.play(FadeIn(stuck), FadeIn(landed), run_time=0.2 * cue.duration)
+
+        board = VGroup(curve, baseline, spots, heavy_ball, plain_ball, legend, stuck, landed, formula)
+        sums = self._weights(facts)
+        with self.narrate("heavy_weights") as cue:
+            self.play(FadeOut(board), run_time=0.1 * cue.duration)
+            self.play(Write(sums["formula"]), FadeIn(sums["meaning"]), run_time=0.25 * cue.duration)
+            self.play(LaggedStart(*(GrowFromEdge(bar, DOWN) for bar in sums["bars"]), lag_ratio=0.15),
+                      FadeIn(sums["below"]), FadeIn(sums["above"]), run_time=0.4 * cue.duration)
+            self.play(GrowArrow(sums["older"]), FadeIn(sums["older_name"]), run_time=0.15 * cue.duration)
+
+        polyak = self._polyak(facts)
+        with self.narrate("heavy_polyak") as cue:
+            self.play(FadeOut(VGroup(*sums.values())), run_time=0.1 * cue.duration)
+            self.play(FadeIn(polyak["head"]), run_time=0.2 * cue.duration)
+            self.play(Create(polyak["line"]), FadeIn(polyak["band"], polyak["ends"]), run_time=0.25 * cue.duration)
+            self.play(FadeIn(polyak["ours"], shift=0.2 * DOWN), run_time=0.2 * cue.duration)
+            self.play(FadeIn(polyak["adam"], shift=0.2 * UP), run_time=0.2 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    @staticmethod
+    def _arrows(axes, facts, here, there):
+        """At the crossing step: inertia, the gradient's pull (≈ 0) and the move, to the x scale of the plot."""
+        x = axes.p2c(here)[0]
+        rows = {"inertia": 2.05, "pull": 1.65, "move": 1.25}
+        inertia_end = axes.c2p(x + facts["inertia"].value, rows["inertia"])
+        inertia = h_arrow(axes.c2p(x, rows["inertia"]), inertia_end, style.GOOD)
+        move = h_arrow(axes.c2p(x, rows["move"]), axes.c2p(axes.p2c(there)[0], rows["move"]), style.TEXT)
+        pull = Dot(axes.c2p(x + facts["pull"].value, rows["pull"]), radius=0.06, color=style.BACKWARD)
+        stem = DashedLine(here, axes.c2p(x, rows["inertia"] + 0.15), color=style.MUTED, stroke_width=2)
+
+        def label(words, fact, colour, row, right_of):
+            text = VGroup(style.zh(words, size=style.LABEL_SIZE, color=colour),
+                          style.zh(fact.text, size=style.LABEL_SIZE, color=colour)).arrange(RIGHT, buff=0.2)
+            return text.next_to(axes.c2p(right_of, row), LEFT, buff=0.2)
+
+        left_end = axes.p2c(inertia_end)[0]
+        return {
+            "stem": stem, "inertia": inertia, "pull": pull, "move": move,
+            "inertia_label": label("惯性：β × 上一步", facts["inertia"], style.GOOD, rows["inertia"], left_end),
+            "pull_label": label("梯度往回拉", facts["pull"], style.BACKWARD, rows["pull"], left_end),
+            "move_label": label("这一步移动", facts["move"], style.TEXT, rows["move"], left_end),
+        }
+
+    @staticmethod
+    def _weights(facts):
+        """Bars of β^k: how much of the gradient k steps back is still in today's move."""
+        formula = style.math("v_t = beta dot v_(t-1) - eta g_t = -eta sum_(k>=0) beta^k g_(t-k)",
+                             size=style.MATH_SIZE)
+        formula.move_to((0, 2.4, 0))
+        meaning = style.zh("v：每一步的移动　g：梯度　η：学习率", size=style.LABEL_SIZE, color=style.MUTED)
+        meaning.next_to(formula, DOWN, buff=0.3)
+        weights = facts["weights"].value
+        gap, width, tall = 1.15, 0.7, 2.3
+        x0 = -gap * (len(weights) - 1) / 2
+        bars, below, above = VGroup(), VGroup(), VGroup()
+        base = -1.4
+        for k, w in enumerate(weights):
+            bar = Rectangle(width=width, height=tall * w, stroke_width=0, fill_color=style.GOOD, fill_opacity=0.85)
+            bar.move_to((x0 + k * gap, base + tall * w / 2, 0))
+            bars.add(bar)
+            name = "g_t" if k == 0 else f"g_(t-{k})"
+            below.add(style.math(name, size=style.MATH_LABEL_SIZE, color=style.BACKWARD)
+                      .next_to((bar.get_x(), base, 0), DOWN, buff=0.15))
+            above.add(style.math(f"beta^{k}", size=style.MATH_LABEL_SIZE, color=style.GOOD).next_to(bar, UP, buff=0.1))
+        older = Arrow((x0 + 2 * gap, base - 1.05, 0), (x0 + (len(weights) - 1) * gap + 0.3, base - 1.05, 0), buff=0,
+                      color=style.MUTED, stroke_width=3)
+        older_name = style.zh("越老的梯度", size=style.SMALL_SIZE, color=style.MUTED).next_to(older, LEFT, buff=0.2)
+        return {"formula": formula, "meaning": meaning, "bars": bars, "below": below, "above": above,
+                "older": older, "older_name": older_name}
+
+    @staticmethod
+    def _polyak(facts):
+        """Polyak's empirical range, with the β of this figure and Adam's β₁ on it."""
+        lo, hi = 0.75, 1.0
+        to_x = lambda b: -2.0 + 8.0 * (b - lo) / (hi - lo)  # noqa: E731
+        y = -0.6
+        line = Line((to_x(lo), y, 0), (to_x(hi), y, 0), color=style.MUTED, stroke_width=3)
+        a, b = facts["polyak_low"], facts["polyak_high"]
+        band = Rectangle(width=to_x(b.value) - to_x(a.value), height=0.3, stroke_width=0, fill_color=style.GOOD,
+                         fill_opacity=0.35).move_to(((to_x(a.value) + to_x(b.value)) / 2, y, 0))
+        ends = VGroup(*(style.zh(f.text, size=style.SMALL_SIZE, color=style.MUTED).next_to((to_x(f.value), y - 0.15, 0),
+                                                                                             DOWN, buff=0.1)
+                        for f in (a, b)))
+        beta, adam = facts["beta"], facts["adam_beta1"]
+        ours = VGroup(style.zh(f"本图 β = {beta.text}", size=style.SMALL_SIZE, color=style.GOOD),
+                      Line(UP * 0.2, DOWN * 0.2, color=style.GOOD, stroke_width=4)).arrange(DOWN, buff=0.05)
+        ours.next_to((to_x(beta.value), y + 0.15, 0), UP, buff=0).shift(0.05 * DOWN)
+        adam_mark = VGroup(Line(UP * 0.2, DOWN * 0.2, color=style.HIGHLIGHT, stroke_width=4),
+                           style.zh(f"Adam 默认 β₁ = {adam.text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT))
+        adam_mark.arrange(DOWN, buff=0.05).next_to((to_x(adam.value), y - 0.15, 0), DOWN, buff=0).shift(0.05 * UP)
+        head = style.zh(f"Polyak {facts['polyak_year'].text}「小重球法」：比 {facts['backprop_year'].text} 年的反向传播论文早 "
+                        f"{facts['years_earlier'].text} 年", size=style.LABEL_SIZE)
+        head.move_to((0, 1.4, 0))
+        name = style.zh("Polyak 的经验取值", size=style.LABEL_SIZE, color=style.GOOD).next_to(line, LEFT, buff=0.3)
+        return {"head": head, "line": line, "band": band, "ends": VGroup(ends, name), "ours": ours,
+                "adam": adam_mark}
+
+
+# -- A19 ------------------------------------------------------------------------------
+class LearningRateTwoPaths(LectureScene):
+    """The learning rate's units; one narrow valley, two learning rates; the threshold and the step counts."""
+
+    MAP_CENTRE = np.array((0.0, 1.6, 0))
+    MAP_SCALE = 0.5
+    TAG_Y = -0.05
+
+    @classmethod
+    def on_map(cls, rows) -> np.ndarray:
+        """Valley coordinates (flat, steep) to screen points."""
+        rows = np.atleast_2d(np.asarray(rows, dtype=float))
+        return cls.MAP_CENTRE + cls.MAP_SCALE * np.column_stack([rows, np.zeros(len(rows))])
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        units = self._units()
+        with self.narrate("lr_units") as cue:
+            self.play(FadeIn(units["rule"]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(units["param"], units["grad"]), run_time=0.35 * cue.duration)
+            self.play(FadeIn(units["lr"]), run_time=0.15 * cue.duration)
+            self.play(ReplacementTransform(units["lr"], units["lr_unit"]), run_time=0.25 * cue.duration)
+
+        with self.narrate("lr_not_universal") as cue:
+            tag = style.zh("不是一个通用常数", size=style.BODY_SIZE, color=style.HIGHLIGHT)
+            tag.next_to(units["lr_unit"], DOWN, buff=0.35)
+            self.play(Indicate(units["lr_unit"], color=style.HIGHLIGHT), FadeIn(tag, shift=0.2 * UP),
+                      run_time=0.5 * cue.duration)
+
+        rings = VGroup(*(Ellipse(width=2 * self.MAP_SCALE * a, height=2 * self.MAP_SCALE * b, color=style.SCHEMATIC,
+                                 stroke_width=2).move_to(self.MAP_CENTRE) for a, b in facts["contours"].value))
+        bottom = Dot(self.MAP_CENTRE, radius=0.06, color=style.TEXT)
+        shape = style.caption_stack(f"陡峭比 {facts['kappa'].text}：上下陡，左右平", "η：学习率　λ陡：陡方向的曲率",
+                                    size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=0.3)
+        with self.narrate("lr_valley") as cue:
+            self.play(FadeOut(VGroup(*units.values()), tag), run_time=0.15 * cue.duration)
+            self.play(LaggedStart(*(Create(r) for r in rings[::-1]), lag_ratio=0.2), FadeIn(bottom),
+                      run_time=0.45 * cue.duration)
+            self.play(FadeIn(shape), run_time=0.2 * cue.duration)
+
+        start_x = facts["start"].value[0]
+        over = self._path(facts["path_over"].value, style.BAD)
+        over_tag = self._tag(f"大：η·λ陡 = {facts['lr_over'].text}，比门槛高 {facts['margin'].text}", style.BAD)
+        with self.narrate("lr_too_large") as cue:
+            self.play(FadeIn(over["ball"], scale=2), FadeIn(over_tag), run_time=0.15 * cue.duration)
+            self.play(*over["play"], run_time=0.7 * cue.duration)
+
+        small = self._path(facts["path_small"].value, style.HIGHLIGHT)
+        small_tag = self._tag(f"小：η·λ陡 = {facts['lr_small'].text}", style.HIGHLIGHT)
+        with self.narrate("lr_too_small") as cue:
+            self.play(FadeOut(over["ball"], over_tag), over["trail"].animate.set_opacity(0.3),
+                      FadeIn(small["ball"], scale=2), FadeIn(small_tag), run_time=0.15 * cue.duration)
+            self.play(*small["play"], run_time=0.55 * cue.duration)
+            under_map = self.on_map((start_x, 0))[0][1] - self.MAP_SCALE * facts["map_height"].value - 0.1
+            ends = [self.on_map((x, 0))[0] * np.array((1, 0, 0)) + under_map * UP
+                    for x in (start_x, facts["path_small"].value[-1, 0], 0.0)]
+            whole = DashedLine(ends[0], ends[2], color=style.MUTED, stroke_width=2)
+            brace = Brace(Line(ends[0], ends[1]), DOWN, buff=0.05, color=style.HIGHLIGHT)
+            share = style.zh(f"{facts['crawl_steps'].text} 步，只走了到谷底的 {facts['crawl_fraction'].text}",
+                             size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(brace, RIGHT, buff=0.2)
+            self.play(FadeOut(small_tag), run_time=0.07 * cue.duration)
+            self.play(Create(whole), FadeIn(brace), FadeIn(share), run_time=0.18 * cue.duration)
+
+        under = self._path(facts["path_under"].value, style.GOOD)
+        under_tag = self._tag(f"贴着门槛：η·λ陡 = {facts['lr_under'].text}，比门槛低 {facts['margin'].text}",
+                              style.GOOD)
+        table = self._tables()
+        with self.narrate("lr_just_under") as cue:
+            self.play(FadeOut(small["ball"], brace, share, whole), small["trail"].animate.set_opacity(0.3),
+                      FadeIn(under["ball"], scale=2), FadeIn(under_tag), run_time=0.15 * cue.duration)
+            self.play(*under["play"], run_time=0.45 * cue.duration)
+            half = DashedLine(self.on_map((start_x / 2, -2.4))[0], self.on_map((start_x / 2, 2.4))[0],
+                              color=style.GOOD, stroke_width=2)
+            half_name = style.zh("一半", size=style.SMALL_SIZE, color=style.GOOD).next_to(half, UP, buff=0.05)
+            self.play(Create(half), FadeIn(half_name), FadeIn(table["halfway_head"], table["halfway_rows"][0]),
+                      Indicate(under["marks"][facts["halfway_run"].value], color=style.GOOD, scale_factor=2.5),
+                      run_time=0.3 * cue.duration)
+
+        with self.narrate("lr_threshold") as cue:
+            self.play(FadeIn(table["threshold_head"]), run_time=0.15 * cue.duration)
+            self.play(LaggedStart(*(FadeIn(row, shift=0.2 * RIGHT) for row in table["threshold_rows"]),
+                                  lag_ratio=0.5), run_time=0.7 * cue.duration)
+
+        with self.narrate("lr_extrapolate") as cue:
+            caveat = style.zh(f"陡峭比取 {facts['kappa'].text} 只为看得见；真实量级交给公式外推",
+                              size=style.LABEL_SIZE, color=style.MUTED).move_to((0, -2.75, 0))
+            self.play(FadeIn(caveat), run_time=0.3 * cue.duration)
+            self.play(FadeIn(table["halfway_rows"][1], shift=0.2 * RIGHT), run_time=0.3 * cue.duration)
+            self.play(Indicate(table["halfway_rows"][1], color=style.HIGHLIGHT), run_time=0.25 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    @staticmethod
+    def _units():
+        """新参数 = 参数 − 学习率 × 梯度, with each term's unit underneath."""
+        rule = VGroup(*(style.zh(w, size=style.BODY_SIZE, color=c) for w, c in (
+            ("新参数", style.TEXT), ("=", style.TEXT), ("参数", style.TEXT), ("−", style.TEXT),
+            ("学习率", style.HIGHLIGHT), ("×", style.TEXT), ("梯度", style.BACKWARD)))).arrange(RIGHT, buff=0.7)
+        rule.move_to(1.3 * UP)
+
+        def unit(words, term, colour=style.MUTED):
+            return style.zh(words, size=style.LABEL_SIZE, color=colour).next_to(term, DOWN, buff=0.45)
+
+        return {"rule": rule, "param": unit("参数", rule[2]), "grad": unit("loss ÷ 参数", rule[6]),
+                "lr": unit("？", rule[4]), "lr_unit": unit("参数² ÷ loss", rule[4], style.HIGHLIGHT)}
+
+    def _path(self, rows, colour):
+        """A ball and the trail of its iterates, revealed one step at a time."""
+        points = self.on_map(rows)
+        trail = VGroup(*(Line(a, b, color=colour, stroke_width=3) for a, b in zip(points[:-1], points[1:])))
+        marks = VGroup(*(Dot(p, radius=0.04, color=colour) for p in points))
+        head = ball(colour, 0.1).move_to(points[0])
+        play = [roll(head, points), ShowIncreasingSubsets(trail, rate_func=linear),
+                ShowIncreasingSubsets(marks, rate_func=linear)]
+        return {"ball": head, "trail": VGroup(trail, marks), "marks": marks, "play": play}
+
+    def _tag(self, words, colour):
+        """Which learning rate a path uses, in the row under the map."""
+        return style.zh(words, size=style.LABEL_SIZE, color=colour).move_to((0, self.TAG_Y, 0))
+
+    def _tables(self):
+        """Ⓑ: the threshold ±5% (left) and the steps to halfway (right)."""
+        f = self.facts
+
+        def row(cells, widths, colour=style.TEXT):
+            group, x = VGroup(), 0.0
+            for text, width in zip(cells, widths):
+                cell = style.zh(text, size=style.LABEL_SIZE, color=colour)
+                group.add(cell.move_to((x + cell.width / 2, 0, 0)))
+                x += width
+            return group
+
+        left_w = (2.25, 2.6, 0.9)
+        threshold_head = row(("η·λ陡", f"{f['stable_steps'].text} 步后陡方向", ""), left_w, style.MUTED)
+        threshold_rows = VGroup(
+            row((f"{f['lr_under'].text}（−{f['margin'].text}）", f"×{f['shrink'].text}", "收敛"), left_w, style.GOOD),
+            row((f"{f['threshold'].text}（门槛）", "", ""), left_w),
+            row((f"{f['lr_over'].text}（+{f['margin'].text}）", f"×{f['grow'].text}", "发散"), left_w, style.BAD),
+        )
+        left = VGroup(threshold_head, *threshold_rows).arrange(DOWN, aligned_edge=LEFT, buff=0.2)
+        left.move_to((-3.4, -1.35, 0))
+        right_w = (1.8, 1.5, 1.0)
+        halfway_head = VGroup(style.zh("走到一半要几步", size=style.LABEL_SIZE, color=style.MUTED),
+                              row(("陡峭比", "公式", "真跑"), right_w, style.MUTED)).arrange(DOWN, aligned_edge=LEFT,
+                                                                                        buff=0.2)
+        halfway_rows = VGroup(
+            row((f["kappa"].text, f["halfway"].text, f["halfway_run"].text), right_w, style.GOOD),
+            row((f["kappa_far"].text, f["halfway_far"].text, "外推"), right_w, style.HIGHLIGHT),
+        )
+        right = VGroup(halfway_head, *halfway_rows).arrange(DOWN, aligned_edge=LEFT, buff=0.2)
+        right.move_to((3.6, -1.35, 0))
+        return {"threshold_head": threshold_head, "threshold_rows": threshold_rows,
+                "halfway_head": halfway_head, "halfway_rows": halfway_rows}
+
+
+# -- A20 ------------------------------------------------------------------------------
+class OptimalStepParabola(LectureScene):
+    """On f = a·x², |f′| / f″ is the distance to the bottom: two parabolas, four numbers each."""
+
+    def construct(self):
+        facts = self.facts
+        self.show_title()
+        axes = Axes(x_range=[-4, 4, 1], y_range=[-0.3, 8.5, 1], x_length=6.4, y_length=5.0, tips=False,
+                    axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2})
+        axes.move_to((-3.5, -0.55, 0))
+        x_name = style.zh("x", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT, buff=0.1)
+        curves = {name: curve_through(axes, self._clip(facts[f"{name}_curve"].value), style.DATA, 4)
+                  for name in ("gentle", "steep")}
+        table = self._table()
+        with self.narrate("opt_question") as cue:
+            self.play(Create(axes), FadeIn(x_name), run_time=0.3 * cue.duration)
+            self.play(Create(curves["gentle"]), run_time=0.5 * cue.duration)
+
+        marks = {name: self._marks(axes, name) for name in ("gentle", "steep")}
+        with self.narrate("opt_gentle") as cue:
+            self.play(FadeIn(table["head"][0], table["names"]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(marks["gentle"]["point"], scale=2), FadeIn(table["gentle"][:2]),
+                      FadeIn(table["head"][1]), run_time=0.3 * cue.duration)
+            self.play(Create(marks["gentle"]["tangent"]), FadeIn(table["gentle"][2]), run_time=0.25 * cue.duration)
+            self.play(FadeIn(table["gentle"][3]), run_time=0.2 * cue.duration)
+
+        with self.narrate("opt_ratio") as cue:
+            self.play(FadeIn(table["gentle"][4]), run_time=0.25 * cue.duration)
+            self.play(GrowArrow(marks["gentle"]["step"]), FadeIn(marks["gentle"]["step_label"]),
+                      run_time=0.35 * cue.duration)
+            self.play(Create(marks["gentle"]["drop"]), Indicate(marks["gentle"]["bottom"], scale_factor=2),
+                      run_time=0.25 * cue.duration)
+
+        with self.narrate("opt_steep") as cue:
+            self.play(Create(curves["steep"]), FadeIn(marks["steep"]["point"], scale=2), FadeIn(table["head"][2]),
+                      FadeIn(table["steep"][:2]), run_time=0.25 * cue.duration)
+            self.play(Create(marks["steep"]["tangent"]), FadeIn(table["steep"][2]), run_time=0.2 * cue.duration)
+            self.play(FadeIn(table["steep"][3]), FadeIn(table["steep"][4]), run_time=0.2 * cue.duration)
+            self.play(GrowArrow(marks["steep"]["step"]), FadeIn(marks["steep"]["step_label"]),
+                      run_time=0.25 * cue.duration)
+
+        with self.narrate("opt_lesson") as cue:
+            slopes = VGroup(table["gentle"][2], table["steep"][2])
+            steps = VGroup(table["gentle"][4], table["steep"][4])
+            self.play(Indicate(slopes, color=style.BACKWARD), run_time=0.4 * cue.duration)
+            self.play(Indicate(steps, color=style.HIGHLIGHT), run_time=0.4 * cue.duration)
+
+        with self.narrate("opt_denominator") as cue:
+            best = VGroup(style.zh("最优步长 = |f′| ÷", size=style.BODY_SIZE),
+                          style.zh("f″", size=style.BODY_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=0.2)
+            best.move_to((3.9, -1.75, 0))
+            box = SurroundingRectangle(best[1], color=style.HIGHLIGHT, buff=0.1)
+            guess = style.caption_stack("AdaGrad、RMSProp、Adam", "都在用过去的 f′ 猜这个分母", size=style.LABEL_SIZE,
+                                        color=style.HIGHLIGHT)
+            guess.next_to(best, DOWN, buff=0.35)
+            self.play(Write(best), run_time=0.3 * cue.duration)
+            self.play(Create(box), FadeIn(guess, shift=0.2 * UP), run_time=0.35 * cue.duration)
+        self.show_source()
+        self.wait(1.5)
+
+    @staticmethod
+    def _clip(rows, top: float = 8.5):
+        return rows[rows[:, 1] <= top]
+
+    def _marks(self, axes, name):
+        """The point, its tangent (slope f′), the optimal step |f′|/f″ and where it lands."""
+        f = self.facts
+        x, slope, step = f[f"{name}_x"].value, f[f"{name}_slope"].value, f[f"{name}_step"].value
+        height = float(np.interp(x, *f[f"{name}_curve"].value.T))
+        here = axes.c2p(x, height)
+        point = Dot(here, radius=0.09, color=style.TEXT)
+        along = axes.c2p(x + 1, height + slope) - here
+        along = 1.2 * along / np.linalg.norm(along)
+        tangent = Line(here - along, here + along, color=style.BACKWARD, stroke_width=5)
+        land = x - np.sign(slope) * step
+        arrow = h_arrow(here, axes.c2p(land, height), style.HIGHLIGHT)
+        label = style.zh(f[f"{name}_step"].text, size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        label.next_to(arrow.point_from_proportion(0.3 if step > 2 else 0.6), UP, buff=0.15)
+        bottom = Dot(axes.c2p(land, 0), radius=0.07, color=style.HIGHLIGHT)
+        drop = DashedLine(axes.c2p(land, height), axes.c2p(land, 0), color=style.HIGHLIGHT, stroke_width=2)
+        return {"point": point, "tangent": tangent, "step": arrow, "step_label": label, "drop": VGroup(drop, bottom),
+                "bottom": bottom}
+
+    def _table(self):
+        f = self.facts
+        names = VGroup(*(style.zh(t, size=style.LABEL_SIZE, color=c) for t, c in (
+            ("a", style.TEXT), ("x", style.TEXT), ("f′ = 2ax", style.BACKWARD), ("f″ = 2a", style.TEXT),
+            ("|f′| ÷ f″", style.HIGHLIGHT))))
+        rows_y = [1.7 - 0.62 * i for i in range(5)]
+        for name, y in zip(names, rows_y):
+            name.move_to((1.0 + name.width / 2, y, 0))
+        head = VGroup(style.zh("", size=style.LABEL_SIZE),
+                      style.zh("缓的", size=style.LABEL_SIZE, color=style.MUTED).move_to((4.4, 2.35, 0)),
+                      style.zh("陡的", size=style.LABEL_SIZE, color=style.MUTED).move_to((6.0, 2.35, 0)))
+        columns = {}
+        for name, x in (("gentle", 4.4), ("steep", 6.0)):
+            cells = VGroup()
+            for key, y, colour in zip(("a", "x", "slope", "curvature", "step"), rows_y,
+                                      (style.TEXT, style.TEXT, style.BACKWARD, style.TEXT, style.HIGHLIGHT)):
+                cells.add(style.zh(f[f"{name}_{key}"].text, size=style.LABEL_SIZE, color=colour).move_to((x, y, 0)))
+            columns[name] = cells
+        return {"names": names, "head": head, **columns}

@@ -46,12 +46,18 @@ BAD = "#FC6255"
 PANEL = "#1A1F27"
 FROZEN = "#6E7681"  # a parameter that is not updated (LoRA's base)
 COMM = "#F78FB3"  # communication between cards (all-reduce, all-to-all)
+# The two cross-sections of a saddle: the cut that curves up, the cut that curves down.
+CURVES_UP = "#4FC1A6"
+CURVES_DOWN = "#F28CB1"
 
 # Type sizes (legible at 480p) ----------------------------------------
 TITLE_SIZE = 34
 BODY_SIZE = 28
 LABEL_SIZE = 24
 SMALL_SIZE = 20
+# Typst math sets about 0.63× the size of Text at the same font size; these match BODY / LABEL text.
+MATH_SIZE = 44
+MATH_LABEL_SIZE = 38
 
 EDGE = 0.35  # margin to the frame edge
 
