@@ -37,8 +37,9 @@ def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int
 
 
 def dry_run(chapter: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    """Construct and play every figure of a chapter with manim's dry run (no files)."""
-    return run([str(BIN / "manim"), "-ql", "--dry_run", "--media_dir", str(tmp_path / "media"),
+    """`manim -ql scenes/<chapter>.py` as typed, plus a dry run at one frame a
+    second: every figure is constructed and played, no file is written."""
+    return run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--media_dir", str(tmp_path / "media"),
                 f"scenes/{chapter}.py"],
                env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache"), "COLUMNS": "200"})
 
@@ -63,7 +64,7 @@ def backprop_build(tmp_path_factory) -> Build:
     clips, chapter video, embed kit; shared by the chapter-video and site tests."""
     tmp = tmp_path_factory.mktemp("backprop")
     env = {"LECTURE_RENDERS": str(tmp / "renders"), "LECTURE_CACHE": str(tmp / "cache"), "LECTURE_VOICE": "espeak"}
-    done = run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop"], env=env)
+    done = run([str(BIN / "lecture"), "build", "-q", "l", "-j", "2", "--only", "backprop"], env=env)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     return Build(tmp / "renders" / "480p15", env, done.stdout)
 

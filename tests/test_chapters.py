@@ -1,30 +1,51 @@
-"""Every chapter: all figures construct and play (dry run), one figure renders for real."""
+"""Every chapter: all figures play from the command line with no prompt, and real renders.
+
+Real low-quality renders: backprop whole, through `lecture build` (the
+session fixture the chapter-video and site tests share); optimizer whole,
+with plain `manim -ql scenes/optimizer.py`, the command the course's design
+card names; every other chapter its first figure, through `lecture build`.
+"""
 
 import re
 
 import pytest
 
-from conftest import build_figure, dry_run
+from conftest import BIN, build_figure, dry_run, run
 from tools import catalogue, media
 
 CHAPTERS = [ch for ch in catalogue.chapters() if ch.figures]
+AS_TYPED = "optimizer"
+BUILT_WHOLE = "backprop"
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda ch: ch.id)
-def test_every_figure_of_the_chapter_plays(chapter, tmp_path):
+def _streams_in_sync(path) -> media.Probe:
+    info = media.probe(path)
+    assert (info.video_codec, info.audio_codec) == ("h264", "aac"), path
+    assert abs(info.video_seconds - info.audio_seconds) <= 0.1, path
+    return info
+
+
+@pytest.mark.parametrize("chapter", [ch for ch in CHAPTERS if ch.id != AS_TYPED], ids=lambda ch: ch.id)
+def test_every_figure_plays_with_no_prompt(chapter, tmp_path):
     done = dry_run(chapter.id, tmp_path)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-3000:]
-    rendered = set(re.findall(r"Rendered (\w+)", output))
-    assert rendered == {fig.scene_class for fig in chapter.figures}
+    assert set(re.findall(r"Rendered (\w+)", output)) == {fig.scene_class for fig in chapter.figures}
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda ch: ch.id)
+def test_optimizer_renders_as_typed(tmp_path):
+    done = run([str(BIN / "manim"), "-ql", "--media_dir", str(tmp_path), f"scenes/{AS_TYPED}.py"],
+               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")})
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    for fig in catalogue.chapter(AS_TYPED).figures:
+        _streams_in_sync(tmp_path / "videos" / AS_TYPED / "480p15" / f"{fig.scene_class}.mp4")
+
+
+@pytest.mark.parametrize("chapter", [ch for ch in CHAPTERS if ch.id not in (AS_TYPED, BUILT_WHOLE)],
+                         ids=lambda ch: ch.id)
 def test_first_figure_renders_with_sound(chapter, tmp_path):
     first = chapter.figures[0]
     done = build_figure(f"{chapter.id}/{first.id}", tmp_path)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    info = media.probe(tmp_path / "renders" / "480p15" / chapter.id / f"{first.id}.mp4")
-    assert (info.video_codec, info.audio_codec) == ("h264", "aac")
-    assert abs(info.video_seconds - info.audio_seconds) <= 0.1
+    info = _streams_in_sync(tmp_path / "renders" / "480p15" / chapter.id / f"{first.id}.mp4")
     assert 30 <= info.video_seconds <= 120

@@ -146,3 +146,14 @@ def test_srt_round_trip_and_vtt_header():
     lines = [captions.Caption(0.6, 2.25, "先往前算"), captions.Caption(2.25, 61.5, "再倒着走")]
     assert captions.parse_srt(captions.to_srt(lines)) == lines
     assert captions.to_vtt(lines).startswith("WEBVTT\n\n00:00:00.600 --> 00:00:02.250\n先往前算")
+
+
+def test_a_number_keeps_its_unit_and_no_line_is_an_orphan():
+    lines = captions.split_lines("把它切成六十四份，每张卡只留自己那一份。一张卡从 120 GB 降到 31.4 GB，而通信量还是 2Ψ，跟原来一样。")
+    assert not any(a.endswith(("120", "31.4")) and b.startswith("GB") for a, b in zip(lines, lines[1:]))
+    assert all(len(line) > 4 for line in captions.split_lines("三条线，每层分别乘 0.8、1.0、1.2。一层一层往前走。"))
+
+
+def test_a_line_never_starts_with_closing_punctuation():
+    lines = captions.split_lines("这一句里有书名《Learning long-term dependencies with gradient descent is difficult》，还有更多字在后面跟着。")
+    assert not any(line[:1] in "》）」，、。" for line in lines)

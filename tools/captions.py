@@ -1,8 +1,8 @@
 """Captions: Chinese text split into short lines, timed, written as SRT/VTT.
 
-Lines break after 。！？；，、 and hold at most about 20 characters; a long
-clause is cut between characters but never inside a Latin word or a
-number (Adam, ZeRO, 46,956 stay whole).
+Lines hold at most 20 characters and break where reading pauses (after
+。！？，、；：), else before a Latin word or a number,
+never inside a Latin word or a number (Adam, ZeRO, 46,956 stay whole).
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import re
 from dataclasses import dataclass
 
 MAX_CHARS = 20
-_CLAUSE_END = "。！？；，、"
-_DROP_AT_LINE_END = "，。、；："
+_CLAUSE_END = "。！？；，、：,;:"
+_CLOSING = "）》」』”’)]"
+_OPENING = "（《「『“‘(["
+_DROP_AT_LINE_END = "，。、；：,;:"
 # An unbreakable unit: a Latin word / number run (with its inner dots and
 # commas), or any single other character.
 _UNIT = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,'×⁰¹²³⁴⁵⁶⁷⁸⁹⁻\-−]*[A-Za-z0-9⁰¹²³⁴⁵⁶⁷⁸⁹]|[A-Za-z0-9]|\s+|.", re.S)
@@ -25,61 +27,72 @@ class Caption:
     text: str
 
 
-def _clauses(text: str) -> list[str]:
-    parts, current = [], ""
-    for unit in _UNIT.findall(text):
-        current += unit
-        if unit in _CLAUSE_END:
-            parts.append(current)
-            current = ""
-    if current.strip():
-        parts.append(current)
-    return [p.strip() for p in parts if p.strip()]
-
-
 def _display_len(text: str) -> int:
     return len(text.strip().rstrip(_DROP_AT_LINE_END))
 
 
-def _cut(clause: str, limit: int) -> list[str]:
-    """Cut an over-long clause into near-equal pieces, between units only.
+def _is_word(unit: str) -> bool:
+    return unit[:1].isascii() and unit[:1].isalnum()
 
-    A cut at a space (the edge of a Latin word or a number) is preferred
-    when it is within a few characters of the even split.
+
+def _break_cost(units: list[str], at: int) -> float:
+    """How bad it is to end a line before units[at] (the text's end is free)."""
+    if at == len(units):
+        return 0.0
+    left = next((u for u in reversed(units[:at]) if not u.isspace()), "")
+    right = next((u for u in units[at:] if not u.isspace()), "")
+    if left in _CLAUSE_END:
+        return 0.0
+    if right in _CLAUSE_END or right in _CLOSING or left in _OPENING:
+        return 200.0  # a line must not start with closing punctuation or end with an opening one
+    if left[:1].isdigit() and right[:1].isalpha() and right.isascii():
+        return 200.0  # a number keeps its unit: 31.4 GB, 16 B
+    if _is_word(right) and not _is_word(left):
+        return 15.0  # before a Latin word or a number
+    return 40.0  # inside a clause: 的论文, Hochreiter | 的
+
+
+def _line_cost(line: str, limit: int) -> float:
+    """Prefer full lines; a very short line, or one running on past a sentence's end, costs."""
+    slack = limit - _display_len(line)
+    sentence_ends = sum(line.rstrip(_DROP_AT_LINE_END + "？！").count(mark) for mark in "。！？")
+    return 0.2 * slack * slack + (60.0 if _display_len(line) <= 4 else 0.0) + 25.0 * sentence_ends
+
+
+def _break_lines(units: list[str], limit: int) -> list[str]:
+    """Lines of at most `limit` characters with the least total cost.
+
+    Dynamic programming over the places between units: full lines are
+    preferred, breaks after 。！？、，；： are free, breaks inside a clause cost,
+    and a very short line costs a lot. A lone unit longer than `limit` gets
+    a line of its own.
     """
-    units = _UNIT.findall(clause)
-    pieces = []
-    while _display_len("".join(units)) > limit:
-        remaining = -(-_display_len("".join(units)) // limit)
-        target = _display_len("".join(units)) / remaining
-        best, best_score = 1, float("inf")
-        for cut in range(1, len(units)):
-            length = _display_len("".join(units[:cut]))
-            if length > limit:
+    n = len(units)
+    best, back = [0.0] + [float("inf")] * n, [0] * (n + 1)
+    for end in range(1, n + 1):
+        for start in range(end - 1, -1, -1):
+            line = "".join(units[start:end]).strip()
+            length = _display_len(line)
+            if length > limit and end - start > 1:
                 break
-            score = abs(length - target) - (3 if units[cut].isspace() else 0)
-            if score < best_score:
-                best, best_score = cut, score
-        pieces.append("".join(units[:best]))
-        units = units[best:]
-        while units and units[0].isspace():
-            units = units[1:]
-    if units:
-        pieces.append("".join(units))
-    return pieces
+            if not line:
+                continue
+            cost = best[start] + _line_cost(line, limit) + _break_cost(units, end)
+            if cost < best[end]:
+                best[end], back[end] = cost, start
+    lines, end = [], n
+    while end > 0:
+        lines.append("".join(units[back[end]:end]).strip())
+        end = back[end]
+    return [line for line in reversed(lines) if line]
 
 
 def split_lines(text: str, limit: int = MAX_CHARS) -> list[str]:
-    """Caption lines of at most `limit` characters (a lone long word may exceed it)."""
-    lines: list[str] = []
-    for clause in _clauses(text):
-        if _display_len(clause) > limit:
-            lines += _cut(clause, limit)
-        elif lines and _display_len(lines[-1] + clause) <= limit and lines[-1][-1:] not in "。！？":
-            lines[-1] += clause
-        else:
-            lines.append(clause)
-    return [line.strip().rstrip(_DROP_AT_LINE_END) for line in lines]
+    """Caption lines of at most `limit` characters (a lone long word may exceed it).
+
+    Lines break where reading pauses, never inside a Latin word or a number.
+    """
+    return [line.rstrip(_DROP_AT_LINE_END) for line in _break_lines(_UNIT.findall(text), limit)]
 
 
 def timed_lines(text: str, duration: float, limit: int = MAX_CHARS) -> list[tuple[str, float, float]]:

@@ -164,8 +164,9 @@ class Joined:
 def _video_signature(stream) -> tuple:
     """What must agree for h264 packets of two files to share one stream."""
     ctx = stream.codec_context
+    # The nominal frame rate (not average_rate, which each clip's own length skews).
     return (ctx.name, ctx.width, ctx.height, ctx.pix_fmt, ctx.profile, bytes(ctx.extradata or b""),
-            stream.time_base, stream.average_rate)
+            stream.time_base, stream.guessed_rate)
 
 
 def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, str] | None = None) -> Joined:
@@ -194,7 +195,7 @@ def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, 
         if copy:
             v_out = target.add_stream_from_template(first)
         else:
-            v_out = target.add_stream("libx264", rate=first.average_rate)
+            v_out = target.add_stream("libx264", rate=first.guessed_rate)
             v_out.width, v_out.height, v_out.pix_fmt = first.codec_context.width, first.codec_context.height, "yuv420p"
         a_out = target.add_stream("aac", rate=AUDIO_RATE, layout=AUDIO_LAYOUT)
         target.set_chapters([{"id": i + 1, "start": round(start * 1000), "end": round(end * 1000),
@@ -217,7 +218,7 @@ def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, 
                     yield packet
 
         def reencoded():
-            rate, last = first.average_rate, -1
+            rate, last = first.guessed_rate, -1
             for source, stream, start in zip(sources, streams, starts):
                 for frame in source.decode(stream):
                     pts = round((start + Fraction(frame.pts) * stream.time_base) * rate)
