@@ -107,7 +107,7 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> str:
         "facts": facts,
         "title": [fig.title, fig.source],
         "published": PUBLISHED,
-        "cues": [[c.caption, k] for c, k in zip(cues.figure_cues(fig.id), cue_keys)],
+        "cues": [[captions.split_lines(c.caption), k] for c, k in zip(cues.figure_cues(fig.id), cue_keys)],
     }
     return _sha(json.dumps(material, sort_keys=True, ensure_ascii=False, default=str).encode())
 
