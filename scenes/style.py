@@ -7,6 +7,8 @@ purple; schematic curves are grey, data curves white.
 
 from __future__ import annotations
 
+import re
+
 from manim import (
     DOWN,
     LEFT,
@@ -90,12 +92,24 @@ def title(text: str) -> Text:
     return zh(text, size=TITLE_SIZE).to_corner(UP + LEFT, buff=EDGE)
 
 
-def source_line(text: str) -> Text:
-    """The page's source note, small, at the bottom left."""
-    line = zh(text, size=SMALL_SIZE, color=MUTED)
-    if line.width > config.frame_width - 2 * EDGE:
-        line.scale_to_fit_width(config.frame_width - 2 * EDGE)
-    return line.to_corner(DOWN + LEFT, buff=EDGE)
+def source_line(text: str) -> VGroup:
+    """The page's source note, small, at the bottom left.
+
+    A note wider than the frame wraps after a ；, so it stays at SMALL_SIZE
+    (legible at 480p) rather than being shrunk.
+    """
+    width = config.frame_width - 2 * EDGE
+    lines: list[str] = []
+    for part in re.split(r"(?<=；)|\n", text):
+        if lines and zh(lines[-1] + part, size=SMALL_SIZE).width <= width:
+            lines[-1] += part
+        elif part:
+            lines.append(part)
+    note = VGroup(*(zh(line.strip(), size=SMALL_SIZE, color=MUTED) for line in lines))
+    note.arrange(DOWN, aligned_edge=LEFT, buff=0.1)
+    if note.width > width:
+        note.scale_to_fit_width(width)
+    return note.to_corner(DOWN + LEFT, buff=EDGE)
 
 
 def caption_stack(*lines: str, size: float = BODY_SIZE, color: str = TEXT) -> VGroup:

@@ -42,8 +42,8 @@ ZERO_FIGURE1_PARAMS, ZERO_FIGURE1_BASELINE_GB = 7.5e9, 120  # arXiv 1910.02054 F
 @CHAPTER.figure(
     "ledger_16_bytes",
     "每个参数身上挂着五样东西",
-    source="16 B 口径：ZeRO，arXiv 1910.02054 §3；Adam arXiv 1412.6980；AdamW arXiv 1711.05101\n"
-           "Muon：Keller Jordan 2024；动量：Polyak 1964；AdaGrad：Duchi 等 JMLR 2011；RMSProp：Hinton 2012 Coursera 第 6 讲",
+    source="16 B 口径：ZeRO arXiv 1910.02054 §3；Adam 1412.6980；AdamW 1711.05101\n"
+           "Muon：Keller Jordan 2024；Polyak 1964；AdaGrad：Duchi 等 2011；RMSProp：Hinton 2012 讲义",
 )
 def ledger_16_bytes(check: Check, cells: tuple[ledger.Cell, ...] = ledger.MIXED_ADAMW, band: tuple = BAND):
     check.equal("total", ledger.total(cells), 16)
