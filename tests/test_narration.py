@@ -157,3 +157,15 @@ def test_a_number_keeps_its_unit_and_no_line_is_an_orphan():
 def test_a_line_never_starts_with_closing_punctuation():
     lines = captions.split_lines("这一句里有书名《Learning long-term dependencies with gradient descent is difficult》，还有更多字在后面跟着。")
     assert not any(line[:1] in "》）」，、。" for line in lines)
+
+
+@pytest.mark.parametrize("literal", ["1.9", "−1", "-1", "2⁻⁷", "1e-6", "82%", "≈ 94", "3 × 4"])
+def test_a_literal_the_voice_would_misread_is_refused(narration_dir, literal):
+    write_backprop(narration_dir, f'[[gates_circuit]]\nid = "one"\ntext = "结果是 {literal}。"\n')
+    with pytest.raises(NarrationError, match="cue 'one': the voice would misread"):
+        cues.chapter_cues("backprop")
+
+
+def test_plain_integers_and_lexicon_terms_may_be_spoken(narration_dir):
+    write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "前向 1 次，反向 2 次，bf16 也行。"\n')
+    assert cues.chapter_cues("backprop")["gates_circuit"][0].speech.startswith("前向 1 次")

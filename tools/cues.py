@@ -26,6 +26,9 @@ from tools import catalogue
 NARRATION_DIR = catalogue.ROOT / "narration"
 _CUE_ID = re.compile(r"[a-z][a-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+# What espeak-ng's Mandarin voice misreads (it drops decimal points and minus
+# signs, spells notation): such numbers must come in through a placeholder.
+_MISREAD = re.compile(r"\d[.,]\d|\d\s*[eE][-+]?\d|(?<![A-Za-z0-9])[-−]\d|[−⁰¹²³⁴⁵⁶⁷⁸⁹≈＝=＋×÷%]")
 
 
 class NarrationError(Exception):
@@ -81,7 +84,11 @@ def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
         last = match.end()
     caption.append(text[last:])
     speech.append(_speak_terms(text[last:]))
-    return "".join(caption).strip(), "".join(speech).strip()
+    said = "".join(speech).strip()
+    if misread := _MISREAD.search(said):
+        raise NarrationError(f"{where}: the voice would misread {misread.group()!r} in {said!r}: "
+                             "put the number in tools and speak it through a {placeholder}")
+    return "".join(caption).strip(), said
 
 
 def recordings_dir(chapter_id: str) -> Path:
