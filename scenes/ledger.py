@@ -104,12 +104,12 @@ class Ledger16Bytes(LectureScene):
             self.play(FadeIn(caveat, shift=0.2 * UP), run_time=0.3 * cue.duration)
 
         # The band: the row moves up, compact; each optimizer takes copies of the cells it keeps.
-        compact = style.LedgerRow(cells, unit=0.45, height=0.7).to_edge(UP, buff=1.05)
+        compact = style.LedgerRow(cells, unit=0.42, height=0.7).to_corner(UP + RIGHT, buff=style.EDGE)
         band = facts["band"].value
         entries = VGroup()
         state_rows = []
         for index, entry in enumerate(band):
-            y = 1.86 - 0.7 * index
+            y = 2.45 - 0.68 * index
             year = style.zh(entry["year"] or "", size=style.LABEL_SIZE, color=style.MUTED)
             name = style.zh(entry["name"], size=style.LABEL_SIZE)
             note = style.zh(entry["note"], size=style.SMALL_SIZE, color=style.MUTED)
