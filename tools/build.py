@@ -39,6 +39,7 @@ QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 # manim.cfg with these [CLI] settings changed (see one_figure_cfg).
 ONE_FIGURE = {"write_all": "False"}
 SYNC_TOLERANCE = 0.1  # seconds between audio and video duration
+FIGURE_SECONDS = (30, 120)  # how long a figure should run (figure standard)
 # The scene writes its whole audio track here (see scenes/base.py).
 AUDIO_OUT_ENV = "LECTURE_AUDIO_OUT"
 # What publish() writes for a figure; part of the render key, so a change
@@ -333,6 +334,9 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1,
         entry = publish(fig, quality, *raw) | {"key": key}
         say(f"  {fig.chapter}/{fig.id}: done, {entry['duration']:.1f} s of video in "
             f"{time.monotonic() - started:.0f} s")
+        if not FIGURE_SECONDS[0] <= entry["duration"] <= FIGURE_SECONDS[1]:
+            say(f"  warning: {fig.chapter}/{fig.id} runs {entry['duration']:.1f} s, outside the "
+                f"{FIGURE_SECONDS[0]}–{FIGURE_SECONDS[1]} s a figure should run")
         return fig, entry
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
