@@ -21,9 +21,10 @@ from manim import DOWN, FadeIn, Scene, ThreeDScene, config
 from pydub import AudioSegment
 
 from scenes import style
-from tools import audio, captions, catalogue, cues, speech
-from tools.build import AUDIO_OUT_ENV
-from tools.cues import NarrationError
+from tools.course import catalogue
+from tools.settings import AUDIO_OUT_ENV
+from tools.voice import audio, captions, cues, speech
+from tools.voice.cues import NarrationError
 
 
 class Narrated:

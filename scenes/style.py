@@ -129,7 +129,7 @@ def fits_frame(mobject: Mobject, margin: float = 0.0) -> bool:
 class LedgerRow(VGroup):
     """The byte ledger of one parameter: a row of cells, each as wide as its bytes.
 
-    `cells` is the value of a ledger fact (``tools.ledger.as_fact``): dicts
+    `cells` is the value of a ledger fact (``tools.chapters.ledger.row_fact``): dicts
     with key, label, short, precision, bytes, factored and text. Cells are
     coloured by precision; ``row.cell("m")`` returns one cell (box, label,
     bytes) to move, recolour, shrink or remove. A narrow cell shows its

@@ -16,7 +16,8 @@ from pathlib import Path
 import av
 import pytest
 
-from tools import build, captions, media, site
+from tools.publish import build, media, site
+from tools.voice import captions
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from tools import catalogue, chain, grad_path, v3
 from tools.chapters import backprop
-from tools.facts import Check, FactError
+from tools.course import catalogue
+from tools.course.facts import Check, FactError
+from tools.models import chain, grad_path, v3
 
 NUMBER_FREE = ("gradient_journey", "batch_comm_vs_compute")
 

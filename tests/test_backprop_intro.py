@@ -5,9 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from tools import catalogue, cues, gradients, timespan
 from tools.chapters import backprop
-from tools.facts import Check, FactError
+from tools.course import catalogue
+from tools.course.facts import Check, FactError
+from tools.models import gradients, timespan
+from tools.voice import cues
 
 MINUS = "\u2212"
 

@@ -8,9 +8,11 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
-
 from conftest import BIN, FIGURE_B, FIGURE_C, ROOT, cut_clip, run
-from tools import build, captions, catalogue, media
+
+from tools.course import catalogue
+from tools.publish import build, media
+from tools.voice import captions
 
 CHINESE = range(0x4E00, 0xA000)
 

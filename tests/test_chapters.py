@@ -9,9 +9,10 @@ card names; every other chapter its first figure, through `lecture build`.
 import re
 
 import pytest
-
 from conftest import BIN, build_figure, dry_run, run
-from tools import catalogue, media
+
+from tools.course import catalogue
+from tools.publish import media
 
 CHAPTERS = [ch for ch in catalogue.chapters() if ch.figures]
 AS_TYPED = "optimizer"

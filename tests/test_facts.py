@@ -4,11 +4,12 @@ import json
 import sys
 
 import pytest
-
 from conftest import BIN, run
-from tools import catalogue, circuit
+
 from tools.chapters import backprop
-from tools.facts import Check, FactError
+from tools.course import catalogue
+from tools.course.facts import Check, FactError
+from tools.models import circuit
 
 
 def test_gates_circuit_gradients_are_the_pages():
@@ -47,8 +48,8 @@ def test_a_max_that_no_longer_routes_is_refused():
 
 
 def test_facts_modules_do_not_import_manim():
-    code = ("import sys, tools.catalogue as c; [c.facts(f.id) for f in c.figures()]; "
-            "import tools.cues, tools.build; sys.exit('manim' in sys.modules)")
+    code = ("import sys, tools.course.catalogue as c; [c.facts(f.id) for f in c.figures()]; "
+            "import tools.voice.cues, tools.publish.build; sys.exit('manim' in sys.modules)")
     assert run([sys.executable, "-c", code]).returncode == 0
 
 

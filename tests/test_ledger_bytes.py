@@ -5,9 +5,10 @@ import copy
 import numpy as np
 import pytest
 
-from tools import bf16, catalogue, ledger, v3
 from tools.chapters import ledger as chapter
-from tools.facts import Check, FactError
+from tools.course import catalogue
+from tools.course.facts import Check, FactError
+from tools.models import bf16, byte_ledger, v3
 
 FIGURES = ("ledger_16_bytes", "mixed_precision_same_16", "why_fp32_bf16", "optimizer_bytes_table", "checkpoint_size")
 
@@ -53,7 +54,7 @@ def test_ledger_16_bytes_band_lists_the_state_each_optimizer_keeps():
 
 
 def test_ledger_16_bytes_tamper():
-    bf16_master = ledger.store_as(ledger.MIXED_ADAMW, ("master",), "bf16")
+    bf16_master = byte_ledger.store_as(byte_ledger.MIXED_ADAMW, ("master",), "bf16")
     broken("ledger_16_bytes", "total", chapter.ledger_16_bytes, cells=bf16_master)
     shuffled = (chapter.BAND[0], chapter.BAND[2], chapter.BAND[1], *chapter.BAND[3:])
     broken("ledger_16_bytes", "band in order of history", chapter.ledger_16_bytes, band=shuffled)
@@ -71,7 +72,7 @@ def test_mixed_precision_is_16_either_way_and_18_with_an_fp32_accumulator():
 
 
 def test_mixed_precision_tamper():
-    no_master = ledger.drop(ledger.MIXED_ADAMW, "master")
+    no_master = byte_ledger.drop(byte_ledger.MIXED_ADAMW, "master")
     broken("mixed_precision_same_16", "mixed", chapter.mixed_precision_same_16, mixed=no_master)
 
 
@@ -144,14 +145,14 @@ def test_optimizer_bytes_follow_the_ledger_moves():
 
 
 def test_drop_and_factor_exclude_each_other_and_8bit_stacks():
-    muon = ledger.drop(ledger.MIXED_ADAMW, "v")
-    with pytest.raises(ledger.LedgerError):
-        ledger.factor(muon, "v")
-    assert ledger.total(ledger.store_as(muon, ("m",), "int8")) == 9
+    muon = byte_ledger.drop(byte_ledger.MIXED_ADAMW, "v")
+    with pytest.raises(byte_ledger.LedgerError):
+        byte_ledger.factor(muon, "v")
+    assert byte_ledger.total(byte_ledger.store_as(muon, ("m",), "int8")) == 9
 
 
 def test_optimizer_bytes_tamper():
-    bf16_moments = ledger.store_as(ledger.MIXED_ADAMW, ("m", "v"), "bf16")
+    bf16_moments = byte_ledger.store_as(byte_ledger.MIXED_ADAMW, ("m", "v"), "bf16")
     broken("optimizer_bytes_table", "AdamW bytes", chapter.optimizer_bytes_table, base=bf16_moments)
     broken("optimizer_bytes_table", "adafactor_v", chapter.optimizer_bytes_table, matrix=(16, 16))
 
@@ -168,7 +169,7 @@ def test_checkpoint_holds_12_bytes_or_8_with_bf16_moments():
     assert f["smaller"].value == pytest.approx(1 / 3) and f["smaller"].spoken == "三分之一"
     assert f["params"].spoken == "六千七百一十亿"
     # pure fp32 has no master copy, so its weight is what must be saved: 12 bytes as well
-    assert ledger.total(ledger.must_save(ledger.PURE_FP32)) == 12
+    assert byte_ledger.total(byte_ledger.must_save(byte_ledger.PURE_FP32)) == 12
 
 
 def test_checkpoint_tamper():
@@ -188,14 +189,14 @@ def test_ledger_row_cell_widths_follow_the_facts():
     cells = facts("ledger_16_bytes")["ledger"].value
     assert widths(LedgerRow(cells, unit=unit)) == [1.0, 1.0, 2.0, 2.0, 2.0]
     # a cell's precision changed in tools: its drawn width follows
-    int8_m = ledger.as_fact(ledger.store_as(ledger.MIXED_ADAMW, ("m",), "int8")).value
+    int8_m = chapter.row_fact(byte_ledger.store_as(byte_ledger.MIXED_ADAMW, ("m",), "int8")).value
     assert widths(LedgerRow(int8_m, unit=unit)) == [1.0, 1.0, 0.5, 2.0, 2.0]
     # a byte count edited in the fact value: the drawn width follows too
     edited = copy.deepcopy(cells)
     edited[4]["bytes"] = 8
     assert widths(LedgerRow(edited, unit=unit)) == [1.0, 1.0, 2.0, 2.0, 4.0]
     # cells abut box to box, and a factored cell is a sliver
-    row = LedgerRow(ledger.as_fact(ledger.factor(ledger.MIXED_ADAMW, "v")).value, unit=unit)
+    row = LedgerRow(chapter.row_fact(byte_ledger.factor(byte_ledger.MIXED_ADAMW, "v")).value, unit=unit)
     assert widths(row)[3] == LedgerRow.SLIVER
     assert all(abs(a[0].get_right()[0] - b[0].get_left()[0]) < 1e-9 for a, b in zip(row, row[1:]))
 
@@ -203,7 +204,7 @@ def test_ledger_row_cell_widths_follow_the_facts():
 def test_a_narrow_cell_shows_its_short_label():
     from scenes.style import LedgerRow
 
-    row = LedgerRow(ledger.as_fact(ledger.store_as(ledger.MIXED_ADAMW, ("m", "v"), "int8")).value, unit=0.45)
+    row = LedgerRow(chapter.row_fact(byte_ledger.store_as(byte_ledger.MIXED_ADAMW, ("m", "v"), "int8")).value, unit=0.45)
     assert [row.cell(k)[1].text for k in ("m", "v", "master")] == ["m", "v", "主权重"]
 
 

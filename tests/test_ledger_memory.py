@@ -4,9 +4,10 @@ from dataclasses import replace
 
 import pytest
 
-from tools import catalogue, gpt, ledger, lora, step_memory, v3, zero
 from tools.chapters import ledger as chapter
-from tools.facts import Check, FactError, approx, myriad, percent, times
+from tools.course import catalogue
+from tools.course.facts import Check, FactError, approx, myriad, percent, times
+from tools.models import byte_ledger, gpt, lora, step_memory, v3, zero
 
 FIGURES = ("lora_ledger", "zero_stages", "peak_memory_timeline", "six_nd_underestimate", "worked_125m")
 
@@ -33,10 +34,10 @@ def test_fact_helpers_show_and_say_percent_multiples_and_myriads():
 
 
 def test_ledger_freezes_and_shards_cells():
-    assert [c.key for c in ledger.frozen(ledger.MIXED_ADAMW)] == ["weight"]
-    assert ledger.sharded_total(ledger.MIXED_ADAMW, 64, ()) == 16
-    assert ledger.sharded_total(ledger.MIXED_ADAMW, 64, ledger.OPTIMIZER_SIDE) == 2 + 2 + 12 / 64
-    assert ledger.as_fact(ledger.frozen(ledger.MIXED_ADAMW)).spoken == "两字节"
+    assert [c.key for c in byte_ledger.frozen(byte_ledger.MIXED_ADAMW)] == ["weight"]
+    assert byte_ledger.sharded_total(byte_ledger.MIXED_ADAMW, 64, ()) == 16
+    assert byte_ledger.sharded_total(byte_ledger.MIXED_ADAMW, 64, byte_ledger.OPTIMIZER_SIDE) == 2 + 2 + 12 / 64
+    assert chapter.row_fact(byte_ledger.frozen(byte_ledger.MIXED_ADAMW)).spoken == "两字节"
 
 
 def test_v3_weights_from_the_config_add_up_to_671b():
@@ -92,12 +93,12 @@ def test_zero_four_numbers_match_the_papers_figure_1():
 
 
 def test_zero_order_follows_from_size_then_use():
-    assert [g.label for g in zero.cut_order(ledger.MIXED_ADAMW)] == ["优化器状态", "梯度", "参数"]
-    assert zero.stages(ledger.MIXED_ADAMW)[1] == ledger.OPTIMIZER_SIDE
+    assert [g.label for g in zero.cut_order(byte_ledger.MIXED_ADAMW)] == ["优化器状态", "梯度", "参数"]
+    assert zero.stages(byte_ledger.MIXED_ADAMW)[1] == byte_ledger.OPTIMIZER_SIDE
 
 
 def test_zero_communication_is_2_2_2_3_psi():
-    assert [zero.communication(s) for s in zero.stages(ledger.MIXED_ADAMW)] == [2, 2, 2, 3]
+    assert [zero.communication(s) for s in zero.stages(byte_ledger.MIXED_ADAMW)] == [2, 2, 2, 3]
     assert texts("zero_stages", "comm_p_os", "comm_p_os_g_p") == ("2Ψ", "3Ψ")
 
 
@@ -108,7 +109,7 @@ def test_zero_tampered_gpu_count_is_refused():
 
 
 def test_zero_with_bf16_moments_no_longer_matches_the_paper():
-    cells = tuple(replace(c, precision="bf16") if c.key in ("m", "v") else c for c in ledger.MIXED_ADAMW)
+    cells = tuple(replace(c, precision="bf16") if c.key in ("m", "v") else c for c in byte_ledger.MIXED_ADAMW)
     with pytest.raises(FactError) as err:
         chapter.zero_stages(Check("zero_stages"), cells=cells)
     assert err.value.fact == "baseline"

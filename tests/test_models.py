@@ -2,7 +2,8 @@
 
 import pytest
 
-from tools import ledger, v3
+from tools.chapters import ledger as chapter
+from tools.models import byte_ledger, v3
 
 
 def test_v3_activation_tables_reproduce_the_pages_subtotals():
@@ -29,7 +30,7 @@ def test_v3_flops_match_the_per_operator_route():
 
 
 def test_ledger_rows_add_up():
-    assert ledger.total(ledger.MIXED_ADAMW) == 16 and ledger.optimizer_bytes(ledger.MIXED_ADAMW) == 12
-    assert ledger.total(ledger.PURE_FP32) == 16
-    row = ledger.as_fact(ledger.MIXED_ADAMW)
+    assert byte_ledger.total(byte_ledger.MIXED_ADAMW) == 16 and byte_ledger.optimizer_bytes(byte_ledger.MIXED_ADAMW) == 12
+    assert byte_ledger.total(byte_ledger.PURE_FP32) == 16
+    row = chapter.row_fact(byte_ledger.MIXED_ADAMW)
     assert [c["bytes"] for c in row.value] == [2, 2, 4, 4, 4] and (row.text, row.spoken) == ("16 B", "十六字节")

@@ -6,8 +6,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tools import audio, captions, catalogue, cues, speech
-from tools.cues import NarrationError
+from tools.course import catalogue
+from tools.voice import audio, captions, cues, speech
+from tools.voice.cues import NarrationError
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tools import numbers
+from tools.course import numbers
 
 
 @pytest.mark.parametrize("n, spoken", [

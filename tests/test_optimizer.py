@@ -6,9 +6,11 @@ import re
 import numpy as np
 import pytest
 
-from tools import catalogue, circuit, cues, descent
 from tools.chapters import backprop, optimizer
-from tools.facts import Check, FactError
+from tools.course import catalogue
+from tools.course.facts import Check, FactError
+from tools.models import circuit, descent
+from tools.voice import cues
 
 ORDER = ["gradient_descent_ball", "saddle_point", "saddle_3d_rotating", "momentum_escape",
          "learning_rate_two_paths", "optimal_step_parabola"]

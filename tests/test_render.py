@@ -6,9 +6,11 @@ import shutil
 import sys
 
 import pytest
-
 from conftest import BIN, ROOT, run
-from tools import captions, catalogue, media
+
+from tools.course import catalogue
+from tools.publish import media
+from tools.voice import captions
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,10 @@ from pathlib import Path
 from urllib.error import HTTPError
 
 import pytest
-
 from conftest import BIN, FIGURE_C, run
-from tools import catalogue, site
+
+from tools.course import catalogue
+from tools.publish import site
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

@@ -6,10 +6,11 @@ import argparse
 import json
 import sys
 
-from tools import build, catalogue, site
-from tools.cues import NarrationError
-from tools.facts import FactError
-from tools.speech import SpeechError
+from tools.course import catalogue
+from tools.course.facts import FactError
+from tools.publish import build, site
+from tools.voice.cues import NarrationError
+from tools.voice.speech import SpeechError
 
 
 def _facts_table(as_json: bool) -> str:

@@ -1,1 +1,1 @@
-"""One module per chapter: its figures in page order and the facts each shows."""
+"""One module per chapter: a builder per figure that computes its facts from tools.models and checks them."""

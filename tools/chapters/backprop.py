@@ -6,9 +6,10 @@ import math
 
 import numpy as np
 
-from tools import chain, circuit, grad_path, gradients, numbers, timespan, v3
-from tools.catalogue import Chapter
-from tools.facts import Check, Fact, data, number, scientific
+from tools.course import numbers
+from tools.course.catalogue import Chapter
+from tools.course.facts import Check, Fact, data, number, scientific
+from tools.models import chain, circuit, grad_path, gradients, timespan, v3
 
 CHAPTER = Chapter("backprop", "反向传播：三倍算力与扔不掉的激活")
 
@@ -414,14 +415,14 @@ def forward_vs_reverse_mode(check: Check, params: int = MODES_PARAMS, widths: tu
 
 
 # activation_mountain: activations over one step (A7), then the two cards and
-# the per-layer tables behind them (B1), all from tools.v3. The mountain is
+# the per-layer tables behind them (B1), all from tools.models.v3. The mountain is
 # schematic: 12 steps drawn, 61 layers real.
 MOUNTAIN_STEPS = 12
 MOUNTAIN_PAGE = {"keep_all_gib": "4,245", "keep_all_tib": "4.15", "full_recompute": "106.75",
                  "attention": "22.6", "moe": "48.6", "moe_layer": "71", "dense_layer": "40",
                  "copies_io": "31.5", "entry": "1.75"}
 # How the page writes each kept tensor's width (B1): the factors, multiplied
-# (or added, for the KV row), must give tools.v3's width.
+# (or added, for the KV row), must give tools.models.v3's width.
 ATTENTION_WIDTHS = (("×", (v3.HIDDEN,)), ("×", (v3.HIDDEN,)), ("×", (2, v3.Q_LORA)),
                     ("+", (v3.KV_LORA + v3.ROPE, v3.KV_LORA)), ("×", (v3.HEADS, v3.QK_HEAD)),
                     ("×", (v3.HEADS, v3.QK_HEAD - v3.ROPE + v3.V_HEAD)), ("×", (v3.HEADS, v3.V_HEAD)),

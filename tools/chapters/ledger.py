@@ -4,9 +4,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from tools import bf16, gpt, ledger, lora, numbers, step_memory, v3, zero
-from tools.catalogue import Chapter
-from tools.facts import Check, Fact, approx, data, myriad, number, percent, power, times, year
+from tools.course import numbers
+from tools.course.catalogue import Chapter
+from tools.course.facts import Check, Fact, approx, data, myriad, number, percent, power, times, year
+from tools.models import bf16, byte_ledger, gpt, lora, step_memory, v3, zero
+
+
+def _term(cell: byte_ledger.Cell) -> tuple[str, str]:
+    return ("≈0", "几乎为零") if cell.factored else (str(cell.nbytes), numbers.zh_int(cell.nbytes))
+
+
+def row_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
+    """The row as drawable data: per cell key, label, precision, bytes and its text."""
+    rows = [{"key": c.key, "label": c.label, "short": c.short or c.label, "precision": c.precision,
+             "bytes": c.nbytes, "factored": c.factored, "text": f"{_term(c)[0]} B"} for c in cells]
+    return Fact(rows, f"{byte_ledger.total(cells)} B", f"{numbers.zh_quantity(str(byte_ledger.total(cells)))}字节")
+
+
+def sum_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
+    """The row's bytes as a sum, e.g. 2＋2＋4＋4＋4 ＝ 16 / 二加二加四加四加四，等于十六."""
+    terms = [_term(c) for c in cells]
+    approx = any(c.factored for c in cells)
+    text = "＋".join(t for t, _ in terms) + (" ≈ " if approx else " ＝ ") + str(byte_ledger.total(cells))
+    spoken = "加".join(s for _, s in terms) + ("，约等于" if approx else "，等于") + numbers.zh_int(byte_ledger.total(cells))
+    return Fact(byte_ledger.total(cells), text, spoken)
+
 
 GIB = 2**30
 
@@ -20,7 +42,7 @@ def _bytes(n: int) -> Fact:
     return Fact(n, f"{n} B", ("两" if n == 2 else numbers.zh_int(n)) + "字节")
 
 
-def _keys(cells: tuple[ledger.Cell, ...], precision: str) -> set[str]:
+def _keys(cells: tuple[byte_ledger.Cell, ...], precision: str) -> set[str]:
     return {c.key for c in cells if c.precision == precision and not c.factored}
 
 
@@ -45,14 +67,14 @@ ZERO_FIGURE1_PARAMS, ZERO_FIGURE1_BASELINE_GB = 7.5e9, 120  # arXiv 1910.02054 F
     source="16 B 口径：ZeRO arXiv 1910.02054 §3；Adam 1412.6980；AdamW 1711.05101\n"
            "Muon：Keller Jordan 2024；Polyak 1964；AdaGrad：Duchi 等 2011；RMSProp：Hinton 2012 讲义",
 )
-def ledger_16_bytes(check: Check, cells: tuple[ledger.Cell, ...] = ledger.MIXED_ADAMW, band: tuple = BAND):
-    check.equal("total", ledger.total(cells), 16)
-    check.equal("optimizer_side", ledger.optimizer_bytes(cells), 12)
+def ledger_16_bytes(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW, band: tuple = BAND):
+    check.equal("total", byte_ledger.total(cells), 16)
+    check.equal("optimizer_side", byte_ledger.optimizer_bytes(cells), 12)
     check.equal("weight", next(c.nbytes for c in cells if c.key == "weight"), 2)
     # ZeRO's own route: (2 + 2 + K)Ψ with K = 12 gives Figure 1's 120 GB baseline for 7.5B.
-    check.close("total (ZeRO Figure 1 baseline, GB)", ledger.total(cells) * ZERO_FIGURE1_PARAMS / 1e9,
+    check.close("total (ZeRO Figure 1 baseline, GB)", byte_ledger.total(cells) * ZERO_FIGURE1_PARAMS / 1e9,
                 ZERO_FIGURE1_BASELINE_GB)
-    check.equal("fp32 cells", _keys(cells, "fp32"), set(ledger.OPTIMIZER_SIDE))
+    check.equal("fp32 cells", _keys(cells, "fp32"), set(byte_ledger.OPTIMIZER_SIDE))
     check.equal("bf16 cells", _keys(cells, "bf16"), {"weight", "grad"})
     years = [entry["year"] for entry in band if entry["year"] is not None]
     check.that("band in order of history", years == sorted(years), "years increase along the band", years)
@@ -62,17 +84,17 @@ def ledger_16_bytes(check: Check, cells: tuple[ledger.Cell, ...] = ledger.MIXED_
         check.that(f"state of {entry['name']}", set(entry["state"]) <= {"m", "v"},
                    "optimizer state is made of m and v cells", entry["state"])
         state = tuple(by_key[key] for key in entry["state"])
-        rows.append({"name": entry["name"], "note": entry["note"], "state": ledger.as_fact(state).value,
+        rows.append({"name": entry["name"], "note": entry["note"], "state": row_fact(state).value,
                      "year": None if entry["year"] is None else str(entry["year"])})
     states = {entry["id"]: entry["state"] for entry in band}
     check.equal("Adam and AdamW keep the same state", states["adam"], states["adamw"])
     facts = {
-        "ledger": ledger.as_fact(cells),
-        "sum": ledger.sum_fact(cells),
+        "ledger": row_fact(cells),
+        "sum": sum_fact(cells),
         "weight": _bytes(by_key["weight"].nbytes),
         "grad": _bytes(by_key["grad"].nbytes),
         "fp32_cell": _bytes(by_key["m"].nbytes),
-        "optimizer": _bytes(ledger.optimizer_bytes(cells)),
+        "optimizer": _bytes(byte_ledger.optimizer_bytes(cells)),
         "band": data(rows),
     }
     facts |= {f"year_{entry['id']}": year(entry["year"]) for entry in band if entry["year"] is not None}
@@ -84,12 +106,12 @@ def ledger_16_bytes(check: Check, cells: tuple[ledger.Cell, ...] = ledger.MIXED_
     "混合精度省一半显存？常驻的一个字节都没省",
     source="ZeRO，arXiv 1910.02054 §3（2Ψ＋2Ψ＋12Ψ；原文用 fp16，字节数相同）；累加器那一行按同一口径推算",
 )
-def mixed_precision_same_16(check: Check, pure: tuple[ledger.Cell, ...] = ledger.PURE_FP32,
-                            mixed: tuple[ledger.Cell, ...] = ledger.MIXED_ADAMW):
-    accumulate = ledger.store_as(mixed, ("grad",), "fp32")
-    check.equal("pure", ledger.total(pure), 16)
-    check.equal("mixed", ledger.total(mixed), 16)
-    check.equal("accumulate", ledger.total(accumulate), 18)
+def mixed_precision_same_16(check: Check, pure: tuple[byte_ledger.Cell, ...] = byte_ledger.PURE_FP32,
+                            mixed: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW):
+    accumulate = byte_ledger.store_as(mixed, ("grad",), "fp32")
+    check.equal("pure", byte_ledger.total(pure), 16)
+    check.equal("mixed", byte_ledger.total(mixed), 16)
+    check.equal("accumulate", byte_ledger.total(accumulate), 18)
     before = {c.key: c.nbytes for c in pure}
     after = {c.key: c.nbytes for c in mixed}
     saved = {key: before[key] - after[key] for key in before}
@@ -99,9 +121,9 @@ def mixed_precision_same_16(check: Check, pure: tuple[ledger.Cell, ...] = ledger
     # Column by column: the 2 + 2 saved is exactly the new master copy.
     check.equal("saved = master", sum(saved.values()), after["master"])
     return {
-        "pure": ledger.as_fact(pure), "pure_sum": ledger.sum_fact(pure),
-        "mixed": ledger.as_fact(mixed), "mixed_sum": ledger.sum_fact(mixed),
-        "accumulate": ledger.as_fact(accumulate), "accumulate_sum": ledger.sum_fact(accumulate),
+        "pure": row_fact(pure), "pure_sum": sum_fact(pure),
+        "mixed": row_fact(mixed), "mixed_sum": sum_fact(mixed),
+        "accumulate": row_fact(accumulate), "accumulate_sum": sum_fact(accumulate),
         "weight_saved": _bytes(saved["weight"]), "grad_saved": _bytes(saved["grad"]),
         "master": _bytes(after["master"]),
     }
@@ -163,8 +185,8 @@ def why_fp32_bf16(check: Check, rounding=bf16.round_bf16, small_step: float = 0.
     check.equal("RNE cross-check (numpy, mismatches)", int(np.sum(struct_route != numpy_route)), 0)
     check.equal("RNE cross-check (nearest neighbour, mismatches)", int(np.sum(struct_route != nearest_route)), 0)
     # Ⓒ the line the criterion draws: what never forgets is fp32, the rest bf16.
-    check.equal("fp32 cells", _keys(ledger.MIXED_ADAMW, "fp32"), {"m", "v", "master"})
-    check.equal("bf16 cells", _keys(ledger.MIXED_ADAMW, "bf16"), {"weight", "grad"})
+    check.equal("fp32 cells", _keys(byte_ledger.MIXED_ADAMW, "fp32"), {"m", "v", "master"})
+    check.equal("bf16 cells", _keys(byte_ledger.MIXED_ADAMW, "bf16"), {"weight", "grad"})
     return {
         "layouts": data(layouts),
         **{f"{f['name']}_{part[:3]}": number(f[part]) for f in layouts for part in ("exponent", "mantissa")},
@@ -179,8 +201,8 @@ def why_fp32_bf16(check: Check, rounding=bf16.round_bf16, small_step: float = 0.
         "bf16_sum": number(path[-1], 1), "fp32_sum": number(fp32_path[-1], 6),
         "exact_sum": number(1.0 + repeats * repeat_step, 1),
         "fp32_path": data(fp32_path),
-        "ledger": ledger.as_fact(ledger.MIXED_ADAMW),
-        "v3_moments": ledger.as_fact(ledger.store_as(ledger.MIXED_ADAMW, ("m", "v"), "bf16")),
+        "ledger": row_fact(byte_ledger.MIXED_ADAMW),
+        "v3_moments": row_fact(byte_ledger.store_as(byte_ledger.MIXED_ADAMW, ("m", "v"), "bf16")),
     }
 
 
@@ -196,40 +218,40 @@ PAGE_BYTES = {"AdamW": 16, "Muon": 12, "Lion": 12, "Adafactor": 8, "8-bit Adam":
     source="Muon：Keller Jordan 2024；Lion arXiv 2302.06675；Adafactor arXiv 1804.04235\n"
            "8-bit Adam：Dettmers 等 arXiv 2110.02861；字节按 ZeRO 16 B 口径当场算",
 )
-def optimizer_bytes_table(check: Check, base: tuple[ledger.Cell, ...] = ledger.MIXED_ADAMW,
+def optimizer_bytes_table(check: Check, base: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW,
                           matrix: tuple[int, int] = ADAFACTOR_MATRIX):
     rows = {
         "AdamW": base,
-        "Muon": ledger.drop(base, "v"),  # orthogonalised momentum: no second moment
-        "Lion": ledger.drop(base, "v"),  # one momentum, the update is its sign
-        "Adafactor": ledger.factor(ledger.drop(base, "m"), "v"),  # no momentum, v as a row + a column
-        "8-bit Adam": ledger.store_as(base, ("m", "v"), "int8"),
+        "Muon": byte_ledger.drop(base, "v"),  # orthogonalised momentum: no second moment
+        "Lion": byte_ledger.drop(base, "v"),  # one momentum, the update is its sign
+        "Adafactor": byte_ledger.factor(byte_ledger.drop(base, "m"), "v"),  # no momentum, v as a row + a column
+        "8-bit Adam": byte_ledger.store_as(base, ("m", "v"), "int8"),
     }
     for name, cells in rows.items():
-        check.equal(f"{name} bytes", ledger.total(cells), PAGE_BYTES[name])
+        check.equal(f"{name} bytes", byte_ledger.total(cells), PAGE_BYTES[name])
     # Which cell each variant changed, against the page's 「动了哪一格」.
     base_cells = {c.key: c for c in base}
     changed = {name: {k for k in base_cells if base_cells[k] not in cells} for name, cells in rows.items()}
     for name, page in (("Muon", {"v"}), ("Lion", {"v"}), ("Adafactor", {"m", "v"}), ("8-bit Adam", {"m", "v"})):
         check.equal(f"{name} changes", changed[name], page)
-    per_param = ledger.factored_bytes(*matrix)
+    per_param = byte_ledger.factored_bytes(*matrix)
     check.that("adafactor_v (≈ 0)", per_param < 0.01, "a row + a column costs < 0.01 B per parameter", per_param)
     # Which ideas stack: 8-bit stores what is left of a dropped row; dropping and factoring v exclude each other.
-    lion_8bit = ledger.store_as(rows["Lion"], ("m",), "int8")
-    check.equal("lion_8bit bytes", ledger.total(lion_8bit), 9)
+    lion_8bit = byte_ledger.store_as(rows["Lion"], ("m",), "int8")
+    check.equal("lion_8bit bytes", byte_ledger.total(lion_8bit), 9)
     try:
-        ledger.factor(rows["Muon"], "v")
+        byte_ledger.factor(rows["Muon"], "v")
         exclusive = False
-    except ledger.LedgerError:
+    except byte_ledger.LedgerError:
         exclusive = True
     check.that("drop and factor exclude each other", exclusive, "factoring a dropped v is impossible", exclusive)
     facts = {}
     for name, cells in rows.items():
         slug = name.lower().replace("-", "").replace(" ", "_")
-        facts[slug] = ledger.as_fact(cells)
-        facts[f"{slug}_sum"] = ledger.sum_fact(cells)
-    facts["lion_8bit"] = ledger.as_fact(lion_8bit)
-    facts["lion_8bit_sum"] = ledger.sum_fact(lion_8bit)
+        facts[slug] = row_fact(cells)
+        facts[f"{slug}_sum"] = sum_fact(cells)
+    facts["lion_8bit"] = row_fact(lion_8bit)
+    facts["lion_8bit_sum"] = sum_fact(lion_8bit)
     facts["adafactor_v"] = number(per_param, 4, "B", "字节")
     facts["matrix"] = Fact(matrix, f"{matrix[0]:,}×{matrix[1]:,}",
                            f"{numbers.zh_int(matrix[0])}乘{numbers.zh_int(matrix[1])}")
@@ -241,27 +263,27 @@ def optimizer_bytes_table(check: Check, base: tuple[ledger.Cell, ...] = ledger.M
     "检查点里必须存哪几格",
     source="671B × 12 B 与 × 8 B 为本课推算（TiB ＝ 2⁴⁰ B）；bf16 一二阶矩：DeepSeek-V3，arXiv 2412.19437 §3.3.3",
 )
-def checkpoint_size(check: Check, cells: tuple[ledger.Cell, ...] = ledger.MIXED_ADAMW,
+def checkpoint_size(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW,
                     params: float = v3.TOTAL_PARAMS):
-    saved = ledger.must_save(cells)
+    saved = byte_ledger.must_save(cells)
     check.equal("saved cells", {c.key for c in saved}, {"m", "v", "master"})
-    check.equal("classic_bytes", ledger.total(saved), 12)
-    check.equal("classic_bytes (pure fp32 saves the same)", ledger.total(ledger.must_save(ledger.PURE_FP32)), 12)
-    v3_cells = ledger.store_as(cells, ("m", "v"), "bf16")
-    v3_saved = ledger.must_save(v3_cells)
-    check.equal("v3_bytes", ledger.total(v3_saved), 8)
-    classic_tib = ledger.total(saved) * params / v3.TIB
-    v3_tib = ledger.total(v3_saved) * params / v3.TIB
+    check.equal("classic_bytes", byte_ledger.total(saved), 12)
+    check.equal("classic_bytes (pure fp32 saves the same)", byte_ledger.total(byte_ledger.must_save(byte_ledger.PURE_FP32)), 12)
+    v3_cells = byte_ledger.store_as(cells, ("m", "v"), "bf16")
+    v3_saved = byte_ledger.must_save(v3_cells)
+    check.equal("v3_bytes", byte_ledger.total(v3_saved), 8)
+    classic_tib = byte_ledger.total(saved) * params / v3.TIB
+    v3_tib = byte_ledger.total(v3_saved) * params / v3.TIB
     check.close("classic_tib", classic_tib, 7.3, abs=0.05)
     check.close("classic_tib (cell by cell)", sum(c.nbytes * params / v3.TIB for c in saved), classic_tib)
     check.close("v3_tib", v3_tib, 4.9, abs=0.05)
     smaller = 1 - v3_tib / classic_tib
     check.close("smaller (one third)", smaller, 1 / 3)
     return {
-        "ledger": ledger.as_fact(cells),
-        "saved": ledger.as_fact(saved), "classic_sum": ledger.sum_fact(saved),
-        "v3_saved": ledger.as_fact(v3_saved), "v3_sum": ledger.sum_fact(v3_saved),
-        "classic_bytes": _bytes(ledger.total(saved)), "v3_bytes": _bytes(ledger.total(v3_saved)),
+        "ledger": row_fact(cells),
+        "saved": row_fact(saved), "classic_sum": sum_fact(saved),
+        "v3_saved": row_fact(v3_saved), "v3_sum": sum_fact(v3_saved),
+        "classic_bytes": _bytes(byte_ledger.total(saved)), "v3_bytes": _bytes(byte_ledger.total(v3_saved)),
         "params": Fact(params, "671B", numbers.zh_large(params)),
         "classic_tib": number(classic_tib, 1, "TiB", " TiB"),
         "v3_tib": number(v3_tib, 1, "TiB", " TiB"),
@@ -286,7 +308,7 @@ LORA_PAGE = {"matrix_share": 0.008, "adapters": 839e4, "adapter_share": 0.00124,
     source="LoRA：Hu 等，arXiv 2106.09685；参数量取 LLaMA-7B 实数（arXiv 2302.13971）；adapter 挂在 q、v 上为本课推定",
 )
 def lora_ledger(check: Check, model: lora.Llama = lora.LLAMA_7B, rank: int = LORA_RANK,
-                matrices: tuple[str, ...] = LORA_MATRICES, cells: tuple = ledger.MIXED_ADAMW):
+                matrices: tuple[str, ...] = LORA_MATRICES, cells: tuple = byte_ledger.MIXED_ADAMW):
     pair = lora.adapter_pair(model.width, rank)
     matrix_share = pair / model.width**2
     check.close("matrix_share", matrix_share, LORA_PAGE["matrix_share"], abs=0.0005)
@@ -300,7 +322,7 @@ def lora_ledger(check: Check, model: lora.Llama = lora.LLAMA_7B, rank: int = LOR
     page_n = 7e9  # D19: the ratio is the page's whichever N is put in
     check.close("ratio (N = 70 亿)", lora.resident_bytes(0, page_n, cells) / lora.resident_bytes(page_n, adapters, cells),
                 LORA_PAGE["ratio"], abs=0.05)
-    frozen_row = ledger.frozen(cells)
+    frozen_row = byte_ledger.frozen(cells)
     check.that("frozen_row", [c.key for c in frozen_row] == ["weight"],
                "a frozen parameter keeps only its bf16 weight", [c.key for c in frozen_row])
     full_passes, lora_passes = lora.passes(0, params), lora.passes(params, adapters)
@@ -311,8 +333,8 @@ def lora_ledger(check: Check, model: lora.Llama = lora.LLAMA_7B, rank: int = LOR
         "matrix_share": percent(matrix_share, 1),
         "adapters": myriad(adapters), "params": myriad(params, "亿", 1),
         "adapter_share": percent(adapters / params, 3),
-        "row": ledger.as_fact(cells), "frozen_row": ledger.as_fact(frozen_row),
-        "dropped": number(ledger.total(cells) - ledger.total(frozen_row), unit="B", unit_spoken="字节"),
+        "row": row_fact(cells), "frozen_row": row_fact(frozen_row),
+        "dropped": number(byte_ledger.total(cells) - byte_ledger.total(frozen_row), unit="B", unit_spoken="字节"),
         "full_gib": number(full / GIB, 1, "GiB", "吉字节"), "lora_gib": number(tuned / GIB, 1, "GiB", "吉字节"),
         "ratio": times(full / tuned, 1),
         "full_passes": times(full_passes), "lora_passes": approx(times(lora_passes)),
@@ -330,12 +352,12 @@ ZERO_STAGE_NAMES = ("baseline", "p_os", "p_os_g", "p_os_g_p")
     "ZeRO 三级：照账单的大小顺序去切",
     source="Rajbhandari 等，ZeRO，arXiv 1910.02054：§3 与 Figure 1（四个 GB 数）、§7.2（通信量）",
 )
-def zero_stages(check: Check, params: float = 7.5e9, gpus: int = 64, cells: tuple = ledger.MIXED_ADAMW):
+def zero_stages(check: Check, params: float = 7.5e9, gpus: int = 64, cells: tuple = byte_ledger.MIXED_ADAMW):
     order = zero.cut_order(cells)
     check.equal("cut_order", [g.label for g in order], ["优化器状态", "梯度", "参数"])
     stages = zero.stages(cells)
     per_gpu = [zero.per_gpu_bytes(cells, params, gpus, sharded) / 1e9 for sharded in stages]
-    k = ledger.optimizer_bytes(cells)
+    k = byte_ledger.optimizer_bytes(cells)
     closed = ((2 + 2 + k) * params, (2 + 2) * params + k * params / gpus,
               2 * params + (2 + k) * params / gpus, (2 + 2 + k) * params / gpus)
     facts = {}
@@ -351,7 +373,7 @@ def zero_stages(check: Check, params: float = 7.5e9, gpus: int = 64, cells: tupl
     groups = [{"label": g.label, "keys": list(g.keys), "bytes": g.nbytes(cells), "text": f"{g.nbytes(cells)} B",
                "phases": list(g.phases)} for g in order]
     return facts | {
-        "params": myriad(params, "亿"), "gpus": number(gpus), "row": ledger.as_fact(cells),
+        "params": myriad(params, "亿"), "gpus": number(gpus), "row": row_fact(cells),
         "groups": data(groups), "optimizer_bytes": number(k, unit="B", unit_spoken="字节"),
         "gb": Fact(10**9, "10⁹", "十的九次方"),  # the paper's GB: decimal
     }
@@ -367,15 +389,15 @@ STEP_PAGE = {"resident_tib": 9.76, "sequences": 93.7, "tokens": 12.3e6, "weights
     "四项叠上时间轴：谁在什么时候最大",
     source="每参数 16 B：ZeRO，arXiv 1910.02054；V3 配置：arXiv 2412.19437；激活为本课按算子自推",
 )
-def peak_memory_timeline(check: Check, params: float = v3.TOTAL_PARAMS, cells: tuple = ledger.MIXED_ADAMW,
+def peak_memory_timeline(check: Check, params: float = v3.TOTAL_PARAMS, cells: tuple = byte_ledger.MIXED_ADAMW,
                          recompute_gib: float = v3.full_recompute_gib()):
     timeline = step_memory.step(cells)
     check.close("params (from the config)", v3.total_weights(), params, rel=1e-3)
     tib = 1 / v3.TIB
-    resident = params * ledger.total(cells) * tib
+    resident = params * byte_ledger.total(cells) * tib
     weights = params * sum(c.nbytes for c in cells if c.key == "weight") * tib
     grads = params * sum(c.nbytes for c in cells if c.key == "grad") * tib
-    optimizer = params * ledger.optimizer_bytes(cells) * tib
+    optimizer = params * byte_ledger.optimizer_bytes(cells) * tib
     check.close("resident_tib", resident, STEP_PAGE["resident_tib"], abs=0.005)
     check.close("weights_tib", weights, STEP_PAGE["weights_tib"], abs=0.005)
     check.close("grads_tib", grads, STEP_PAGE["weights_tib"], abs=0.005)
@@ -407,7 +429,7 @@ def peak_memory_timeline(check: Check, params: float = v3.TOTAL_PARAMS, cells: t
         "weights_tib": number(weights, 2, "TiB", "太字节"), "grads_tib": number(grads, 2, "TiB", "太字节"),
         "optimizer_tib": number(optimizer, 2, "TiB", "太字节"),
         "activations_tib": number(max(timeline.activations), 2, "TiB", "太字节"),
-        "params": Fact(params, "671e9", numbers.zh_int(int(params))), "bytes": ledger.as_fact(cells),
+        "params": Fact(params, "671e9", numbers.zh_int(int(params))), "bytes": row_fact(cells),
         "tib": Fact(v3.TIB, "1024⁴", "一千零二十四的四次方"), "kib": Fact(1024, "1024", "一千零二十四"),
         "resident_tib": number(resident, 2, "TiB", "太字节"),
         "recompute_gib": number(recompute_gib, 2, "GiB", "吉字节"),
@@ -471,14 +493,14 @@ WORKED_PAGE = {"weights_gib": 0.23, "optimizer_gib": 1.40, "resident_gib": 1.86,
     source="模型形状取自 GPT-3 论文表 2.1 第一行（arXiv 2005.14165）；各项按本页口径自算",
 )
 def worked_125m(check: Check, model: gpt.Gpt = gpt.GPT3_SMALL, batch: int = 8, seq: int = 1024,
-                cells: tuple = ledger.MIXED_ADAMW):
+                cells: tuple = byte_ledger.MIXED_ADAMW):
     params = model.params()
     check.close("params", params, WORKED_PAGE["params"], rel=0.002)
     bytes_of = {key: sum(c.nbytes for c in cells if c.key == key) for key in ("weight", "grad")}
     weights = params * bytes_of["weight"] / gpt.GIB
     grads = params * bytes_of["grad"] / gpt.GIB
-    optimizer = params * ledger.optimizer_bytes(cells) / gpt.GIB
-    resident = params * ledger.total(cells) / gpt.GIB
+    optimizer = params * byte_ledger.optimizer_bytes(cells) / gpt.GIB
+    resident = params * byte_ledger.total(cells) / gpt.GIB
     check.close("weights_gib", weights, WORKED_PAGE["weights_gib"], abs=0.005)
     check.close("optimizer_gib", optimizer, WORKED_PAGE["optimizer_gib"], abs=0.005)
     check.close("resident_gib", resident, WORKED_PAGE["resident_gib"], abs=0.005)
@@ -506,7 +528,7 @@ def worked_125m(check: Check, model: gpt.Gpt = gpt.GPT3_SMALL, batch: int = 8, s
         "context": number(model.context), "params_exact": number(params), "params": myriad(params, "亿", 2),
         "batch": number(batch), "seq": number(seq), "tokens": number(tokens),
         "kept_labels": data([label for label, _w in model.kept_widths()]),
-        "row": ledger.as_fact(cells), "optimizer_bytes": number(ledger.optimizer_bytes(cells), unit="B", unit_spoken="字节"),
+        "row": row_fact(cells), "optimizer_bytes": number(byte_ledger.optimizer_bytes(cells), unit="B", unit_spoken="字节"),
         "weights_gib": number(weights, 2, **gib), "grads_gib": number(grads, 2, **gib),
         "optimizer_gib": number(optimizer, 2, **gib), "resident_gib": number(resident, 2, **gib),
         "resident_ratio": times(resident / weights),

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 
-from tools import circuit, descent
-from tools.catalogue import Chapter
 from tools.chapters import backprop
-from tools.facts import Check, Fact, data, number, scientific
-from tools.numbers import zh_digits
+from tools.course.catalogue import Chapter
+from tools.course.facts import Check, Fact, data, number, scientific
+from tools.course.numbers import zh_digits
+from tools.models import circuit, descent
 
 CHAPTER = Chapter("optimizer", "优化器：下山、鞍点与小重球")
 

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from tools import catalogue
+from tools import settings
+from tools.course import catalogue
 
-NARRATION_DIR = catalogue.ROOT / "narration"
+NARRATION_DIR = settings.NARRATION_DIR
 _CUE_ID = re.compile(r"[a-z][a-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 # What espeak-ng's Mandarin voice misreads (it drops decimal points and minus

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tools import numbers
+from tools.course import numbers
 
 
 class FactError(Exception):

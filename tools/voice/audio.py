@@ -19,9 +19,9 @@ from pathlib import Path
 from pydub import AudioSegment
 from pydub.silence import detect_leading_silence
 
-from tools import catalogue
-from tools.cues import Cue
-from tools.speech import Espeak, Silent
+from tools import settings
+from tools.voice.cues import Cue
+from tools.voice.speech import Espeak, Silent
 
 PROCESSING = "trim-50dB pad-80/250ms loudness-20dBFS 44.1kHz-mono v1"
 TARGET_DBFS = -20.0
@@ -36,7 +36,7 @@ class CueAudio:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("LECTURE_CACHE", catalogue.ROOT / ".cache")) / "narration"
+    return settings.cache_root() / "narration"
 
 
 def cache_key(cue: Cue, engine: Espeak | Silent) -> str:

@@ -5,17 +5,13 @@ precision. The classic mixed-precision AdamW row (ZeRO, arXiv 1910.02054
 §3: 2Ψ + 2Ψ + 12Ψ) is :data:`MIXED_ADAMW`. Variants are made from it by
 the three moves of §3.4: :func:`drop` a cell, :func:`factor` it into a
 row + a column, or store it in another precision with :func:`store_as`.
-Figures turn a ledger into a ``data`` fact with :func:`as_fact` (and its
-sum with :func:`sum_fact`), and ``scenes.style.LedgerRow`` draws that
-fact, each cell as wide as its bytes.
+The ledger chapter turns a row into a fact (``tools.chapters.ledger.row_fact``),
+and ``scenes.style.LedgerRow`` draws it, each cell as wide as its bytes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-
-from tools import numbers
-from tools.facts import Fact
 
 BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1}
 
@@ -108,23 +104,3 @@ def frozen(cells: tuple[Cell, ...]) -> tuple[Cell, ...]:
 def sharded_total(cells: tuple[Cell, ...], devices: int, sharded: tuple[str, ...]) -> float:
     """Bytes per parameter on one of `devices` when the cells in `sharded` are cut evenly across them."""
     return sum(c.nbytes / devices if c.key in sharded else c.nbytes for c in cells)
-
-
-def _term(cell: Cell) -> tuple[str, str]:
-    return ("≈0", "几乎为零") if cell.factored else (str(cell.nbytes), numbers.zh_int(cell.nbytes))
-
-
-def as_fact(cells: tuple[Cell, ...]) -> Fact:
-    """The row as drawable data: per cell key, label, precision, bytes and its text."""
-    rows = [{"key": c.key, "label": c.label, "short": c.short or c.label, "precision": c.precision,
-             "bytes": c.nbytes, "factored": c.factored, "text": f"{_term(c)[0]} B"} for c in cells]
-    return Fact(rows, f"{total(cells)} B", f"{numbers.zh_quantity(str(total(cells)))}字节")
-
-
-def sum_fact(cells: tuple[Cell, ...]) -> Fact:
-    """The row's bytes as a sum, e.g. 2＋2＋4＋4＋4 ＝ 16 / 二加二加四加四加四，等于十六."""
-    terms = [_term(c) for c in cells]
-    approx = any(c.factored for c in cells)
-    text = "＋".join(t for t, _ in terms) + (" ≈ " if approx else " ＝ ") + str(total(cells))
-    spoken = "加".join(s for _, s in terms) + ("，约等于" if approx else "，等于") + numbers.zh_int(total(cells))
-    return Fact(total(cells), text, spoken)

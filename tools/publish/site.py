@@ -28,10 +28,10 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from html import escape
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from dataclasses import dataclass
 from pathlib import Path
 
 COURSE = "训练一步的账"

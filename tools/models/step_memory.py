@@ -3,7 +3,7 @@
 Time is counted in forward layer-passes: each layer's forward takes 1, its
 backward 2 (§1.3: one matmul forward, two back), the optimizer update a
 short slot at the end. Per layer, forward adds what the layer keeps
-(``tools.v3``, keep-all); backward frees it and writes the layer's bf16
+(``tools.models.v3``, keep-all); backward frees it and writes the layer's bf16
 gradients. The output head's gradients come first in backward, the
 embedding's last; the optimizer's cells are read only in the update,
 after which the gradients are dropped.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools import ledger, v3
+from tools.models import byte_ledger, v3
 
 UPDATE_SLOT = 8.0  # length of the update on the time axis (schematic)
 
@@ -42,10 +42,10 @@ def _layers() -> list[tuple[float, int]]:
             + [(v3.moe_layer_gib(), v3.moe_layer_weights())] * v3.MOE_LAYERS)
 
 
-def step(cells: tuple[ledger.Cell, ...] = ledger.MIXED_ADAMW) -> Timeline:
+def step(cells: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW) -> Timeline:
     grad_bytes = sum(c.nbytes for c in cells if c.key == "grad")
     weight_bytes = sum(c.nbytes for c in cells if c.key == "weight")
-    optimizer_bytes = ledger.optimizer_bytes(cells)
+    optimizer_bytes = byte_ledger.optimizer_bytes(cells)
     params = v3.total_weights()
     tib = 1 / v3.TIB
     points: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)]  # (t, grads, activations) in bytes

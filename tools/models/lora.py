@@ -1,7 +1,7 @@
 """LoRA (arXiv 2106.09685) on a LLaMA-style model: who carries the 16 bytes.
 
 The base model is frozen: every base weight keeps only its bf16 cell
-(:func:`tools.ledger.frozen`); the adapters are trained and carry the full
+(:func:`tools.models.byte_ledger.frozen`); the adapters are trained and carry the full
 ledger row. LLaMA-7B's shape is from arXiv 2302.13971 Table 2 and its
 reference code (SwiGLU width 11,008, untied output head).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools import ledger
+from tools.models import byte_ledger
 
 
 @dataclass(frozen=True)
@@ -34,9 +34,9 @@ def adapter_pair(width: int, rank: int) -> int:
     return 2 * width * rank
 
 
-def resident_bytes(frozen: int, trained: int, cells: tuple[ledger.Cell, ...]) -> int:
+def resident_bytes(frozen: int, trained: int, cells: tuple[byte_ledger.Cell, ...]) -> int:
     """Frozen base weights keep their frozen row; trained parameters the whole row."""
-    return frozen * ledger.total(ledger.frozen(cells)) + trained * ledger.total(cells)
+    return frozen * byte_ledger.total(byte_ledger.frozen(cells)) + trained * byte_ledger.total(cells)
 
 
 def passes(frozen: int, trained: int) -> float:

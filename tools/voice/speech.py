@@ -6,12 +6,11 @@
   Chinese characters a second), for drafts and fast tests.
 
 Pick one with ``LECTURE_VOICE=espeak|silent``. A human recording of a cue
-(see ``tools.cues``) replaces whichever engine is chosen.
+(see ``tools.voice.cues``) replaces whichever engine is chosen.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -20,6 +19,8 @@ from functools import cached_property
 from pathlib import Path
 
 from pydub import AudioSegment
+
+from tools import settings
 
 
 class SpeechError(Exception):
@@ -70,7 +71,7 @@ ENGINES = {"espeak": Espeak, "silent": Silent}
 
 
 def from_env() -> Espeak | Silent:
-    choice = os.environ.get("LECTURE_VOICE", "espeak")
+    choice = settings.voice()
     if choice not in ENGINES:
         raise SpeechError(f"LECTURE_VOICE={choice!r}: choose one of {', '.join(ENGINES)}")
     return ENGINES[choice]()

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from tools.facts import Check, Fact
+from tools import settings
+from tools.course.facts import Check, Fact
 
-ROOT = Path(__file__).resolve().parent.parent
 # Chapter modules in the order the course plays them.
 CHAPTER_ORDER = ("backprop", "optimizer", "ledger")
 
@@ -47,7 +47,7 @@ class Chapter:
 
     @property
     def scene_file(self) -> Path:
-        return ROOT / "scenes" / f"{self.id}.py"
+        return settings.SCENES_DIR / f"{self.id}.py"
 
     def figure(self, figure_id: str, title: str, source: str = ""):
         """Register the decorated function as the builder of one figure's facts."""

@@ -31,8 +31,12 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
-from tools import audio, captions, catalogue, cues, media, site, speech
-from tools.catalogue import ROOT, Figure
+from tools import settings
+from tools.course import catalogue
+from tools.course.catalogue import Figure
+from tools.publish import media, site
+from tools.settings import AUDIO_OUT_ENV, MANIM_CFG, ROOT, SCENES_DIR
+from tools.voice import audio, captions, cues, speech
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 # `lecture build` renders one figure per manim process: the repository's
@@ -40,8 +44,6 @@ QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 ONE_FIGURE = {"write_all": "False"}
 SYNC_TOLERANCE = 0.1  # seconds between audio and video duration
 FIGURE_SECONDS = (30, 120)  # how long a figure should run (figure standard)
-# The scene writes its whole audio track here (see scenes/base.py).
-AUDIO_OUT_ENV = "LECTURE_AUDIO_OUT"
 # What publish() writes for a figure; part of the render key, so a change
 # here republishes figures built before it.
 PUBLISHED = "mp4 srt vtt png webp; facts, size; v2"
@@ -53,11 +55,11 @@ class BuildError(Exception):
 
 
 def renders_dir(quality: str) -> Path:
-    return Path(os.environ.get("LECTURE_RENDERS", ROOT / "renders")) / QUALITIES[quality]
+    return settings.renders_root() / QUALITIES[quality]
 
 
 def work_dir() -> Path:
-    return Path(os.environ.get("LECTURE_CACHE", ROOT / ".cache"))
+    return settings.cache_root()
 
 
 def check(figures: list[Figure]) -> tuple[int, int]:
@@ -97,12 +99,12 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> str:
         if name != fig.scene_class and name in {f.scene_class for f in chapter.figures}:
             source = source.replace(segment, "")
     chapter_ids = {ch.id for ch in catalogue.chapters()}
-    shared = [p.read_bytes() for p in sorted((ROOT / "scenes").glob("*.py")) if p.stem not in chapter_ids]
+    shared = [p.read_bytes() for p in sorted(SCENES_DIR.glob("*.py")) if p.stem not in chapter_ids]
     facts = {name: [f.value, f.text, f.spoken] for name, f in catalogue.facts(fig.id).items()}
     material = {
         "quality": quality,
         "manim": version("manim"),
-        "cfg": [(ROOT / "manim.cfg").read_text(encoding="utf-8"), ONE_FIGURE],
+        "cfg": [MANIM_CFG.read_text(encoding="utf-8"), ONE_FIGURE],
         "scene": source,
         "shared": [_sha(b) for b in shared],
         "facts": facts,
@@ -125,7 +127,7 @@ def one_figure_cfg() -> Path:
     manim.cfg rather than adding to it, so the override carries the rest.
     """
     parser = configparser.ConfigParser()
-    parser.read(ROOT / "manim.cfg", encoding="utf-8")
+    parser.read(MANIM_CFG, encoding="utf-8")
     parser["CLI"].update(ONE_FIGURE)
     folder = work_dir()
     folder.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools import ledger
+from tools.models import byte_ledger
 
 
 @dataclass(frozen=True)
@@ -18,23 +18,23 @@ class Group:
     keys: tuple[str, ...]
     phases: tuple[str, ...]  # the phases of a step that read or write it
 
-    def nbytes(self, cells: tuple[ledger.Cell, ...]) -> int:
+    def nbytes(self, cells: tuple[byte_ledger.Cell, ...]) -> int:
         return sum(c.nbytes for c in cells if c.key in self.keys)
 
 
 GROUPS = (
     Group("参数", ("weight",), ("前向", "反向", "更新")),
     Group("梯度", ("grad",), ("反向", "更新")),
-    Group("优化器状态", ledger.OPTIMIZER_SIDE, ("更新",)),
+    Group("优化器状态", byte_ledger.OPTIMIZER_SIDE, ("更新",)),
 )
 
 
-def cut_order(cells: tuple[ledger.Cell, ...]) -> list[Group]:
+def cut_order(cells: tuple[byte_ledger.Cell, ...]) -> list[Group]:
     """Biggest first; among equals, the least used first."""
     return sorted(GROUPS, key=lambda g: (-g.nbytes(cells), len(g.phases)))
 
 
-def stages(cells: tuple[ledger.Cell, ...]) -> list[tuple[str, ...]]:
+def stages(cells: tuple[byte_ledger.Cell, ...]) -> list[tuple[str, ...]]:
     """The sharded cell keys of plain data parallelism and of each ZeRO stage."""
     sharded: tuple[str, ...] = ()
     out = [sharded]
@@ -44,8 +44,8 @@ def stages(cells: tuple[ledger.Cell, ...]) -> list[tuple[str, ...]]:
     return out
 
 
-def per_gpu_bytes(cells: tuple[ledger.Cell, ...], params: float, gpus: int, sharded: tuple[str, ...]) -> float:
-    return params * ledger.sharded_total(cells, gpus, sharded)
+def per_gpu_bytes(cells: tuple[byte_ledger.Cell, ...], params: float, gpus: int, sharded: tuple[str, ...]) -> float:
+    return params * byte_ledger.sharded_total(cells, gpus, sharded)
 
 
 def communication(sharded: tuple[str, ...]) -> int:

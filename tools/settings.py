@@ -1,0 +1,32 @@
+"""Where things live and what the environment chose, read in one place.
+
+``LECTURE_RENDERS`` (default ``renders/``) is where builds publish,
+``LECTURE_CACHE`` (default ``.cache/``) holds narration audio, manim work
+files and logs, and ``LECTURE_VOICE`` picks the speech engine. A scene
+rendered by ``lecture build`` hands its whole audio track to the build
+through the file named in ``LECTURE_AUDIO_OUT``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES_DIR = ROOT / "scenes"
+NARRATION_DIR = ROOT / "narration"
+MANIM_CFG = ROOT / "manim.cfg"
+
+AUDIO_OUT_ENV = "LECTURE_AUDIO_OUT"
+
+
+def renders_root() -> Path:
+    return Path(os.environ.get("LECTURE_RENDERS", ROOT / "renders"))
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("LECTURE_CACHE", ROOT / ".cache"))
+
+
+def voice() -> str:
+    return os.environ.get("LECTURE_VOICE", "espeak")

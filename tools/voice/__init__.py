@@ -1,0 +1,1 @@
+"""Narration: cue texts checked against the facts, speech engines, cue audio, captions."""
