@@ -72,21 +72,20 @@ class ExchangeRate(LectureScene):
     def construct(self):
         facts = self.facts
         self.show_title()
-        with self.narrate("rate_intro") as cue:
+        with self.narrate("rate_intro") as beat:
             tags = [_word_tag("导数", "相除", 1.85), _word_tag("梯度", "一排", -0.15),
                     _word_tag("链式法则", "相乘", -2.05)]
             self.play(LaggedStart(*(FadeIn(t, shift=0.3 * RIGHT) for t in tags), lag_ratio=0.4),
-                      run_time=0.7 * cue.duration)
+                      run_time=beat.share(0.7))
         self._divide(facts, tags[0])
         self._gradient(tags[1])
         total_box = self._chain(facts, tags[2])
-        with self.narrate("rate_caveat") as cue:
+        with self.narrate("rate_caveat") as beat:
             caveat = style.zh("⚠ 这些数都是编出来的示意数", size=style.LABEL_SIZE,
                               color=style.HIGHLIGHT).to_corner(DOWN + RIGHT, buff=style.EDGE).shift(0.45 * UP)
-            self.play(FadeIn(caveat, shift=0.2 * UP), run_time=0.3 * cue.duration)
-            self.play(Circumscribe(total_box, color=style.HIGHLIGHT), run_time=0.4 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.3))
+            self.play(Circumscribe(total_box, color=style.HIGHLIGHT), run_time=beat.share(0.4))
+        self.finish()
 
     def _ruler(self, label: str, y: float, start, colour):
         name = style.zh(label, size=style.LABEL_SIZE, color=style.MUTED).move_to((-4.45, y, 0))
@@ -107,33 +106,33 @@ class ExchangeRate(LectureScene):
     def _divide(self, facts, tag):
         in_parts = self._ruler("输入", 2.35, facts["x_before"], style.HIGHLIGHT)
         out_parts = self._ruler("输出", 1.35, facts["y_before"], style.FORWARD)
-        with self.narrate("rate_nudge") as cue:
-            self.play(Indicate(tag[0]), *(FadeIn(m) for m in (*in_parts, *out_parts)), run_time=0.25 * cue.duration)
+        with self.narrate("rate_nudge") as beat:
+            self.play(Indicate(tag[0]), *(FadeIn(m) for m in (*in_parts, *out_parts)), run_time=beat.share(0.25))
             d_in = facts["moved_0"].value * self.SCALE
             d_out = facts["moved_1"].value * self.SCALE
             in_stretch = self._nudge(in_parts[2], in_parts[3], facts["x_after"], d_in, style.HIGHLIGHT,
-                                     0.25 * cue.duration)
-            self.wait(0.1 * cue.duration)
+                                     beat.share(0.25))
+            self.wait(beat.share(0.1))
             out_stretch = self._nudge(out_parts[2], out_parts[3], facts["y_after"], d_out, style.FORWARD,
-                                      0.25 * cue.duration)
-        with self.narrate("rate_divide") as cue:
+                                      beat.share(0.25))
+        with self.narrate("rate_divide") as beat:
             moved_in = style.value(facts["moved_0"], size=style.SMALL_SIZE, color=style.HIGHLIGHT)
             moved_out = style.value(facts["moved_1"], size=style.SMALL_SIZE, color=style.FORWARD)
             self.play(FadeIn(moved_in.next_to(in_stretch, DOWN, buff=0.1)),
-                      FadeIn(moved_out.next_to(out_stretch, DOWN, buff=0.22)), run_time=0.2 * cue.duration)
+                      FadeIn(moved_out.next_to(out_stretch, DOWN, buff=0.22)), run_time=beat.share(0.2))
             # Lay the input's stretch along the output's, as many times as it fits: that count is the rate.
             copies = VGroup(*(in_stretch.copy() for _ in range(round(facts["rate_a"].value))))
             copies.arrange(RIGHT, buff=0.05).next_to(out_stretch, DOWN, buff=0.06).align_to(out_stretch, LEFT)
             self.play(LaggedStart(*(TransformFromCopy(in_stretch, c) for c in copies), lag_ratio=0.6),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
             equation = style.math(f"{facts['moved_1'].text} div {facts['moved_0'].text} = {facts['rate_a'].text}",
                                   size=style.TITLE_SIZE).move_to((3.2, 2.05, 0))
             name = style.zh("兑换率", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(equation, DOWN, buff=0.15)
-            self.play(TransformFromCopy(VGroup(moved_out, moved_in), equation), run_time=0.25 * cue.duration)
-            self.play(FadeIn(name, shift=0.1 * UP), run_time=0.15 * cue.duration)
-        with self.narrate("rate_limit") as cue:
+            self.play(TransformFromCopy(VGroup(moved_out, moved_in), equation), run_time=beat.share(0.25))
+            self.play(FadeIn(name, shift=0.1 * UP), run_time=beat.share(0.15))
+        with self.narrate("rate_limit") as beat:
             note = style.zh("差商，不是极限", size=style.SMALL_SIZE, color=style.MUTED).next_to(name, RIGHT, buff=0.3)
-            self.play(FadeIn(note), Indicate(equation, color=style.HIGHLIGHT), run_time=0.4 * cue.duration)
+            self.play(FadeIn(note), Indicate(equation, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
     def _gradient(self, tag):
         params = VGroup(*(Circle(radius=0.2, color=style.TEXT, stroke_width=2) for _ in range(6)))
@@ -142,16 +141,16 @@ class ExchangeRate(LectureScene):
         name = style.zh("参数", size=style.LABEL_SIZE, color=style.MUTED).next_to(params, LEFT, buff=0.25)
         chips = VGroup(*(Square(0.3, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=0.85)
                          .next_to(p, DOWN, buff=0.22) for p in params))
-        with self.narrate("rate_gradient") as cue:
+        with self.narrate("rate_gradient") as beat:
             self.play(Indicate(tag[0]), FadeIn(name), LaggedStart(*(FadeIn(p, scale=0.5) for p in params),
                                                                    lag_ratio=0.15), FadeIn(dots),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
             self.play(LaggedStart(*(AnimationGroup(Indicate(p, color=style.HIGHLIGHT), GrowFromCenter(c))
-                                    for p, c in zip(params, chips)), lag_ratio=0.3), run_time=0.4 * cue.duration)
+                                    for p, c in zip(params, chips)), lag_ratio=0.3), run_time=beat.share(0.4))
             bracket = SurroundingRectangle(chips, color=style.BACKWARD, buff=0.1, corner_radius=0.08)
             label = style.zh("每个参数一个兑换率，排成一排", size=style.LABEL_SIZE,
                              color=style.BACKWARD).next_to(bracket, RIGHT, buff=0.3)
-            self.play(Create(bracket), FadeIn(label, shift=0.2 * LEFT), run_time=0.25 * cue.duration)
+            self.play(Create(bracket), FadeIn(label, shift=0.2 * LEFT), run_time=beat.share(0.25))
 
     def _chain(self, facts, tag):
         y = -2.05
@@ -166,36 +165,36 @@ class ExchangeRate(LectureScene):
                              max_tip_length_to_length_ratio=0.35, color=style.MUTED),
                        Arrow(links[i].get_right(), nodes[i + 1].get_left(), buff=0.05, stroke_width=2,
                              max_tip_length_to_length_ratio=0.35, color=style.MUTED))
-        with self.narrate("rate_chain") as cue:
-            self.play(Indicate(tag[0]), FadeIn(nodes), run_time=0.25 * cue.duration)
+        with self.narrate("rate_chain") as beat:
+            self.play(Indicate(tag[0]), FadeIn(nodes), run_time=beat.share(0.25))
             self.play(LaggedStart(*(FadeIn(VGroup(arrows[2 * i], links[i], arrows[2 * i + 1])) for i in range(3)),
-                                  lag_ratio=0.5), run_time=0.6 * cue.duration)
+                                  lag_ratio=0.5), run_time=beat.share(0.6))
         moved = [style.value(facts[f"moved_{i}"], color=style.HIGHLIGHT).next_to(nodes[i], DOWN, buff=0.15)
                  for i in range(4)]
-        with self.narrate("rate_travel") as cue:
+        with self.narrate("rate_travel") as beat:
             self.play(FadeIn(moved[0], scale=1.3), nodes[0].animate.set_stroke(style.HIGHLIGHT),
-                      run_time=0.15 * cue.duration)
+                      run_time=beat.share(0.15))
             for i in range(3):
                 pulse = Dot(nodes[i].get_center(), radius=0.1, color=style.HIGHLIGHT)
                 self.play(MoveAlongPath(pulse, Line(nodes[i].get_center(), nodes[i + 1].get_center())),
-                          Indicate(links[i], color=style.HIGHLIGHT), run_time=0.14 * cue.duration)
+                          Indicate(links[i], color=style.HIGHLIGHT), run_time=beat.share(0.14))
                 self.remove(pulse)
                 self.play(TransformFromCopy(moved[i], moved[i + 1]), nodes[i + 1].animate.set_stroke(style.HIGHLIGHT),
-                          run_time=0.11 * cue.duration)
-        with self.narrate("rate_product") as cue:
+                          run_time=beat.share(0.11))
+        with self.narrate("rate_product") as beat:
             total = style.math(f"{facts['moved_3'].text} div {facts['moved_0'].text} = {facts['total'].text}",
                                size=style.TITLE_SIZE)
             product = style.math(" = " + " times ".join(facts[f"link_{i}"].text for i in (1, 2, 3)),
                                  size=style.TITLE_SIZE)
             group = VGroup(total, product).arrange(DOWN, aligned_edge=LEFT, buff=0.2).move_to((5.3, y, 0))
-            self.play(TransformFromCopy(VGroup(moved[3], moved[0]), total), run_time=0.25 * cue.duration)
-            self.play(TransformFromCopy(VGroup(*(link[1] for link in links)), product), run_time=0.25 * cue.duration)
+            self.play(TransformFromCopy(VGroup(moved[3], moved[0]), total), run_time=beat.share(0.25))
+            self.play(TransformFromCopy(VGroup(*(link[1] for link in links)), product), run_time=beat.share(0.25))
             box = SurroundingRectangle(group, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
-            self.play(Create(box), run_time=0.1 * cue.duration)
+            self.play(Create(box), run_time=beat.share(0.1))
             shrink = links[facts["shrinking_link"].value[0] - 1]
             note = style.zh("缩小", size=style.SMALL_SIZE, color=style.BACKWARD).next_to(shrink, UP, buff=0.12)
             self.play(shrink[0].animate.set_stroke(style.BACKWARD, 4), FadeIn(note, shift=0.1 * DOWN),
-                      run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.2))
         return box
 
 
@@ -209,9 +208,9 @@ class FiniteDifferences(LectureScene):
         counter = facts["counter"].value
         self.show_title()
         blocks, grids, loss = self._network()
-        with self.narrate("brute_intro") as cue:
-            self.play(LaggedStart(*(FadeIn(b) for b in blocks), lag_ratio=0.15), run_time=0.5 * cue.duration)
-            self.play(FadeIn(loss, shift=0.2 * LEFT), run_time=0.3 * cue.duration)
+        with self.narrate("brute_intro") as beat:
+            self.play(LaggedStart(*(FadeIn(b) for b in blocks), lag_ratio=0.15), run_time=beat.share(0.5))
+            self.play(FadeIn(loss, shift=0.2 * LEFT), run_time=beat.share(0.3))
 
         # The counter panel and the progress bar over all parameters.
         tried_label = style.zh("已动过的参数", size=style.LABEL_SIZE, color=style.MUTED).move_to((4.2, 2.55, 0))
@@ -224,44 +223,44 @@ class FiniteDifferences(LectureScene):
         bar_name = style.zh(f"{facts['parameters'].text}个参数，一个一个来", size=style.LABEL_SIZE,
                             color=style.MUTED).next_to(frame, UP, buff=0.12).align_to(frame, RIGHT)
 
-        with self.narrate("brute_nudge") as cue:
+        with self.narrate("brute_nudge") as beat:
             dot = grids[1][7]
             tag = style.zh("动一丁点", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(blocks[1], DOWN, buff=0.12)
-            self.play(dot.animate.set_color(style.HIGHLIGHT).scale(2.2), FadeIn(tag), run_time=0.2 * cue.duration)
+            self.play(dot.animate.set_color(style.HIGHLIGHT).scale(2.2), FadeIn(tag), run_time=beat.share(0.2))
             run = style.zh("整个前向重跑一遍", size=style.LABEL_SIZE, color=style.FORWARD)
             run.next_to(VGroup(*blocks), UP, buff=0.12)
-            self.play(FadeIn(run), run_time=0.1 * cue.duration)
-            self._forward_sweep(blocks, loss, 0.4 * cue.duration)
+            self.play(FadeIn(run), run_time=beat.share(0.1))
+            self._forward_sweep(blocks, loss, beat.share(0.4))
             asked = style.zh("变了多少？", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             asked.next_to(loss, DOWN, buff=0.15).shift(0.4 * RIGHT)
-            self.play(FadeIn(asked, shift=0.1 * UP), run_time=0.15 * cue.duration)
+            self.play(FadeIn(asked, shift=0.1 * UP), run_time=beat.share(0.15))
 
-        with self.narrate("brute_next") as cue:
+        with self.narrate("brute_next") as beat:
             derivative = style.zh("一除：一个导数", size=style.LABEL_SIZE,
                                   color=style.BACKWARD).move_to(asked)
             self.play(FadeIn(tried_label), FadeIn(time_label), FadeIn(tried), FadeIn(spent),
-                      ReplacementTransform(asked, derivative), run_time=0.25 * cue.duration)
+                      ReplacementTransform(asked, derivative), run_time=beat.share(0.25))
             previous = dot
             for stop, target in zip(counter[1:3], (grids[2][4], grids[3][10])):
                 self.play(previous.animate.set_color(style.MUTED).scale(1 / 2.2),
                           target.animate.set_color(style.HIGHLIGHT).scale(2.2),
                           tag.animate.set_x(target.get_x()),
-                          run_time=0.1 * cue.duration)
-                self._forward_sweep(blocks, loss, 0.16 * cue.duration)
-                self._tick(tried, spent, stop, 0.08 * cue.duration)
+                          run_time=beat.share(0.1))
+                self._forward_sweep(blocks, loss, beat.share(0.16))
+                self._tick(tried, spent, stop, beat.share(0.08))
                 previous = target
 
-        with self.narrate("brute_count") as cue:
-            self.play(Create(frame), FadeIn(fill), FadeIn(bar_name), run_time=0.35 * cue.duration)
+        with self.narrate("brute_count") as beat:
+            self.play(Create(frame), FadeIn(fill), FadeIn(bar_name), run_time=beat.share(0.35))
             per = style.zh(f"一次前向按 {facts['seconds_per_forward'].text}算", size=style.LABEL_SIZE,
                            color=style.FORWARD).move_to(run)
-            self.play(ReplacementTransform(run, per), run_time=0.25 * cue.duration)
+            self.play(ReplacementTransform(run, per), run_time=beat.share(0.25))
 
-        with self.narrate("brute_race") as cue:
+        with self.narrate("brute_race") as beat:
             self.play(FadeOut(tag), previous.animate.set_color(style.MUTED).scale(1 / 2.2),
-                      run_time=0.05 * cue.duration)
+                      run_time=beat.share(0.05))
             stops = counter[3:]
-            step = 0.85 * cue.duration / len(stops)
+            step = beat.share(0.85) / len(stops)
             for stop in stops:
                 new_fill = self._fill(stop["share"])
                 self._tick(tried, spent, stop, 0.45 * step, Transform(fill, new_fill),
@@ -269,36 +268,35 @@ class FiniteDifferences(LectureScene):
                                             time_width=0.5))
                 self.wait(0.55 * step)
 
-        with self.narrate("brute_total") as cue:
+        with self.narrate("brute_total") as beat:
             sum_line = style.zh(f"{facts['seconds'].text} 秒 ÷ {facts['year_seconds'].text}/年 = {facts['years'].text}",
                                 size=style.BODY_SIZE).move_to((0, -1.6, 0))
             self.play(FadeIn(sum_line, shift=0.2 * UP), Indicate(spent, color=style.HIGHLIGHT),
-                      run_time=0.45 * cue.duration)
+                      run_time=beat.share(0.45))
             nearly = style.zh(facts["nearly"].text, size=style.TITLE_SIZE, color=style.HIGHLIGHT)
             nearly.next_to(sum_line, DOWN, buff=0.3)
-            self.play(GrowFromCenter(nearly), run_time=0.3 * cue.duration)
+            self.play(GrowFromCenter(nearly), run_time=beat.share(0.3))
 
-        with self.narrate("brute_one_step") as cue:
+        with self.narrate("brute_one_step") as beat:
             one_step = style.zh("而这，还只是一步", size=style.BODY_SIZE, color=style.BACKWARD)
             one_step.next_to(nearly, RIGHT, buff=0.6)
             self.play(FadeIn(one_step, shift=0.2 * LEFT), Circumscribe(frame, color=style.BACKWARD),
-                      run_time=0.5 * cue.duration)
+                      run_time=beat.share(0.5))
 
-        with self.narrate("brute_point") as cue:
-            self.play(FadeOut(VGroup(*blocks, loss, per, derivative)), run_time=0.12 * cue.duration)
+        with self.narrate("brute_point") as beat:
+            self.play(FadeOut(VGroup(*blocks, loss, per, derivative)), run_time=beat.share(0.12))
             many = VGroup(*(Arrow((-5.0, 0, 0), (-1.0, 0, 0), buff=0, stroke_width=2, color=style.FORWARD,
                                   max_tip_length_to_length_ratio=0.06) for _ in range(5)))
             many.arrange(DOWN, buff=0.1).move_to((-3.0, 1.1, 0))
             many_name = style.zh(f"{facts['parameters'].text}次前向", size=style.BODY_SIZE,
                                  color=style.FORWARD).next_to(many, UP, buff=0.2)
             self.play(LaggedStart(*(GrowArrow(a) for a in many), lag_ratio=0.1), FadeIn(many_name),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
             one = Arrow((-1.0, 1.1, 0), (-5.0, 1.1, 0), buff=0, stroke_width=8, color=style.BACKWARD)
             one_name = style.zh("压成一次反向", size=style.BODY_SIZE, color=style.BACKWARD).next_to(one, DOWN, buff=0.2)
             self.play(ReplacementTransform(many, one), FadeIn(one_name, shift=0.2 * UP),
-                      many_name.animate.set_opacity(0.5), run_time=0.35 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+                      many_name.animate.set_opacity(0.5), run_time=beat.share(0.35))
+        self.finish()
 
     def _network(self):
         """Five layers, each a panel with its parameters drawn as dots inside it."""
@@ -347,12 +345,12 @@ class FirstGradient(LectureScene):
         n = len(chars)
         self.show_title()
 
-        with self.narrate("seed_loss") as cue:
+        with self.narrate("seed_loss") as beat:
             loss_name = style.zh("损失", size=style.BODY_SIZE)
             loss_value = style.zh("一个数", size=style.BODY_SIZE, color=style.HIGHLIGHT)
             loss = VGroup(loss_name, loss_value).arrange(RIGHT, buff=0.3).move_to((4.6, 3.25, 0))
             loss_box = SurroundingRectangle(loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
-            self.play(FadeIn(loss, scale=1.2), Create(loss_box), run_time=0.4 * cue.duration)
+            self.play(FadeIn(loss, scale=1.2), Create(loss_box), run_time=beat.share(0.4))
 
         labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((-6.0, y, 0)) for c, y in zip(chars, self.ROWS)))
         chips = VGroup()
@@ -360,82 +358,81 @@ class FirstGradient(LectureScene):
             box = RoundedRectangle(width=0.9, height=0.5, corner_radius=0.08, color=style.MUTED, stroke_width=2)
             chips.add(VGroup(box, style.value(facts[f"logit_{i}"]).move_to(box)).move_to((self.LOGIT_X, y, 0)))
         head_y = 2.3
-        with self.narrate("seed_logits") as cue:
+        with self.narrate("seed_logits") as beat:
             head = style.zh("logits", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.LOGIT_X, head_y, 0))
-            self.play(FadeIn(labels, shift=0.2 * RIGHT), FadeIn(head), run_time=0.3 * cue.duration)
+            self.play(FadeIn(labels, shift=0.2 * RIGHT), FadeIn(head), run_time=beat.share(0.3))
             self.play(LaggedStart(*(FadeIn(c, shift=0.2 * LEFT) for c in chips), lag_ratio=0.2),
-                      run_time=0.5 * cue.duration)
+                      run_time=beat.share(0.5))
 
         p_bars, p_texts = self._bars("p", self.P_X, style.FORWARD)
-        with self.narrate("seed_softmax") as cue:
+        with self.narrate("seed_softmax") as beat:
             arrow = Arrow((head.get_right()[0] + 0.1, head_y, 0), (self.P_X - 0.1, head_y, 0), buff=0, stroke_width=3,
                           color=style.FORWARD, max_tip_length_to_length_ratio=0.2)
             arrow_name = style.zh("softmax", size=style.SMALL_SIZE, color=style.FORWARD).next_to(arrow, UP, buff=0.05)
             head_p = style.zh("p：你猜的", size=style.LABEL_SIZE, color=style.FORWARD)
             head_p.next_to((self.P_X, head_y, 0), RIGHT, buff=0)
-            self.play(GrowArrow(arrow), FadeIn(arrow_name), FadeIn(head_p), run_time=0.2 * cue.duration)
-            self.play(*(TransformFromCopy(chips[i], p_bars[i]) for i in range(n)), run_time=0.3 * cue.duration)
+            self.play(GrowArrow(arrow), FadeIn(arrow_name), FadeIn(head_p), run_time=beat.share(0.2))
+            self.play(*(TransformFromCopy(chips[i], p_bars[i]) for i in range(n)), run_time=beat.share(0.3))
             for i in (0, 1):  # the two the narration names
                 self.play(FadeIn(p_texts[i], shift=0.1 * RIGHT), Indicate(labels[i], color=style.FORWARD),
-                          run_time=0.12 * cue.duration)
-            self.play(*(FadeIn(t) for t in p_texts[2:]), run_time=0.1 * cue.duration)
+                          run_time=beat.share(0.12))
+            self.play(*(FadeIn(t) for t in p_texts[2:]), run_time=beat.share(0.1))
 
         y_bars, y_texts = self._bars("y", self.Y_X, style.HIGHLIGHT)
-        with self.narrate("seed_truth") as cue:
+        with self.narrate("seed_truth") as beat:
             minus = style.zh("−", size=style.BODY_SIZE).move_to((self.Y_X - 0.35, head_y, 0))
             head_y_text = style.zh("y：正确答案", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             head_y_text.next_to((self.Y_X, head_y, 0), RIGHT, buff=0)
             self.play(FadeIn(minus), FadeIn(head_y_text), *(GrowFromEdge(b, LEFT) for b in y_bars),
-                      *(FadeIn(t) for t in y_texts), run_time=0.3 * cue.duration)
+                      *(FadeIn(t) for t in y_texts), run_time=beat.share(0.3))
             self.play(Indicate(labels[0], color=style.HIGHLIGHT), Indicate(y_bars[0], color=style.HIGHLIGHT),
-                      run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.2))
             value = style.zh(f"= −ln p({chars[0]}) = {facts['loss'].text}", size=style.BODY_SIZE,
                              color=style.HIGHLIGHT)
             new_loss = VGroup(loss_name.copy(), value).arrange(RIGHT, buff=0.3).move_to(loss).align_to(loss, RIGHT)
             self.play(Transform(loss, new_loss), Transform(loss_box, SurroundingRectangle(
-                new_loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)), run_time=0.3 * cue.duration)
+                new_loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)), run_time=beat.share(0.3))
 
         seed_bars, seed_texts = self._seed_bars()
-        with self.narrate("seed_subtract") as cue:
+        with self.narrate("seed_subtract") as beat:
             equals = style.zh("=", size=style.BODY_SIZE).move_to((self.SEED_X - 2.0, head_y, 0))
             head_seed = style.zh("p − y：梯度的种子", size=style.LABEL_SIZE, color=style.BACKWARD)
             head_seed.move_to((self.SEED_X, head_y, 0))
             axis = Line((self.SEED_X, self.ROWS[0] + 0.35, 0), (self.SEED_X, self.ROWS[-1] - 0.35, 0),
                         color=style.MUTED, stroke_width=2)
-            self.play(FadeIn(equals), FadeIn(head_seed), Create(axis), run_time=0.15 * cue.duration)
+            self.play(FadeIn(equals), FadeIn(head_seed), Create(axis), run_time=beat.share(0.15))
             for i in (0, 1):
                 self.play(TransformFromCopy(VGroup(p_bars[i], y_bars[i]), seed_bars[i]),
-                          Indicate(VGroup(p_texts[i], y_texts[i]), color=style.BACKWARD), run_time=0.2 * cue.duration)
-                self.play(FadeIn(seed_texts[i], scale=1.3), run_time=0.1 * cue.duration)
+                          Indicate(VGroup(p_texts[i], y_texts[i]), color=style.BACKWARD), run_time=beat.share(0.2))
+                self.play(FadeIn(seed_texts[i], scale=1.3), run_time=beat.share(0.1))
             self.play(*(TransformFromCopy(VGroup(p_bars[i], y_bars[i]), seed_bars[i]) for i in range(2, n)),
-                      *(FadeIn(seed_texts[i]) for i in range(2, n)), run_time=0.15 * cue.duration)
+                      *(FadeIn(seed_texts[i]) for i in range(2, n)), run_time=beat.share(0.15))
 
-        with self.narrate("seed_sign") as cue:
+        with self.narrate("seed_sign") as beat:
             up = style.zh("正：猜高了", size=style.SMALL_SIZE, color=style.BACKWARD)
             down = style.zh("负：该高没高", size=style.SMALL_SIZE, color=style.BACKWARD)
             signs = VGroup(down, up).arrange(RIGHT, buff=0.6).move_to((self.SEED_X, -2.25, 0))
             self.play(FadeIn(up), *(Indicate(seed_bars[i], color=style.HIGHLIGHT) for i in range(1, n)),
-                      run_time=0.3 * cue.duration)
-            self.play(FadeIn(down), Indicate(seed_bars[0], color=style.HIGHLIGHT), run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
+            self.play(FadeIn(down), Indicate(seed_bars[0], color=style.HIGHLIGHT), run_time=beat.share(0.3))
             seed_box = SurroundingRectangle(VGroup(seed_bars, seed_texts), color=style.BACKWARD, buff=0.15,
                                             corner_radius=0.08)
-            self.play(Create(seed_box), run_time=0.2 * cue.duration)
+            self.play(Create(seed_box), run_time=beat.share(0.2))
 
-        with self.narrate("seed_logits_caveat") as cue:
+        with self.narrate("seed_logits_caveat") as beat:
             back = CurvedArrow((self.SEED_X - 1.0, -1.95, 0), (self.LOGIT_X, -1.9, 0), angle=-0.3,
                                color=style.BACKWARD, stroke_width=4)
             note = style.zh("对 logits（softmax 之前）求导，不是对概率 p", size=style.LABEL_SIZE,
                             color=style.BACKWARD).move_to((-0.3, -2.6, 0))
-            self.play(FadeOut(signs), run_time=0.1 * cue.duration)
-            self.play(Create(back), Indicate(chips, color=style.BACKWARD), run_time=0.35 * cue.duration)
-            self.play(FadeIn(note, shift=0.1 * UP), run_time=0.2 * cue.duration)
+            self.play(FadeOut(signs), run_time=beat.share(0.1))
+            self.play(Create(back), Indicate(chips, color=style.BACKWARD), run_time=beat.share(0.35))
+            self.play(FadeIn(note, shift=0.1 * UP), run_time=beat.share(0.2))
 
-        with self.narrate("seed_check") as cue:
+        with self.narrate("seed_check") as beat:
             check = style.zh(f"有限差分核对：每个 logit 动一丁点重算损失，最大误差 {facts['fd_error'].text}",
                              size=style.SMALL_SIZE, color=style.MUTED).next_to(note, DOWN, buff=0.15)
-            self.play(FadeIn(check), run_time=0.3 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(FadeIn(check), run_time=beat.share(0.3))
+        self.finish()
 
     def _bars(self, key: str, x: float, colour):
         """Bars growing right from x, one per row, with their values beside them."""
@@ -498,91 +495,90 @@ class BackpropNudge3b1b(LectureScene):
         VGroup(*devices).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to((4.95, 0.9, 0))
         target = names[0]
 
-        with self.narrate("nudge_intro") as cue:
+        with self.narrate("nudge_intro") as beat:
             self.play(FadeIn(below), FadeIn(mid), FadeIn(out), Create(edges_low), Create(edges),
-                      run_time=0.45 * cue.duration)
-            self.play(FadeIn(names, shift=0.1 * LEFT), FadeIn(context), run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.45))
+            self.play(FadeIn(names, shift=0.1 * LEFT), FadeIn(context), run_time=beat.share(0.3))
 
         wish = facts["wish"].value
         arrows = VGroup(*(_wish_arrow(w, (names[i].get_right()[0] + 0.4, self.OUT_Y[i], 0))
                           for i, w in enumerate(wish)))
-        with self.narrate("nudge_wish") as cue:
+        with self.narrate("nudge_wish") as beat:
             ring = SurroundingRectangle(VGroup(out[0], target), color=style.HIGHLIGHT, buff=0.1, corner_radius=0.1)
-            self.play(Create(ring), run_time=0.2 * cue.duration)
-            self.play(GrowArrow(arrows[0]), run_time=0.25 * cue.duration)
-            self.play(*(GrowArrow(a) for a in arrows[1:]), run_time=0.25 * cue.duration)
+            self.play(Create(ring), run_time=beat.share(0.2))
+            self.play(GrowArrow(arrows[0]), run_time=beat.share(0.25))
+            self.play(*(GrowArrow(a) for a in arrows[1:]), run_time=beat.share(0.25))
 
-        with self.narrate("nudge_size") as cue:
-            self.play(FadeIn(devices[0], shift=0.2 * LEFT), run_time=0.2 * cue.duration)
-            self.play(Indicate(arrows[0], color=style.HIGHLIGHT, scale_factor=1.3), run_time=0.35 * cue.duration)
-            self.play(*(Indicate(a, color=style.HIGHLIGHT) for a in arrows[1:]), run_time=0.3 * cue.duration)
+        with self.narrate("nudge_size") as beat:
+            self.play(FadeIn(devices[0], shift=0.2 * LEFT), run_time=beat.share(0.2))
+            self.play(Indicate(arrows[0], color=style.HIGHLIGHT, scale_factor=1.3), run_time=beat.share(0.35))
+            self.play(*(Indicate(a, color=style.HIGHLIGHT) for a in arrows[1:]), run_time=beat.share(0.3))
 
         into_target = VGroup(*(edges[k * len(out) + 0] for k in range(len(mid))))
-        with self.narrate("nudge_three_ways") as cue:
-            self.play(FadeIn(devices[1], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+        with self.narrate("nudge_three_ways") as beat:
+            self.play(FadeIn(devices[1], shift=0.2 * LEFT), run_time=beat.share(0.15))
             bias = style.zh("偏置", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(ring, UP, buff=0.1)
             self.play(FadeIn(bias, shift=0.15 * DOWN), Indicate(out[0], color=style.BACKWARD),
-                      run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.2))
             weight = style.zh("权重", size=style.LABEL_SIZE, color=style.BACKWARD)
             weight.move_to(into_target[0].point_from_proportion(0.55) + 0.3 * UP)
             self.play(FadeIn(weight), into_target.animate.set_stroke(style.BACKWARD, opacity=1),
-                      run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.25))
             activation = style.zh("上一层激活", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(mid, UP, buff=0.2)
             self.play(FadeIn(activation), Indicate(mid, color=style.BACKWARD, scale_factor=1.05),
-                      run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.25))
 
         nudges = facts["weight_nudge"].value
-        with self.narrate("nudge_weights") as cue:
-            self.play(FadeIn(devices[2], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+        with self.narrate("nudge_weights") as beat:
+            self.play(FadeIn(devices[2], shift=0.2 * LEFT), run_time=beat.share(0.15))
             widths = [2 + 12 * v / max(nudges) for v in nudges]
             self.play(*(e.animate.set_stroke(width=w) for e, w in zip(into_target, widths)),
-                      run_time=0.4 * cue.duration)
+                      run_time=beat.share(0.4))
             brightest = mid[int(np.argmax(facts["upstream"].value))]
-            self.play(Indicate(brightest, color=style.HIGHLIGHT, scale_factor=1.3), run_time=0.3 * cue.duration)
+            self.play(Indicate(brightest, color=style.HIGHLIGHT, scale_factor=1.3), run_time=beat.share(0.3))
 
-        with self.narrate("nudge_keep") as cue:
+        with self.narrate("nudge_keep") as beat:
             keep = DashedVMobject(SurroundingRectangle(mid, color=style.FORWARD, buff=0.15, corner_radius=0.1))
             keep_name = style.zh("前向时的亮度：得存着", size=style.LABEL_SIZE, color=style.FORWARD)
             keep_name.next_to(keep, DOWN, buff=0.15)
-            self.play(Create(keep), FadeOut(activation), run_time=0.3 * cue.duration)
-            self.play(FadeIn(keep_name, shift=0.1 * UP), run_time=0.3 * cue.duration)
+            self.play(Create(keep), FadeOut(activation), run_time=beat.share(0.3))
+            self.play(FadeIn(keep_name, shift=0.1 * UP), run_time=beat.share(0.3))
 
         # What 「的」 alone asks of the layer below, then every output's request added up.
         asks = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
                         for v, y in zip(facts["target_request"].value, self.MID_Y)))
         summed = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
                           for v, y in zip(facts["previous_nudge"].value, self.MID_Y)))
-        with self.narrate("nudge_previous") as cue:
-            self.play(FadeOut(keep), FadeOut(keep_name), run_time=0.08 * cue.duration)
+        with self.narrate("nudge_previous") as beat:
+            self.play(FadeOut(keep), FadeOut(keep_name), run_time=beat.share(0.08))
             self.play(LaggedStart(*(GrowArrow(a) if isinstance(a, Arrow) else Create(a) for a in asks),
-                                  lag_ratio=0.2), run_time=0.3 * cue.duration)
+                                  lag_ratio=0.2), run_time=beat.share(0.3))
             backward = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges))
             self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in backward), lag_ratio=0.02),
-                      Transform(asks, summed), run_time=0.25 * cue.duration)
+                      Transform(asks, summed), run_time=beat.share(0.25))
             down = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges_low))
             self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in down), lag_ratio=0.02),
-                      Indicate(below, color=style.BACKWARD, scale_factor=1.05), run_time=0.25 * cue.duration)
+                      Indicate(below, color=style.BACKWARD, scale_factor=1.05), run_time=beat.share(0.25))
 
         network = VGroup(below, mid, out, edges_low, edges, names, arrows, asks, ring, bias, weight)
         labels, columns, average_head, average = self._examples(facts, chars)
-        with self.narrate("nudge_examples") as cue:
-            self.play(FadeOut(network), FadeOut(context), run_time=0.15 * cue.duration)
+        with self.narrate("nudge_examples") as beat:
+            self.play(FadeOut(network), FadeOut(context), run_time=beat.share(0.15))
             self.play(FadeIn(devices[3], shift=0.2 * LEFT), FadeIn(labels), FadeIn(columns[0]),
-                      run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.2))
             for column in columns[1:]:
-                self.play(FadeIn(column, shift=0.2 * LEFT), run_time=0.2 * cue.duration)
+                self.play(FadeIn(column, shift=0.2 * LEFT), run_time=beat.share(0.2))
 
-        with self.narrate("nudge_average") as cue:
+        with self.narrate("nudge_average") as beat:
             self.play(FadeIn(average_head), TransformFromCopy(VGroup(*(c[1:] for c in columns)), average),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
             greedy = style.zh("只听第一个：什么都猜「的」", size=style.LABEL_SIZE, color=style.MUTED)
             later = style.zh("后面：多张卡之间也这样取平均", size=style.LABEL_SIZE, color=style.FORWARD)
             VGroup(greedy, later).arrange(DOWN, aligned_edge=LEFT, buff=0.15).move_to((0, -2.75, 0))
             VGroup(greedy, later).align_to(labels, LEFT)
-            self.play(Indicate(columns[0], color=style.MUTED), FadeIn(greedy), run_time=0.3 * cue.duration)
-            self.play(FadeIn(later, shift=0.1 * UP), run_time=0.2 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(Indicate(columns[0], color=style.MUTED), FadeIn(greedy), run_time=beat.share(0.3))
+            self.play(FadeIn(later, shift=0.1 * UP), run_time=beat.share(0.2))
+        self.finish()
 
     @staticmethod
     def _layer(x: float, ys, brightness) -> VGroup:
@@ -639,65 +635,65 @@ class LayerTwoMatmuls(LectureScene):
         forward = VGroup(x, self._sign("×", x, w), w, self._sign("=", w, y), y)
         forward_labels = VGroup(self._label("输入", facts["x_shape"], x), self._label("权重", facts["w_shape"], w),
                                 self._label("输出", facts["y_shape"], y))
-        with self.narrate("layer_forward") as cue:
-            self.play(FadeIn(x), FadeIn(forward_labels[0]), run_time=0.15 * cue.duration)
-            self.play(FadeIn(forward[1:3]), FadeIn(forward_labels[1]), run_time=0.15 * cue.duration)
+        with self.narrate("layer_forward") as beat:
+            self.play(FadeIn(x), FadeIn(forward_labels[0]), run_time=beat.share(0.15))
+            self.play(FadeIn(forward[1:3]), FadeIn(forward_labels[1]), run_time=beat.share(0.15))
             self.play(FadeIn(forward[3]), TransformFromCopy(VGroup(x, w), y), FadeIn(forward_labels[2]),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
             keep = DashedVMobject(SurroundingRectangle(x, color=style.HIGHLIGHT, buff=0.1))
             kept = style.zh("存下", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(keep, UP, buff=0.08)
-            self.play(Create(keep), FadeIn(kept), run_time=0.2 * cue.duration)
+            self.play(Create(keep), FadeIn(kept), run_time=beat.share(0.2))
 
         slot = np.array((-0.3, self.FORWARD_Y, 0))
-        with self.narrate("layer_myth") as cue:
+        with self.narrate("layer_myth") as beat:
             scalar = Dot(slot + 6 * RIGHT, radius=0.14, color=style.BACKWARD)
             question = style.zh("一个数？", size=style.LABEL_SIZE, color=style.BACKWARD)
-            self.play(scalar.animate.move_to(slot), run_time=0.3 * cue.duration)
+            self.play(scalar.animate.move_to(slot), run_time=beat.share(0.3))
             question.next_to(scalar, UP, buff=0.15)
-            self.play(FadeIn(question), run_time=0.15 * cue.duration)
+            self.play(FadeIn(question), run_time=beat.share(0.15))
             cross = VGroup(Line(slot + 0.35 * (UP + LEFT), slot + 0.35 * (DOWN + RIGHT)),
                            Line(slot + 0.35 * (UP + RIGHT), slot + 0.35 * (DOWN + LEFT))).set_stroke(style.BAD, 6)
-            self.play(Create(cross), run_time=0.2 * cue.duration)
+            self.play(Create(cross), run_time=beat.share(0.2))
 
         upstream = _matrix(facts["upstream"].value, style.BACKWARD).move_to(slot)
         upstream_label = self._label("上游敏感度", facts["upstream_shape"], upstream)
-        with self.narrate("layer_upstream") as cue:
+        with self.narrate("layer_upstream") as beat:
             self.play(FadeOut(VGroup(scalar, question, cross)), FadeIn(upstream, shift=0.5 * LEFT),
-                      FadeIn(upstream_label), run_time=0.3 * cue.duration)
+                      FadeIn(upstream_label), run_time=beat.share(0.3))
             outline = SurroundingRectangle(y, color=style.HIGHLIGHT, buff=0.05)
-            self.play(Create(outline), run_time=0.15 * cue.duration)
-            self.play(outline.animate.move_to(upstream), run_time=0.25 * cue.duration)
-            self.play(Indicate(upstream[0], color=style.HIGHLIGHT, scale_factor=1.6), run_time=0.15 * cue.duration)
-            self.play(FadeOut(outline), run_time=0.05 * cue.duration)
+            self.play(Create(outline), run_time=beat.share(0.15))
+            self.play(outline.animate.move_to(upstream), run_time=beat.share(0.25))
+            self.play(Indicate(upstream[0], color=style.HIGHLIGHT, scale_factor=1.6), run_time=beat.share(0.15))
+            self.play(FadeOut(outline), run_time=beat.share(0.05))
 
         first = self._product("grad_input", "输入梯度", self.FIRST_Y,
                               (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD),
                               (np.asarray(facts["w"].value).T, "Wᵀ", facts["wt_shape"], style.FORWARD))
-        with self.narrate("layer_first") as cue:
+        with self.narrate("layer_first") as beat:
             name = style.zh("① 输入梯度", size=style.BODY_SIZE, color=style.BACKWARD).move_to((4.6, self.FIRST_Y, 0))
-            self.play(FadeIn(name, shift=0.2 * LEFT), run_time=0.12 * cue.duration)
-            self._multiply(first, upstream, w, 0.5 * cue.duration)
+            self.play(FadeIn(name, shift=0.2 * LEFT), run_time=beat.share(0.12))
+            self._multiply(first, upstream, w, beat.share(0.5))
             sent = self._send(first, "交给下面一层")
-            self.play(GrowArrow(sent[0]), FadeIn(sent[1]), run_time=0.2 * cue.duration)
+            self.play(GrowArrow(sent[0]), FadeIn(sent[1]), run_time=beat.share(0.2))
 
         second = self._product("grad_weight", "权重梯度", self.SECOND_Y,
                                (np.asarray(facts["x"].value).T, "输入ᵀ", facts["xt_shape"], style.FORWARD),
                                (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD))
-        with self.narrate("layer_second") as cue:
+        with self.narrate("layer_second") as beat:
             name2 = style.zh("② 权重梯度", size=style.BODY_SIZE, color=style.BACKWARD).move_to((4.6, self.SECOND_Y, 0))
             stored = style.zh("用前向存下来的输入", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             stored.next_to(name2, DOWN, buff=0.15)
-            self.play(FadeIn(name2, shift=0.2 * LEFT), run_time=0.12 * cue.duration)
-            self._multiply(second, x, upstream, 0.5 * cue.duration)
+            self.play(FadeIn(name2, shift=0.2 * LEFT), run_time=beat.share(0.12))
+            self._multiply(second, x, upstream, beat.share(0.5))
             sent2 = self._send(second, "交给优化器")
-            self.play(GrowArrow(sent2[0]), FadeIn(sent2[1]), FadeIn(stored), run_time=0.2 * cue.duration)
+            self.play(GrowArrow(sent2[0]), FadeIn(sent2[1]), FadeIn(stored), run_time=beat.share(0.2))
 
-        with self.narrate("layer_hinge") as cue:
-            self.play(Circumscribe(VGroup(x, keep), color=style.HIGHLIGHT), run_time=0.35 * cue.duration)
+        with self.narrate("layer_hinge") as beat:
+            self.play(Circumscribe(VGroup(x, keep), color=style.HIGHLIGHT), run_time=beat.share(0.35))
             self.play(Indicate(stored, color=style.HIGHLIGHT, scale_factor=1.15),
-                      Indicate(second[2], color=style.HIGHLIGHT), run_time=0.35 * cue.duration)
+                      Indicate(second[2], color=style.HIGHLIGHT), run_time=beat.share(0.35))
 
-        with self.narrate("layer_count") as cue:
+        with self.narrate("layer_count") as beat:
             tally = VGroup(style.zh(f"前向 {facts['forward_matmuls'].text}", size=style.TITLE_SIZE, color=style.FORWARD),
                            style.zh(f"＋ 反向 {facts['backward_matmuls'].text}", size=style.TITLE_SIZE,
                                     color=style.BACKWARD),
@@ -706,26 +702,25 @@ class LayerTwoMatmuls(LectureScene):
             each = style.zh(f"三次乘法一样大：各 {facts['flops_each'].text} 次浮点运算", size=style.SMALL_SIZE,
                             color=style.MUTED).next_to(tally, DOWN, buff=0.2)
             self.play(Indicate(forward, color=style.FORWARD, scale_factor=1.05), FadeIn(tally[0]),
-                      run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.25))
             self.play(Indicate(first[1:], color=style.BACKWARD, scale_factor=1.05),
                       Indicate(second[1:], color=style.BACKWARD, scale_factor=1.05), FadeIn(tally[1]),
-                      run_time=0.25 * cue.duration)
-            self.play(FadeIn(tally[2], scale=1.3), FadeIn(each), run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.25))
+            self.play(FadeIn(tally[2], scale=1.3), FadeIn(each), run_time=beat.share(0.25))
 
-        with self.narrate("layer_caveat") as cue:
+        with self.narrate("layer_caveat") as beat:
             caveat = VGroup(style.zh("⚠ 三倍只数矩阵乘", size=style.SMALL_SIZE, color=style.HIGHLIGHT),
                             style.zh("norm、激活、偏置、通信没算：小，但不是零", size=style.SMALL_SIZE,
                                      color=style.MUTED)).arrange(DOWN, aligned_edge=LEFT, buff=0.1)
             caveat.next_to(each, DOWN, buff=0.2).align_to(each, LEFT)
-            self.play(FadeIn(caveat, shift=0.1 * UP), run_time=0.3 * cue.duration)
+            self.play(FadeIn(caveat, shift=0.1 * UP), run_time=beat.share(0.3))
 
-        with self.narrate("layer_check") as cue:
+        with self.narrate("layer_check") as beat:
             ticks = VGroup(*(style.zh("✓", size=style.BODY_SIZE, color=style.GOOD).next_to(n, RIGHT, buff=0.2)
                              for n in (name, name2)))
             self.play(Indicate(first[0], color=style.GOOD), Indicate(second[0], color=style.GOOD),
-                      FadeIn(ticks, scale=1.5), run_time=0.4 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+                      FadeIn(ticks, scale=1.5), run_time=beat.share(0.4))
+        self.finish()
 
     @staticmethod
     def _sign(symbol: str, left, right):
@@ -774,58 +769,57 @@ class GatesCircuit(LectureScene):
         heading = self.show_title()
         nodes, wires, gates = self._build_circuit()
 
-        with self.narrate("gates_intro") as cue:
-            self.play(FadeIn(nodes), run_time=0.25 * cue.duration)
-            self.play(*(Create(w) for w in wires.values()), run_time=0.35 * cue.duration)
-            self.play(*(FadeIn(g, scale=0.6) for g in gates.values()), run_time=0.3 * cue.duration)
+        with self.narrate("gates_intro") as beat:
+            self.play(FadeIn(nodes), run_time=beat.share(0.25))
+            self.play(*(Create(w) for w in wires.values()), run_time=beat.share(0.35))
+            self.play(*(FadeIn(g, scale=0.6) for g in gates.values()), run_time=beat.share(0.3))
 
         values = {name: self._value_label(name, wires, facts[name].text) for name in "abcdqmf"}
-        with self.narrate("gates_forward") as cue:
-            step = cue.duration / 4.2
+        with self.narrate("gates_forward") as beat:
+            step = beat.share(4 / 4.2) / 4  # four equal beats: the inputs, then each gate
             self.play(*(FadeIn(values[n], shift=0.2 * RIGHT) for n in "abdc"), run_time=step)
             for out, (left, right) in (("q", "ab"), ("m", "qd"), ("f", "mc")):
                 self._flow(values[left], values[right], gates[out], values[out], wires, out, step)
 
         grads = {name: self._grad_label(name, wires, facts[f"grad_{name}"].text) for name in "abcdqmf"}
-        with self.narrate("gates_seed") as cue:
-            self.play(FadeIn(grads["f"], scale=1.4), run_time=0.4 * cue.duration)
-            self.play(Indicate(grads["f"], color=style.BACKWARD), run_time=0.4 * cue.duration)
+        with self.narrate("gates_seed") as beat:
+            self.play(FadeIn(grads["f"], scale=1.4), run_time=beat.share(0.4))
+            self.play(Indicate(grads["f"], color=style.BACKWARD), run_time=beat.share(0.4))
 
-        with self.narrate("gates_mul") as cue:
+        with self.narrate("gates_mul") as beat:
             rule = self._rule_tag("f", gates)
-            self.play(FadeIn(rule), gates["f"].animate.set_stroke(style.BACKWARD), run_time=0.2 * cue.duration)
+            self.play(FadeIn(rule), gates["f"].animate.set_stroke(style.BACKWARD), run_time=beat.share(0.2))
             # Swap: each input's value crosses over to become the other input's gradient.
             self.play(ReplacementTransform(values["m"].copy(), grads["c"], path_arc=-np.pi / 2),
                       ReplacementTransform(values["c"].copy(), grads["m"], path_arc=-np.pi / 2),
-                      run_time=0.55 * cue.duration)
+                      run_time=beat.share(0.55))
 
-        with self.narrate("gates_max") as cue:
+        with self.narrate("gates_max") as beat:
             rule = self._rule_tag("m", gates)
-            self.play(FadeIn(rule), gates["m"].animate.set_stroke(style.BACKWARD), run_time=0.2 * cue.duration)
+            self.play(FadeIn(rule), gates["m"].animate.set_stroke(style.BACKWARD), run_time=beat.share(0.2))
             self.play(ShowPassingFlash(self._backward_copy(wires[("q", "m")]), time_width=0.6),
-                      ReplacementTransform(grads["m"].copy(), grads["q"]), run_time=0.45 * cue.duration)
+                      ReplacementTransform(grads["m"].copy(), grads["q"]), run_time=beat.share(0.45))
             grads["d"].set_color(style.MUTED)
             self.play(FadeIn(grads["d"]), wires[("d", "m")].animate.set_stroke(opacity=0.35),
-                      run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.25))
 
-        with self.narrate("gates_add") as cue:
+        with self.narrate("gates_add") as beat:
             rule = self._rule_tag("q", gates)
-            self.play(FadeIn(rule), gates["q"].animate.set_stroke(style.BACKWARD), run_time=0.25 * cue.duration)
+            self.play(FadeIn(rule), gates["q"].animate.set_stroke(style.BACKWARD), run_time=beat.share(0.25))
             self.play(ReplacementTransform(grads["q"].copy(), grads["a"]),
-                      ReplacementTransform(grads["q"].copy(), grads["b"]), run_time=0.5 * cue.duration)
+                      ReplacementTransform(grads["q"].copy(), grads["b"]), run_time=beat.share(0.5))
 
-        with self.narrate("gates_result") as cue:
+        with self.narrate("gates_result") as beat:
             result = VGroup(
                 style.math(f"(partial f)/(partial a) = {facts['grad_a'].text}", color=style.BACKWARD),
                 style.math(f"(partial f)/(partial b) = {facts['grad_b'].text}", color=style.BACKWARD),
                 style.math(f"(partial f)/(partial c) = {facts['grad_c'].text}", color=style.BACKWARD),
             ).arrange(RIGHT, buff=0.7).to_edge(DOWN, buff=1.0)
             box = SurroundingRectangle(result, color=style.HIGHLIGHT, buff=0.2, corner_radius=0.1)
-            self.play(*(Indicate(grads[n], color=style.HIGHLIGHT) for n in "abc"), run_time=0.25 * cue.duration)
-            self.play(Write(result), run_time=0.35 * cue.duration)
-            self.play(Create(box), run_time=0.15 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(*(Indicate(grads[n], color=style.HIGHLIGHT) for n in "abc"), run_time=beat.share(0.25))
+            self.play(Write(result), run_time=beat.share(0.35))
+            self.play(Create(box), run_time=beat.share(0.15))
+        self.finish()
         del heading
 
     # -- staging helpers -------------------------------------------------
@@ -907,14 +901,14 @@ class VanishingGradients(LectureScene):
         y_name = style.zh("累乘结果（对数刻度）", size=style.LABEL_SIZE).next_to(axes, UP, buff=0.2).align_to(axes, LEFT)
         one = DashedLine(self._at(0, 0), self._at(links, 0), color=style.MUTED, stroke_width=1.5, dash_length=0.08)
 
-        with self.narrate("depth_intro") as cue:
+        with self.narrate("depth_intro") as beat:
             formula = style.math(f"g times underbrace(f times f times dots.c times f, {facts['links'].text})",
                                  size=56).move_to((0, 0.4, 0))
-            self.play(Write(formula), run_time=0.5 * cue.duration)
-        with self.narrate("depth_axes") as cue:
-            self.play(FadeOut(formula), Create(axes), run_time=0.35 * cue.duration)
-            self.play(FadeIn(x_labels), FadeIn(x_name), run_time=0.2 * cue.duration)
-            self.play(FadeIn(y_labels, lag_ratio=0.15), FadeIn(y_name), Create(one), run_time=0.35 * cue.duration)
+            self.play(Write(formula), run_time=beat.share(0.5))
+        with self.narrate("depth_axes") as beat:
+            self.play(FadeOut(formula), Create(axes), run_time=beat.share(0.35))
+            self.play(FadeIn(x_labels), FadeIn(x_name), run_time=beat.share(0.2))
+            self.play(FadeIn(y_labels, lag_ratio=0.15), FadeIn(y_name), Create(one), run_time=beat.share(0.35))
 
         depth = ValueTracker(0.0)
         bounds = (low, high)
@@ -923,39 +917,38 @@ class VanishingGradients(LectureScene):
                  for key in ("shrink", "flat", "grow")}
         heads = {key: always_redraw(lambda key=key: self._head(curves[key], depth.get_value(), bounds, key))
                  for key in ("shrink", "flat", "grow")}
-        with self.narrate("depth_race") as cue:
+        with self.narrate("depth_race") as beat:
             self.add(*lines.values())
-            self.play(*(FadeIn(h) for h in heads.values()), run_time=0.3 * cue.duration)
+            self.play(*(FadeIn(h) for h in heads.values()), run_time=beat.share(0.3))
             self.play(depth.animate.set_value(facts["vanish_layer"].value - 4), rate_func=linear,
-                      run_time=0.65 * cue.duration)
+                      run_time=beat.share(0.65))
 
-        with self.narrate("depth_vanish") as cue:
+        with self.narrate("depth_vanish") as beat:
             self.play(depth.animate.set_value(facts["vanish_layer"].value), rate_func=linear,
-                      run_time=0.35 * cue.duration)
+                      run_time=beat.share(0.35))
             vanish = self._marker(facts["vanish_layer"].value, low, "shrink",
                                   f"第 {facts['vanish_layer'].text} 层掉出地板")
-            self.play(FadeIn(vanish, scale=1.3), run_time=0.3 * cue.duration)
+            self.play(FadeIn(vanish, scale=1.3), run_time=beat.share(0.3))
 
-        with self.narrate("depth_exit") as cue:
+        with self.narrate("depth_exit") as beat:
             self.play(depth.animate.set_value(facts["exit_layer"].value), rate_func=linear,
-                      run_time=0.35 * cue.duration)
+                      run_time=beat.share(0.35))
             leave = self._marker(facts["exit_layer"].value, high, "grow", f"第 {facts['exit_layer'].text} 层出框")
-            self.play(FadeIn(leave, scale=1.3), run_time=0.25 * cue.duration)
-            self.play(Indicate(heads["flat"], color=style.DATA), run_time=0.25 * cue.duration)
+            self.play(FadeIn(leave, scale=1.3), run_time=beat.share(0.25))
+            self.play(Indicate(heads["flat"], color=style.DATA), run_time=beat.share(0.25))
 
-        with self.narrate("depth_ends") as cue:
-            self.play(depth.animate.set_value(links), rate_func=linear, run_time=0.3 * cue.duration)
+        with self.narrate("depth_ends") as beat:
+            self.play(depth.animate.set_value(links), rate_func=linear, run_time=beat.share(0.3))
             ends = self._end_cards(facts)
-            self.play(FadeIn(ends[0], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
-            self.play(FadeIn(ends[1], shift=0.2 * LEFT), run_time=0.15 * cue.duration)
-            self.play(GrowFromCenter(ends[2]), FadeIn(ends[3]), run_time=0.2 * cue.duration)
+            self.play(FadeIn(ends[0], shift=0.2 * LEFT), run_time=beat.share(0.15))
+            self.play(FadeIn(ends[1], shift=0.2 * LEFT), run_time=beat.share(0.15))
+            self.play(GrowFromCenter(ends[2]), FadeIn(ends[3]), run_time=beat.share(0.2))
 
         for mob in (*lines.values(), *heads.values()):
             mob.clear_updaters()
         plot = VGroup(axes, y_labels, x_labels, x_name, y_name, one, *lines.values(), *heads.values(), vanish, leave, ends)
         self._sigmoid_panel(facts, plot)
-        self.show_source()
-        self.wait(1.5)
+        self.finish()
         del heading
 
     # -- panel Ⓒ, the caveat and the history ---------------------------------------
@@ -969,31 +962,31 @@ class VanishingGradients(LectureScene):
             [axes.c2p(x, y) for x, y in zip(sig["x"], sig["y"])])
         name = style.math("sigma(x) dot (1 - sigma(x))", size=40, color=style.BACKWARD)
         name.next_to(axes, UP, buff=0.35)
-        with self.narrate("depth_sigmoid") as cue:
-            self.play(FadeOut(plot), run_time=0.15 * cue.duration)
-            self.play(Create(axes), Write(name), run_time=0.2 * cue.duration)
-            self.play(Create(curve), run_time=0.3 * cue.duration)
+        with self.narrate("depth_sigmoid") as beat:
+            self.play(FadeOut(plot), run_time=beat.share(0.15))
+            self.play(Create(axes), Write(name), run_time=beat.share(0.2))
+            self.play(Create(curve), run_time=beat.share(0.3))
             ceiling = DashedLine(axes.c2p(-6, top), axes.c2p(6, top), color=style.HIGHLIGHT, stroke_width=2)
             label = style.value(facts["sigmoid_max"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
             label.next_to(ceiling.get_start(), UP + RIGHT, buff=0.1)
             dot = Dot(axes.c2p(0, top), color=style.HIGHLIGHT, radius=0.08)
-            self.play(Create(ceiling), FadeIn(dot, scale=2), FadeIn(label), run_time=0.25 * cue.duration)
+            self.play(Create(ceiling), FadeIn(dot, scale=2), FadeIn(label), run_time=beat.share(0.25))
 
-        with self.narrate("depth_check") as cue:
+        with self.narrate("depth_check") as beat:
             samples = VGroup(*(Dot(axes.c2p(x, y), radius=0.035, color=style.TEXT)
                                for x, y in zip(sig["x"][::2], sig["y"][::2])))
             tag = style.zh(f"{facts['samples'].text} 个采样点复核", size=style.LABEL_SIZE, color=style.MUTED)
             tag.next_to(axes, DOWN, buff=0.3)
-            self.play(FadeIn(samples, lag_ratio=0.02), FadeIn(tag), run_time=0.55 * cue.duration)
-            self.play(Indicate(dot, color=style.HIGHLIGHT, scale_factor=1.8), Indicate(label), run_time=0.3 * cue.duration)
+            self.play(FadeIn(samples, lag_ratio=0.02), FadeIn(tag), run_time=beat.share(0.55))
+            self.play(Indicate(dot, color=style.HIGHLIGHT, scale_factor=1.8), Indicate(label), run_time=beat.share(0.3))
 
-        with self.narrate("depth_caveat") as cue:
+        with self.narrate("depth_caveat") as beat:
             note = style.caption_stack("这里只单拎出了激活函数这一截；", "每层还要乘权重矩阵和归一化。",
                                        size=style.LABEL_SIZE).move_to((3.9, 1.6, 0))
             box = SurroundingRectangle(note, color=style.MUTED, buff=0.2, corner_radius=0.08)
-            self.play(FadeIn(note), Create(box), run_time=0.3 * cue.duration)
+            self.play(FadeIn(note), Create(box), run_time=beat.share(0.3))
 
-        with self.narrate("depth_history") as cue:
+        with self.narrate("depth_history") as beat:
             rows = VGroup()
             for key, who in (("year_thesis", "Hochreiter 硕士论文"), ("year_paper", "Bengio, Simard, Frasconi"),
                              ("year_joint", "两拨人合写一章")):
@@ -1004,9 +997,9 @@ class VanishingGradients(LectureScene):
                          color=style.MUTED, stroke_width=2)
             for row in rows:
                 row.add(Dot(row[0].get_left() + 0.25 * LEFT, radius=0.06, color=style.HIGHLIGHT))
-            self.play(Create(spine), run_time=0.1 * cue.duration)
+            self.play(Create(spine), run_time=beat.share(0.1))
             for row in rows:
-                self.play(FadeIn(row, shift=0.15 * RIGHT), run_time=0.2 * cue.duration)
+                self.play(FadeIn(row, shift=0.15 * RIGHT), run_time=beat.share(0.2))
 
     # -- staging helpers -------------------------------------------------
     @staticmethod
@@ -1079,83 +1072,82 @@ class ForwardVsReverseMode(LectureScene):
         local = style.zh("一层层的局部导数", size=style.LABEL_SIZE, color=style.MUTED)
         local.next_to(VGroup(*boxes), DOWN, buff=0.3)
 
-        with self.narrate("modes_chain") as cue:
-            self.play(FadeIn(params, lag_ratio=0.05), FadeIn(count), run_time=0.25 * cue.duration)
+        with self.narrate("modes_chain") as beat:
+            self.play(FadeIn(params, lag_ratio=0.05), FadeIn(count), run_time=beat.share(0.25))
             self.play(Create(fan), *(FadeIn(b, shift=0.1 * UP) for b in boxes), *(Create(a) for a in links),
-                      FadeIn(local), run_time=0.35 * cue.duration)
-            self.play(FadeIn(loss, scale=2), FadeIn(loss_label), run_time=0.2 * cue.duration)
+                      FadeIn(local), run_time=beat.share(0.35))
+            self.play(FadeIn(loss, scale=2), FadeIn(loss_label), run_time=beat.share(0.2))
 
-        with self.narrate("modes_same") as cue:
+        with self.narrate("modes_same") as beat:
             left_to_right = Arrow((self.BOXES[0] - 0.6, 1.5, 0), (self.BOXES[-1] + 0.6, 1.5, 0), color=style.FORWARD,
                                   buff=0, stroke_width=4)
             right_to_left = Arrow((self.BOXES[-1] + 0.6, 2.1, 0), (self.BOXES[0] - 0.6, 2.1, 0), color=style.BACKWARD,
                                   buff=0, stroke_width=4)
             same = style.zh("乘出来的数一模一样", size=style.LABEL_SIZE).next_to(right_to_left, UP, buff=0.15)
             self.play(*(Indicate(b, color=style.HIGHLIGHT, scale_factor=1.08) for b in boxes),
-                      run_time=0.3 * cue.duration)
-            self.play(GrowArrow(left_to_right), GrowArrow(right_to_left), run_time=0.3 * cue.duration)
-            self.play(FadeIn(same), run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.3))
+            self.play(GrowArrow(left_to_right), GrowArrow(right_to_left), run_time=beat.share(0.3))
+            self.play(FadeIn(same), run_time=beat.share(0.2))
 
         forward_tag = style.zh("正向模式：从参数出发", size=style.BODY_SIZE, color=style.FORWARD)
         forward_tag.move_to((-3.2, 2.35, 0))
-        with self.narrate("modes_forward") as cue:
+        with self.narrate("modes_forward") as beat:
             self.play(FadeOut(VGroup(left_to_right, right_to_left, same)), FadeIn(forward_tag),
-                      run_time=0.2 * cue.duration)
-            self.play(params[0].animate.set_color(style.HIGHLIGHT).scale(1.6), run_time=0.15 * cue.duration)
-            self._pulse(params[0], boxes, loss, style.FORWARD, 0.45 * cue.duration)
+                      run_time=beat.share(0.2))
+            self.play(params[0].animate.set_color(style.HIGHLIGHT).scale(1.6), run_time=beat.share(0.15))
+            self._pulse(params[0], boxes, loss, style.FORWARD, beat.share(0.45))
             done = [self._done_mark(params[0])]
-            self.play(FadeIn(done[0], scale=1.5), params[0].animate.scale(1 / 1.6), run_time=0.15 * cue.duration)
+            self.play(FadeIn(done[0], scale=1.5), params[0].animate.scale(1 / 1.6), run_time=beat.share(0.15))
 
-        with self.narrate("modes_forward_count") as cue:
-            self._pulse(params[1], boxes, loss, style.FORWARD, 0.25 * cue.duration)
+        with self.narrate("modes_forward_count") as beat:
+            self._pulse(params[1], boxes, loss, style.FORWARD, beat.share(0.25))
             done.append(self._done_mark(params[1]))
             self.add(done[-1])
             rest = list(params[2:])
             self.play(AnimationGroup(*(self._pulse_animation(p, boxes, loss, style.FORWARD) for p in rest),
-                                     lag_ratio=0.12), run_time=0.4 * cue.duration)
+                                     lag_ratio=0.12), run_time=beat.share(0.4))
             done += [self._done_mark(p) for p in rest]
             self.add(*done[2:])
             tally = style.zh(f"走{facts['params'].text}遍", size=36, color=style.FORWARD)
             tally.next_to(forward_tag, DOWN, buff=0.15)
-            self.play(FadeIn(tally, scale=1.3), run_time=0.2 * cue.duration)
+            self.play(FadeIn(tally, scale=1.3), run_time=beat.share(0.2))
 
         reverse_tag = style.zh("反向模式：从 loss 出发", size=style.BODY_SIZE, color=style.BACKWARD)
         reverse_tag.move_to((3.2, 2.35, 0))
-        with self.narrate("modes_reverse") as cue:
+        with self.narrate("modes_reverse") as beat:
             self.play(FadeOut(VGroup(*done)), VGroup(forward_tag, tally).animate.set_opacity(0.5),
-                      FadeIn(reverse_tag), run_time=0.15 * cue.duration)
-            self.play(Indicate(loss, color=style.BACKWARD, scale_factor=1.6), run_time=0.15 * cue.duration)
+                      FadeIn(reverse_tag), run_time=beat.share(0.15))
+            self.play(Indicate(loss, color=style.BACKWARD, scale_factor=1.6), run_time=beat.share(0.15))
             spine = VMobject().set_points_as_corners(
                 [loss.get_center(), *(np.array((x, self.CHAIN_Y, 0)) for x in reversed(self.BOXES)),
                  boxes[0].get_left()])
             runner = Dot(loss.get_center(), radius=0.1, color=style.BACKWARD)
             self.play(MoveAlongPath(runner, spine), ShowPassingFlash(spine.copy().set_stroke(style.BACKWARD, 7),
                                                                       time_width=0.5),
-                      rate_func=linear, run_time=0.3 * cue.duration)
+                      rate_func=linear, run_time=beat.share(0.3))
             back_fan = VGroup(*(Line(boxes[0].get_left(), p.get_center()) for p in params))
             self.play(ShowPassingFlash(back_fan.copy().set_stroke(style.BACKWARD, 5), time_width=0.8),
-                      FadeOut(runner), run_time=0.15 * cue.duration)
+                      FadeOut(runner), run_time=beat.share(0.15))
             marks = VGroup(*(self._done_mark(p) for p in params))
             once = style.zh("只走一遍", size=36, color=style.BACKWARD).next_to(reverse_tag, DOWN, buff=0.15)
-            self.play(FadeIn(marks, scale=1.5), FadeIn(once, scale=1.3), run_time=0.15 * cue.duration)
+            self.play(FadeIn(marks, scale=1.5), FadeIn(once, scale=1.3), run_time=beat.share(0.15))
 
-        with self.narrate("modes_why") as cue:
-            self.play(VGroup(forward_tag, tally).animate.set_opacity(1), run_time=0.1 * cue.duration)
+        with self.narrate("modes_why") as beat:
+            self.play(VGroup(forward_tag, tally).animate.set_opacity(1), run_time=beat.share(0.1))
             self.play(Indicate(count, color=style.HIGHLIGHT), Indicate(tally, color=style.HIGHLIGHT),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
             self.play(Indicate(VGroup(loss, loss_label), color=style.HIGHLIGHT, scale_factor=1.4),
-                      Indicate(once, color=style.HIGHLIGHT), run_time=0.3 * cue.duration)
+                      Indicate(once, color=style.HIGHLIGHT), run_time=beat.share(0.3))
 
-        with self.narrate("modes_rule") as cue:
+        with self.narrate("modes_rule") as beat:
             rule = style.caption_stack("输出远比输入多时，从前往后反倒划算。", "先数一数：输入多，还是输出多？",
                                        size=style.LABEL_SIZE)
             rule.move_to((0, -2.6, 0))
-            self.play(FadeOut(local), FadeIn(rule[0]), run_time=0.3 * cue.duration)
-            self.play(FadeIn(rule[1]), run_time=0.2 * cue.duration)
+            self.play(FadeOut(local), FadeIn(rule[0]), run_time=beat.share(0.3))
+            self.play(FadeIn(rule[1]), run_time=beat.share(0.2))
             self.play(Create(SurroundingRectangle(rule[1], color=style.HIGHLIGHT, buff=0.12, corner_radius=0.06)),
-                      run_time=0.2 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+                      run_time=beat.share(0.2))
+        self.finish()
         del heading
 
     # -- staging helpers -------------------------------------------------
@@ -1202,8 +1194,7 @@ class ActivationMountain(LectureScene):
         mountain = self._mountain(facts)
         big, small, extras = self._cards(facts, mountain)
         self._tables(facts, big, small, extras)
-        self.show_source()
-        self.wait(1.5)
+        self.finish()
         del heading
 
     # -- Ⓐ the mountain ------------------------------------------------------------
@@ -1251,30 +1242,30 @@ class ActivationMountain(LectureScene):
                 points if len(points) > 1 else points * 2)
 
         stack, edge = always_redraw(drawn), always_redraw(outline)
-        with self.narrate("mnt_climb") as cue:
-            self.play(Create(x_axis), Create(y_axis), FadeIn(x_name), FadeIn(y_name), run_time=0.2 * cue.duration)
+        with self.narrate("mnt_climb") as beat:
+            self.play(Create(x_axis), Create(y_axis), FadeIn(x_name), FadeIn(y_name), run_time=beat.share(0.2))
             forward = style.zh("前向：每层留下中间结果", size=style.LABEL_SIZE, color=style.FORWARD)
             forward.next_to(at(peak / 2, 0), UP, buff=0.1).shift(0.3 * DOWN).move_to(at(peak / 2, -0.6))
             self.add(stack, edge)
-            self.play(FadeIn(forward), clock.animate.set_value(peak - 4), rate_func=linear, run_time=0.7 * cue.duration)
-        with self.narrate("mnt_peak") as cue:
-            self.play(clock.animate.set_value(peak + 1), rate_func=linear, run_time=0.45 * cue.duration)
+            self.play(FadeIn(forward), clock.animate.set_value(peak - 4), rate_func=linear, run_time=beat.share(0.7))
+        with self.narrate("mnt_peak") as beat:
+            self.play(clock.animate.set_value(peak + 1), rate_func=linear, run_time=beat.share(0.45))
             turn = DashedLine(at(peak + 0.5, 0), at(peak + 0.5, peak + 0.6), color=style.HIGHLIGHT, stroke_width=2)
             summit = style.zh("山顶：前向走完", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             summit.next_to(turn, LEFT, buff=0.6).align_to(turn, UP)
-            self.play(Create(turn), FadeIn(summit), run_time=0.35 * cue.duration)
-        with self.narrate("mnt_descend") as cue:
+            self.play(Create(turn), FadeIn(summit), run_time=beat.share(0.35))
+        with self.narrate("mnt_descend") as beat:
             backward = style.zh("反向：用完一层，放掉一层", size=style.LABEL_SIZE, color=style.BACKWARD)
             backward.move_to(at(peak + 1 + peak / 2, -0.6))
-            self.play(FadeIn(backward), clock.animate.set_value(span), rate_func=linear, run_time=0.85 * cue.duration)
+            self.play(FadeIn(backward), clock.animate.set_value(span), rate_func=linear, run_time=beat.share(0.85))
         stack.clear_updaters()
         edge.clear_updaters()
-        with self.narrate("mnt_caveat") as cue:
+        with self.narrate("mnt_caveat") as beat:
             note = style.caption_stack(f"台阶画了 {facts['steps'].text} 级，只为看得清；",
                                        f"真实模型 {facts['layers'].text} 层，坡更细、有凸起，顶点不变。",
                                        size=style.LABEL_SIZE, color=style.MUTED)
             note.move_to((0, 2.55, 0)).align_to(at(span + 0.6, 0), RIGHT)
-            self.play(FadeIn(note), run_time=0.3 * cue.duration)
+            self.play(FadeIn(note), run_time=beat.share(0.3))
         return VGroup(x_axis, y_axis, x_name, y_name, stack, edge, forward, turn, summit, backward, note)
 
     # -- Ⓑ the two cards ----------------------------------------------------------
@@ -1289,16 +1280,16 @@ class ActivationMountain(LectureScene):
         VGroup(*big).arrange(RIGHT, buff=1.4).move_to((0, 0.1, 0))
         context = style.zh(f"DeepSeek-V3，一条 {facts['seq'].text} 序列，bf16", size=style.LABEL_SIZE,
                            color=style.MUTED).next_to(VGroup(*big), UP, buff=0.45)
-        with self.narrate("mnt_cards") as cue:
-            self.play(FadeOut(mountain), FadeIn(context), run_time=0.15 * cue.duration)
-            self.play(FadeIn(big[0], shift=0.2 * UP), run_time=0.2 * cue.duration)
-            self.wait(0.2 * cue.duration)
-            self.play(FadeIn(big[1], shift=0.2 * UP), run_time=0.2 * cue.duration)
-        with self.narrate("mnt_same") as cue:
+        with self.narrate("mnt_cards") as beat:
+            self.play(FadeOut(mountain), FadeIn(context), run_time=beat.share(0.15))
+            self.play(FadeIn(big[0], shift=0.2 * UP), run_time=beat.share(0.2))
+            self.wait(beat.share(0.2))
+            self.play(FadeIn(big[1], shift=0.2 * UP), run_time=beat.share(0.2))
+        with self.narrate("mnt_same") as beat:
             same = style.zh("同一条序列，两种配置；不是两个模型", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             same.next_to(VGroup(*big), DOWN, buff=0.45)
             link = DoubleArrow(big[0].get_right(), big[1].get_left(), buff=0.1, color=style.HIGHLIGHT, stroke_width=3)
-            self.play(GrowFromCenter(link), FadeIn(same), run_time=0.5 * cue.duration)
+            self.play(GrowFromCenter(link), FadeIn(same), run_time=beat.share(0.5))
         small = []
         for label, key, colour, x in (("全部留着", "keep_all", style.FORWARD, -3.4),
                                       ("只留每层入口 *", "full_recompute", style.GOOD, 3.4)):
@@ -1315,30 +1306,32 @@ class ActivationMountain(LectureScene):
         unit = style.zh(f"单位：一份 hidden 宽的张量 = {facts['tokens'].text} × {facts['hidden'].text} × "
                         f"{facts['bf16_bytes'].text} = {facts['entry'].text}", size=style.LABEL_SIZE)
         unit.move_to((0, 1.85, 0))
-        with self.narrate("mnt_unit") as cue:
+        with self.narrate("mnt_unit") as beat:
             self.play(FadeOut(extras), *(ReplacementTransform(b, s) for b, s in zip(big, small)),
-                      run_time=0.35 * cue.duration)
-            self.play(FadeIn(unit, shift=0.2 * DOWN), run_time=0.35 * cue.duration)
+                      run_time=beat.share(0.35))
+            self.play(FadeIn(unit, shift=0.2 * DOWN), run_time=beat.share(0.35))
 
         attention = self._table("注意力（MLA）留下的", facts["attention_rows"].value, facts["attention"])
-        with self.narrate("mnt_attention") as cue:
-            self.play(FadeIn(attention[0]), run_time=0.1 * cue.duration)
+        with self.narrate("mnt_attention") as beat:
+            self.play(FadeIn(attention[0]), run_time=beat.share(0.1))
             rows = attention[1]
+            per_row = beat.share(0.75) / len(rows)
             for row in rows:
-                self.play(FadeIn(row, shift=0.3 * RIGHT), run_time=0.75 * cue.duration / len(rows))
-            self.play(FadeIn(attention[2]), run_time=0.1 * cue.duration)
+                self.play(FadeIn(row, shift=0.3 * RIGHT), run_time=per_row)
+            self.play(FadeIn(attention[2]), run_time=beat.share(0.1))
 
         chip = self._chip("注意力", facts["attention"])
         chip.move_to((0, 1.2, 0)).align_to((-5.4, 0, 0), LEFT)
         moe = self._table("MoE 留下的", facts["moe_rows"].value, facts["moe"])
-        with self.narrate("mnt_moe") as cue:
-            self.play(ReplacementTransform(attention, chip), run_time=0.25 * cue.duration)
-            self.play(FadeIn(moe[0]), run_time=0.05 * cue.duration)
+        with self.narrate("mnt_moe") as beat:
+            self.play(ReplacementTransform(attention, chip), run_time=beat.share(0.25))
+            self.play(FadeIn(moe[0]), run_time=beat.share(0.05))
+            per_row = beat.share(0.5) / len(moe[1])
             for row in moe[1]:
-                self.play(FadeIn(row, shift=0.3 * RIGHT), run_time=0.5 * cue.duration / len(moe[1]))
-            self.play(FadeIn(moe[2]), run_time=0.1 * cue.duration)
+                self.play(FadeIn(row, shift=0.3 * RIGHT), run_time=per_row)
+            self.play(FadeIn(moe[2]), run_time=beat.share(0.1))
 
-        with self.narrate("mnt_copies") as cue:
+        with self.narrate("mnt_copies") as beat:
             copies = [moe[1][i] for i, row in enumerate(facts["moe_rows"].value)
                       if row["width"].startswith(facts["copies"].text + " ")]
             marks = VGroup(*(SurroundingRectangle(r, color=style.HIGHLIGHT, buff=0.05, corner_radius=0.05)
@@ -1348,10 +1341,10 @@ class ActivationMountain(LectureScene):
             io = style.zh(f"进去一次 + 出来一次 = {facts['copies_io'].text}", size=style.LABEL_SIZE,
                           color=style.HIGHLIGHT)
             VGroup(why, io).arrange(RIGHT, buff=0.8).next_to(moe, DOWN, buff=0.3)
-            self.play(Create(marks), FadeIn(why), run_time=0.35 * cue.duration)
-            self.play(FadeIn(io), run_time=0.25 * cue.duration)
+            self.play(Create(marks), FadeIn(why), run_time=beat.share(0.35))
+            self.play(FadeIn(io), run_time=beat.share(0.25))
 
-        with self.narrate("mnt_total") as cue:
+        with self.narrate("mnt_total") as beat:
             lines = VGroup(
                 style.zh(f"MoE 层：{facts['moe_layer_exact'].text} × {facts['moe_layers'].text}", size=style.BODY_SIZE),
                 style.zh(f"dense 层：{facts['dense_layer_exact'].text} × {facts['dense_layers'].text}",
@@ -1364,21 +1357,21 @@ class ActivationMountain(LectureScene):
             dense_note = style.zh("（按页面口径，不含 FFN 输出）", size=style.SMALL_SIZE, color=style.MUTED)
             dense_note.next_to(lines[1], RIGHT, buff=0.25)
             moe_chip = self._chip("MoE", facts["moe"]).next_to(chip, RIGHT, buff=0.3)
-            self.play(ReplacementTransform(VGroup(moe, marks, why, io), moe_chip), run_time=0.2 * cue.duration)
-            self.play(FadeIn(lines[0], shift=0.2 * RIGHT), run_time=0.1 * cue.duration)
-            self.play(FadeIn(lines[1], shift=0.2 * RIGHT), FadeIn(dense_note), run_time=0.1 * cue.duration)
-            self.play(FadeIn(lines[2], scale=1.2), run_time=0.15 * cue.duration)
-            self.play(Indicate(small[0], color=style.HIGHLIGHT, scale_factor=1.1), run_time=0.15 * cue.duration)
+            self.play(ReplacementTransform(VGroup(moe, marks, why, io), moe_chip), run_time=beat.share(0.2))
+            self.play(FadeIn(lines[0], shift=0.2 * RIGHT), run_time=beat.share(0.1))
+            self.play(FadeIn(lines[1], shift=0.2 * RIGHT), FadeIn(dense_note), run_time=beat.share(0.1))
+            self.play(FadeIn(lines[2], scale=1.2), run_time=beat.share(0.15))
+            self.play(Indicate(small[0], color=style.HIGHLIGHT, scale_factor=1.1), run_time=beat.share(0.15))
             self.play(FadeIn(lines[3], shift=0.2 * RIGHT), Indicate(small[1], color=style.HIGHLIGHT, scale_factor=1.1),
-                      run_time=0.15 * cue.duration)
+                      run_time=beat.share(0.15))
 
-        with self.narrate("mnt_note") as cue:
+        with self.narrate("mnt_note") as beat:
             notes = style.caption_stack("按 V3 的配置逐个算子自推，当量级看；差一倍也装不下。",
                                         f"* 只留入口：还没算正在重算的那一层（一层 MoE 约 {facts['moe_layer'].text}）。",
                                         size=style.SMALL_SIZE, color=style.MUTED)
             notes.move_to((0, -2.85, 0))
-            self.play(FadeIn(notes[0]), run_time=0.3 * cue.duration)
-            self.play(FadeIn(notes[1]), run_time=0.3 * cue.duration)
+            self.play(FadeIn(notes[0]), run_time=beat.share(0.3))
+            self.play(FadeIn(notes[1]), run_time=beat.share(0.3))
 
     @staticmethod
     def _table(title, rows, subtotal):
@@ -1433,68 +1426,68 @@ class GradientJourney(LectureScene):
         packet = Square(side_length=0.3, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16,
                         stroke_width=4)
 
-        with self.narrate("gj_intro") as cue:
-            self.play(FadeIn(stations, lag_ratio=0.2), Create(arrows, lag_ratio=0.2), run_time=0.5 * cue.duration)
+        with self.narrate("gj_intro") as beat:
+            self.play(FadeIn(stations, lag_ratio=0.2), Create(arrows, lag_ratio=0.2), run_time=beat.share(0.5))
             not_inference = style.zh("推理时，这几道一道都没有", size=style.LABEL_SIZE, color=style.MUTED)
             not_inference.move_to((0, 0.3, 0))
-            self.play(FadeIn(not_inference), run_time=0.25 * cue.duration)
+            self.play(FadeIn(not_inference), run_time=beat.share(0.25))
 
         detail = self._produce()
-        with self.narrate("gj_produce") as cue:
-            self.play(FadeOut(not_inference), self._light(stations[0]), run_time=0.15 * cue.duration)
-            self.play(FadeIn(detail[0]), run_time=0.15 * cue.duration)
+        with self.narrate("gj_produce") as beat:
+            self.play(FadeOut(not_inference), self._light(stations[0]), run_time=beat.share(0.15))
+            self.play(FadeIn(detail[0]), run_time=beat.share(0.15))
             # Backward walks the layers from the last to the first; each drops its gradient.
+            per_layer = beat.share(0.5) / len(detail[1])
             for bar, grad in zip(detail[1], detail[2]):
                 self.play(Indicate(bar, color=style.BACKWARD, scale_factor=1.03), FadeIn(grad, shift=0.3 * DOWN),
-                          run_time=0.5 * cue.duration / len(detail[1]))
+                          run_time=per_layer)
             packet.move_to(stations[0][0]).shift(0.55 * UP)
-            self.play(FadeIn(packet, scale=1.5), FadeIn(detail[3]), run_time=0.15 * cue.duration)
+            self.play(FadeIn(packet, scale=1.5), FadeIn(detail[3]), run_time=beat.share(0.15))
 
         timeline = self._timeline(facts["timeline"].value)
-        with self.narrate("gj_reduce") as cue:
-            self._advance(packet, stations, 1, cue.duration * 0.15)
-            self.play(FadeOut(detail), FadeIn(timeline["axes"]), run_time=0.15 * cue.duration)
+        with self.narrate("gj_reduce") as beat:
+            self._advance(packet, stations, 1, beat.share(0.15))
+            self.play(FadeOut(detail), FadeIn(timeline["axes"]), run_time=beat.share(0.15))
             self.play(LaggedStart(*(FadeIn(b) for b in timeline["backward"]), lag_ratio=0.3),
-                      run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.25))
             self.play(LaggedStart(*(FadeIn(b, shift=0.2 * DOWN) for b in timeline["reduce"]), lag_ratio=0.4),
-                      run_time=0.25 * cue.duration)
-            self.play(FadeIn(timeline["hidden"]), run_time=0.15 * cue.duration)
+                      run_time=beat.share(0.25))
+            self.play(FadeIn(timeline["hidden"]), run_time=beat.share(0.15))
 
-        with self.narrate("gj_clip") as cue:
-            self._advance(packet, stations, 2, cue.duration * 0.15)
-            self.play(Create(timeline["wait"]), FadeIn(timeline["wait_label"]), run_time=0.3 * cue.duration)
-            self.play(FadeIn(timeline["clip"], shift=0.2 * RIGHT), run_time=0.2 * cue.duration)
-            self.play(FadeIn(timeline["exposed"]), run_time=0.15 * cue.duration)
+        with self.narrate("gj_clip") as beat:
+            self._advance(packet, stations, 2, beat.share(0.15))
+            self.play(Create(timeline["wait"]), FadeIn(timeline["wait_label"]), run_time=beat.share(0.3))
+            self.play(FadeIn(timeline["clip"], shift=0.2 * RIGHT), run_time=beat.share(0.2))
+            self.play(FadeIn(timeline["exposed"]), run_time=beat.share(0.15))
 
         accumulate = self._accumulate(facts["micro"].value)
-        with self.narrate("gj_accumulate") as cue:
-            self._advance(packet, stations, 3, cue.duration * 0.1)
-            self.play(FadeOut(VGroup(*timeline.values())), FadeIn(accumulate["whole"]), run_time=0.2 * cue.duration)
-            self.play(FadeIn(accumulate["parts_label"]), FadeIn(accumulate["frame"]), run_time=0.1 * cue.duration)
+        with self.narrate("gj_accumulate") as beat:
+            self._advance(packet, stations, 3, beat.share(0.1))
+            self.play(FadeOut(VGroup(*timeline.values())), FadeIn(accumulate["whole"]), run_time=beat.share(0.2))
+            self.play(FadeIn(accumulate["parts_label"]), FadeIn(accumulate["frame"]), run_time=beat.share(0.1))
+            per_part = beat.share(0.35) / len(accumulate["parts"])
             for part, drop in zip(accumulate["parts"], accumulate["drops"]):
-                self.play(FadeIn(part), ReplacementTransform(part.copy(), drop),
-                          run_time=0.35 * cue.duration / len(accumulate["parts"]))
-            self.play(FadeIn(accumulate["same"]), packet.animate.set_stroke(style.FP32), run_time=0.15 * cue.duration)
+                self.play(FadeIn(part), ReplacementTransform(part.copy(), drop), run_time=per_part)
+            self.play(FadeIn(accumulate["same"]), packet.animate.set_stroke(style.FP32), run_time=beat.share(0.15))
 
-        with self.narrate("gj_update") as cue:
-            self._advance(packet, stations, 4, cue.duration * 0.12)
+        with self.narrate("gj_update") as beat:
+            self._advance(packet, stations, 4, beat.share(0.12))
             weights = self._weights()
-            self.play(FadeOut(VGroup(*accumulate.values())), FadeIn(weights), run_time=0.15 * cue.duration)
-            self.play(packet.animate.move_to(weights[0]).scale(0.8), run_time=0.15 * cue.duration)
+            self.play(FadeOut(VGroup(*accumulate.values())), FadeIn(weights), run_time=beat.share(0.15))
+            self.play(packet.animate.move_to(weights[0]).scale(0.8), run_time=beat.share(0.15))
             self.play(Indicate(weights[0], color=style.BACKWARD), FadeOut(packet, scale=0.2),
-                      run_time=0.15 * cue.duration)
+                      run_time=beat.share(0.15))
             thrown = style.zh("用完就扔", size=36, color=style.HIGHLIGHT).next_to(weights, RIGHT, buff=0.8)
-            self.play(FadeIn(thrown, scale=1.3), run_time=0.12 * cue.duration)
+            self.play(FadeIn(thrown, scale=1.3), run_time=beat.share(0.12))
             tags = self._precision_tags().next_to(thrown, DOWN, buff=0.4).align_to(thrown, LEFT)
-            self.play(FadeIn(tags[0]), run_time=0.1 * cue.duration)
-            self.play(FadeIn(tags[1]), run_time=0.1 * cue.duration)
+            self.play(FadeIn(tags[0]), run_time=beat.share(0.1))
+            self.play(FadeIn(tags[1]), run_time=beat.share(0.1))
 
-        with self.narrate("gj_bounds") as cue:
+        with self.narrate("gj_bounds") as beat:
             note = style.zh("通信多大、能藏多少：下一张图，和后面的专题", size=style.LABEL_SIZE, color=style.MUTED)
             note.move_to((0, -2.9, 0))
-            self.play(FadeIn(note), run_time=0.3 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(FadeIn(note), run_time=beat.share(0.3))
+        self.finish()
         del heading
 
     # -- staging helpers -------------------------------------------------
@@ -1620,52 +1613,51 @@ class BatchCommVsCompute(LectureScene):
         compute_name = style.zh(labels["compute"], size=style.LABEL_SIZE, color=style.FORWARD)
         compute_name.next_to(compute.get_end(), RIGHT, buff=0.15)
 
-        with self.narrate("batch_comm") as cue:
-            self.play(Create(axes), FadeIn(x_name), FadeIn(y_name), run_time=0.35 * cue.duration)
-            self.play(Create(comm), FadeIn(comm_name), run_time=0.4 * cue.duration)
+        with self.narrate("batch_comm") as beat:
+            self.play(Create(axes), FadeIn(x_name), FadeIn(y_name), run_time=beat.share(0.35))
+            self.play(Create(comm), FadeIn(comm_name), run_time=beat.share(0.4))
 
-        with self.narrate("batch_flat") as cue:
+        with self.narrate("batch_flat") as beat:
             probe = ValueTracker(batch[0])
             rider = always_redraw(lambda: Dot(axes.c2p(probe.get_value(), curves["comm"][0]), radius=0.09,
                                               color=style.COMM))
             self.add(rider)
-            self.play(probe.animate.set_value(batch[-1]), run_time=0.5 * cue.duration)
-            self.play(probe.animate.set_value(batch[len(batch) // 3]), run_time=0.3 * cue.duration)
+            self.play(probe.animate.set_value(batch[-1]), run_time=beat.share(0.5))
+            self.play(probe.animate.set_value(batch[len(batch) // 3]), run_time=beat.share(0.3))
             rider.clear_updaters()
             self.remove(rider)
 
         knee_x = curves["knee"]
         knee_line = DashedLine(axes.c2p(knee_x, 0), axes.c2p(knee_x, top * 0.85), color=style.MUTED, stroke_width=2)
         knee_name = style.zh(labels["knee"], size=style.LABEL_SIZE, color=style.MUTED).next_to(knee_line, UP, buff=0.1)
-        with self.narrate("batch_compute") as cue:
-            self.play(Create(compute), run_time=0.55 * cue.duration, rate_func=linear)
-            self.play(FadeIn(compute_name), Create(knee_line), FadeIn(knee_name), run_time=0.3 * cue.duration)
+        with self.narrate("batch_compute") as beat:
+            self.play(Create(compute), run_time=beat.share(0.55), rate_func=linear)
+            self.play(FadeIn(compute_name), Create(knee_line), FadeIn(knee_name), run_time=beat.share(0.3))
 
         share = self._share_bars(curves, labels)
-        with self.narrate("batch_share") as cue:
-            self.play(FadeIn(share[0]), run_time=0.2 * cue.duration)
+        with self.narrate("batch_share") as beat:
+            self.play(FadeIn(share[0]), run_time=beat.share(0.2))
             self.play(GrowFromEdge(share[1][0], LEFT), GrowFromEdge(share[2][0], LEFT), FadeIn(share[1][1]),
-                      FadeIn(share[2][1]), run_time=0.4 * cue.duration)
-            self.play(Indicate(share[2][0][0], color=style.HIGHLIGHT, scale_factor=1.2), run_time=0.3 * cue.duration)
+                      FadeIn(share[2][1]), run_time=beat.share(0.4))
+            self.play(Indicate(share[2][0][0], color=style.HIGHLIGHT, scale_factor=1.2), run_time=beat.share(0.3))
 
         epoch = self._epoch_rows(facts["epoch"].value, curves["comm"][0], labels)
-        with self.narrate("batch_epoch") as cue:
-            self.play(FadeOut(share), FadeIn(epoch[0]), run_time=0.15 * cue.duration)
+        with self.narrate("batch_epoch") as beat:
+            self.play(FadeOut(share), FadeIn(epoch[0]), run_time=beat.share(0.15))
             for row in epoch[1:]:
                 self.play(FadeIn(row[0]), LaggedStart(*(FadeIn(b, shift=0.1 * RIGHT) for b in row[1]),
-                                                      lag_ratio=0.3), run_time=0.35 * cue.duration)
+                                                      lag_ratio=0.3), run_time=beat.share(0.35))
 
-        with self.narrate("batch_knee") as cue:
+        with self.narrate("batch_knee") as beat:
             note = style.caption_stack("只画形状，没有刻度；", "拐点在哪，要在自己的配置上量。", size=style.LABEL_SIZE,
                                        color=style.MUTED).move_to((3.9, -2.45, 0))
-            self.play(Indicate(knee_name, color=style.HIGHLIGHT), FadeIn(note), run_time=0.45 * cue.duration)
+            self.play(Indicate(knee_name, color=style.HIGHLIGHT), FadeIn(note), run_time=beat.share(0.45))
 
-        with self.narrate("batch_overlap") as cue:
+        with self.narrate("batch_overlap") as beat:
             overlap = style.zh("边算边传，只有训练才有", size=style.LABEL_SIZE, color=style.COMM)
             overlap.next_to(note, UP, buff=0.3).align_to(note, LEFT)
-            self.play(FadeIn(overlap), run_time=0.35 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(FadeIn(overlap), run_time=beat.share(0.35))
+        self.finish()
         del heading
 
     # -- staging helpers -------------------------------------------------

@@ -4,12 +4,14 @@ Constructing a figure checks its facts and loads its narration, so a bad
 number or a bad cue stops ``manim`` before the first frame. Narration
 drives the timing::
 
-    with self.narrate("gates_forward") as cue:
-        self.play(Create(wires), run_time=cue.duration)
+    with self.narrate("gates_forward") as beat:
+        self.play(Create(wires), run_time=beat.share(0.6))
+        self.play(Indicate(out), run_time=beat.share(0.3))
 
 ``narrate`` places the cue's audio at the current time, adds its captions
 (short Chinese lines) through manim's subcaptions, and on leaving waits
-out whatever the cue still has to say.
+out whatever the cue still has to say. The block spends the cue's audio
+in shares; shares that add up to more than the whole cue are refused.
 """
 
 from __future__ import annotations
@@ -27,6 +29,28 @@ from tools.voice import audio, captions, cues, speech
 from tools.voice.cues import NarrationError
 
 
+class Beat:
+    """One cue's audio as a block spends it: ``share(0.3)`` is 30% of its length, in seconds.
+
+    The shares a block takes are counted; past the whole cue, the block
+    would run over into silence, so that is a NarrationError naming the
+    figure and the cue.
+    """
+
+    def __init__(self, figure: str, cue: str, duration: float):
+        self.figure, self.cue, self.duration = figure, cue, duration
+        self.spent = 0.0  # shares taken so far
+
+    def share(self, fraction: float) -> float:
+        if fraction <= 0:
+            raise NarrationError(f"figure '{self.figure}', cue '{self.cue}': a share must be positive, got {fraction}")
+        self.spent += fraction
+        if self.spent > 1 + 1e-9:
+            raise NarrationError(f"figure '{self.figure}', cue '{self.cue}': the block's shares add up to "
+                                 f"{self.spent:.3g} of the cue, more than the whole of it")
+        return fraction * self.duration
+
+
 class Narrated:
     """Mixin for Scene / ThreeDScene: facts, cues and narrated timing."""
 
@@ -40,7 +64,7 @@ class Narrated:
 
     @contextmanager
     def narrate(self, cue_id: str):
-        """Play one cue: audio and captions now, the block's animations inside it."""
+        """Play one cue: audio and captions now, the block's animations inside it, timed by its Beat."""
         if cue_id not in self.cues:
             raise NarrationError(f"figure '{self.figure.id}' has no cue '{cue_id}' (cues: {', '.join(self.cues)})")
         cue = self.cues[cue_id]
@@ -53,7 +77,7 @@ class Narrated:
         for line, offset, length in captions.timed_lines(cue.caption, sound.duration):
             self.add_subcaption(line, duration=length, offset=offset)
         self._spoken.append(cue_id)
-        yield sound
+        yield Beat(self.figure.id, cue_id, sound.duration)
         remaining = start + sound.duration - self.time
         if remaining > 1 / config.frame_rate:
             self.wait(remaining)
@@ -87,6 +111,11 @@ class Narrated:
         note = self.fix_in_frame(style.source_line(self.figure.source))
         self.play(FadeIn(note), run_time=0.5)
         return note
+
+    def finish(self, hold: float = 1.5):
+        """End the figure: the source note fades in, then the finished picture holds for `hold` seconds."""
+        self.show_source()
+        self.wait(hold)
 
 
 class LectureScene(Narrated, Scene):

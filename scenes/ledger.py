@@ -60,30 +60,30 @@ class Ledger16Bytes(LectureScene):
         tags = VGroup(*(style.zh(c["precision"], size=style.SMALL_SIZE, color=style.PRECISION[c["precision"]])
                         .next_to(row.cell(c["key"]), UP, buff=0.12) for c in cells))
 
-        with self.narrate("l16_intro") as cue:
+        with self.narrate("l16_intro") as beat:
             frame = Rectangle(width=row.width, height=row.height, color=style.MUTED).move_to(row)
             frame.set_stroke(style.MUTED, 2, opacity=0.6)
-            self.play(Create(frame), run_time=0.5 * cue.duration)
+            self.play(Create(frame), run_time=beat.share(0.5))
         for cue_id, keys in (("l16_weight", ["weight"]), ("l16_grad", ["grad"]), ("l16_moments", ["m", "v"]),
                              ("l16_master", ["master"])):
-            with self.narrate(cue_id) as cue:
+            with self.narrate(cue_id) as beat:
                 self.play(*(FadeIn(row.cell(k), shift=0.4 * DOWN) for k in keys),
-                          *(FadeIn(tags[row.keys.index(k)]) for k in keys), run_time=0.35 * cue.duration)
+                          *(FadeIn(tags[row.keys.index(k)]) for k in keys), run_time=beat.share(0.35))
                 self.play(*(Indicate(row.cell(k), color=style.HIGHLIGHT, scale_factor=1.05) for k in keys),
-                          run_time=0.3 * cue.duration)
+                          run_time=beat.share(0.3))
         self.remove(frame)
 
-        with self.narrate("l16_sum") as cue:
+        with self.narrate("l16_sum") as beat:
             formula = style.zh(facts["sum"].text, size=style.BODY_SIZE)
             unit = style.zh("B", size=style.BODY_SIZE)
             total = VGroup(formula, unit).arrange(RIGHT, buff=0.12).next_to(row, DOWN, buff=0.45)
             glyphs = [formula[i] for i in range(0, 2 * len(cells), 2)]  # 2＋2＋…: a term every other glyph
             self.play(*(ReplacementTransform(row.cell(c["key"])[2].copy(), g) for c, g in zip(cells, glyphs)),
-                      run_time=0.45 * cue.duration)
+                      run_time=beat.share(0.45))
             rest = VGroup(*(formula[i] for i in range(len(formula)) if formula[i] not in glyphs), unit)
-            self.play(FadeIn(rest), run_time=0.25 * cue.duration)
+            self.play(FadeIn(rest), run_time=beat.share(0.25))
 
-        with self.narrate("l16_ratio") as cue:
+        with self.narrate("l16_ratio") as beat:
             side = VGroup(row.cell("m"), row.cell("v"), row.cell("master"))
             optimizer = Brace(side, DOWN, buff=0.1, color=style.FP32)
             optimizer_label = style.zh(f"优化器 {facts['optimizer'].text}", size=style.BODY_SIZE, color=style.FP32)
@@ -91,17 +91,17 @@ class Ledger16Bytes(LectureScene):
             model_label = style.zh(f"权重 {facts['weight'].text}", size=style.BODY_SIZE, color=style.BF16)
             model_brace = Brace(row.cell("weight"), DOWN, buff=0.1, color=style.BF16)
             model_label.next_to(model_brace, DOWN, buff=0.12)
-            self.play(FadeOut(total), run_time=0.1 * cue.duration)
-            self.play(GrowFromCenter(model_brace), FadeIn(model_label), run_time=0.2 * cue.duration)
+            self.play(FadeOut(total), run_time=beat.share(0.1))
+            self.play(GrowFromCenter(model_brace), FadeIn(model_label), run_time=beat.share(0.2))
             self.play(GrowFromCenter(optimizer), FadeIn(optimizer_label),
-                      row.cell("grad").animate.set_opacity(0.35), run_time=0.25 * cue.duration)
+                      row.cell("grad").animate.set_opacity(0.35), run_time=beat.share(0.25))
             box = SurroundingRectangle(side, color=style.FP32, buff=0.08, stroke_width=5)
-            self.play(Create(box), run_time=0.2 * cue.duration)
+            self.play(Create(box), run_time=beat.share(0.2))
 
-        with self.narrate("l16_caveat") as cue:
+        with self.narrate("l16_caveat") as beat:
             caveat = style.zh("ZeRO 论文的经典口径：一种配置，不是定律", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             caveat.to_edge(DOWN, buff=1.4)
-            self.play(FadeIn(caveat, shift=0.2 * UP), run_time=0.3 * cue.duration)
+            self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.3))
 
         # The band: the row moves up, compact; each optimizer takes copies of the cells it keeps.
         compact = style.LedgerRow(cells, unit=0.42, height=0.7).to_corner(UP + RIGHT, buff=style.EDGE)
@@ -129,27 +129,26 @@ class Ledger16Bytes(LectureScene):
         groups = {"l16_band_early": [0, 1], "l16_band_adaptive": [2, 3], "l16_band_adam": [4, 5],
                   "l16_band_muon": [6]}
         for cue_id, indices in groups.items():
-            with self.narrate(cue_id) as cue:
+            with self.narrate(cue_id) as beat:
                 if cue_id == "l16_band_early":
                     self.play(FadeOut(VGroup(model_brace, model_label, optimizer, optimizer_label, box, caveat, tags)),
-                              ReplacementTransform(row, compact), run_time=0.2 * cue.duration)
-                    self.play(Create(axis), run_time=0.1 * cue.duration)
+                              ReplacementTransform(row, compact), run_time=beat.share(0.2))
+                    self.play(Create(axis), run_time=beat.share(0.1))
                 for i in indices:
                     entry, state = band[i], state_rows[i]
-                    self.play(FadeIn(entries[i][:2], shift=0.2 * RIGHT), run_time=0.12 * cue.duration)
+                    self.play(FadeIn(entries[i][:2], shift=0.2 * RIGHT), run_time=beat.share(0.12))
                     if entry["state"]:
                         self.play(*(TransformFromCopy(compact.cell(c["key"]), state.cell(c["key"]))
-                                    for c in entry["state"]), run_time=0.2 * cue.duration)
+                                    for c in entry["state"]), run_time=beat.share(0.2))
                     else:
-                        self.play(FadeIn(state), run_time=0.1 * cue.duration)
-                    self.play(FadeIn(entries[i][3]), run_time=0.08 * cue.duration)
+                        self.play(FadeIn(state), run_time=beat.share(0.1))
+                    self.play(FadeIn(entries[i][3]), run_time=beat.share(0.08))
 
-        with self.narrate("l16_no_curves") as cue:
+        with self.narrate("l16_no_curves") as beat:
             rule = style.zh("只比结构，不比收敛：没有实测，不画曲线", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             rule.next_to(entries, DOWN, buff=0.1).align_to(entries, LEFT)
-            self.play(FadeIn(rule, shift=0.2 * UP), run_time=0.3 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(FadeIn(rule, shift=0.2 * UP), run_time=beat.share(0.3))
+        self.finish()
 
 
 
@@ -162,78 +161,77 @@ class MixedPrecisionSame16(LectureScene):
     def construct(self):
         facts = self.facts
         self.show_title()
-        with self.narrate("mp_myth") as cue:
+        with self.narrate("mp_myth") as beat:
             myth = style.zh("「用了混合精度，显存省一半？」", size=style.BODY_SIZE, color=style.HIGHLIGHT)
             myth.move_to(2.55 * UP)
-            self.play(FadeIn(myth, shift=0.2 * DOWN), run_time=0.4 * cue.duration)
+            self.play(FadeIn(myth, shift=0.2 * DOWN), run_time=beat.share(0.4))
 
         pure = self._row(facts["pure"], 1.3)
         pure_name = style.zh("纯 fp32", size=style.LABEL_SIZE).next_to(pure, LEFT, buff=0.35)
         pure_sum = style.value(facts["pure_sum"], size=style.LABEL_SIZE).next_to(pure, DOWN, buff=0.2)
         line = DashedLine(pure.get_corner(UP + RIGHT) + 0.35 * UP, pure.get_corner(DOWN + RIGHT) + 2.9 * DOWN,
                           color=style.MUTED, stroke_width=2)
-        with self.narrate("mp_pure") as cue:
-            self.play(FadeIn(pure_name), run_time=0.1 * cue.duration)
+        with self.narrate("mp_pure") as beat:
+            self.play(FadeIn(pure_name), run_time=beat.share(0.1))
             self.play(LaggedStart(*(FadeIn(c, shift=0.3 * DOWN) for c in pure), lag_ratio=0.3),
-                      run_time=0.4 * cue.duration)
-            self.play(Write(pure_sum), Create(line), run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.4))
+            self.play(Write(pure_sum), Create(line), run_time=beat.share(0.3))
 
         mixed = self._row(facts["mixed"], -1.0)
         mixed_name = style.zh("混合精度", size=style.LABEL_SIZE).next_to(mixed, LEFT, buff=0.35)
         mixed_name.align_to(pure_name, RIGHT)
         shrunk = VGroup(*(mixed.cell(k).copy() for k in ("weight", "grad", "m", "v")))
-        with self.narrate("mp_shrink") as cue:
+        with self.narrate("mp_shrink") as beat:
             start = pure.copy()
             self.play(FadeIn(mixed_name), start.animate.shift((mixed.get_y() - pure.get_y()) * UP),
-                      run_time=0.3 * cue.duration)
-            self.play(ReplacementTransform(start, shrunk), run_time=0.35 * cue.duration)
+                      run_time=beat.share(0.3))
+            self.play(ReplacementTransform(start, shrunk), run_time=beat.share(0.35))
             tags = VGroup(*(style.zh(f"省 {facts[name].text}", size=style.SMALL_SIZE, color=style.BF16)
                             .next_to(shrunk[i], UP, buff=0.12) for i, name in ((0, "weight_saved"), (1, "grad_saved"))))
             gap = Rectangle(width=mixed.cell("master").width, height=mixed.height, color=style.HIGHLIGHT,
                             stroke_width=2).move_to(mixed.cell("master"))
             gap.set_fill(style.HIGHLIGHT, opacity=0.12)
-            self.play(FadeIn(tags), Create(gap), run_time=0.25 * cue.duration)
+            self.play(FadeIn(tags), Create(gap), run_time=beat.share(0.25))
 
-        with self.narrate("mp_master") as cue:
-            self.play(FadeIn(mixed.cell("master"), shift=1.5 * LEFT), run_time=0.4 * cue.duration)
+        with self.narrate("mp_master") as beat:
+            self.play(FadeIn(mixed.cell("master"), shift=1.5 * LEFT), run_time=beat.share(0.4))
             self.play(FadeOut(gap), Indicate(mixed.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05),
-                      run_time=0.35 * cue.duration)
+                      run_time=beat.share(0.35))
         self.remove(shrunk)
         self.add(mixed)
 
         mixed_sum = style.value(facts["mixed_sum"], size=style.LABEL_SIZE).next_to(mixed, DOWN, buff=0.2)
-        with self.narrate("mp_equal") as cue:
-            self.play(Write(mixed_sum), FadeOut(tags), run_time=0.35 * cue.duration)
+        with self.narrate("mp_equal") as beat:
+            self.play(Write(mixed_sum), FadeOut(tags), run_time=beat.share(0.35))
             equal = style.zh(f"{facts['pure'].text} ＝ {facts['mixed'].text}", size=style.BODY_SIZE,
                              color=style.HIGHLIGHT).move_to(2.55 * UP)
             self.play(ReplacementTransform(myth, equal),
-                      Indicate(line, color=style.HIGHLIGHT), run_time=0.4 * cue.duration)
+                      Indicate(line, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
         accumulate = self._row(facts["accumulate"], -1.0)
         accumulate_sum = style.value(facts["accumulate_sum"], size=style.LABEL_SIZE).next_to(accumulate, DOWN, buff=0.2)
         accumulate_sum.align_to(mixed_sum, LEFT)
-        with self.narrate("mp_accum") as cue:
+        with self.narrate("mp_accum") as beat:
             tag = style.zh("fp32 累加器", size=style.SMALL_SIZE, color=style.FP32)
             tag.next_to(mixed.cell("grad"), UP, buff=0.12)
-            self.play(FadeIn(tag), Indicate(mixed.cell("grad"), color=style.FP32), run_time=0.4 * cue.duration)
+            self.play(FadeIn(tag), Indicate(mixed.cell("grad"), color=style.FP32), run_time=beat.share(0.4))
             self.play(ReplacementTransform(mixed, accumulate), tag.animate.next_to(accumulate.cell("grad"), UP, buff=0.12),
-                      ReplacementTransform(mixed_sum, accumulate_sum), run_time=0.35 * cue.duration)
+                      ReplacementTransform(mixed_sum, accumulate_sum), run_time=beat.share(0.35))
             edge = (line.get_x(), accumulate.get_top()[1], 0)
             over = BraceBetweenPoints(edge, accumulate.get_corner(UP + RIGHT), UP, buff=0.05, color=style.BAD)
             over_label = style.zh("超出", size=style.SMALL_SIZE, color=style.BAD).next_to(over, UP, buff=0.05)
             short = DashedLine(line.get_start(), edge + 0.05 * UP, color=style.MUTED, stroke_width=2)
             self.play(ReplacementTransform(line, short), GrowFromCenter(over), FadeIn(over_label),
-                      Indicate(accumulate_sum, color=style.BAD), run_time=0.2 * cue.duration)
+                      Indicate(accumulate_sum, color=style.BAD), run_time=beat.share(0.2))
 
-        with self.narrate("mp_point") as cue:
+        with self.narrate("mp_point") as beat:
             point = style.caption_stack("混合精度换来的：算得更快，激活与通信更小", "都不在常驻这本账上",
                                         size=style.LABEL_SIZE)
             point[1].set_color(style.HIGHLIGHT)
             point.to_edge(DOWN, buff=1.0).set_x(-0.8)
-            self.play(FadeIn(point[0], shift=0.2 * UP), run_time=0.3 * cue.duration)
-            self.play(FadeIn(point[1], shift=0.2 * UP), run_time=0.25 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(FadeIn(point[0], shift=0.2 * UP), run_time=beat.share(0.3))
+            self.play(FadeIn(point[1], shift=0.2 * UP), run_time=beat.share(0.25))
+        self.finish()
 
     def _row(self, fact, y):
         row = style.LedgerRow(fact.value, unit=self.UNIT, height=0.9)
@@ -255,35 +253,35 @@ class WhyFp32Bf16(LectureScene):
                  .next_to(rows[name], LEFT, buff=0.35) for name in rows}
         labels = {name: self._bit_labels(rows[name], layouts[name], name) for name in rows}
 
-        with self.narrate("fb_fp32") as cue:
+        with self.narrate("fb_fp32") as beat:
             self.play(FadeIn(names["fp32"]), LaggedStart(*(FadeIn(b) for b in rows["fp32"]), lag_ratio=0.05),
-                      run_time=0.45 * cue.duration)
+                      run_time=beat.share(0.45))
             sign = style.zh("符号", size=style.SMALL_SIZE, color=style.MUTED).next_to(rows["fp32"][0], UP, buff=0.1)
-            self.play(FadeIn(labels["fp32"]), FadeIn(sign), run_time=0.25 * cue.duration)
+            self.play(FadeIn(labels["fp32"]), FadeIn(sign), run_time=beat.share(0.25))
 
-        with self.narrate("fb_bf16") as cue:
+        with self.narrate("fb_bf16") as beat:
             high = Brace(rows["fp32"][:16], UP, buff=0.05, color=style.BF16)
-            self.play(GrowFromCenter(high), FadeOut(sign), run_time=0.2 * cue.duration)
+            self.play(GrowFromCenter(high), FadeOut(sign), run_time=beat.share(0.2))
             self.play(FadeIn(names["bf16"]), TransformFromCopy(rows["fp32"][:16], rows["bf16"]),
-                      run_time=0.4 * cue.duration)
-            self.play(FadeIn(labels["bf16"]), FadeOut(high), run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.4))
+            self.play(FadeIn(labels["bf16"]), FadeOut(high), run_time=beat.share(0.2))
 
-        with self.narrate("fb_fp16") as cue:
-            self.play(FadeIn(names["fp16"]), TransformFromCopy(rows["bf16"], rows["fp16"]), run_time=0.45 * cue.duration)
-            self.play(FadeIn(labels["fp16"]), run_time=0.25 * cue.duration)
+        with self.narrate("fb_fp16") as beat:
+            self.play(FadeIn(names["fp16"]), TransformFromCopy(rows["bf16"], rows["fp16"]), run_time=beat.share(0.45))
+            self.play(FadeIn(labels["fp16"]), run_time=beat.share(0.25))
 
-        with self.narrate("fb_range") as cue:
+        with self.narrate("fb_range") as beat:
             axis, marks = self._range_line()
-            self.play(Create(axis), run_time=0.15 * cue.duration)
-            self.play(FadeIn(marks[0]), run_time=0.12 * cue.duration)
-            self.play(TransformFromCopy(marks[0][0], marks[1][0]), FadeIn(marks[1][1]), run_time=0.15 * cue.duration)
+            self.play(Create(axis), run_time=beat.share(0.15))
+            self.play(FadeIn(marks[0]), run_time=beat.share(0.12))
+            self.play(TransformFromCopy(marks[0][0], marks[1][0]), FadeIn(marks[1][1]), run_time=beat.share(0.15))
             gap = BraceBetweenPoints(marks[0][0].get_center(), marks[1][0].get_center(), DOWN, color=style.BAD)
             gap_label = style.zh(f"少 {facts['binades_lost'].text} 个二进制数量级", size=style.LABEL_SIZE,
                                  color=style.BAD).next_to(gap, DOWN, buff=0.1)
-            self.play(GrowFromCenter(gap), FadeIn(gap_label), run_time=0.2 * cue.duration)
+            self.play(GrowFromCenter(gap), FadeIn(gap_label), run_time=beat.share(0.2))
             verdict = style.zh("fp16 缺的是范围，不是位数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             verdict.next_to(gap_label, DOWN, buff=0.15)
-            self.play(FadeIn(verdict, shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            self.play(FadeIn(verdict, shift=0.2 * LEFT), run_time=beat.share(0.15))
         layout_part = VGroup(*rows.values(), *names.values(), *labels.values(), axis, marks, gap, gap_label, verdict)
 
         # Ⓑ bf16 near 1.0: a number line whose ticks are the bf16 values.
@@ -301,29 +299,29 @@ class WhyFp32Bf16(LectureScene):
                              style.value(facts["full_result"], size=style.LABEL_SIZE).next_to(ticks[1], DOWN, buff=0.12))
         name = style.zh("bf16", size=style.BODY_SIZE, color=style.BF16).next_to(line, LEFT, buff=0.3)
         dot = Dot(line.n2p(1.0), radius=0.13, color=style.HIGHLIGHT)
-        with self.narrate("fb_cell") as cue:
-            self.play(FadeOut(layout_part), run_time=0.15 * cue.duration)
-            self.play(Create(line), FadeIn(name), FadeIn(ticks), FadeIn(tick_labels), run_time=0.25 * cue.duration)
+        with self.narrate("fb_cell") as beat:
+            self.play(FadeOut(layout_part), run_time=beat.share(0.15))
+            self.play(Create(line), FadeIn(name), FadeIn(ticks), FadeIn(tick_labels), run_time=beat.share(0.25))
             brace = BraceBetweenPoints(ticks[0].get_top(), ticks[1].get_top(), UP, color=style.BF16)
             width = style.zh(f"一格 ＝ {facts['cell'].text} ＝ {facts['cell_decimal'].text}", size=style.LABEL_SIZE,
                              color=style.BF16).next_to(brace, UP, buff=0.1)
-            self.play(GrowFromCenter(brace), FadeIn(width), FadeIn(dot), run_time=0.3 * cue.duration)
+            self.play(GrowFromCenter(brace), FadeIn(width), FadeIn(dot), run_time=beat.share(0.3))
 
-        with self.narrate("fb_small") as cue:
+        with self.narrate("fb_small") as beat:
             step = style.zh(f"＋{facts['small_step'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            self.play(Create(half), FadeIn(half_label), run_time=0.15 * cue.duration)
+            self.play(Create(half), FadeIn(half_label), run_time=beat.share(0.15))
             target = line.n2p(1.0 + facts["small_step"].value)
             step.next_to(target, DOWN, buff=0.75)
-            self.play(dot.animate.move_to(target), FadeIn(step), run_time=0.3 * cue.duration)
+            self.play(dot.animate.move_to(target), FadeIn(step), run_time=beat.share(0.3))
             back = style.zh(f"舍回 {facts['small_result'].text}", size=style.LABEL_SIZE, color=style.BAD)
             back.move_to(step)
             self.play(dot.animate.move_to(line.n2p(1.0)).set_color(style.BAD), ReplacementTransform(step, back),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
 
-        with self.narrate("fb_full") as cue:
+        with self.narrate("fb_full") as beat:
             self.play(dot.animate.move_to(line.n2p(1.0 + cell)).set_color(style.GOOD), FadeOut(back),
-                      run_time=0.4 * cue.duration)
-            self.play(Indicate(tick_labels[1], color=style.GOOD), run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.4))
+            self.play(Indicate(tick_labels[1], color=style.GOOD), run_time=beat.share(0.3))
 
         progress = ValueTracker(0)
         bar_frame = Rectangle(width=6.0, height=0.3, color=style.MUTED, stroke_width=2).move_to((0.5, -0.6, 0))
@@ -336,14 +334,14 @@ class WhyFp32Bf16(LectureScene):
         ghost = always_redraw(lambda: Dot(line.n2p(1.0 + facts["repeat_step"].value), radius=0.1,
                                           color=style.HIGHLIGHT)
                               .set_opacity(0.8 * (1 - (progress.get_value() * hops) % 1) * (0 < progress.get_value() < 1)))
-        with self.narrate("fb_repeat") as cue:
+        with self.narrate("fb_repeat") as beat:
             self.play(dot.animate.move_to(line.n2p(1.0)).set_color(style.HIGHLIGHT), FadeOut(brace), FadeOut(width),
-                      FadeIn(bar_frame), FadeIn(bar_label), run_time=0.15 * cue.duration)
+                      FadeIn(bar_frame), FadeIn(bar_label), run_time=beat.share(0.15))
             self.add(bar, ghost)
-            self.play(progress.animate.set_value(1), run_time=0.65 * cue.duration, rate_func=linear)
+            self.play(progress.animate.set_value(1), run_time=beat.share(0.65), rate_func=linear)
             result = style.zh(f"还是 {facts['bf16_sum'].text}", size=style.LABEL_SIZE, color=style.BAD)
             result.next_to(dot, UP, buff=0.3)
-            self.play(FadeIn(result), Indicate(dot, color=style.BAD), run_time=0.15 * cue.duration)
+            self.play(FadeIn(result), Indicate(dot, color=style.BAD), run_time=beat.share(0.15))
 
         fp32 = NumberLine(x_range=[1.0, 2.1, 1.0], length=9.9, include_ticks=False, color=style.MUTED)
         fp32.shift((-4.5 - fp32.n2p(1.0)[0]) * RIGHT + (-2.1 - fp32.get_y()) * UP)
@@ -356,48 +354,47 @@ class WhyFp32Bf16(LectureScene):
         path = facts["fp32_path"].value
         fp32_dot = always_redraw(lambda: Dot(fp32.n2p(path[round(progress.get_value() * (len(path) - 1))]),
                                              radius=0.13, color=style.FP32))
-        with self.narrate("fb_fp32_loop") as cue:
+        with self.narrate("fb_fp32_loop") as beat:
             self.play(Create(fp32), FadeIn(fp32_name), FadeIn(fp32_ticks), FadeIn(fp32_labels),
-                      run_time=0.15 * cue.duration)
+                      run_time=beat.share(0.15))
             progress.set_value(0)
             self.add(fp32_dot)
-            self.play(progress.animate.set_value(1), run_time=0.45 * cue.duration, rate_func=linear)
+            self.play(progress.animate.set_value(1), run_time=beat.share(0.45), rate_func=linear)
             final = style.value(facts["fp32_sum"], size=style.LABEL_SIZE, color=style.FP32)
             final.next_to(fp32_dot, UP, buff=0.2)
-            self.play(FadeIn(final), run_time=0.15 * cue.duration)
+            self.play(FadeIn(final), run_time=beat.share(0.15))
         rounding_part = VGroup(line, ticks, half, half_label, tick_labels, name, dot, bar_frame, bar, bar_label, ghost,
                                result, fp32, fp32_ticks, fp32_labels, fp32_name, fp32_dot, final)
 
         # Ⓒ the ledger again: what never forgets stays fp32.
         row = style.LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
         v3_row = style.LedgerRow(facts["v3_moments"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
-        with self.narrate("fb_rule_master") as cue:
-            self.play(FadeOut(rounding_part), FadeIn(row, shift=0.3 * DOWN), run_time=0.25 * cue.duration)
+        with self.narrate("fb_rule_master") as beat:
+            self.play(FadeOut(rounding_part), FadeIn(row, shift=0.3 * DOWN), run_time=beat.share(0.25))
             master_tag = self._verdict(row.cell("master"), "老的贡献永远不走", "必须 fp32", style.FP32)
             self.play(Indicate(row.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05), FadeIn(master_tag),
-                      run_time=0.35 * cue.duration)
+                      run_time=beat.share(0.35))
 
-        with self.narrate("fb_rule_moments") as cue:
+        with self.narrate("fb_rule_moments") as beat:
             self.play(Indicate(VGroup(row.cell("m"), row.cell("v")), color=style.HIGHLIGHT, scale_factor=1.03),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
             self.play(ReplacementTransform(row, v3_row), master_tag.animate.shift(
-                (v3_row.cell("master").get_x() - row.cell("master").get_x()) * RIGHT), run_time=0.35 * cue.duration)
+                (v3_row.cell("master").get_x() - row.cell("master").get_x()) * RIGHT), run_time=beat.share(0.35))
             moments_tag = self._verdict(VGroup(v3_row.cell("m"), v3_row.cell("v")), "老的会衰减", "bf16 也行",
                                         style.BF16)
-            self.play(FadeIn(moments_tag), run_time=0.2 * cue.duration)
+            self.play(FadeIn(moments_tag), run_time=beat.share(0.2))
 
-        with self.narrate("fb_rule") as cue:
+        with self.narrate("fb_rule") as beat:
             used_tag = self._verdict(VGroup(v3_row.cell("weight"), v3_row.cell("grad")), "用完就扔", "bf16", style.BF16)
-            self.play(FadeIn(used_tag), Indicate(v3_row.cell("grad"), color=style.HIGHLIGHT), run_time=0.3 * cue.duration)
+            self.play(FadeIn(used_tag), Indicate(v3_row.cell("grad"), color=style.HIGHLIGHT), run_time=beat.share(0.3))
             rule = style.caption_stack("分界不在累不累加，在老的贡献走不走",
                                        "口子：随机舍入下 bf16 主权重也可行，需额外支持，不推荐", size=style.LABEL_SIZE)
             rule[0].set_color(style.HIGHLIGHT)
             rule[1].scale(style.SMALL_SIZE / style.LABEL_SIZE).set_color(style.MUTED).align_to(rule[0], LEFT)
             rule.move_to(1.6 * DOWN)
-            self.play(FadeIn(rule[0], shift=0.2 * UP), run_time=0.25 * cue.duration)
-            self.play(FadeIn(rule[1]), run_time=0.2 * cue.duration)
-        self.show_source()
-        self.wait(1.0)
+            self.play(FadeIn(rule[0], shift=0.2 * UP), run_time=beat.share(0.25))
+            self.play(FadeIn(rule[1]), run_time=beat.share(0.2))
+        self.finish(hold=1.0)  # the figure runs close to 120 s
 
     def _bits(self, layout, y):
         """One box per bit: sign grey, exponent solid, mantissa light, in the format's colour."""
@@ -461,50 +458,49 @@ class OptimizerBytesTable(LectureScene):
             names[key] = style.zh(name, size=style.LABEL_SIZE).move_to((-6.75, y, 0), aligned_edge=LEFT)
             sums[key] = style.value(facts[f"{key}_sum"], size=style.LABEL_SIZE).move_to((6.75, y, 0), aligned_edge=RIGHT)
 
-        with self.narrate("ob_intro") as cue:
-            self.play(FadeIn(names["adamw"]), FadeIn(rows["adamw"], shift=0.3 * DOWN), run_time=0.35 * cue.duration)
-            self.play(Write(sums["adamw"]), run_time=0.3 * cue.duration)
+        with self.narrate("ob_intro") as beat:
+            self.play(FadeIn(names["adamw"]), FadeIn(rows["adamw"], shift=0.3 * DOWN), run_time=beat.share(0.35))
+            self.play(Write(sums["adamw"]), run_time=beat.share(0.3))
 
         for cue_id, key in (("ob_muon", "muon"), ("ob_lion", "lion"), ("ob_adafactor", "adafactor"),
                             ("ob_8bit", "8bit_adam")):
-            with self.narrate(cue_id) as cue:
-                self._derive(rows["adamw"], rows[key], names[key], cue.duration * 0.55)
-                self.play(Write(sums[key]), run_time=0.2 * cue.duration)
+            with self.narrate(cue_id) as beat:
+                self._derive(rows["adamw"], rows[key], names[key], beat.share(0.55))
+                self.play(Write(sums[key]), run_time=beat.share(0.2))
                 if key == "adafactor":
                     inset = self._factored_inset(rows[key])
-                    self.play(FadeIn(inset), run_time=0.15 * cue.duration)
+                    self.play(FadeIn(inset), run_time=beat.share(0.15))
 
         tags = {}
         for key, idea in (("muon", "拿掉"), ("lion", "拿掉"), ("adafactor", "分解"), ("8bit_adam", "存小")):
             tags[key] = style.zh(idea, size=style.SMALL_SIZE, color=style.HIGHLIGHT).move_to(
                 (-4.45, rows[key][0][0].get_y(), 0))
-        with self.narrate("ob_ideas") as cue:
+        with self.narrate("ob_ideas") as beat:
             for keys in (("muon", "lion"), ("adafactor",), ("8bit_adam",)):
                 self.play(*(FadeIn(tags[k], scale=1.4) for k in keys),
                           *(Indicate(rows[k], color=style.HIGHLIGHT, scale_factor=1.02) for k in keys),
-                          run_time=0.27 * cue.duration)
+                          run_time=beat.share(0.27))
 
-        with self.narrate("ob_stack") as cue:
+        with self.narrate("ob_stack") as beat:
             stack_tag = style.zh("叠加", size=style.SMALL_SIZE, color=style.GOOD).move_to(
                 (-4.45, rows["lion_8bit"][0][0].get_y(), 0))
-            self._derive(rows["lion"], rows["lion_8bit"], names["lion_8bit"], cue.duration * 0.5)
-            self.play(Write(sums["lion_8bit"]), FadeIn(stack_tag), run_time=0.25 * cue.duration)
+            self._derive(rows["lion"], rows["lion_8bit"], names["lion_8bit"], beat.share(0.5))
+            self.play(Write(sums["lion_8bit"]), FadeIn(stack_tag), run_time=beat.share(0.25))
 
-        with self.narrate("ob_exclusive") as cue:
+        with self.narrate("ob_exclusive") as beat:
             clash = style.zh("拿掉与分解互斥：v 拿掉了，就无从分解", size=style.LABEL_SIZE, color=style.BAD)
             clash.move_to((0, -2.72, 0))
             self.play(*(tags[k].animate.set_color(style.BAD) for k in ("muon", "lion", "adafactor")),
-                      FadeIn(clash, shift=0.2 * UP), run_time=0.35 * cue.duration)
+                      FadeIn(clash, shift=0.2 * UP), run_time=beat.share(0.35))
             self.play(*(Indicate(tags[k], color=style.BAD, scale_factor=1.4) for k in ("muon", "lion", "adafactor")),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
 
-        with self.narrate("ob_caveat") as cue:
+        with self.narrate("ob_caveat") as beat:
             caveat = style.zh("8-bit Adam 另加稳定 embedding 层：改了结构，不只换存法", size=style.LABEL_SIZE,
                               color=style.HIGHLIGHT).move_to(clash)
             self.play(ReplacementTransform(clash, caveat), Indicate(names["8bit_adam"], color=style.HIGHLIGHT),
-                      run_time=0.35 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+                      run_time=beat.share(0.35))
+        self.finish()
 
     def _derive(self, source, target, name, run_time):
         """A copy of `source` slides to the target row and becomes it, cell by cell."""
@@ -545,39 +541,39 @@ class CheckpointSize(LectureScene):
         self.show_title()
         row = style.LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(2.2 * UP)
         question = style.zh("丢了，能不能重建？", size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to(0.9 * UP)
-        with self.narrate("ck_intro") as cue:
-            self.play(FadeIn(row, shift=0.3 * DOWN), run_time=0.35 * cue.duration)
-            self.play(FadeIn(question), run_time=0.25 * cue.duration)
+        with self.narrate("ck_intro") as beat:
+            self.play(FadeIn(row, shift=0.3 * DOWN), run_time=beat.share(0.35))
+            self.play(FadeIn(question), run_time=beat.share(0.25))
 
-        with self.narrate("ck_rebuild") as cue:
+        with self.narrate("ck_rebuild") as beat:
             weight, grad, master = row.cell("weight"), row.cell("grad"), row.cell("master")
             arrow = CurvedArrow(master.get_top() + 0.05 * UP, weight.get_top() + 0.05 * UP, angle=0.5,
                                 color=style.GOOD, stroke_width=3, tip_length=0.18)
             cast = style.zh("舍入", size=style.SMALL_SIZE, color=style.GOOD).next_to(arrow, UP, buff=0.05)
             yes = self._verdict(VGroup(weight, grad), "能", "舍入即得 · 下一步重算", style.GOOD)
-            self.play(FadeOut(question), Create(arrow), FadeIn(cast), run_time=0.3 * cue.duration)
-            self.play(FadeIn(yes), run_time=0.25 * cue.duration)
+            self.play(FadeOut(question), Create(arrow), FadeIn(cast), run_time=beat.share(0.3))
+            self.play(FadeIn(yes), run_time=beat.share(0.25))
             self.play(weight.animate.set_opacity(0.3), grad.animate.set_opacity(0.3), FadeOut(arrow), FadeOut(cast),
-                      run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.2))
 
         saved = style.LedgerRow(facts["saved"].value, unit=0.6, height=0.9).move_to((-6.45, 0.0, 0), aligned_edge=LEFT)
         box = Rectangle(width=saved.width + 0.6, height=1.5, color=style.TEXT).move_to(
             (saved.get_left()[0] - 0.3, -0.25, 0), aligned_edge=LEFT)
         box_label = style.zh("检查点", size=style.LABEL_SIZE).next_to(box, UP, buff=0.08).align_to(box, LEFT)
         classic_sum = style.value(facts["classic_sum"], size=style.LABEL_SIZE).next_to(saved, DOWN, buff=0.15)
-        with self.narrate("ck_keep") as cue:
+        with self.narrate("ck_keep") as beat:
             no = self._verdict(VGroup(row.cell("m"), row.cell("v"), master), "不能", "装着全部历史", style.BAD)
-            self.play(FadeIn(no), run_time=0.2 * cue.duration)
-            self.play(Create(box), FadeIn(box_label), run_time=0.2 * cue.duration)
-            self.play(*(TransformFromCopy(row.cell(k), saved.cell(k)) for k in saved.keys), run_time=0.3 * cue.duration)
-            self.play(Write(classic_sum), run_time=0.2 * cue.duration)
+            self.play(FadeIn(no), run_time=beat.share(0.2))
+            self.play(Create(box), FadeIn(box_label), run_time=beat.share(0.2))
+            self.play(*(TransformFromCopy(row.cell(k), saved.cell(k)) for k in saved.keys), run_time=beat.share(0.3))
+            self.play(Write(classic_sum), run_time=beat.share(0.2))
 
         classic_bar = self._bar(facts["classic_tib"].value, -1.6, style.FP32, "经典")
         classic_label = style.zh(f"{facts['classic_bytes'].text} × {facts['params'].text} ≈ {facts['classic_tib'].text}",
                                  size=style.LABEL_SIZE).next_to(classic_bar, RIGHT, buff=0.2)
-        with self.narrate("ck_size") as cue:
-            self.play(GrowFromEdge(classic_bar, LEFT), run_time=0.45 * cue.duration)
-            self.play(FadeIn(classic_label), run_time=0.25 * cue.duration)
+        with self.narrate("ck_size") as beat:
+            self.play(GrowFromEdge(classic_bar, LEFT), run_time=beat.share(0.45))
+            self.play(FadeIn(classic_label), run_time=beat.share(0.25))
 
         v3_saved = style.LedgerRow(facts["v3_saved"].value, unit=0.6, height=0.9).move_to(saved, aligned_edge=LEFT)
         v3_sum = style.value(facts["v3_sum"], size=style.LABEL_SIZE).next_to(v3_saved, DOWN, buff=0.2)
@@ -585,34 +581,33 @@ class CheckpointSize(LectureScene):
         v3_label = style.zh(f"{facts['v3_bytes'].text} × {facts['params'].text} ≈ {facts['v3_tib'].text}",
                             size=style.LABEL_SIZE).next_to(v3_bar, RIGHT, buff=0.2).align_to(classic_label, LEFT)
         smaller = style.zh(f"小 {facts['smaller'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT)
-        with self.narrate("ck_v3") as cue:
+        with self.narrate("ck_v3") as beat:
             self.play(ReplacementTransform(saved, v3_saved), ReplacementTransform(classic_sum, v3_sum),
-                      run_time=0.25 * cue.duration)
-            self.play(GrowFromEdge(v3_bar, LEFT), run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.25))
+            self.play(GrowFromEdge(v3_bar, LEFT), run_time=beat.share(0.25))
             smaller.next_to(v3_label, RIGHT, buff=0.4)
             cut = DashedLine(classic_bar[0].get_corner(DOWN + RIGHT),
                              (classic_bar[0].get_right()[0], v3_bar[0].get_bottom()[1], 0), color=style.MUTED)
-            self.play(FadeIn(v3_label), FadeIn(smaller), Create(cut), run_time=0.25 * cue.duration)
+            self.play(FadeIn(v3_label), FadeIn(smaller), Create(cut), run_time=beat.share(0.25))
 
         extras = VGroup(*(style.zh(text, size=style.LABEL_SIZE) for text in
                           ("① 数据读到了哪里", "② 数据管线的状态", "③ 随机数的状态")))
         extras.arrange(DOWN, aligned_edge=LEFT, buff=0.18).move_to((box.get_right()[0] + 0.4, box.get_y(), 0),
                                                                    aligned_edge=LEFT)
-        with self.narrate("ck_more") as cue:
+        with self.narrate("ck_more") as beat:
             whole = Rectangle(width=extras.get_right()[0] + 0.3 - box.get_left()[0], height=box.height,
                               color=style.TEXT).move_to(box, aligned_edge=LEFT)
-            self.play(ReplacementTransform(box, whole), run_time=0.2 * cue.duration)
+            self.play(ReplacementTransform(box, whole), run_time=beat.share(0.2))
             self.play(LaggedStart(*(FadeIn(e, shift=0.2 * LEFT) for e in extras), lag_ratio=0.6),
-                      run_time=0.5 * cue.duration)
+                      run_time=beat.share(0.5))
 
-        with self.narrate("ck_rollback") as cue:
+        with self.narrate("ck_rollback") as beat:
             brace = Brace(extras[:2], RIGHT, buff=0.15, color=style.HIGHLIGHT)
             why = style.caption_stack("回滚跳数据", "的前提", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
             why.next_to(brace, RIGHT, buff=0.1)
             self.play(GrowFromCenter(brace), FadeIn(why), *(Indicate(e, color=style.HIGHLIGHT) for e in extras[:2]),
-                      run_time=0.4 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+                      run_time=beat.share(0.4))
+        self.finish()
 
     def _bar(self, tib, y, colour, name):
         bar = Rectangle(width=tib * self.TIB, height=0.5, stroke_width=0, fill_color=colour, fill_opacity=0.7)
@@ -655,23 +650,23 @@ class LoraLedger(LectureScene):
         train_tag = style.zh("只训这两个", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         train_tag.move_to((1.5, 2.0, 0))
 
-        with self.narrate("lora_intro") as cue:
-            self.play(FadeIn(big), FadeIn(big_label), run_time=0.35 * cue.duration)
-            self.play(big.animate.set_fill(style.FROZEN, 0.25), FadeIn(frozen_tag), run_time=0.25 * cue.duration)
-            self.play(GrowFromEdge(a, UP), GrowFromEdge(b, LEFT), run_time=0.3 * cue.duration)
+        with self.narrate("lora_intro") as beat:
+            self.play(FadeIn(big), FadeIn(big_label), run_time=beat.share(0.35))
+            self.play(big.animate.set_fill(style.FROZEN, 0.25), FadeIn(frozen_tag), run_time=beat.share(0.25))
+            self.play(GrowFromEdge(a, UP), GrowFromEdge(b, LEFT), run_time=beat.share(0.3))
 
-        with self.narrate("lora_matrix") as cue:
+        with self.narrate("lora_matrix") as beat:
             self.play(FadeIn(a_label), FadeIn(b_label), Indicate(a, color=style.HIGHLIGHT),
-                      Indicate(b, color=style.HIGHLIGHT), run_time=0.3 * cue.duration)
-            self.play(FadeIn(train_tag), run_time=0.15 * cue.duration)
+                      Indicate(b, color=style.HIGHLIGHT), run_time=beat.share(0.3))
+            self.play(FadeIn(train_tag), run_time=beat.share(0.15))
             # The two adapters hold as many numbers as this square, drawn to scale inside the matrix.
             patch_side = side * facts["matrix_share"].value ** 0.5
             patch = Square(side_length=patch_side, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=1)
             patch.move_to(big.get_corner(UP + RIGHT) + patch_side / 2 * (DOWN + LEFT))
             share = style.value(facts["matrix_share"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
             share.next_to(patch, RIGHT, buff=0.25).align_to(big, UP)
-            self.play(ReplacementTransform(VGroup(a.copy(), b.copy()), patch), run_time=0.3 * cue.duration)
-            self.play(FadeIn(share, shift=0.2 * LEFT), run_time=0.15 * cue.duration)
+            self.play(ReplacementTransform(VGroup(a.copy(), b.copy()), patch), run_time=beat.share(0.3))
+            self.play(FadeIn(share, shift=0.2 * LEFT), run_time=beat.share(0.15))
 
         panel = VGroup(big, big_label, frozen_tag, a, b, a_label, b_label, train_tag, patch, share)
 
@@ -696,14 +691,14 @@ class LoraLedger(LectureScene):
                           style.value(facts["adapter_share"], size=style.BODY_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=0.15)
         summary = VGroup(count, model, of_model).arrange(DOWN, aligned_edge=LEFT, buff=0.3).move_to((2.6, -0.2, 0))
 
-        with self.narrate("lora_model") as cue:
-            self.play(FadeOut(panel), run_time=0.1 * cue.duration)
-            self.play(FadeIn(VGroup(*(s[0] for s in stack))), FadeIn(layer_label), run_time=0.2 * cue.duration)
+        with self.narrate("lora_model") as beat:
+            self.play(FadeOut(panel), run_time=beat.share(0.1))
+            self.play(FadeIn(VGroup(*(s[0] for s in stack))), FadeIn(layer_label), run_time=beat.share(0.2))
             self.play(LaggedStart(*(FadeIn(VGroup(s[1], s[2]), scale=1.6) for s in stack), lag_ratio=0.08),
-                      FadeIn(head), run_time=0.3 * cue.duration)
-            self.play(FadeIn(count, shift=0.2 * RIGHT), run_time=0.1 * cue.duration)
-            self.play(FadeIn(model), run_time=0.1 * cue.duration)
-            self.play(FadeIn(of_model), run_time=0.1 * cue.duration)
+                      FadeIn(head), run_time=beat.share(0.3))
+            self.play(FadeIn(count, shift=0.2 * RIGHT), run_time=beat.share(0.1))
+            self.play(FadeIn(model), run_time=beat.share(0.1))
+            self.play(FadeIn(of_model), run_time=beat.share(0.1))
 
         self.play(FadeOut(VGroup(stack, head, layer_label, summary)), run_time=0.6)
 
@@ -712,10 +707,10 @@ class LoraLedger(LectureScene):
         full_row = style.LedgerRow(facts["row"].value, unit=unit, height=0.75).move_to((0.9, 2.2, 0))
         full_name = style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_row, LEFT, buff=0.3)
         full_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(full_row, RIGHT, buff=0.2)
-        with self.narrate("lora_full_row") as cue:
+        with self.narrate("lora_full_row") as beat:
             self.play(FadeIn(full_name), LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in full_row), lag_ratio=0.15),
-                      run_time=0.6 * cue.duration)
-            self.play(FadeIn(full_times), run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.6))
+            self.play(FadeIn(full_times), run_time=beat.share(0.25))
 
         lora_row = full_row.copy().move_to(full_row).shift(1.35 * DOWN)
         lora_name = style.zh("LoRA 底座", size=style.LABEL_SIZE).next_to(lora_row, LEFT, buff=0.3)
@@ -732,14 +727,14 @@ class LoraLedger(LectureScene):
         adapter_name.next_to(adapter_row, LEFT, buff=0.3).align_to(full_name, RIGHT)
         adapter_times = style.zh(f"× {facts['adapters'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         adapter_times.next_to(adapter_row, RIGHT, buff=0.2)
-        with self.narrate("lora_freeze") as cue:
-            self.play(TransformFromCopy(full_row, lora_row), FadeIn(lora_name), run_time=0.2 * cue.duration)
-            self.play(Create(cross), FadeIn(dropped_label), run_time=0.2 * cue.duration)
+        with self.narrate("lora_freeze") as beat:
+            self.play(TransformFromCopy(full_row, lora_row), FadeIn(lora_name), run_time=beat.share(0.2))
+            self.play(Create(cross), FadeIn(dropped_label), run_time=beat.share(0.2))
             self.play(FadeOut(VGroup(dropped, cross), shift=0.4 * DOWN), FadeOut(dropped_label),
-                      kept[0].animate.set_fill(style.FROZEN, 0.5), run_time=0.25 * cue.duration)
+                      kept[0].animate.set_fill(style.FROZEN, 0.5), run_time=beat.share(0.25))
             base_times.next_to(kept, RIGHT, buff=0.2)
-            self.play(FadeIn(base_times), run_time=0.1 * cue.duration)
-            self.play(FadeIn(adapter_name), FadeIn(adapter_row), FadeIn(adapter_times), run_time=0.2 * cue.duration)
+            self.play(FadeIn(base_times), run_time=beat.share(0.1))
+            self.play(FadeIn(adapter_name), FadeIn(adapter_row), FadeIn(adapter_times), run_time=beat.share(0.2))
 
         # Bars to scale: resident GiB of each way.
         scale = 8.0 / facts["full_gib"].value
@@ -759,11 +754,11 @@ class LoraLedger(LectureScene):
         heading.align_to(bars[0][1], LEFT)
         ratio = style.value(facts["ratio"], size=style.TITLE_SIZE, color=style.HIGHLIGHT)
         ratio.next_to(bars[1][2], RIGHT, buff=0.6)
-        with self.narrate("lora_bars") as cue:
-            self.play(FadeIn(heading), *(FadeIn(b[0]) for b in bars), run_time=0.15 * cue.duration)
-            self.play(*(GrowFromEdge(b[1], LEFT) for b in bars), run_time=0.4 * cue.duration)
-            self.play(*(FadeIn(b[2]) for b in bars), run_time=0.15 * cue.duration)
-            self.play(FadeIn(ratio, scale=1.4), run_time=0.2 * cue.duration)
+        with self.narrate("lora_bars") as beat:
+            self.play(FadeIn(heading), *(FadeIn(b[0]) for b in bars), run_time=beat.share(0.15))
+            self.play(*(GrowFromEdge(b[1], LEFT) for b in bars), run_time=beat.share(0.4))
+            self.play(*(FadeIn(b[2]) for b in bars), run_time=beat.share(0.15))
+            self.play(FadeIn(ratio, scale=1.4), run_time=beat.share(0.2))
 
         ledger_part = VGroup(full_row, full_name, full_times, lora_row[0], lora_name, base_times,
                              adapter_row, adapter_name, adapter_times, bars, heading, ratio)
@@ -788,13 +783,13 @@ class LoraLedger(LectureScene):
         lora_value = style.value(facts["lora_passes"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
         lora_value.next_to(lora_passes[1], RIGHT, buff=0.3)
         strike = Cross(lora_passes[2], stroke_color=style.BAD, stroke_width=4)
-        with self.narrate("lora_compute") as cue:
+        with self.narrate("lora_compute") as beat:
             self.play(FadeIn(full_tag[0]), LaggedStart(*(FadeIn(p) for p in full_passes), lag_ratio=0.3),
-                      run_time=0.25 * cue.duration)
-            self.play(FadeIn(full_tag[1]), FadeIn(lora_label), FadeIn(lora_passes), run_time=0.2 * cue.duration)
-            self.play(Indicate(lora_passes[2], color=style.BAD), run_time=0.15 * cue.duration)
-            self.play(Create(strike), run_time=0.15 * cue.duration)
-            self.play(FadeOut(VGroup(lora_passes[2], strike)), FadeIn(lora_value), run_time=0.15 * cue.duration)
+                      run_time=beat.share(0.25))
+            self.play(FadeIn(full_tag[1]), FadeIn(lora_label), FadeIn(lora_passes), run_time=beat.share(0.2))
+            self.play(Indicate(lora_passes[2], color=style.BAD), run_time=beat.share(0.15))
+            self.play(Create(strike), run_time=beat.share(0.15))
+            self.play(FadeOut(VGroup(lora_passes[2], strike)), FadeIn(lora_value), run_time=beat.share(0.15))
 
         # -- activations: the gradient still walks the whole chain --------------------
         n = 8
@@ -812,12 +807,12 @@ class LoraLedger(LectureScene):
         below = tip_tag.get_bottom()[1] - 0.25
         back = Arrow(np.array((loss.get_center()[0], below, 0)), np.array((chain[0].get_left()[0], below, 0)),
                      buff=0, color=style.BACKWARD, stroke_width=5)
-        with self.narrate("lora_chain") as cue:
-            self.play(FadeIn(chain), FadeIn(tips), FadeIn(tip_tag), FadeIn(loss), run_time=0.2 * cue.duration)
+        with self.narrate("lora_chain") as beat:
+            self.play(FadeIn(chain), FadeIn(tips), FadeIn(tip_tag), FadeIn(loss), run_time=beat.share(0.2))
             self.play(LaggedStart(*(FadeIn(k, shift=0.15 * UP) for k in kept_acts), lag_ratio=0.15),
-                      run_time=0.2 * cue.duration)
-            self.play(GrowArrow(back), run_time=0.3 * cue.duration)
-            self.play(Indicate(tips[0], color=style.BACKWARD), FadeIn(act_tag), run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.2))
+            self.play(GrowArrow(back), run_time=beat.share(0.3))
+            self.play(Indicate(tips[0], color=style.BACKWARD), FadeIn(act_tag), run_time=beat.share(0.2))
 
         # -- the three rows of the page's table -------------------------------------
         self.play(FadeOut(VGroup(full_passes, full_tag, lora_label, lora_passes[:2], lora_value,
@@ -827,12 +822,11 @@ class LoraLedger(LectureScene):
             self._verdict("算力", f"{facts['full_passes'].text} → {facts['lora_passes'].text}", style.GOOD),
             self._verdict("激活", "基本不省", style.BAD),
         ).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to((0, 0.3, 0))
-        with self.narrate("lora_close") as cue:
+        with self.narrate("lora_close") as beat:
             self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in rows), lag_ratio=0.35),
-                      run_time=0.55 * cue.duration)
-            self.play(Indicate(rows[2], color=style.BAD), run_time=0.3 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+                      run_time=beat.share(0.55))
+            self.play(Indicate(rows[2], color=style.BAD), run_time=beat.share(0.3))
+        self.finish()
 
     @staticmethod
     def _verdict(item: str, change: str, colour: str) -> VGroup:
@@ -883,50 +877,49 @@ class ZeroStages(LectureScene):
 
         row = self._layout(cells, (), gpus, self.ROWS_Y[0])
         labels = [self._stage_label(*text, y) for text, y in zip(stage_labels, self.ROWS_Y)]
-        with self.narrate("zero_intro") as cue:
-            self.play(FadeIn(setup), run_time=0.3 * cue.duration)
+        with self.narrate("zero_intro") as beat:
+            self.play(FadeIn(setup), run_time=beat.share(0.3))
             self.play(FadeIn(strip_label), LaggedStart(*(FadeIn(s) for s in strip), lag_ratio=0.02),
-                      run_time=0.4 * cue.duration)
-            self.play(FadeIn(ours), run_time=0.15 * cue.duration)
+                      run_time=beat.share(0.4))
+            self.play(FadeIn(ours), run_time=beat.share(0.15))
 
-        with self.narrate("zero_baseline") as cue:
+        with self.narrate("zero_baseline") as beat:
             self.play(FadeIn(mem_head), FadeIn(labels[0]),
                       LaggedStart(*(FadeIn(p, shift=0.2 * DOWN) for _k, p in row), lag_ratio=0.2),
-                      run_time=0.5 * cue.duration)
+                      run_time=beat.share(0.5))
             self.play(FadeIn(self._value(facts["baseline"], row)), FadeIn(comm_head),
-                      FadeIn(self._comm(facts["comm_baseline"], self.ROWS_Y[0])), run_time=0.3 * cue.duration)
+                      FadeIn(self._comm(facts["comm_baseline"], self.ROWS_Y[0])), run_time=beat.share(0.3))
 
         # The rule: each group's size and the phases that touch it; the table sorts itself.
         row_keys = [c["key"] for c in cells]
         in_row = sorted(groups, key=lambda g: row_keys.index(g["keys"][0]))
         lines = {g["label"]: self._rule_line(g, style.PRECISION[precision[g["keys"][0]]]) for g in in_row}
         table = VGroup(*lines.values()).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((0.4, -0.2, 0))
-        with self.narrate("zero_rule") as cue:
+        with self.narrate("zero_rule") as beat:
             self.play(LaggedStart(*(FadeIn(line, shift=0.2 * RIGHT) for line in table), lag_ratio=0.3),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
             ranked = VGroup(*(lines[g["label"]].copy() for g in groups)).arrange(DOWN, aligned_edge=LEFT, buff=0.25)
             ranked.move_to(table)
             self.play(*(lines[g["label"]].animate.move_to(ranked[i]) for i, g in enumerate(groups)),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
             first = lines[groups[0]["label"]]
             self.play(Indicate(first, color=style.HIGHLIGHT),
                       *(Indicate(p, color=style.HIGHLIGHT) for k, p in row if k in groups[0]["keys"]),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
         self.play(FadeOut(table), run_time=0.5)
 
         for stage in range(1, 4):
-            with self.narrate(("zero_cut_os", "zero_cut_g", "zero_cut_p")[stage - 1]) as cue:
+            with self.narrate(("zero_cut_os", "zero_cut_g", "zero_cut_p")[stage - 1]) as beat:
                 row = self._cut(row, stages[stage - 1], stages[stage], cells, gpus, self.ROWS_Y[stage],
-                                labels[stage], stripes[stage - 1], cue.duration)
+                                labels[stage], stripes[stage - 1], beat)
                 self.play(FadeIn(self._value(facts[names[stage]], row)),
                           FadeIn(self._comm(facts[f"comm_{names[stage]}"], self.ROWS_Y[stage])),
-                          run_time=0.15 * cue.duration)
+                          run_time=beat.share(0.15))
 
-        with self.narrate("zero_close") as cue:
+        with self.narrate("zero_close") as beat:
             self.play(LaggedStart(*(Indicate(label[1], color=style.HIGHLIGHT, scale_factor=1.15) for label in labels[1:]),
-                                  lag_ratio=0.6), run_time=0.6 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+                                  lag_ratio=0.6), run_time=beat.share(0.6))
+        self.finish()
 
     # -- staging helpers -------------------------------------------------------------
     def _layout(self, cells, sharded, gpus, y):
@@ -940,10 +933,10 @@ class ZeroStages(LectureScene):
         group.move_to((self.X0, y, 0), aligned_edge=LEFT)
         return pieces
 
-    def _cut(self, row, before, after, cells, gpus, y, label, stripes, duration):
+    def _cut(self, row, before, after, cells, gpus, y, label, stripes, beat):
         moving = [(k, p.copy()) for k, p in row]
         self.play(*(TransformFromCopy(p, m.shift((y - m.get_center()[1]) * UP)) for (_k, p), (_k2, m) in zip(row, moving)),
-                  FadeIn(label), run_time=0.15 * duration)
+                  FadeIn(label), run_time=beat.share(0.15))
         fresh = [k for k in after if k not in before]
         cut = {}
         for key, piece in moving:
@@ -951,16 +944,16 @@ class ZeroStages(LectureScene):
                 cut[key] = style.slivers(piece[0], gpus)
         self.play(*(FadeOut(VGroup(p[1], p[2])) for k, p in moving if k in fresh),
                   *(FadeIn(s) for s in cut.values()), *(FadeOut(p[0]) for k, p in moving if k in fresh),
-                  run_time=0.15 * duration)
+                  run_time=beat.share(0.15))
         flights = []
         for pieces in cut.values():
             for sliver, stripe in zip(pieces[1:], stripes[1:]):
                 flights.append(sliver.animate.become(stripe.copy()))
-        self.play(LaggedStart(*flights, lag_ratio=0.004), FadeIn(stripes[0]), run_time=0.3 * duration)
+        self.play(LaggedStart(*flights, lag_ratio=0.004), FadeIn(stripes[0]), run_time=beat.share(0.3))
         self.add(stripes)
         target = self._layout(cells, after, gpus, y)
         current = [cut[k][0] if k in cut else p for k, p in moving]
-        self.play(*(ReplacementTransform(c, t) for c, (_k, t) in zip(current, target)), run_time=0.15 * duration)
+        self.play(*(ReplacementTransform(c, t) for c, (_k, t) in zip(current, target)), run_time=beat.share(0.15))
         for pieces in cut.values():
             self.remove(*pieces[1:])
         return target
@@ -1027,10 +1020,10 @@ class PeakMemoryTimeline(LectureScene):
                                        color=style.MUTED, stroke_width=1.5) for b in bounds[1:3]))
         scope = style.zh("全局总量 · 不分卡", size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=style.EDGE)
 
-        with self.narrate("peak_intro") as cue:
-            self.play(Create(x_axis), Create(y_axis), run_time=0.3 * cue.duration)
-            self.play(FadeIn(ticks), FadeIn(unit), FadeIn(phases), Create(dividers), run_time=0.35 * cue.duration)
-            self.play(FadeIn(scope), run_time=0.2 * cue.duration)
+        with self.narrate("peak_intro") as beat:
+            self.play(Create(x_axis), Create(y_axis), run_time=beat.share(0.3))
+            self.play(FadeIn(ticks), FadeIn(unit), FadeIn(phases), Create(dividers), run_time=beat.share(0.35))
+            self.play(FadeIn(scope), run_time=beat.share(0.2))
 
         trackers = [ValueTracker(0.0) for _ in colours]
         bands = [always_redraw(lambda i=i: self._band(t, stack[i], stack[i + 1], trackers[i].get_value(), colours[i]))
@@ -1041,32 +1034,32 @@ class PeakMemoryTimeline(LectureScene):
                         stroke_color=style.HIGHLIGHT, stroke_width=4)
         use.move_to(((self._x(bounds[2]) + self._x(bounds[3])) / 2, (self._y(stack[1][0]) + self._y(stack[2][0])) / 2, 0))
         use_label = style.zh("只在这一刻用", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(use, RIGHT, buff=0.3)
-        with self.narrate("peak_flat") as cue:
+        with self.narrate("peak_flat") as beat:
             self.add(bands[0], bands[1])
             self.play(trackers[0].animate.set_value(self.t_end), trackers[1].animate.set_value(self.t_end),
-                      run_time=0.45 * cue.duration)
-            self.play(FadeIn(w_label), FadeIn(o_label), run_time=0.15 * cue.duration)
-            self.play(Create(use), FadeIn(use_label), run_time=0.2 * cue.duration)
-            self.play(Indicate(use, color=style.HIGHLIGHT), run_time=0.15 * cue.duration)
+                      run_time=beat.share(0.45))
+            self.play(FadeIn(w_label), FadeIn(o_label), run_time=beat.share(0.15))
+            self.play(Create(use), FadeIn(use_label), run_time=beat.share(0.2))
+            self.play(Indicate(use, color=style.HIGHLIGHT), run_time=beat.share(0.15))
         self.play(FadeOut(use), FadeOut(use_label), run_time=0.4)
 
         peak_a = t.index(line["forward_end"])
         a_point = np.array((self._x(t[peak_a]), self._y(stack[3][peak_a]), 0))
         a_label = style.zh(f"激活 {facts['activations_tib'].text}", size=style.LABEL_SIZE, color=style.FORWARD)
         a_label.next_to(a_point, LEFT, buff=0.3).shift(0.2 * UP)
-        with self.narrate("peak_activations") as cue:
+        with self.narrate("peak_activations") as beat:
             self.add(bands[2])
-            self.play(trackers[2].animate.set_value(self.t_end), run_time=0.75 * cue.duration, rate_func=linear)
-            self.play(FadeIn(a_label), run_time=0.15 * cue.duration)
+            self.play(trackers[2].animate.set_value(self.t_end), run_time=beat.share(0.75), rate_func=linear)
+            self.play(FadeIn(a_label), run_time=beat.share(0.15))
 
         peak_g = t.index(line["backward_end"])
         g_point = np.array((self._x(t[peak_g]), self._y(stack[4][peak_g]), 0))
         g_label = style.zh(f"梯度 {facts['grads_tib'].text}", size=style.LABEL_SIZE, color=style.BACKWARD)
         g_label.next_to(g_point, UP, buff=0.2).shift(0.3 * RIGHT)
-        with self.narrate("peak_grads") as cue:
+        with self.narrate("peak_grads") as beat:
             self.add(bands[3])
-            self.play(trackers[3].animate.set_value(self.t_end), run_time=0.75 * cue.duration, rate_func=linear)
-            self.play(FadeIn(g_label), run_time=0.15 * cue.duration)
+            self.play(trackers[3].animate.set_value(self.t_end), run_time=beat.share(0.75), rate_func=linear)
+            self.play(FadeIn(g_label), run_time=beat.share(0.15))
         for band in bands:
             band.clear_updaters()
 
@@ -1075,19 +1068,19 @@ class PeakMemoryTimeline(LectureScene):
         total = VMobject(stroke_color=style.DATA, stroke_width=3)
         total.set_points_as_corners([(self._x(x), self._y(y), 0) for x, y in zip(t, stack[4])])
         inset = self._schematic().move_to((4.75, -1.1, 0))
-        with self.narrate("peak_sum") as cue:
-            self.play(LaggedStart(*(FadeIn(d, scale=2) for d in dots), lag_ratio=0.5), run_time=0.25 * cue.duration)
-            self.play(Create(total), run_time=0.3 * cue.duration)
-            self.play(FadeIn(inset[0]), Create(inset[1]), run_time=0.2 * cue.duration)
-            self.play(Create(inset[2]), FadeIn(inset[3]), run_time=0.2 * cue.duration)
+        with self.narrate("peak_sum") as beat:
+            self.play(LaggedStart(*(FadeIn(d, scale=2) for d in dots), lag_ratio=0.5), run_time=beat.share(0.25))
+            self.play(Create(total), run_time=beat.share(0.3))
+            self.play(FadeIn(inset[0]), Create(inset[1]), run_time=beat.share(0.2))
+            self.play(Create(inset[2]), FadeIn(inset[3]), run_time=beat.share(0.2))
 
         moment = DashedLine((a_point[0], self.ORIGIN[1], 0), (a_point[0], self._y(self.top), 0),
                             color=style.HIGHLIGHT, stroke_width=3)
         largest = style.zh("那一刻最大：优化器状态", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         largest.move_to((4.75, 2.3, 0))
-        with self.narrate("peak_rule") as cue:
-            self.play(Create(moment), run_time=0.3 * cue.duration)
-            self.play(FadeIn(largest), Indicate(o_label, color=style.HIGHLIGHT), run_time=0.5 * cue.duration)
+        with self.narrate("peak_rule") as beat:
+            self.play(Create(moment), run_time=beat.share(0.3))
+            self.play(FadeIn(largest), Indicate(o_label, color=style.HIGHLIGHT), run_time=beat.share(0.5))
 
         # -- the three computed rows -----------------------------------------------------
         chart = VGroup(x_axis, y_axis, ticks, unit, phases, dividers, w_label, o_label, a_label, g_label, dots,
@@ -1108,11 +1101,11 @@ class PeakMemoryTimeline(LectureScene):
                      f"{facts['sequences'].text}", size=style.BODY_SIZE),
             style.zh(f"{facts['sequences'].text} × {facts['seq'].text} {facts['tokens'].text} token", size=style.BODY_SIZE),
         ).arrange(DOWN, aligned_edge=LEFT, buff=0.45).move_to((-3.0, 1.2, 0), aligned_edge=LEFT)
-        with self.narrate("peak_resident") as cue:
-            self.play(FadeOut(chart), run_time=0.2 * cue.duration)
+        with self.narrate("peak_resident") as beat:
+            self.play(FadeOut(chart), run_time=beat.share(0.2))
             self.play(ReplacementTransform(bands[0], parts[0]), ReplacementTransform(bands[3], parts[1]),
-                      ReplacementTransform(bands[1], parts[2]), FadeIn(resident_label), run_time=0.3 * cue.duration)
-            self.play(Write(rows[0]), run_time=0.35 * cue.duration)
+                      ReplacementTransform(bands[1], parts[2]), FadeIn(resident_label), run_time=beat.share(0.3))
+            self.play(Write(rows[0]), run_time=beat.share(0.35))
 
         slice_height = column_scale * facts["recompute_gib"].value / facts["kib"].value
         whole = int(facts["sequences"].value)
@@ -1123,24 +1116,23 @@ class PeakMemoryTimeline(LectureScene):
         slices.arrange(UP, buff=0).move_to(base + 1.15 * RIGHT, aligned_edge=DOWN)
         slices_label = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(slices, DOWN, buff=0.15)
         count = style.value(facts["sequences"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(slices, UP, buff=0.12)
-        with self.narrate("peak_break_even") as cue:
+        with self.narrate("peak_break_even") as beat:
             self.play(FadeIn(slices_label), LaggedStart(*(FadeIn(s) for s in slices), lag_ratio=0.05),
-                      run_time=0.5 * cue.duration)
-            self.play(FadeIn(count), Write(rows[1]), run_time=0.25 * cue.duration)
-            self.play(Write(rows[2]), run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.5))
+            self.play(FadeIn(count), Write(rows[1]), run_time=beat.share(0.25))
+            self.play(Write(rows[2]), run_time=beat.share(0.2))
 
         caveats = style.caption_stack(
             f"{facts['bytes'].text} 是经典口径；V3 的 m、v 其实存成 bf16",
             f"{facts['recompute_gib'].text} 为自推，未含重算层的工作集：{facts['sequences_round'].text}只当量级看",
             size=style.SMALL_SIZE, color=style.HIGHLIGHT,
         ).move_to((-3.0, -1.5, 0), aligned_edge=LEFT)
-        with self.narrate("peak_caveat") as cue:
+        with self.narrate("peak_caveat") as beat:
             self.play(FadeIn(caveats[0]), Indicate(rows[0], color=style.HIGHLIGHT, scale_factor=1.03),
-                      run_time=0.45 * cue.duration)
+                      run_time=beat.share(0.45))
             self.play(FadeIn(caveats[1]), Indicate(rows[1], color=style.HIGHLIGHT, scale_factor=1.03),
-                      run_time=0.45 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+                      run_time=beat.share(0.45))
+        self.finish()
 
     # -- geometry ---------------------------------------------------------------------------
     def _x(self, t):
@@ -1201,9 +1193,9 @@ class SixNdUnderestimate(LectureScene):
         split = style.zh(f"{facts['six'].text} = 前向 {facts['forward_flops'].text} + 反向 {facts['backward_flops'].text}"
                          "（每参数、每 token）", size=style.LABEL_SIZE, color=style.MUTED)
         split.next_to(six, RIGHT, buff=0.5)
-        with self.narrate("sixnd_formula") as cue:
-            self.play(Write(six), run_time=0.3 * cue.duration)
-            self.play(FadeIn(split, shift=0.2 * RIGHT), run_time=0.4 * cue.duration)
+        with self.narrate("sixnd_formula") as beat:
+            self.play(Write(six), run_time=beat.share(0.3))
+            self.play(FadeIn(split, shift=0.2 * RIGHT), run_time=beat.share(0.4))
 
         plug = style.zh(f"= {facts['six'].text} × {facts['active'].text} × {facts['tokens'].text} = {facts['six_nd'].text}",
                         size=style.BODY_SIZE).next_to(six, RIGHT, buff=0.3)
@@ -1211,11 +1203,11 @@ class SixNdUnderestimate(LectureScene):
         nd_bar = self._bar(facts["six_nd"].value * scale, 0.0, style.FORWARD)
         nd_name = self._name("6ND 估算", 0.0)
         nd_value = style.value(facts["six_nd"], size=style.LABEL_SIZE).next_to(nd_bar, RIGHT, buff=0.2)
-        with self.narrate("sixnd_plug") as cue:
-            self.play(FadeOut(split), run_time=0.15 * cue.duration)
-            self.play(Write(plug), run_time=0.4 * cue.duration)
+        with self.narrate("sixnd_plug") as beat:
+            self.play(FadeOut(split), run_time=beat.share(0.15))
+            self.play(Write(plug), run_time=beat.share(0.4))
             self.play(FadeIn(nd_name), GrowFromEdge(nd_bar, LEFT), TransformFromCopy(plug[-len(facts["six_nd"].text.replace(" ", "")):], nd_value),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
 
         # One layer's forward at 128K: the weight matmuls, then attention's two weight-free matmuls.
         share = facts["attention_share"].value
@@ -1225,27 +1217,27 @@ class SixNdUnderestimate(LectureScene):
         layer_name = self._name(f"一层前向 · {facts['seq'].text}", y_layer)
         w_tag = style.zh("乘权重", size=style.SMALL_SIZE).next_to(weights_part, UP, buff=0.1)
         a_tag = style.zh("QKᵀ、AV：没有权重", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(attention_part, UP, buff=0.1)
-        with self.narrate("sixnd_blind") as cue:
-            self.play(FadeIn(layer_name), GrowFromEdge(weights_part, LEFT), FadeIn(w_tag), run_time=0.3 * cue.duration)
-            self.play(GrowFromEdge(attention_part, LEFT), FadeIn(a_tag), run_time=0.4 * cue.duration)
+        with self.narrate("sixnd_blind") as beat:
+            self.play(FadeIn(layer_name), GrowFromEdge(weights_part, LEFT), FadeIn(w_tag), run_time=beat.share(0.3))
+            self.play(GrowFromEdge(attention_part, LEFT), FadeIn(a_tag), run_time=beat.share(0.4))
 
         a_pct = style.value(facts["attention_share"], size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(attention_part)
         w_pct = style.value(facts["weight_share"], size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(weights_part)
         link = DashedLine(weights_part.get_corner(DOWN + RIGHT), (weights_part.get_right()[0], nd_bar.get_top()[1], 0),
                           color=style.MUTED)
-        with self.narrate("sixnd_share") as cue:
-            self.play(FadeIn(a_pct, scale=1.3), run_time=0.3 * cue.duration)
-            self.play(FadeIn(w_pct, scale=1.3), Create(link), Indicate(nd_bar, color=style.FORWARD), run_time=0.4 * cue.duration)
+        with self.narrate("sixnd_share") as beat:
+            self.play(FadeIn(a_pct, scale=1.3), run_time=beat.share(0.3))
+            self.play(FadeIn(w_pct, scale=1.3), Create(link), Indicate(nd_bar, color=style.FORWARD), run_time=beat.share(0.4))
 
         grown = self._bar(self.FULL, 0.0, style.FORWARD)
         grown_value = style.value(facts["corrected"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         grown_value.next_to(grown, RIGHT, buff=0.2)
         times = style.zh(f"= 6ND ÷ {facts['weight_share'].text}（{facts['multiplier'].text}）", size=style.LABEL_SIZE,
                          color=style.HIGHLIGHT).next_to(grown, DOWN, buff=0.15).align_to(grown, RIGHT)
-        with self.narrate("sixnd_corrected") as cue:
+        with self.narrate("sixnd_corrected") as beat:
             self.play(FadeOut(link), Transform(nd_bar, grown), ReplacementTransform(nd_value, grown_value),
-                      nd_name.animate.become(self._name("真实算力", 0.0)), run_time=0.5 * cue.duration)
-            self.play(FadeIn(times), run_time=0.25 * cue.duration)
+                      nd_name.animate.become(self._name("真实算力", 0.0)), run_time=beat.share(0.5))
+            self.play(FadeIn(times), run_time=beat.share(0.25))
 
         y_route = -1.2
         route_bar = self._bar(facts["per_operator"].value * scale, y_route, style.DATA)
@@ -1253,10 +1245,10 @@ class SixNdUnderestimate(LectureScene):
         route_value = style.value(facts["per_operator"], size=style.LABEL_SIZE).next_to(route_bar, RIGHT, buff=0.2)
         gap = style.zh(f"两条路相差 {facts['gap'].text} · 都是自推，当量级看", size=style.SMALL_SIZE, color=style.MUTED)
         gap.next_to(route_bar, DOWN, buff=0.15).align_to(route_bar, LEFT)
-        with self.narrate("sixnd_route") as cue:
-            self.play(FadeIn(route_name), GrowFromEdge(route_bar, LEFT), run_time=0.35 * cue.duration)
-            self.play(FadeIn(route_value), run_time=0.15 * cue.duration)
-            self.play(FadeIn(gap), run_time=0.2 * cue.duration)
+        with self.narrate("sixnd_route") as beat:
+            self.play(FadeIn(route_name), GrowFromEdge(route_bar, LEFT), run_time=beat.share(0.35))
+            self.play(FadeIn(route_value), run_time=beat.share(0.15))
+            self.play(FadeIn(gap), run_time=beat.share(0.2))
 
         y_gpt = -2.5
         g_share = facts["gpt3_share"].value
@@ -1264,12 +1256,11 @@ class SixNdUnderestimate(LectureScene):
         g_attention = self._bar(self.FULL * g_share, y_gpt, style.HIGHLIGHT).next_to(g_weights, RIGHT, buff=0)
         g_name = self._name(f"GPT-3 一层 · {facts['gpt3_seq'].text}", y_gpt)
         g_value = style.value(facts["gpt3_share"], size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(g_attention, RIGHT, buff=0.2)
-        with self.narrate("sixnd_gpt3") as cue:
-            self.play(FadeIn(g_name), GrowFromEdge(g_weights, LEFT), run_time=0.3 * cue.duration)
-            self.play(GrowFromEdge(g_attention, LEFT), FadeIn(g_value), run_time=0.25 * cue.duration)
-            self.play(Indicate(g_value, color=style.HIGHLIGHT), run_time=0.2 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+        with self.narrate("sixnd_gpt3") as beat:
+            self.play(FadeIn(g_name), GrowFromEdge(g_weights, LEFT), run_time=beat.share(0.3))
+            self.play(GrowFromEdge(g_attention, LEFT), FadeIn(g_value), run_time=beat.share(0.25))
+            self.play(Indicate(g_value, color=style.HIGHLIGHT), run_time=beat.share(0.2))
+        self.finish()
 
     def _bar(self, length, y, colour):
         return Rectangle(width=length, height=0.55, stroke_width=0, fill_color=colour, fill_opacity=0.75).move_to(
@@ -1294,9 +1285,9 @@ class Worked125m(LectureScene):
             f"batch {facts['batch'].text} × {facts['seq'].text}"))).arrange(RIGHT, buff=0.55).move_to((0, 2.65, 0))
         dots = VGroup(*(style.zh("·", size=style.LABEL_SIZE, color=style.MUTED).move_to((a.get_right() + b.get_left()) / 2)
                         for a, b in zip(chips, chips[1:])))
-        with self.narrate("w_intro") as cue:
+        with self.narrate("w_intro") as beat:
             self.play(LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in chips), lag_ratio=0.3), FadeIn(dots),
-                      run_time=0.7 * cue.duration)
+                      run_time=beat.share(0.7))
 
         d = facts["width"].text
         count = VGroup(
@@ -1307,12 +1298,12 @@ class Worked125m(LectureScene):
         parts = VGroup(style.zh("各层", size=style.SMALL_SIZE, color=style.MUTED),
                        style.zh("词表嵌入", size=style.SMALL_SIZE, color=style.MUTED),
                        style.zh("位置嵌入", size=style.SMALL_SIZE, color=style.MUTED))
-        with self.narrate("w_params") as cue:
-            self.play(Write(count[0]), run_time=0.45 * cue.duration)
+        with self.narrate("w_params") as beat:
+            self.play(Write(count[0]), run_time=beat.share(0.45))
             for part, (start, end) in zip(parts, self._term_spans(count[0])):
                 part.next_to(VGroup(*count[0][start:end]), UP, buff=0.12)
-            self.play(FadeIn(parts), run_time=0.15 * cue.duration)
-            self.play(FadeIn(count[1], shift=0.2 * DOWN), run_time=0.25 * cue.duration)
+            self.play(FadeIn(parts), run_time=beat.share(0.15))
+            self.play(FadeIn(count[1], shift=0.2 * DOWN), run_time=beat.share(0.25))
         self.play(FadeOut(VGroup(count, parts)), run_time=0.5)
 
         # -- resident: the 16-byte row times 1.25 亿, stacked into a column ----------------------------
@@ -1332,13 +1323,13 @@ class Worked125m(LectureScene):
         lines.arrange(DOWN, aligned_edge=LEFT, buff=0.2).move_to((self.RIGHT_X, -0.45, 0), aligned_edge=LEFT)
         ratio = style.zh(f"是权重的 {facts['resident_ratio'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         ratio.next_to(lines[3], RIGHT, buff=0.5)
-        with self.narrate("w_resident") as cue:
-            self.play(FadeIn(row), FadeIn(row_times), run_time=0.15 * cue.duration)
+        with self.narrate("w_resident") as beat:
+            self.play(FadeIn(row), FadeIn(row_times), run_time=beat.share(0.15))
             sources = (row.cell("weight"), row.cell("grad"), VGroup(row.cell("m"), row.cell("v"), row.cell("master")))
             for source, segment, line in zip(sources, segments, lines):
-                self.play(TransformFromCopy(source, segment), FadeIn(line), run_time=0.15 * cue.duration)
-            self.play(FadeIn(res_name), FadeIn(res_value), FadeIn(lines[3]), run_time=0.1 * cue.duration)
-            self.play(FadeIn(ratio), Indicate(segments[0], color=style.HIGHLIGHT), run_time=0.1 * cue.duration)
+                self.play(TransformFromCopy(source, segment), FadeIn(line), run_time=beat.share(0.15))
+            self.play(FadeIn(res_name), FadeIn(res_value), FadeIn(lines[3]), run_time=beat.share(0.1))
+            self.play(FadeIn(ratio), Indicate(segments[0], color=style.HIGHLIGHT), run_time=beat.share(0.1))
         self.play(FadeOut(VGroup(row, row_times, lines, ratio)), run_time=0.5)
 
         # -- activations: one layer, one token, six tensors ------------------------------------------
@@ -1355,10 +1346,10 @@ class Worked125m(LectureScene):
             name[1].move_to((self.RIGHT_X + 3.3, name.get_center()[1], 0), aligned_edge=RIGHT)
         layer_sum = style.zh(f"一层 · 每 token：{facts['kept_per_layer'].text} 个数 = {facts['layer_kib'].text}",
                              size=style.LABEL_SIZE, color=style.FORWARD).next_to(strip, UP, buff=0.2).align_to(strip, LEFT)
-        with self.narrate("w_layer") as cue:
+        with self.narrate("w_layer") as beat:
             self.play(LaggedStart(*(AnimationGroup(GrowFromEdge(box, LEFT), FadeIn(name))
-                                    for box, name in zip(strip, names)), lag_ratio=0.5), run_time=0.6 * cue.duration)
-            self.play(FadeIn(layer_sum), run_time=0.2 * cue.duration)
+                                    for box, name in zip(strip, names)), lag_ratio=0.5), run_time=beat.share(0.6))
+            self.play(FadeIn(layer_sum), run_time=beat.share(0.2))
 
         x_act = -4.1
         act = self._block(x_act, self.BASE_Y, facts["activations_gib"].value, style.FORWARD)
@@ -1369,18 +1360,18 @@ class Worked125m(LectureScene):
             style.zh(f"× {facts['tokens'].text} token = {facts['activations_gib'].text}", size=style.BODY_SIZE,
                      color=style.FORWARD),
         ).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((self.RIGHT_X, -2.0, 0), aligned_edge=LEFT)
-        with self.narrate("w_activations") as cue:
-            self.play(FadeIn(steps[0], shift=0.2 * DOWN), run_time=0.3 * cue.duration)
-            self.play(FadeIn(steps[1], shift=0.2 * DOWN), run_time=0.25 * cue.duration)
-            self.play(FadeIn(act_name), GrowFromEdge(act, DOWN), FadeIn(act_value), run_time=0.35 * cue.duration)
+        with self.narrate("w_activations") as beat:
+            self.play(FadeIn(steps[0], shift=0.2 * DOWN), run_time=beat.share(0.3))
+            self.play(FadeIn(steps[1], shift=0.2 * DOWN), run_time=beat.share(0.25))
+            self.play(FadeIn(act_name), GrowFromEdge(act, DOWN), FadeIn(act_value), run_time=beat.share(0.35))
 
         level = DashedLine((x_res - 0.5, segments.get_top()[1], 0), (x_act + 0.6, segments.get_top()[1], 0),
                            color=style.HIGHLIGHT, stroke_width=3)
         verdict = style.zh(f"激活 {facts['activations_gib'].text} ＞ 常驻 {facts['resident_gib'].text}",
                            size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to((self.RIGHT_X, 0.4, 0), aligned_edge=LEFT)
-        with self.narrate("w_surprise") as cue:
-            self.play(FadeOut(VGroup(strip, names, layer_sum, steps)), Create(level), run_time=0.3 * cue.duration)
-            self.play(FadeIn(verdict), Indicate(act, color=style.HIGHLIGHT), run_time=0.4 * cue.duration)
+        with self.narrate("w_surprise") as beat:
+            self.play(FadeOut(VGroup(strip, names, layer_sum, steps)), Create(level), run_time=beat.share(0.3))
+            self.play(FadeIn(verdict), Indicate(act, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
         small = self._block(x_act, self.BASE_Y, facts["recompute_gib"].value, style.FORWARD)
         small_value = style.value(facts["recompute_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(small, UP, buff=0.12)
@@ -1390,12 +1381,12 @@ class Worked125m(LectureScene):
             style.zh(f"算力 {facts['passes_keep'].text} → {facts['passes_recompute'].text}（{facts['extra_compute'].text}）",
                      size=style.BODY_SIZE, color=style.BACKWARD),
         ).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((self.RIGHT_X, -0.9, 0), aligned_edge=LEFT)
-        with self.narrate("w_recompute") as cue:
-            self.play(FadeOut(verdict), FadeOut(level), run_time=0.1 * cue.duration)
+        with self.narrate("w_recompute") as beat:
+            self.play(FadeOut(verdict), FadeOut(level), run_time=beat.share(0.1))
             self.play(Transform(act, small), FadeOut(act_value), FadeIn(small_value), FadeIn(recompute[0]),
-                      run_time=0.45 * cue.duration)
+                      run_time=beat.share(0.45))
             act_value = small_value
-            self.play(FadeIn(recompute[1]), run_time=0.25 * cue.duration)
+            self.play(FadeIn(recompute[1]), run_time=beat.share(0.25))
 
         # The two totals as stacks: resident + activations, without and with recompute.
         keep_act = self._block(x_res, segments.get_top()[1], facts["activations_gib"].value, style.FORWARD)
@@ -1407,15 +1398,14 @@ class Worked125m(LectureScene):
         stack_names = VGroup(*(style.zh(text, size=style.SMALL_SIZE).move_to((x, self.BASE_Y - 0.3, 0))
                                for text, x in (("不开重算", x_res), ("开了重算", x_act))))
         table = self._summary(facts, (self.RIGHT_X + 0.8, 0.6))
-        with self.narrate("w_table") as cue:
-            self.play(FadeOut(VGroup(recompute, res_name, act_name, res_value, act_value)), run_time=0.1 * cue.duration)
+        with self.narrate("w_table") as beat:
+            self.play(FadeOut(VGroup(recompute, res_name, act_name, res_value, act_value)), run_time=beat.share(0.1))
             self.play(GrowFromEdge(keep_act, DOWN), TransformFromCopy(segments, rec_res),
-                      act.animate.move_to(rec_res.get_top(), aligned_edge=DOWN), run_time=0.25 * cue.duration)
-            self.play(FadeIn(stack_names), FadeIn(keep_total), FadeIn(rec_total), run_time=0.1 * cue.duration)
-            self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in table), lag_ratio=0.3), run_time=0.3 * cue.duration)
-            self.play(Indicate(table[3], color=style.HIGHLIGHT), run_time=0.15 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+                      act.animate.move_to(rec_res.get_top(), aligned_edge=DOWN), run_time=beat.share(0.25))
+            self.play(FadeIn(stack_names), FadeIn(keep_total), FadeIn(rec_total), run_time=beat.share(0.1))
+            self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in table), lag_ratio=0.3), run_time=beat.share(0.3))
+            self.play(Indicate(table[3], color=style.HIGHLIGHT), run_time=beat.share(0.15))
+        self.finish()
 
     def _block(self, x, y, gib, colour):
         return Rectangle(width=0.9, height=gib * self.GIB, stroke_color=style.TEXT, stroke_width=1,

@@ -115,67 +115,66 @@ class GradientDescentBall(LectureScene):
         iterates = route[::per_step]
         marks = VGroup(*(Dot(p, radius=0.06, color=style.HIGHLIGHT) for p in iterates)).set_opacity(0)
         rolling = ball(style.HIGHLIGHT).move_to(route[0])
-        with self.narrate("ball_roll") as cue:
-            self.play(Create(axes), FadeIn(x_name, y_name, sketch), run_time=0.15 * cue.duration)
-            self.play(Create(curve), run_time=0.25 * cue.duration)
+        with self.narrate("ball_roll") as beat:
+            self.play(Create(axes), FadeIn(x_name, y_name, sketch), run_time=beat.share(0.15))
+            self.play(Create(curve), run_time=beat.share(0.25))
             marks[0].set_opacity(1)
             self.add(marks)
-            self.play(FadeIn(rolling, scale=2), run_time=0.1 * cue.duration)
-            self.play(roll(rolling, route[:3 * per_step + 1]), reveal(marks, 0, 3), run_time=0.45 * cue.duration)
+            self.play(FadeIn(rolling, scale=2), run_time=beat.share(0.1))
+            self.play(roll(rolling, route[:3 * per_step + 1]), reveal(marks, 0, 3), run_time=beat.share(0.45))
 
-        with self.narrate("ball_slow") as cue:
+        with self.narrate("ball_slow") as beat:
             last = len(iterates) - 1
-            self.play(roll(rolling, route[3 * per_step:]), reveal(marks, 3, last), run_time=0.7 * cue.duration)
+            self.play(roll(rolling, route[3 * per_step:]), reveal(marks, 3, last), run_time=beat.share(0.7))
             tight = VGroup(*marks[-12:])
             note = style.zh("越平，步子越小", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             note.next_to(tight, DOWN, buff=0.45)
-            self.play(FadeIn(note, shift=0.2 * DOWN), Indicate(tight, color=style.HIGHLIGHT), run_time=0.25 * cue.duration)
+            self.play(FadeIn(note, shift=0.2 * DOWN), Indicate(tight, color=style.HIGHLIGHT), run_time=beat.share(0.25))
 
         left, right = ball_route(axes, facts["route_left"].value), ball_route(axes, facts["route_right"].value)
         twins = VGroup(ball(style.HIGHLIGHT).move_to(left[0]), ball(style.HIGHLIGHT).move_to(right[0]))
-        with self.narrate("ball_starts") as cue:
-            self.play(FadeOut(marks, rolling, note), run_time=0.25 * cue.duration)
-            self.play(FadeIn(twins, scale=2), run_time=0.3 * cue.duration)
-            self.play(Indicate(twins, color=style.TEXT), run_time=0.3 * cue.duration)
+        with self.narrate("ball_starts") as beat:
+            self.play(FadeOut(marks, rolling, note), run_time=beat.share(0.25))
+            self.play(FadeIn(twins, scale=2), run_time=beat.share(0.3))
+            self.play(Indicate(twins, color=style.TEXT), run_time=beat.share(0.3))
 
-        with self.narrate("ball_two_valleys") as cue:
-            self.play(roll(twins[0], left), roll(twins[1], right), run_time=0.9 * cue.duration)
+        with self.narrate("ball_two_valleys") as beat:
+            self.play(roll(twins[0], left), roll(twins[1], right), run_time=beat.share(0.9))
 
         landscape = VGroup(axes, x_name, y_name, curve, twins, sketch)
         column = self._column(facts["column"].value)
-        with self.narrate("ball_column") as cue:
-            self.play(FadeOut(landscape), run_time=0.15 * cue.duration)
-            self.play(FadeIn(column["frame"]), run_time=0.2 * cue.duration)
+        with self.narrate("ball_column") as beat:
+            self.play(FadeOut(landscape), run_time=beat.share(0.15))
+            self.play(FadeIn(column["frame"]), run_time=beat.share(0.2))
             self.play(LaggedStart(*(GrowFromEdge(bar, LEFT if bar.get_center()[0] >= column["zero"] else RIGHT)
                                     for bar in column["bars"]), lag_ratio=0.25),
-                      run_time=0.45 * cue.duration)
+                      run_time=beat.share(0.45))
 
-        with self.narrate("ball_backprop") as cue:
+        with self.narrate("ball_backprop") as beat:
             origin = style.caption_stack("反向传播走一遍的输出", "取个负号，就是这一列", size=style.LABEL_SIZE)
             origin.next_to(column["frame"], DOWN, buff=0.45).align_to(column["frame"], LEFT)
-            self.play(FadeIn(origin, shift=0.2 * UP), run_time=0.3 * cue.duration)
-            self.play(Indicate(column["bars"], color=style.BACKWARD), run_time=0.3 * cue.duration)
+            self.play(FadeIn(origin, shift=0.2 * UP), run_time=beat.share(0.3))
+            self.play(Indicate(column["bars"], color=style.BACKWARD), run_time=beat.share(0.3))
 
         ruler = self._rulers()
-        with self.narrate("ball_circle") as cue:
-            self.play(Create(ruler["plane"]), FadeIn(ruler["names"]), run_time=0.2 * cue.duration)
-            self.play(Create(ruler["circle"]), FadeIn(ruler["circle_name"]), run_time=0.25 * cue.duration)
-            self.play(GrowArrow(ruler["circle_arrow"]), Create(ruler["circle_level"]), run_time=0.3 * cue.duration)
-            self.play(FadeIn(ruler["arrow_name"]), run_time=0.15 * cue.duration)
+        with self.narrate("ball_circle") as beat:
+            self.play(Create(ruler["plane"]), FadeIn(ruler["names"]), run_time=beat.share(0.2))
+            self.play(Create(ruler["circle"]), FadeIn(ruler["circle_name"]), run_time=beat.share(0.25))
+            self.play(GrowArrow(ruler["circle_arrow"]), Create(ruler["circle_level"]), run_time=beat.share(0.3))
+            self.play(FadeIn(ruler["arrow_name"]), run_time=beat.share(0.15))
 
-        with self.narrate("ball_square") as cue:
+        with self.narrate("ball_square") as beat:
             ghost = ruler["circle_arrow"].copy().set_opacity(0.35)
             self.add(ghost)
-            self.play(ruler["arrow_name"].animate.set_opacity(0.5), run_time=0.1 * cue.duration)
+            self.play(ruler["arrow_name"].animate.set_opacity(0.5), run_time=beat.share(0.1))
             self.play(Transform(ruler["circle"], ruler["square"]),
                       ReplacementTransform(ruler["circle_name"], ruler["square_name"]),
                       ReplacementTransform(ruler["circle_arrow"], ruler["square_arrow"]),
-                      ReplacementTransform(ruler["circle_level"], ruler["square_level"]), run_time=0.35 * cue.duration)
+                      ReplacementTransform(ruler["circle_level"], ruler["square_level"]), run_time=beat.share(0.35))
             moral = style.zh("最快，是相对于你怎么量一步", size=style.BODY_SIZE, color=style.HIGHLIGHT)
             moral.next_to(ruler["square_name"], DOWN, buff=0.35)
-            self.play(Write(moral), run_time=0.35 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(Write(moral), run_time=beat.share(0.35))
+        self.finish()
 
     def _column(self, column):
         """The negative gradient, one row per parameter: sign = direction, length = size."""
@@ -256,57 +255,56 @@ class SaddlePoint(LectureScene):
         sketch = style.zh("示意地形图", size=style.SMALL_SIZE, color=style.MUTED)
         sketch.next_to(on_map(0, -facts["ridge"].value[-1, 0]), LEFT, buff=0.3).shift(0.2 * UP)
 
-        with self.narrate("saddle_worry") as cue:
+        with self.narrate("saddle_worry") as beat:
             self.play(LaggedStart(*(Create(c) for c in contours), lag_ratio=0.1), FadeIn(peaks, sketch),
-                      run_time=0.8 * cue.duration)
+                      run_time=beat.share(0.8))
 
-        with self.narrate("saddle_pass") as cue:
-            self.play(FadeIn(pass_ball, scale=2), FadeIn(pass_name), run_time=0.4 * cue.duration)
-            self.play(Write(flat), run_time=0.35 * cue.duration)
+        with self.narrate("saddle_pass") as beat:
+            self.play(FadeIn(pass_ball, scale=2), FadeIn(pass_name), run_time=beat.share(0.4))
+            self.play(Write(flat), run_time=beat.share(0.35))
 
         reach = facts["ridge"].value[-1, 0]
         ridge_cut = Line(on_map(0, -reach), on_map(0, reach), color=style.CURVES_UP, stroke_width=4)
         trail_cut = Line(on_map(-reach, 0), on_map(reach, 0), color=style.CURVES_DOWN, stroke_width=4)
         ridge_panel = self._profile(facts["ridge"].value, style.CURVES_UP, "沿山脊", "向上弯", 1.45)
         trail_panel = self._profile(facts["trail"].value, style.CURVES_DOWN, "沿山路", "向下弯", -1.75)
-        with self.narrate("saddle_ridge") as cue:
-            self.play(Create(ridge_cut), run_time=0.25 * cue.duration)
-            self.play(FadeIn(ridge_panel["axes"], ridge_panel["head"]), run_time=0.15 * cue.duration)
-            self.play(Create(ridge_panel["curve"]), run_time=0.3 * cue.duration)
-            self.play(FadeIn(ridge_panel["ball"], scale=2), FadeIn(ridge_panel["shape"]), run_time=0.2 * cue.duration)
+        with self.narrate("saddle_ridge") as beat:
+            self.play(Create(ridge_cut), run_time=beat.share(0.25))
+            self.play(FadeIn(ridge_panel["axes"], ridge_panel["head"]), run_time=beat.share(0.15))
+            self.play(Create(ridge_panel["curve"]), run_time=beat.share(0.3))
+            self.play(FadeIn(ridge_panel["ball"], scale=2), FadeIn(ridge_panel["shape"]), run_time=beat.share(0.2))
 
-        with self.narrate("saddle_trail") as cue:
-            self.play(Create(trail_cut), run_time=0.25 * cue.duration)
-            self.play(FadeIn(trail_panel["axes"], trail_panel["head"]), run_time=0.15 * cue.duration)
-            self.play(Create(trail_panel["curve"]), run_time=0.3 * cue.duration)
-            self.play(FadeIn(trail_panel["ball"], scale=2), FadeIn(trail_panel["shape"]), run_time=0.2 * cue.duration)
+        with self.narrate("saddle_trail") as beat:
+            self.play(Create(trail_cut), run_time=beat.share(0.25))
+            self.play(FadeIn(trail_panel["axes"], trail_panel["head"]), run_time=beat.share(0.15))
+            self.play(Create(trail_panel["curve"]), run_time=beat.share(0.3))
+            self.play(FadeIn(trail_panel["ball"], scale=2), FadeIn(trail_panel["shape"]), run_time=beat.share(0.2))
 
         trail = facts["trail"].value
         downhill = trail[len(trail) // 2: len(trail) // 2 + 40]
-        with self.narrate("saddle_escape") as cue:
+        with self.narrate("saddle_escape") as beat:
             kind = style.zh("鞍点", size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to(pass_name)
-            self.play(FadeOut(pass_name, flat), FadeIn(kind, scale=1.3), run_time=0.3 * cue.duration)
+            self.play(FadeOut(pass_name, flat), FadeIn(kind, scale=1.3), run_time=beat.share(0.3))
             map_path = np.array([on_map(x, 0) for x, _ in downhill])
             self.play(roll(trail_panel["ball"], ball_route(trail_panel["axes"], downhill)), roll(pass_ball, map_path),
-                      run_time=0.55 * cue.duration)
+                      run_time=beat.share(0.55))
 
         landscape = VGroup(contours, peaks, sketch, ridge_cut, trail_cut, pass_ball, kind)
         rule = self._rule(facts["hessian_signs"].value)
-        with self.narrate("saddle_hessian") as cue:
-            self.play(FadeOut(landscape), run_time=0.15 * cue.duration)
-            self.play(FadeIn(rule["head"]), run_time=0.15 * cue.duration)
-            self.play(FadeIn(rule["rows"][0], shift=0.2 * RIGHT), run_time=0.2 * cue.duration)
-            self.play(FadeIn(rule["rows"][1], shift=0.2 * RIGHT), run_time=0.2 * cue.duration)
-            self.play(Create(rule["box"]), run_time=0.2 * cue.duration)
+        with self.narrate("saddle_hessian") as beat:
+            self.play(FadeOut(landscape), run_time=beat.share(0.15))
+            self.play(FadeIn(rule["head"]), run_time=beat.share(0.15))
+            self.play(FadeIn(rule["rows"][0], shift=0.2 * RIGHT), run_time=beat.share(0.2))
+            self.play(FadeIn(rule["rows"][1], shift=0.2 * RIGHT), run_time=beat.share(0.2))
+            self.play(Create(rule["box"]), run_time=beat.share(0.2))
 
-        with self.narrate("saddle_no_probability") as cue:
+        with self.narrate("saddle_no_probability") as beat:
             caveat = style.caption_stack("这里故意不给概率", "各个方向怎么弯，并不互相独立", size=style.LABEL_SIZE,
                                          color=style.MUTED)
             caveat[0].set_color(style.HIGHLIGHT)
             caveat.next_to(rule["rows"], DOWN, buff=0.7).align_to(rule["rows"], LEFT)
-            self.play(FadeIn(caveat, shift=0.2 * UP), run_time=0.4 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.4))
+        self.finish()
 
     @staticmethod
     def _profile(rows, colour, where, shape, y):
@@ -364,8 +362,8 @@ class Saddle3dRotating(LectureScene3D):
         surface = Surface(lambda u, v: grid[round(u), round(v)], u_range=[0, n - 1], v_range=[0, n - 1],
                           resolution=(n - 1, n - 1), checkerboard_colors=False, fill_color=style.SCHEMATIC,
                           fill_opacity=0.5, stroke_color=style.TEXT, stroke_width=0.5)
-        with self.narrate("spin_surface") as cue:
-            self.play(Create(surface), run_time=0.6 * cue.duration)
+        with self.narrate("spin_surface") as beat:
+            self.play(Create(surface), run_time=beat.share(0.6))
             self.begin_ambient_camera_rotation(rate=0.3)
 
         up = VMobject(stroke_color=style.CURVES_UP, stroke_width=6).set_points_smoothly(self.place(facts["cut_up"].value))
@@ -378,9 +376,9 @@ class Saddle3dRotating(LectureScene3D):
                    style.zh("那一刀：往下沉", size=style.LABEL_SIZE)).arrange(RIGHT, buff=0.2),
         ).arrange(DOWN, aligned_edge=LEFT, buff=0.2).to_corner(UP + RIGHT, buff=0.45)
         self.fix_in_frame(legend)
-        with self.narrate("spin_cuts") as cue:
-            self.play(Create(up), FadeIn(legend[0]), run_time=0.3 * cue.duration)
-            self.play(Create(down), FadeIn(legend[1]), run_time=0.3 * cue.duration)
+        with self.narrate("spin_cuts") as beat:
+            self.play(Create(up), FadeIn(legend[0]), run_time=beat.share(0.3))
+            self.play(Create(down), FadeIn(legend[1]), run_time=beat.share(0.3))
 
         radius = facts["flat_radius"].value
         angles = np.linspace(0, 2 * np.pi, 73)
@@ -389,10 +387,10 @@ class Saddle3dRotating(LectureScene3D):
         flat = VMobject(stroke_color=style.HIGHLIGHT, stroke_width=5).set_points_smoothly(self.place(ring))
         flat_note = self.fix_in_frame(style.zh("垭口附近：坡几乎是平的", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
                                       .to_corner(DOWN + RIGHT, buff=0.9))
-        with self.narrate("spin_flat") as cue:
+        with self.narrate("spin_flat") as beat:
             self.stop_ambient_camera_rotation()
-            self.move_camera(phi=58 * DEGREES, theta=70 * DEGREES, run_time=0.35 * cue.duration)
-            self.play(Create(flat), FadeIn(flat_note), run_time=0.4 * cue.duration)
+            self.move_camera(phi=58 * DEGREES, theta=70 * DEGREES, run_time=beat.share(0.35))
+            self.play(Create(flat), FadeIn(flat_note), run_time=beat.share(0.4))
 
         path = self.place(facts["path"].value) + 0.05 * np.array((0, 0, 1.0))
         marks = VGroup(*(Dot(p, radius=0.045, color=style.HIGHLIGHT) for p in path)).set_opacity(0)
@@ -403,18 +401,17 @@ class Saddle3dRotating(LectureScene3D):
         self.add(marks, rolling)
         grind_note = self.fix_in_frame(style.zh("一小步一小步地磨", size=style.LABEL_SIZE)
                                        .next_to(flat_note, UP, buff=0.25).align_to(flat_note, LEFT))
-        with self.narrate("spin_grind") as cue:
+        with self.narrate("spin_grind") as beat:
             last = len(path) - 1
-            self.play(roll(rolling, path), reveal(marks, 0, last), run_time=0.85 * cue.duration)
-            self.play(FadeIn(grind_note), run_time=0.1 * cue.duration)
+            self.play(roll(rolling, path), reveal(marks, 0, last), run_time=beat.share(0.85))
+            self.play(FadeIn(grind_note), run_time=beat.share(0.1))
 
-        with self.narrate("spin_next") as cue:
+        with self.narrate("spin_next") as beat:
             teaser = self.fix_in_frame(style.zh("下一张：靠惯性滑过去", size=style.BODY_SIZE, color=style.GOOD)
                                        .to_edge(LEFT, buff=0.6).shift(2.2 * DOWN))
             self.begin_ambient_camera_rotation(rate=0.2)
-            self.play(FadeIn(teaser), run_time=0.3 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(FadeIn(teaser), run_time=beat.share(0.3))
+        self.finish()
 
 
 # -- A18 ------------------------------------------------------------------------------
@@ -444,11 +441,11 @@ class MomentumEscape(LectureScene):
                           style.zh(f"x = {facts[key].text}", size=style.SMALL_SIZE, color=style.MUTED))
             text.arrange(RIGHT, buff=0.15).next_to(tick, DOWN, buff=0.1)
             spots.add(VGroup(tick, text))
-        with self.narrate("heavy_loss") as cue:
-            self.play(Write(formula), run_time=0.2 * cue.duration)
-            self.play(Create(curve), Create(baseline), run_time=0.35 * cue.duration)
+        with self.narrate("heavy_loss") as beat:
+            self.play(Write(formula), run_time=beat.share(0.2))
+            self.play(Create(curve), Create(baseline), run_time=beat.share(0.35))
             self.play(LaggedStart(*(FadeIn(spot, shift=0.2 * UP) for spot in spots), lag_ratio=0.4),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
 
         plain_path = ball_route(axes, facts["route_plain"].value)
         heavy_path = ball_route(axes, facts["route_heavy"].value)
@@ -463,54 +460,53 @@ class MomentumEscape(LectureScene):
         for row in legend[:2]:
             row.arrange(RIGHT, buff=0.2)
         legend.arrange(DOWN, aligned_edge=LEFT, buff=0.15).next_to(formula, DOWN, buff=0.3).align_to(formula, LEFT)
-        with self.narrate("heavy_two_balls") as cue:
-            self.play(FadeIn(heavy_ball, scale=2), FadeIn(plain_ball, scale=2), run_time=0.3 * cue.duration)
-            self.play(FadeIn(legend, shift=0.2 * LEFT), run_time=0.4 * cue.duration)
+        with self.narrate("heavy_two_balls") as beat:
+            self.play(FadeIn(heavy_ball, scale=2), FadeIn(plain_ball, scale=2), run_time=beat.share(0.3))
+            self.play(FadeIn(legend, shift=0.2 * LEFT), run_time=beat.share(0.4))
 
         k = facts["cross_step"].value
-        with self.narrate("heavy_roll") as cue:
+        with self.narrate("heavy_roll") as beat:
             self.play(roll(plain_ball, plain_path[:k * per_step + 1]), roll(heavy_ball, heavy_path[:k * per_step + 1]),
-                      run_time=max(cue.duration, 4.0))
+                      run_time=max(beat.share(1.0), 4.0))
 
         arrows = self._arrows(axes, facts, heavy_path[k * per_step], heavy_path[(k + 1) * per_step])
-        with self.narrate("heavy_arrows") as cue:
-            self.play(Create(arrows["stem"]), run_time=0.1 * cue.duration)
-            self.play(FadeIn(arrows["pull"]), FadeIn(arrows["pull_label"]), run_time=0.3 * cue.duration)
-            self.play(GrowArrow(arrows["move"]), FadeIn(arrows["move_label"]), run_time=0.3 * cue.duration)
+        with self.narrate("heavy_arrows") as beat:
+            self.play(Create(arrows["stem"]), run_time=beat.share(0.1))
+            self.play(FadeIn(arrows["pull"]), FadeIn(arrows["pull_label"]), run_time=beat.share(0.3))
+            self.play(GrowArrow(arrows["move"]), FadeIn(arrows["move_label"]), run_time=beat.share(0.3))
 
-        with self.narrate("heavy_inertia") as cue:
-            self.play(GrowArrow(arrows["inertia"]), FadeIn(arrows["inertia_label"]), run_time=0.3 * cue.duration)
+        with self.narrate("heavy_inertia") as beat:
+            self.play(GrowArrow(arrows["inertia"]), FadeIn(arrows["inertia_label"]), run_time=beat.share(0.3))
             quote = style.zh("运动不顺着力的方向走，因为有惯性。—— Polyak", size=style.LABEL_SIZE,
                              color=style.GOOD).to_edge(DOWN, buff=0.45)
-            self.play(FadeIn(quote, shift=0.2 * UP), run_time=0.3 * cue.duration)
+            self.play(FadeIn(quote, shift=0.2 * UP), run_time=beat.share(0.3))
 
-        with self.narrate("heavy_landing") as cue:
-            self.play(FadeOut(VGroup(*arrows.values()), quote), run_time=0.1 * cue.duration)
+        with self.narrate("heavy_landing") as beat:
+            self.play(FadeOut(VGroup(*arrows.values()), quote), run_time=beat.share(0.1))
             self.play(roll(plain_ball, plain_path[k * per_step:]), roll(heavy_ball, heavy_path[k * per_step:]),
-                      run_time=0.65 * cue.duration)
+                      run_time=beat.share(0.65))
             stuck = style.zh("停在浅坑，梯度归零", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             stuck.next_to(plain_path[-1], UP, buff=0.35)
             landed = style.zh("落进深谷", size=style.LABEL_SIZE, color=style.GOOD).next_to(heavy_path[-1], UP, buff=0.4)
-            self.play(FadeIn(stuck), FadeIn(landed), run_time=0.2 * cue.duration)
+            self.play(FadeIn(stuck), FadeIn(landed), run_time=beat.share(0.2))
 
         board = VGroup(curve, baseline, spots, heavy_ball, plain_ball, legend, stuck, landed, formula)
         sums = self._weights(facts)
-        with self.narrate("heavy_weights") as cue:
-            self.play(FadeOut(board), run_time=0.1 * cue.duration)
-            self.play(Write(sums["formula"]), FadeIn(sums["meaning"]), run_time=0.25 * cue.duration)
+        with self.narrate("heavy_weights") as beat:
+            self.play(FadeOut(board), run_time=beat.share(0.1))
+            self.play(Write(sums["formula"]), FadeIn(sums["meaning"]), run_time=beat.share(0.25))
             self.play(LaggedStart(*(GrowFromEdge(bar, DOWN) for bar in sums["bars"]), lag_ratio=0.15),
-                      FadeIn(sums["below"]), FadeIn(sums["above"]), run_time=0.4 * cue.duration)
-            self.play(GrowArrow(sums["older"]), FadeIn(sums["older_name"]), run_time=0.15 * cue.duration)
+                      FadeIn(sums["below"]), FadeIn(sums["above"]), run_time=beat.share(0.4))
+            self.play(GrowArrow(sums["older"]), FadeIn(sums["older_name"]), run_time=beat.share(0.15))
 
         polyak = self._polyak(facts)
-        with self.narrate("heavy_polyak") as cue:
-            self.play(FadeOut(VGroup(*sums.values())), run_time=0.1 * cue.duration)
-            self.play(FadeIn(polyak["head"]), run_time=0.2 * cue.duration)
-            self.play(Create(polyak["line"]), FadeIn(polyak["band"], polyak["ends"]), run_time=0.25 * cue.duration)
-            self.play(FadeIn(polyak["ours"], shift=0.2 * DOWN), run_time=0.2 * cue.duration)
-            self.play(FadeIn(polyak["adam"], shift=0.2 * UP), run_time=0.2 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+        with self.narrate("heavy_polyak") as beat:
+            self.play(FadeOut(VGroup(*sums.values())), run_time=beat.share(0.1))
+            self.play(FadeIn(polyak["head"]), run_time=beat.share(0.2))
+            self.play(Create(polyak["line"]), FadeIn(polyak["band"], polyak["ends"]), run_time=beat.share(0.25))
+            self.play(FadeIn(polyak["ours"], shift=0.2 * DOWN), run_time=beat.share(0.2))
+            self.play(FadeIn(polyak["adam"], shift=0.2 * UP), run_time=beat.share(0.2))
+        self.finish()
 
     @staticmethod
     def _arrows(axes, facts, here, there):
@@ -609,42 +605,42 @@ class LearningRateTwoPaths(LectureScene):
         facts = self.facts
         self.show_title()
         units = self._units()
-        with self.narrate("lr_units") as cue:
-            self.play(FadeIn(units["rule"]), run_time=0.15 * cue.duration)
-            self.play(FadeIn(units["param"], units["grad"]), run_time=0.35 * cue.duration)
-            self.play(FadeIn(units["lr"]), run_time=0.15 * cue.duration)
-            self.play(ReplacementTransform(units["lr"], units["lr_unit"]), run_time=0.25 * cue.duration)
+        with self.narrate("lr_units") as beat:
+            self.play(FadeIn(units["rule"]), run_time=beat.share(0.15))
+            self.play(FadeIn(units["param"], units["grad"]), run_time=beat.share(0.35))
+            self.play(FadeIn(units["lr"]), run_time=beat.share(0.15))
+            self.play(ReplacementTransform(units["lr"], units["lr_unit"]), run_time=beat.share(0.25))
 
-        with self.narrate("lr_not_universal") as cue:
+        with self.narrate("lr_not_universal") as beat:
             tag = style.zh("不是一个通用常数", size=style.BODY_SIZE, color=style.HIGHLIGHT)
             tag.next_to(units["lr_unit"], DOWN, buff=0.35)
             self.play(Indicate(units["lr_unit"], color=style.HIGHLIGHT), FadeIn(tag, shift=0.2 * UP),
-                      run_time=0.5 * cue.duration)
+                      run_time=beat.share(0.5))
 
         rings = VGroup(*(Ellipse(width=2 * self.MAP_SCALE * a, height=2 * self.MAP_SCALE * b, color=style.SCHEMATIC,
                                  stroke_width=2).move_to(self.MAP_CENTRE) for a, b in facts["contours"].value))
         bottom = Dot(self.MAP_CENTRE, radius=0.06, color=style.TEXT)
         shape = style.caption_stack(f"陡峭比 {facts['kappa'].text}：上下陡，左右平", "η：学习率　λ陡：陡方向的曲率",
                                     size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=0.3)
-        with self.narrate("lr_valley") as cue:
-            self.play(FadeOut(VGroup(*units.values()), tag), run_time=0.15 * cue.duration)
+        with self.narrate("lr_valley") as beat:
+            self.play(FadeOut(VGroup(*units.values()), tag), run_time=beat.share(0.15))
             self.play(LaggedStart(*(Create(r) for r in rings[::-1]), lag_ratio=0.2), FadeIn(bottom),
-                      run_time=0.45 * cue.duration)
-            self.play(FadeIn(shape), run_time=0.2 * cue.duration)
+                      run_time=beat.share(0.45))
+            self.play(FadeIn(shape), run_time=beat.share(0.2))
 
         start_x = facts["start"].value[0]
         over = self._path(facts["path_over"].value, style.BAD)
         over_tag = self._tag(f"大：η·λ陡 = {facts['lr_over'].text}，比门槛高 {facts['margin'].text}", style.BAD)
-        with self.narrate("lr_too_large") as cue:
-            self.play(FadeIn(over["ball"], scale=2), FadeIn(over_tag), run_time=0.15 * cue.duration)
-            self.play(*over["play"], run_time=0.7 * cue.duration)
+        with self.narrate("lr_too_large") as beat:
+            self.play(FadeIn(over["ball"], scale=2), FadeIn(over_tag), run_time=beat.share(0.15))
+            self.play(*over["play"], run_time=beat.share(0.7))
 
         small = self._path(facts["path_small"].value, style.HIGHLIGHT)
         small_tag = self._tag(f"小：η·λ陡 = {facts['lr_small'].text}", style.HIGHLIGHT)
-        with self.narrate("lr_too_small") as cue:
+        with self.narrate("lr_too_small") as beat:
             self.play(FadeOut(over["ball"], over_tag), over["trail"].animate.set_opacity(0.3),
-                      FadeIn(small["ball"], scale=2), FadeIn(small_tag), run_time=0.15 * cue.duration)
-            self.play(*small["play"], run_time=0.55 * cue.duration)
+                      FadeIn(small["ball"], scale=2), FadeIn(small_tag), run_time=beat.share(0.15))
+            self.play(*small["play"], run_time=beat.share(0.55))
             under_map = self.on_map((start_x, 0))[0][1] - self.MAP_SCALE * facts["map_height"].value - 0.1
             ends = [self.on_map((x, 0))[0] * np.array((1, 0, 0)) + under_map * UP
                     for x in (start_x, facts["path_small"].value[-1, 0], 0.0)]
@@ -652,37 +648,36 @@ class LearningRateTwoPaths(LectureScene):
             brace = Brace(Line(ends[0], ends[1]), DOWN, buff=0.05, color=style.HIGHLIGHT)
             share = style.zh(f"{facts['crawl_steps'].text} 步，只走了到谷底的 {facts['crawl_fraction'].text}",
                              size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(brace, RIGHT, buff=0.2)
-            self.play(FadeOut(small_tag), run_time=0.07 * cue.duration)
-            self.play(Create(whole), FadeIn(brace), FadeIn(share), run_time=0.18 * cue.duration)
+            self.play(FadeOut(small_tag), run_time=beat.share(0.07))
+            self.play(Create(whole), FadeIn(brace), FadeIn(share), run_time=beat.share(0.18))
 
         under = self._path(facts["path_under"].value, style.GOOD)
         under_tag = self._tag(f"贴着门槛：η·λ陡 = {facts['lr_under'].text}，比门槛低 {facts['margin'].text}",
                               style.GOOD)
         table = self._tables()
-        with self.narrate("lr_just_under") as cue:
+        with self.narrate("lr_just_under") as beat:
             self.play(FadeOut(small["ball"], brace, share, whole), small["trail"].animate.set_opacity(0.3),
-                      FadeIn(under["ball"], scale=2), FadeIn(under_tag), run_time=0.15 * cue.duration)
-            self.play(*under["play"], run_time=0.45 * cue.duration)
+                      FadeIn(under["ball"], scale=2), FadeIn(under_tag), run_time=beat.share(0.15))
+            self.play(*under["play"], run_time=beat.share(0.45))
             half = DashedLine(self.on_map((start_x / 2, -2.4))[0], self.on_map((start_x / 2, 2.4))[0],
                               color=style.GOOD, stroke_width=2)
             half_name = style.zh("一半", size=style.SMALL_SIZE, color=style.GOOD).next_to(half, UP, buff=0.05)
             self.play(Create(half), FadeIn(half_name), FadeIn(table["halfway_head"], table["halfway_rows"][0]),
                       Indicate(under["marks"][facts["halfway_run"].value], color=style.GOOD, scale_factor=2.5),
-                      run_time=0.3 * cue.duration)
+                      run_time=beat.share(0.3))
 
-        with self.narrate("lr_threshold") as cue:
-            self.play(FadeIn(table["threshold_head"]), run_time=0.15 * cue.duration)
+        with self.narrate("lr_threshold") as beat:
+            self.play(FadeIn(table["threshold_head"]), run_time=beat.share(0.15))
             self.play(LaggedStart(*(FadeIn(row, shift=0.2 * RIGHT) for row in table["threshold_rows"]),
-                                  lag_ratio=0.5), run_time=0.7 * cue.duration)
+                                  lag_ratio=0.5), run_time=beat.share(0.7))
 
-        with self.narrate("lr_extrapolate") as cue:
+        with self.narrate("lr_extrapolate") as beat:
             caveat = style.zh(f"陡峭比取 {facts['kappa'].text} 只为看得见；真实量级交给公式外推",
                               size=style.LABEL_SIZE, color=style.MUTED).move_to((0, -2.75, 0))
-            self.play(FadeIn(caveat), run_time=0.3 * cue.duration)
-            self.play(FadeIn(table["halfway_rows"][1], shift=0.2 * RIGHT), run_time=0.3 * cue.duration)
-            self.play(Indicate(table["halfway_rows"][1], color=style.HIGHLIGHT), run_time=0.25 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(FadeIn(caveat), run_time=beat.share(0.3))
+            self.play(FadeIn(table["halfway_rows"][1], shift=0.2 * RIGHT), run_time=beat.share(0.3))
+            self.play(Indicate(table["halfway_rows"][1], color=style.HIGHLIGHT), run_time=beat.share(0.25))
+        self.finish()
 
     @staticmethod
     def _units():
@@ -761,40 +756,40 @@ class OptimalStepParabola(LectureScene):
         curves = {name: curve_through(axes, self._clip(facts[f"{name}_curve"].value), style.DATA, 4)
                   for name in ("gentle", "steep")}
         table = self._table()
-        with self.narrate("opt_question") as cue:
-            self.play(Create(axes), FadeIn(x_name), run_time=0.3 * cue.duration)
-            self.play(Create(curves["gentle"]), run_time=0.5 * cue.duration)
+        with self.narrate("opt_question") as beat:
+            self.play(Create(axes), FadeIn(x_name), run_time=beat.share(0.3))
+            self.play(Create(curves["gentle"]), run_time=beat.share(0.5))
 
         marks = {name: self._marks(axes, name) for name in ("gentle", "steep")}
-        with self.narrate("opt_gentle") as cue:
-            self.play(FadeIn(table["head"][0], table["names"]), run_time=0.15 * cue.duration)
+        with self.narrate("opt_gentle") as beat:
+            self.play(FadeIn(table["head"][0], table["names"]), run_time=beat.share(0.15))
             self.play(FadeIn(marks["gentle"]["point"], scale=2), FadeIn(table["gentle"][:2]),
-                      FadeIn(table["head"][1]), run_time=0.3 * cue.duration)
-            self.play(Create(marks["gentle"]["tangent"]), FadeIn(table["gentle"][2]), run_time=0.25 * cue.duration)
-            self.play(FadeIn(table["gentle"][3]), run_time=0.2 * cue.duration)
+                      FadeIn(table["head"][1]), run_time=beat.share(0.3))
+            self.play(Create(marks["gentle"]["tangent"]), FadeIn(table["gentle"][2]), run_time=beat.share(0.25))
+            self.play(FadeIn(table["gentle"][3]), run_time=beat.share(0.2))
 
-        with self.narrate("opt_ratio") as cue:
-            self.play(FadeIn(table["gentle"][4]), run_time=0.25 * cue.duration)
+        with self.narrate("opt_ratio") as beat:
+            self.play(FadeIn(table["gentle"][4]), run_time=beat.share(0.25))
             self.play(GrowArrow(marks["gentle"]["step"]), FadeIn(marks["gentle"]["step_label"]),
-                      run_time=0.35 * cue.duration)
+                      run_time=beat.share(0.35))
             self.play(Create(marks["gentle"]["drop"]), Indicate(marks["gentle"]["bottom"], scale_factor=2),
-                      run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.25))
 
-        with self.narrate("opt_steep") as cue:
+        with self.narrate("opt_steep") as beat:
             self.play(Create(curves["steep"]), FadeIn(marks["steep"]["point"], scale=2), FadeIn(table["head"][2]),
-                      FadeIn(table["steep"][:2]), run_time=0.25 * cue.duration)
-            self.play(Create(marks["steep"]["tangent"]), FadeIn(table["steep"][2]), run_time=0.2 * cue.duration)
-            self.play(FadeIn(table["steep"][3]), FadeIn(table["steep"][4]), run_time=0.2 * cue.duration)
+                      FadeIn(table["steep"][:2]), run_time=beat.share(0.25))
+            self.play(Create(marks["steep"]["tangent"]), FadeIn(table["steep"][2]), run_time=beat.share(0.2))
+            self.play(FadeIn(table["steep"][3]), FadeIn(table["steep"][4]), run_time=beat.share(0.2))
             self.play(GrowArrow(marks["steep"]["step"]), FadeIn(marks["steep"]["step_label"]),
-                      run_time=0.25 * cue.duration)
+                      run_time=beat.share(0.25))
 
-        with self.narrate("opt_lesson") as cue:
+        with self.narrate("opt_lesson") as beat:
             slopes = VGroup(table["gentle"][2], table["steep"][2])
             steps = VGroup(table["gentle"][4], table["steep"][4])
-            self.play(Indicate(slopes, color=style.BACKWARD), run_time=0.4 * cue.duration)
-            self.play(Indicate(steps, color=style.HIGHLIGHT), run_time=0.4 * cue.duration)
+            self.play(Indicate(slopes, color=style.BACKWARD), run_time=beat.share(0.4))
+            self.play(Indicate(steps, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
-        with self.narrate("opt_denominator") as cue:
+        with self.narrate("opt_denominator") as beat:
             best = VGroup(style.zh("最优步长 = |f′| ÷", size=style.BODY_SIZE),
                           style.zh("f″", size=style.BODY_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=0.2)
             best.move_to((3.9, -1.75, 0))
@@ -802,10 +797,9 @@ class OptimalStepParabola(LectureScene):
             guess = style.caption_stack("AdaGrad、RMSProp、Adam", "都在用过去的 f′ 猜这个分母", size=style.LABEL_SIZE,
                                         color=style.HIGHLIGHT)
             guess.next_to(best, DOWN, buff=0.35)
-            self.play(Write(best), run_time=0.3 * cue.duration)
-            self.play(Create(box), FadeIn(guess, shift=0.2 * UP), run_time=0.35 * cue.duration)
-        self.show_source()
-        self.wait(1.5)
+            self.play(Write(best), run_time=beat.share(0.3))
+            self.play(Create(box), FadeIn(guess, shift=0.2 * UP), run_time=beat.share(0.35))
+        self.finish()
 
     @staticmethod
     def _clip(rows, top: float = 8.5):
