@@ -132,7 +132,9 @@ def test_nudge_figure_is_number_free():
     assert all(not fact.text for fact in facts.values())
     assert all("{" not in cue.caption and not any(ch.isdigit() for ch in cue.caption)
                for cue in cues.figure_cues("backprop_nudge_3b1b"))
-    assert all("赫布" not in cue.caption and "Hebb" not in cue.caption for cue in cues.figure_cues("backprop_nudge_3b1b"))
+    assert all(
+        "赫布" not in cue.caption and "Hebb" not in cue.caption for cue in cues.figure_cues("backprop_nudge_3b1b")
+    )
 
 
 def test_nudges_follow_how_far_off_and_upstream_brightness():

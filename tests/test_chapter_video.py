@@ -8,11 +8,14 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
-from conftest import BIN, FIGURE_B, FIGURE_C, ROOT, cut_clip, run
+from helpers import BIN, FIGURE_B, FIGURE_C, ROOT, cut_clip, run
 
 from tools.course import catalogue
-from tools.publish import build, media
+from tools.publish import chapter_video, clip, manifest, media
+from tools.publish.manifest import PublishedFile, sha256
 from tools.voice import captions
+
+pytestmark = pytest.mark.slow  # real renders
 
 CHINESE = range(0x4E00, 0xA000)
 
@@ -49,19 +52,19 @@ def _loudness(path: Path, start: float, seconds: float, window: float = 0.1) -> 
 def test_lecture_build_joins_the_complete_chapter(backprop_build):
     out = backprop_build.out
     chapter = catalogue.chapter("backprop")
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    video = manifest["chapter_videos"]["backprop"]
+    man = manifest.load(out)
+    video = man.chapter_videos["backprop"]
     mp4 = out / "backprop.mp4"
     info = _web_ready(mp4)
-    clips = [manifest["figures"][fig.id]["duration"] for fig in chapter.figures]
+    clips = [man.figures[fig.id].duration for fig in chapter.figures]
     assert info.video_seconds == pytest.approx(sum(clips), abs=0.1)
     assert [m[2] for m in media.chapter_marks(mp4)] == [fig.title for fig in chapter.figures]
-    assert video["files"]["mp4"]["path"] == "backprop.mp4" and video["figures"] == [f.id for f in chapter.figures]
+    assert video.files["mp4"].path == "backprop.mp4" and video.figures == [f.id for f in chapter.figures]
     assert f"chapter backprop: {len(chapter.figures)} clip" in backprop_build.stdout
     # A chapter that is not fully rendered gets no video, and the build says why.
     assert "chapter optimizer: no chapter video, 0 of" in backprop_build.stdout
     assert not (out / "optimizer.mp4").exists()
-    assert video["copied"], "clips of one quality must join without re-encoding the video"
+    assert video.copied, "clips of one quality must join without re-encoding the video"
     for name in ("backprop.vtt", "backprop.srt", "backprop.chapters.vtt"):
         assert (out / name).exists()
 
@@ -79,7 +82,7 @@ def test_poster_is_a_frame_that_shows_the_figure(backprop_build):
 
     poster, thumb = Image.open(folder / "gates_circuit.png"), Image.open(folder / "gates_circuit.webp")
     first = media.frame_at(folder / "gates_circuit.mp4", 0.0)
-    assert poster.size == (854, 480) and thumb.size == (build.THUMBNAIL_WIDTH, 270)
+    assert poster.size == (854, 480) and thumb.size == (clip.THUMBNAIL_WIDTH, 270)
     assert media._ink(first) < 0.01 < media._ink(poster)  # the opening frame is empty, the poster is not
     assert media._ink(thumb) > 0.5 * media._ink(poster)
 
@@ -87,15 +90,14 @@ def test_poster_is_a_frame_that_shows_the_figure(backprop_build):
 def test_manifest_keeps_the_facts_lecture_facts_prints(backprop_build):
     done = run([str(BIN / "lecture"), "facts", "--json"])
     table = json.loads(done.stdout)
-    manifest = json.loads((backprop_build.out / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["figures"]["gates_circuit"]["facts"] == table["gates_circuit"]
+    assert manifest.load(backprop_build.out).figures["gates_circuit"].facts == table["gates_circuit"]
 
 
 # -- joining three clips of different lengths -----------------------------------
 
 
 def test_three_clips_join_with_a_marker_each(three_figures):
-    out, manifest = three_figures.out, three_figures.manifest
+    out, man = three_figures.out, three_figures.manifest
     ids = ["gates_circuit", FIGURE_B, FIGURE_C]
     lengths = [media.probe(out / "backprop" / f"{i}.mp4").video_seconds for i in ids]
     assert 15 < lengths[1] < 25 and lengths[0] == lengths[2]  # a real cut, so the offsets differ
@@ -103,11 +105,11 @@ def test_three_clips_join_with_a_marker_each(three_figures):
     info = _web_ready(mp4)
     assert info.video_seconds == pytest.approx(sum(lengths), abs=0.1)
     marks = media.chapter_marks(mp4)
-    assert [m[2] for m in marks] == [manifest["figures"][i]["title"] for i in ids]
+    assert [m[2] for m in marks] == [man.figures[i].title for i in ids]
     starts = [0.0, lengths[0], lengths[0] + lengths[1]]
     assert [m[0] for m in marks] == pytest.approx(starts, abs=0.01)
     assert [m[1] for m in marks] == pytest.approx([*starts[1:], sum(lengths)], abs=0.01)
-    assert manifest["chapter_videos"]["backprop"]["copied"] is True
+    assert man.chapter_videos["backprop"].copied is True
     assert any("3 clips joined" in line and "video copied" in line for line in three_figures.lines)
 
 
@@ -115,7 +117,7 @@ def test_chapter_sound_is_each_clip_sound_in_its_place(three_figures):
     out = three_figures.out
     clip = out / "backprop" / "gates_circuit.mp4"
     seconds = media.probe(clip).video_seconds
-    third = three_figures.manifest["chapter_videos"]["backprop"]["marks"][2]["start"]
+    third = three_figures.manifest.chapter_videos["backprop"].marks[2]["start"]
     alone = _loudness(clip, 0.0, seconds)
     placed = _loudness(out / "backprop.mp4", third, seconds)
     assert alone.max() > 0.05  # there is narration to compare
@@ -124,7 +126,7 @@ def test_chapter_sound_is_each_clip_sound_in_its_place(three_figures):
 
 def test_chapter_captions_are_shifted_by_the_clips_before(three_figures):
     out = three_figures.out
-    marks = three_figures.manifest["chapter_videos"]["backprop"]["marks"]
+    marks = three_figures.manifest.chapter_videos["backprop"].marks
     merged = captions.parse_srt((out / "backprop.srt").read_text(encoding="utf-8"))
     per_clip = [captions.parse_srt((out / "backprop" / f"{i}.srt").read_text(encoding="utf-8"))
                 for i in ("gates_circuit", FIGURE_B, FIGURE_C)]
@@ -182,35 +184,35 @@ def copied(three_figures, tmp_path):
     """A private copy of the three-figure renders and its manifest."""
     out = tmp_path / "480p15"
     shutil.copytree(three_figures.out, out, ignore=shutil.ignore_patterns("site"))
-    return out, json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return out, manifest.load(out)
 
 
 def test_a_chapter_video_is_joined_again_only_when_a_clip_changed(copied):
-    out, manifest = copied
+    out, man = copied
     before = (out / "backprop.mp4").stat().st_mtime_ns
     progress: list[str] = []
-    build.build_chapters(manifest, out, progress.append)
+    chapter_video.build_all(man, out, progress.append)
     assert progress[0] == "  chapter backprop: unchanged"
     assert (out / "backprop.mp4").stat().st_mtime_ns == before
     # FIGURE_B is re-rendered with one caption line fewer.
     srt = out / "backprop" / f"{FIGURE_B}.srt"
     lines = captions.parse_srt(srt.read_text(encoding="utf-8"))
     srt.write_text(captions.to_srt(lines[:-1]), encoding="utf-8")
-    manifest["figures"][FIGURE_B]["files"]["srt"]["sha256"] = build._sha(srt.read_bytes())
-    build.build_chapters(manifest, out, progress.append)
+    man.figures[FIGURE_B].files["srt"] = PublishedFile(man.figures[FIGURE_B].files["srt"].path, sha256(srt))
+    chapter_video.build_all(man, out, progress.append)
     assert any("chapter backprop: 3 clips joined" in line for line in progress[1:])
     merged = captions.parse_srt((out / "backprop.srt").read_text(encoding="utf-8"))
     assert lines[-1].text not in [c.text for c in merged]
 
 
 def test_an_incomplete_chapter_has_no_chapter_video(copied):
-    out, manifest = copied
+    out, man = copied
     (out / "backprop" / f"{FIGURE_B}.mp4").unlink()
     progress: list[str] = []
-    build.build_chapters(manifest, out, progress.append)
+    chapter_video.build_all(man, out, progress.append)
     assert progress[0] == (f"  chapter backprop: no chapter video, 2 of 3 figures rendered at 480p15 "
                            f"(missing: {FIGURE_B})")
-    assert "backprop" not in manifest["chapter_videos"]
+    assert "backprop" not in man.chapter_videos
     assert not list(out.glob("backprop.*"))
 
 

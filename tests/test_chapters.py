@@ -9,10 +9,12 @@ card names; every other chapter its first figure, through `lecture build`.
 import re
 
 import pytest
-from conftest import BIN, build_figure, dry_run, run
+from helpers import BIN, build_figure, dry_run, run
 
 from tools.course import catalogue
 from tools.publish import media
+
+pytestmark = pytest.mark.slow  # real renders
 
 CHAPTERS = [ch for ch in catalogue.chapters() if ch.figures]
 AS_TYPED = "optimizer"

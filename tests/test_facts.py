@@ -4,7 +4,7 @@ import json
 import sys
 
 import pytest
-from conftest import BIN, run
+from helpers import BIN, run
 
 from tools.chapters import backprop
 from tools.course import catalogue

@@ -204,7 +204,9 @@ def test_ledger_row_cell_widths_follow_the_facts():
 def test_a_narrow_cell_shows_its_short_label():
     from scenes.style import LedgerRow
 
-    row = LedgerRow(chapter.row_fact(byte_ledger.store_as(byte_ledger.MIXED_ADAMW, ("m", "v"), "int8")).value, unit=0.45)
+    row = LedgerRow(
+        chapter.row_fact(byte_ledger.store_as(byte_ledger.MIXED_ADAMW, ("m", "v"), "int8")).value, unit=0.45
+    )
     assert [row.cell(k)[1].text for k in ("m", "v", "master")] == ["m", "v", "主权重"]
 
 

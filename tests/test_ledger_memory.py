@@ -51,7 +51,12 @@ def test_lora_parameter_counts_are_llama_7b_and_the_pages():
     assert lora.LLAMA_7B.params() == 6_738_415_616  # LLaMA-7B's published count
     adapters = lora.adapter_pair(4096, 16) * 2 * 32
     assert adapters == 8_388_608
-    assert texts("lora_ledger", "matrix_share", "adapters", "adapter_share", "params") == ("0.8%", "839 万", "0.124%", "67.4 亿")
+    assert texts("lora_ledger", "matrix_share", "adapters", "adapter_share", "params") == (
+        "0.8%",
+        "839 万",
+        "0.124%",
+        "67.4 亿",
+    )
 
 
 def test_lora_resident_ratio_and_compute():

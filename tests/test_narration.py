@@ -150,13 +150,17 @@ def test_srt_round_trip_and_vtt_header():
 
 
 def test_a_number_keeps_its_unit_and_no_line_is_an_orphan():
-    lines = captions.split_lines("把它切成六十四份，每张卡只留自己那一份。一张卡从 120 GB 降到 31.4 GB，而通信量还是 2Ψ，跟原来一样。")
+    lines = captions.split_lines(
+        "把它切成六十四份，每张卡只留自己那一份。一张卡从 120 GB 降到 31.4 GB，而通信量还是 2Ψ，跟原来一样。"
+    )
     assert not any(a.endswith(("120", "31.4")) and b.startswith("GB") for a, b in zip(lines, lines[1:]))
     assert all(len(line) > 4 for line in captions.split_lines("三条线，每层分别乘 0.8、1.0、1.2。一层一层往前走。"))
 
 
 def test_a_line_never_starts_with_closing_punctuation():
-    lines = captions.split_lines("这一句里有书名《Learning long-term dependencies with gradient descent is difficult》，还有更多字在后面跟着。")
+    lines = captions.split_lines(
+        "这一句里有书名《Learning long-term dependencies with gradient descent is difficult》，还有更多字在后面跟着。"
+    )
     assert not any(line[:1] in "》）」，、。" for line in lines)
 
 

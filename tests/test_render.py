@@ -1,16 +1,17 @@
 """Real low-quality renders: streams, sync, captions, incremental builds, refusals."""
 
 import hashlib
-import json
 import shutil
 import sys
 
 import pytest
-from conftest import BIN, ROOT, run
+from helpers import BIN, ROOT, run
 
 from tools.course import catalogue
-from tools.publish import media
+from tools.publish import manifest, media
 from tools.voice import captions
+
+pytestmark = pytest.mark.slow  # real renders
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +52,13 @@ def test_captions_are_chinese_and_end_before_the_video(built, figure):
 
 def test_poster_and_manifest_describe_the_clip(built):
     out, _, _ = built
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    entry = manifest["figures"]["gates_circuit"]
-    mp4 = out / entry["files"]["mp4"]["path"]
-    assert entry["chapter"] == "backprop" and entry["title"]
-    assert entry["files"]["mp4"]["sha256"] == hashlib.sha256(mp4.read_bytes()).hexdigest()
-    assert entry["duration"] == pytest.approx(media.probe(mp4).video_seconds, abs=0.01)
+    entry = manifest.load(out).figures["gates_circuit"]
+    mp4 = out / entry.files["mp4"].path
+    assert entry.chapter == "backprop" and entry.title
+    assert entry.files["mp4"].sha256 == hashlib.sha256(mp4.read_bytes()).hexdigest()
+    assert entry.duration == pytest.approx(media.probe(mp4).video_seconds, abs=0.01)
     poster = media.frame_at(mp4).size
-    assert (out / entry["files"]["png"]["path"]).exists() and poster == (854, 480)
+    assert (out / entry.files["png"].path).exists() and poster == (854, 480)
 
 
 def test_an_unchanged_figure_is_not_rendered_again(built):

@@ -13,10 +13,12 @@ from pathlib import Path
 from urllib.error import HTTPError
 
 import pytest
-from conftest import BIN, FIGURE_C, run
+from helpers import BIN, FIGURE_C, run
 
 from tools.course import catalogue
-from tools.publish import site
+from tools.publish import manifest, serve, site
+
+pytestmark = pytest.mark.slow  # real renders
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -55,14 +57,14 @@ def embed(kit) -> dict:
 
 
 def test_the_kit_holds_a_page_and_an_entry_per_figure(kit, embed, three_figures):
-    manifest = three_figures.manifest
+    man = three_figures.manifest
     assert three_figures.kit.figures == IDS and three_figures.kit.chapter_videos == ["backprop"]
     assert sorted(p.name for p in (kit / "embed").iterdir()) == sorted(f"{i}.html" for i in IDS)
     assert list(embed["figures"]) == IDS
     index = (kit / "index.html").read_text(encoding="utf-8")
     for fig_id, entry in embed["figures"].items():
-        assert entry["title"] == manifest["figures"][fig_id]["title"] and entry["title"] in index
-        assert entry["duration"] == manifest["figures"][fig_id]["duration"]
+        assert entry["title"] == man.figures[fig_id].title and entry["title"] in index
+        assert entry["duration"] == man.figures[fig_id].duration
         for path in (entry["video"], entry["poster"], entry["thumbnail"], *entry["captions"].values(), entry["page"]):
             assert (kit / path).is_file(), path
         snippet = entry["snippets"]["video"]
@@ -72,7 +74,7 @@ def test_the_kit_holds_a_page_and_an_entry_per_figure(kit, embed, three_figures)
     assert index.count('<video controls preload="metadata"') == len(IDS) + 1
     chapter = next(ch for ch in embed["chapters"] if ch["id"] == "backprop")
     assert chapter["figures"] == IDS and [m["title"] for m in chapter["video"]["marks"]] == \
-        [manifest["figures"][i]["title"] for i in IDS]
+        [man.figures[i].title for i in IDS]
     assert '<track kind="chapters"' in chapter["video"]["snippets"]["video"]
     # Chapters with nothing rendered yet say why they have no chapter video.
     assert f"整章视频要等本章 {len(catalogue.chapter('ledger').figures)} 个图都渲染后才生成，现已渲染 0 个。" in index
@@ -104,7 +106,7 @@ def test_a_failed_kit_write_leaves_the_old_kit(three_figures, monkeypatch):
 
     monkeypatch.setattr(site, "_embed_page", broken)
     with pytest.raises(RuntimeError):
-        site.write_kit(out)
+        site.write_kit(out, manifest.load(out))
     assert {p.relative_to(out): p.read_bytes() for p in (out / "site").rglob("*.html")} == before
     assert not list(out.glob(".site-*"))
 
@@ -112,13 +114,12 @@ def test_a_failed_kit_write_leaves_the_old_kit(three_figures, monkeypatch):
 def test_an_incomplete_chapter_shows_its_figures_and_says_why_no_chapter_video(backprop_build, tmp_path):
     out = tmp_path / "480p15"
     shutil.copytree(backprop_build.out, out, ignore=shutil.ignore_patterns("site"))
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    manifest["chapters"][0]["figures"].append("not_yet_rendered")
-    (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
-    kit = site.write_kit(out)
+    man = manifest.load(out)
+    man.chapters[0].figures.append("not_yet_rendered")
+    kit = site.write_kit(out, man)
     index = (kit.path / "index.html").read_text(encoding="utf-8")
-    rendered = len(manifest["chapters"][0]["figures"]) - 1
-    assert kit.figures == manifest["chapters"][0]["figures"][:-1] and kit.chapter_videos == []
+    rendered = len(man.chapters[0].figures) - 1
+    assert kit.figures == man.chapters[0].figures[:-1] and kit.chapter_videos == []
     assert f"整章视频要等本章 {rendered + 1} 个图都渲染后才生成，现已渲染 {rendered} 个。" in index
     assert "media/backprop.mp4" not in index
 
@@ -158,7 +159,7 @@ def test_lecture_serve_answers_on_localhost(backprop_build):
 
 @pytest.fixture(scope="module")
 def served(kit):
-    server = site.make_server(kit, 0)
+    server = serve.make_server(kit, 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"

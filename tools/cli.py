@@ -1,4 +1,4 @@
-"""The ``lecture`` command: check, build, list facts, write and serve the embed kit."""
+"""The ``lecture`` command: check, build, list facts, write and serve the embed kit, clean the cache."""
 
 from __future__ import annotations
 
@@ -8,48 +8,64 @@ import sys
 
 from tools.course import catalogue
 from tools.course.facts import FactError
-from tools.publish import build, site
+from tools.publish import build, clean, clip, serve, site
+from tools.publish.manifest import ManifestError
+from tools.publish.render import QUALITIES, BuildError
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
+
+REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError)
 
 
 def _facts_table(as_json: bool) -> str:
     if as_json:
-        values = {fig.id: build.fact_values(fig.id) for fig in catalogue.figures()}
+        values = {fig.id: clip.fact_values(fig.id) for fig in catalogue.figures()}
         return json.dumps(values, ensure_ascii=False, indent=2)
-    table = {fig.id: {name: fact for name, fact in catalogue.facts(fig.id).items()} for fig in catalogue.figures()}
-    rows = [f"{fig}.{name}\t{fact.text or '(drawn)'}" for fig, facts in table.items() for name, fact in facts.items()]
+    rows = [f"{fig.id}.{name}\t{fact.text or '(drawn)'}"
+            for fig in catalogue.figures() for name, fact in catalogue.facts(fig.id).items()]
     return "\n".join(rows)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _quality(parser: argparse.ArgumentParser, default: str = "h") -> None:
+    parser.add_argument("-q", "--quality", choices=list(QUALITIES), default=default,
+                        help="l=480p15 m=720p30 h=1080p60 (default) k=2160p60")
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lecture", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="verify every fact and all narration, without rendering")
     make = sub.add_parser("build", help="check, synthesize narration, render and publish to renders/")
-    make.add_argument("-q", "--quality", choices=list(build.QUALITIES), default="h",
-                      help="l=480p15 m=720p30 h=1080p60 (default) k=2160p60")
+    _quality(make)
     make.add_argument("--only", help="a chapter, or chapter/figure_id")
     make.add_argument("-j", "--jobs", type=int, default=1, help="figures rendered at once")
+    make.add_argument("--rescan", action="store_true",
+                      help="only rebuild manifest.json from the records beside the published files, no rendering")
     stills = sub.add_parser("frames", help="save PNG stills of rendered figures for review")
-    stills.add_argument("-q", "--quality", choices=list(build.QUALITIES), default="h")
+    _quality(stills)
     stills.add_argument("--only", help="a chapter, or chapter/figure_id")
     stills.add_argument("--at", type=float, nargs="+", default=[0.5, 1.0],
                         help="fractions of each figure's length (1 = last frame)")
     facts = sub.add_parser("facts", help="print every figure's on-screen facts")
     facts.add_argument("--json", action="store_true", help="as {figure_id: {fact: value}}")
     kit = sub.add_parser("site", help="(re)write the embed kit renders/<quality>/site/ from what is rendered")
-    kit.add_argument("-q", "--quality", choices=list(build.QUALITIES), default="h")
-    serve = sub.add_parser("serve", help="serve the embed kit on 127.0.0.1 for a local look")
-    serve.add_argument("-q", "--quality", choices=list(build.QUALITIES), default="h")
-    serve.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    args = parser.parse_args(argv)
+    _quality(kit)
+    show = sub.add_parser("serve", help="serve the embed kit on 127.0.0.1 for a local look")
+    _quality(show)
+    show.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    sub.add_parser("clean", help="delete cached narration, manim work files and logs nothing current refers to")
+    return parser
 
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     try:
         if args.command == "check":
             figures = catalogue.figures()
             n_facts, n_cues = build.check(figures)
             print(f"ok: {len(figures)} figures, {n_facts} facts, {n_cues} cues")
+        elif args.command == "build" and args.rescan:
+            build.rescan(args.quality)
         elif args.command == "build":
             build.build(args.quality, args.only, args.jobs)
         elif args.command == "frames":
@@ -58,10 +74,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "facts":
             print(_facts_table(args.json))
         elif args.command == "site":
-            print(site.summary(site.write_kit(build.renders_dir(args.quality))))
+            print(site.summary(build.write_site(args.quality)))
         elif args.command == "serve":
-            site.serve(site.kit_dir(build.renders_dir(args.quality)), args.port, lambda line: print(line, flush=True))
-    except (FactError, NarrationError, SpeechError, build.BuildError, catalogue.UnknownFigure, site.KitError) as err:
+            serve.serve(site.kit_dir(build.renders_dir(args.quality)), args.port, lambda line: print(line, flush=True))
+        elif args.command == "clean":
+            clean.clean()
+    except REFUSALS as err:
         print(f"lecture {args.command}: refused: {err}", file=sys.stderr)
         return 2
     return 0

@@ -374,13 +374,20 @@ def vanishing_gradients(check: Check, factors: tuple[float, float, float] = DEPT
     ticks = [Fact(10.0**e, *numbers.power(10, e)) for e in range(decades[0], decades[1] + 1)]
     return {name: Fact(year, f"{year} 年", f"{numbers.zh_digits(str(year))}年") for name, year in years.items()} | {
         "links": number(links),
-        "f_shrink": number(shrink, 1), "f_flat": number(flat, 1), "f_grow": number(grow, 1),
+        "f_shrink": number(shrink, 1),
+        "f_flat": number(flat, 1),
+        "f_grow": number(grow, 1),
         "curves": data({"shrink": curves[shrink], "flat": curves[flat], "grow": curves[grow]}),
-        "decade_ticks": data([{"exponent": e, "text": t.text} for e, t in zip(range(decades[0], decades[1] + 1), ticks)]),
+        "decade_ticks": data(
+            [{"exponent": e, "text": t.text} for e, t in zip(range(decades[0], decades[1] + 1), ticks)]
+        ),
         "layer_ticks": data([{"layer": k, "text": number(k).text} for k in (*range(0, links, 10), links)]),
-        "ceiling": ticks[-1], "floor": ticks[0],
-        "exit_layer": number(exit_layer), "vanish_layer": number(vanish_layer),
-        "shrink_end": shrink_end, "grow_end": grow_end,
+        "ceiling": ticks[-1],
+        "floor": ticks[0],
+        "exit_layer": number(exit_layer),
+        "vanish_layer": number(vanish_layer),
+        "shrink_end": shrink_end,
+        "grow_end": grow_end,
         "decades": number(math.floor(gap)),
         "sigmoid_max": number(closed_max, 2),
         "samples": number(samples),

@@ -26,7 +26,9 @@ def sum_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
     terms = [_term(c) for c in cells]
     approx = any(c.factored for c in cells)
     text = "＋".join(t for t, _ in terms) + (" ≈ " if approx else " ＝ ") + str(byte_ledger.total(cells))
-    spoken = "加".join(s for _, s in terms) + ("，约等于" if approx else "，等于") + numbers.zh_int(byte_ledger.total(cells))
+    spoken = (
+        "加".join(s for _, s in terms) + ("，约等于" if approx else "，等于") + numbers.zh_int(byte_ledger.total(cells))
+    )
     return Fact(byte_ledger.total(cells), text, spoken)
 
 
@@ -145,9 +147,19 @@ def why_fp32_bf16(check: Check, rounding=bf16.round_bf16, small_step: float = 0.
     # Ⓐ bit layouts: fp32 and fp16 from numpy, bf16 from the rounding itself.
     mantissa = bf16.mantissa_bits(rounding)
     layouts = [
-        {"name": "fp32", "sign": 1, "exponent": int(np.finfo(np.float32).nexp), "mantissa": int(np.finfo(np.float32).nmant)},
+        {
+            "name": "fp32",
+            "sign": 1,
+            "exponent": int(np.finfo(np.float32).nexp),
+            "mantissa": int(np.finfo(np.float32).nmant),
+        },
         {"name": "bf16", "sign": 1, "exponent": 16 - 1 - mantissa, "mantissa": mantissa},
-        {"name": "fp16", "sign": 1, "exponent": int(np.finfo(np.float16).nexp), "mantissa": int(np.finfo(np.float16).nmant)},
+        {
+            "name": "fp16",
+            "sign": 1,
+            "exponent": int(np.finfo(np.float16).nexp),
+            "mantissa": int(np.finfo(np.float16).nmant),
+        },
     ]
     for layout, bits, page in zip(layouts, (32, 16, 16), ((1, 8, 23), (1, 8, 7), (1, 5, 10))):
         check.equal(f"{layout['name']} layout", (layout["sign"], layout["exponent"], layout["mantissa"]), page)
@@ -268,7 +280,9 @@ def checkpoint_size(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_led
     saved = byte_ledger.must_save(cells)
     check.equal("saved cells", {c.key for c in saved}, {"m", "v", "master"})
     check.equal("classic_bytes", byte_ledger.total(saved), 12)
-    check.equal("classic_bytes (pure fp32 saves the same)", byte_ledger.total(byte_ledger.must_save(byte_ledger.PURE_FP32)), 12)
+    check.equal(
+        "classic_bytes (pure fp32 saves the same)", byte_ledger.total(byte_ledger.must_save(byte_ledger.PURE_FP32)), 12
+    )
     v3_cells = byte_ledger.store_as(cells, ("m", "v"), "bf16")
     v3_saved = byte_ledger.must_save(v3_cells)
     check.equal("v3_bytes", byte_ledger.total(v3_saved), 8)
@@ -320,8 +334,12 @@ def lora_ledger(check: Check, model: lora.Llama = lora.LLAMA_7B, rank: int = LOR
     tuned = lora.resident_bytes(params, adapters, cells)
     check.close("ratio", full / tuned, LORA_PAGE["ratio"], abs=0.05)
     page_n = 7e9  # D19: the ratio is the page's whichever N is put in
-    check.close("ratio (N = 70 亿)", lora.resident_bytes(0, page_n, cells) / lora.resident_bytes(page_n, adapters, cells),
-                LORA_PAGE["ratio"], abs=0.05)
+    check.close(
+        "ratio (N = 70 亿)",
+        lora.resident_bytes(0, page_n, cells) / lora.resident_bytes(page_n, adapters, cells),
+        LORA_PAGE["ratio"],
+        abs=0.05,
+    )
     frozen_row = byte_ledger.frozen(cells)
     check.that("frozen_row", [c.key for c in frozen_row] == ["weight"],
                "a frozen parameter keeps only its bf16 weight", [c.key for c in frozen_row])
@@ -418,23 +436,38 @@ def peak_memory_timeline(check: Check, params: float = v3.TOTAL_PARAMS, cells: t
     largest = max(items, key=lambda name: getattr(timeline, name)[at_peak])
     check.equal("largest_at_peak", largest, "optimizer")
     ticks = list(range(0, 13, 4))
-    check.that("axis", max(timeline.total()) <= ticks[-1] + 2, "the sum fits under the top tick + 2 TiB", max(timeline.total()))
+    check.that(
+        "axis", max(timeline.total()) <= ticks[-1] + 2, "the sum fits under the top tick + 2 TiB", max(timeline.total())
+    )
     return {
         "axis": data({"ticks": ticks, "labels": [numbers.signed(t) for t in ticks], "top": ticks[-1] + 2}),
         "largest_at_peak": data(largest),
-        "timeline": data({"t": timeline.t, "weights": timeline.weights, "grads": timeline.grads,
-                          "optimizer": timeline.optimizer, "activations": timeline.activations,
-                          "forward_end": timeline.forward_end, "backward_end": timeline.backward_end,
-                          "update_end": timeline.update_end}),
-        "weights_tib": number(weights, 2, "TiB", "太字节"), "grads_tib": number(grads, 2, "TiB", "太字节"),
+        "timeline": data(
+            {
+                "t": timeline.t,
+                "weights": timeline.weights,
+                "grads": timeline.grads,
+                "optimizer": timeline.optimizer,
+                "activations": timeline.activations,
+                "forward_end": timeline.forward_end,
+                "backward_end": timeline.backward_end,
+                "update_end": timeline.update_end,
+            }
+        ),
+        "weights_tib": number(weights, 2, "TiB", "太字节"),
+        "grads_tib": number(grads, 2, "TiB", "太字节"),
         "optimizer_tib": number(optimizer, 2, "TiB", "太字节"),
         "activations_tib": number(max(timeline.activations), 2, "TiB", "太字节"),
-        "params": Fact(params, "671e9", numbers.zh_int(int(params))), "bytes": row_fact(cells),
-        "tib": Fact(v3.TIB, "1024⁴", "一千零二十四的四次方"), "kib": Fact(1024, "1024", "一千零二十四"),
+        "params": Fact(params, "671e9", numbers.zh_int(int(params))),
+        "bytes": row_fact(cells),
+        "tib": Fact(v3.TIB, "1024⁴", "一千零二十四的四次方"),
+        "kib": Fact(1024, "1024", "一千零二十四"),
         "resident_tib": number(resident, 2, "TiB", "太字节"),
         "recompute_gib": number(recompute_gib, 2, "GiB", "吉字节"),
-        "sequences": number(sequences, 1, "条", "条"), "sequences_round": approx(number(round(sequences), unit="条")),
-        "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"), "tokens": approx(myriad(tokens, significant=3)),
+        "sequences": number(sequences, 1, "条", "条"),
+        "sequences_round": approx(number(round(sequences), unit="条")),
+        "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"),
+        "tokens": approx(myriad(tokens, significant=3)),
     }
 
 
@@ -523,20 +556,33 @@ def worked_125m(check: Check, model: gpt.Gpt = gpt.GPT3_SMALL, batch: int = 8, s
     gib = {"unit": "GiB", "unit_spoken": "吉字节"}
     facts = {f"kept_{i}": number(width) for i, (_label, width) in enumerate(model.kept_widths())}
     return facts | {
-        "layers": number(model.layers), "width": number(model.width), "vocab": number(model.vocab),
+        "layers": number(model.layers),
+        "width": number(model.width),
+        "vocab": number(model.vocab),
         "per_layer": number(gpt.PER_LAYER),
-        "context": number(model.context), "params_exact": number(params), "params": myriad(params, "亿", 2),
-        "batch": number(batch), "seq": number(seq), "tokens": number(tokens),
+        "context": number(model.context),
+        "params_exact": number(params),
+        "params": myriad(params, "亿", 2),
+        "batch": number(batch),
+        "seq": number(seq),
+        "tokens": number(tokens),
         "kept_labels": data([label for label, _w in model.kept_widths()]),
-        "row": row_fact(cells), "optimizer_bytes": number(byte_ledger.optimizer_bytes(cells), unit="B", unit_spoken="字节"),
-        "weights_gib": number(weights, 2, **gib), "grads_gib": number(grads, 2, **gib),
-        "optimizer_gib": number(optimizer, 2, **gib), "resident_gib": number(resident, 2, **gib),
+        "row": row_fact(cells),
+        "optimizer_bytes": number(byte_ledger.optimizer_bytes(cells), unit="B", unit_spoken="字节"),
+        "weights_gib": number(weights, 2, **gib),
+        "grads_gib": number(grads, 2, **gib),
+        "optimizer_gib": number(optimizer, 2, **gib),
+        "resident_gib": number(resident, 2, **gib),
         "resident_ratio": times(resident / weights),
-        "kept_per_layer": number(kept), "layer_kib": number(layer_kib, 1, "KiB", "K字节"),
+        "kept_per_layer": number(kept),
+        "layer_kib": number(layer_kib, 1, "KiB", "K字节"),
         "token_kib": number(model.layers * layer_kib, 0, "KiB", "K字节"),
-        "activations_gib": number(activations, 2, **gib), "recompute_gib": number(recompute, 2, **gib),
+        "activations_gib": number(activations, 2, **gib),
+        "recompute_gib": number(recompute, 2, **gib),
         "saving": times(activations / recompute, 1),
         "total_keep": number(resident + activations, 2, **gib),
         "total_recompute": number(resident + recompute, 2, **gib),
-        "passes_keep": times(3), "passes_recompute": times(4), "extra_compute": percent(1 / 3, 0, plus=True),
+        "passes_keep": times(3),
+        "passes_recompute": times(4),
+        "extra_compute": percent(1 / 3, 0, plus=True),
     }

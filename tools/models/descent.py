@@ -194,7 +194,7 @@ def contour_loop(f: Callable, centre: tuple[float, float], level: float, rays: i
     points = []
     for angle in np.linspace(0, 2 * np.pi, rays, endpoint=False):
         ux, uy = math.cos(angle), math.sin(angle)
-        r = _bisect(lambda t: float(f(cx + t * ux, cy + t * uy)) - level, 0.0, reach, tol=1e-9)
+        r = _bisect(lambda t, ux=ux, uy=uy: float(f(cx + t * ux, cy + t * uy)) - level, 0.0, reach, tol=1e-9)
         points.append((cx + r * ux, cy + r * uy))
     return np.array(points)
 

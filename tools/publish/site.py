@@ -15,8 +15,7 @@ opened straight from disk, where Chromium refuses a track file; the embed
 pages and the snippets point at the ``.vtt`` files, as a served page can.
 The kit is written to a staging folder and swapped in: never half-written.
 
-:func:`make_server` serves a kit on 127.0.0.1 with byte ranges (seeking).
-Standard library only.
+``lecture serve`` shows a kit on 127.0.0.1 (see :mod:`tools.publish.serve`).
 """
 
 from __future__ import annotations
@@ -24,19 +23,16 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from html import escape
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from tools.publish.manifest import ChapterVideo, Manifest, PublishedFigure
 
 COURSE = "训练一步的账"
 KIT = "site"
-FIGURE_FIELDS = {"chapter", "title", "duration", "width", "height", "facts", "files"}
 FIGURE_FILES = {"mp4", "srt", "vtt", "png", "webp"}
 
 
@@ -88,94 +84,91 @@ def _page(title: str, body: str, head: str = "") -> str:
             f'<body>\n{body}\n</body>\n</html>\n')
 
 
-def _present(item: dict, out_dir: Path) -> bool:
-    return all((out_dir / f["path"]).exists() for f in item["files"].values())
-
-
-def _rendered(manifest: dict, out_dir: Path) -> tuple[dict[str, dict], list[str]]:
-    """Figure entries of the manifest's chapters whose files are all there,
-    and the ids of those published in an older layout."""
+def _rendered(man: Manifest, out_dir: Path) -> tuple[dict[str, PublishedFigure], list[str]]:
+    """Figures of the manifest's chapters whose files are all there, and the ids of
+    those published in an older layout (without every file the kit shows)."""
     entries, skipped = {}, []
-    for chapter in manifest["chapters"]:
-        for fig_id in chapter["figures"]:
-            entry = manifest["figures"].get(fig_id)
-            if entry is None or not _present(entry, out_dir):
+    for chapter in man.chapters:
+        for fig_id in chapter.figures:
+            entry = man.figures.get(fig_id)
+            if entry is None or not entry.present(out_dir):
                 continue
-            if FIGURE_FIELDS <= entry.keys() and FIGURE_FILES <= entry["files"].keys():
+            if FIGURE_FILES <= entry.files.keys():
                 entries[fig_id] = entry
             else:
                 skipped.append(fig_id)
     return entries, skipped
 
 
-def _chapter_videos(manifest: dict, entries: dict[str, dict], out_dir: Path) -> dict[str, dict]:
+def _chapter_videos(man: Manifest, entries: dict[str, PublishedFigure], out_dir: Path) -> dict[str, ChapterVideo]:
     """Chapter videos that are there and hold the chapter's figures as listed."""
-    videos = manifest.get("chapter_videos", {})
-    return {ch["id"]: videos[ch["id"]] for ch in manifest["chapters"]
-            if ch["id"] in videos and videos[ch["id"]]["figures"] == ch["figures"]
-            and all(fig_id in entries for fig_id in ch["figures"]) and _present(videos[ch["id"]], out_dir)}
+    videos = man.chapter_videos
+    return {ch.id: videos[ch.id] for ch in man.chapters
+            if ch.id in videos and videos[ch.id].figures == ch.figures
+            and all(fig_id in entries for fig_id in ch.figures) and videos[ch.id].present(out_dir)}
 
 
 def _media(path: str) -> str:
     return f"media/{path}"
 
 
-def _figure_snippets(fig_id: str, entry: dict) -> dict[str, str]:
-    files, size = entry["files"], (entry["width"], entry["height"])
-    iframe = (f'<iframe src="embed/{fig_id}.html" title="{_attr(entry["title"])}" width="{size[0]}" '
+def _figure_snippets(fig_id: str, entry: PublishedFigure) -> dict[str, str]:
+    files, size = entry.files, (entry.width, entry.height)
+    iframe = (f'<iframe src="embed/{fig_id}.html" title="{_attr(entry.title)}" width="{size[0]}" '
               f'height="{size[1]}" style="border:0;width:100%;height:auto;aspect-ratio:{size[0]}/{size[1]}" '
               f'allow="fullscreen" allowfullscreen loading="lazy"></iframe>')
-    video = _video(_media(files["mp4"]["path"]), _media(files["png"]["path"]), entry["title"], size,
-                   [("captions", _media(files["vtt"]["path"]), "中文")])
+    video = _video(_media(files["mp4"].path), _media(files["png"].path), entry.title, size,
+                   [("captions", _media(files["vtt"].path), "中文")])
     return {"iframe": iframe, "video": video}
 
 
-def _embed_page(fig_id: str, entry: dict) -> str:
-    files = entry["files"]
-    player = _video("../" + _media(files["mp4"]["path"]), "../" + _media(files["png"]["path"]), entry["title"],
-                    (entry["width"], entry["height"]), [("captions", "../" + _media(files["vtt"]["path"]), "中文")])
+def _embed_page(fig_id: str, entry: PublishedFigure) -> str:
+    files = entry.files
+    player = _video("../" + _media(files["mp4"].path), "../" + _media(files["png"].path), entry.title,
+                    (entry.width, entry.height), [("captions", "../" + _media(files["vtt"].path), "中文")])
     style = ("<style>html,body{margin:0;height:100%;background:#0E1116}"
              "video{display:block;width:100%;height:100%;object-fit:contain}</style>\n")
-    return _page(entry["title"], player, style)
+    return _page(entry.title, player, style)
 
 
-def _chapter_block(ch_id: str, video: dict, entries: dict[str, dict], out_dir: Path) -> str:
-    files = video["files"]
-    first = entries[video["figures"][0]]
-    player = _video(_media(files["mp4"]["path"]), _media(first["files"]["png"]["path"]), video["title"],
-                    (video["width"], video["height"]),
-                    [("captions", _data_url(out_dir / files["vtt"]["path"]), "中文"),
-                     ("chapters", _data_url(out_dir / files["chapters.vtt"]["path"]), "章节")])
+def _chapter_block(video: ChapterVideo, entries: dict[str, PublishedFigure], out_dir: Path) -> str:
+    files = video.files
+    first = entries[video.figures[0]]
+    player = _video(_media(files["mp4"].path), _media(first.files["png"].path), video.title,
+                    (video.width, video.height),
+                    [("captions", _data_url(out_dir / files["vtt"].path), "中文"),
+                     ("chapters", _data_url(out_dir / files["chapters.vtt"].path), "章节")])
     items = "\n".join(f'  <li><button type="button" data-start="{mark["start"]:.3f}">'
                       f'<span class="at">{_clock(mark["start"])}</span> {escape(mark["title"])}</button></li>'
-                      for mark in video["marks"])
-    return (f'<figure class="chapter-video" id="chapter-video-{ch_id}">\n{player}\n'
-            f'<figcaption>整章连播 · {len(video["marks"])} 节 · 时长 {_clock(video["duration"])}</figcaption>\n'
+                      for mark in video.marks)
+    return (f'<figure class="chapter-video" id="chapter-video-{video.chapter}">\n{player}\n'
+            f'<figcaption>整章连播 · {len(video.marks)} 节 · 时长 {_clock(video.duration)}</figcaption>\n'
             f'<ol class="chapters" aria-label="章节">\n{items}\n</ol>\n</figure>')
 
 
-def _figure_card(number: int, fig_id: str, entry: dict, out_dir: Path) -> str:
-    files = entry["files"]
-    player = _video(_media(files["mp4"]["path"]), _media(files["png"]["path"]), entry["title"],
-                    (entry["width"], entry["height"]),
-                    [("captions", _data_url(out_dir / files["vtt"]["path"]), "中文")])
+def _figure_card(number: int, fig_id: str, entry: PublishedFigure, out_dir: Path) -> str:
+    files = entry.files
+    player = _video(_media(files["mp4"].path), _media(files["png"].path), entry.title,
+                    (entry.width, entry.height),
+                    [("captions", _data_url(out_dir / files["vtt"].path), "中文")])
     return (f'<article class="card" id="figure-{fig_id}">\n{player}\n'
-            f'<h3><span class="num">图 {number}</span> {escape(entry["title"])}</h3>\n'
-            f'<p class="meta">时长 {_clock(entry["duration"])} · <code>{fig_id}</code> · '
+            f'<h3><span class="num">图 {number}</span> {escape(entry.title)}</h3>\n'
+            f'<p class="meta">时长 {_clock(entry.duration)} · <code>{fig_id}</code> · '
             f'<a href="embed/{fig_id}.html">单独播放页</a></p>\n</article>')
 
 
-def _gallery(manifest: dict, entries: dict[str, dict], videos: dict[str, dict], out_dir: Path) -> str:
+def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo],
+             out_dir: Path) -> str:
     nav, sections = [], []
-    for chapter in manifest["chapters"]:
-        ch_id, ids = chapter["id"], chapter["figures"]
+    for chapter in man.chapters:
+        ch_id, ids = chapter.id, chapter.figures
         shown = [fig_id for fig_id in ids if fig_id in entries]
-        nav.append(f'<a href="#chapter-{ch_id}">{escape(chapter["title"])}</a>')
-        parts = [f'<section class="chapter" id="chapter-{ch_id}">', f'<h2>{escape(chapter["title"])}</h2>']
+        nav.append(f'<a href="#chapter-{ch_id}">{escape(chapter.title)}</a>')
+        parts = [f'<section class="chapter" id="chapter-{ch_id}">', f'<h2>{escape(chapter.title)}</h2>']
         if not ids:
             parts.append('<p class="note">本章还没有图。</p>')
         elif ch_id in videos:
-            parts.append(_chapter_block(ch_id, videos[ch_id], entries, out_dir))
+            parts.append(_chapter_block(videos[ch_id], entries, out_dir))
         else:
             parts.append(f'<p class="note">整章视频要等本章 {len(ids)} 个图都渲染后才生成，'
                          f'现已渲染 {len(shown)} 个。</p>')
@@ -183,44 +176,44 @@ def _gallery(manifest: dict, entries: dict[str, dict], videos: dict[str, dict], 
             cards = [_figure_card(ids.index(fig_id) + 1, fig_id, entries[fig_id], out_dir) for fig_id in shown]
             parts.append('<div class="grid">\n' + "\n".join(cards) + "\n</div>")
         sections.append("\n".join(parts) + "\n</section>")
-    total = sum(entry["duration"] for entry in entries.values())
+    total = sum(entry.duration for entry in entries.values())
     body = (f'<header>\n<h1>{COURSE}</h1>\n<p class="meta">{len(entries)} 个图 · 共 {_clock(total)} · '
-            f'画质 {escape(manifest["quality"])} · 嵌入代码见 <a href="embed.json">embed.json</a></p>\n'
+            f'画质 {escape(man.quality)} · 嵌入代码见 <a href="embed.json">embed.json</a></p>\n'
             f'<nav>{" ".join(nav)}</nav>\n</header>\n<main>\n' + "\n".join(sections) + "\n</main>\n"
             '<script src="kit.js"></script>')
     return _page(f"{COURSE} · 视频", body, '<link rel="stylesheet" href="kit.css">\n')
 
 
-def _embed_json(manifest: dict, entries: dict[str, dict], videos: dict[str, dict]) -> dict:
+def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo]) -> dict:
     figures = {}
     for fig_id, entry in entries.items():
-        files = entry["files"]
+        files = entry.files
         figures[fig_id] = {
-            "chapter": entry["chapter"], "title": entry["title"], "duration": entry["duration"],
-            "page": f"embed/{fig_id}.html", "video": _media(files["mp4"]["path"]),
-            "poster": _media(files["png"]["path"]), "thumbnail": _media(files["webp"]["path"]),
-            "captions": {"vtt": _media(files["vtt"]["path"]), "srt": _media(files["srt"]["path"])},
-            "snippets": _figure_snippets(fig_id, entry), "facts": entry["facts"],
+            "chapter": entry.chapter, "title": entry.title, "duration": entry.duration,
+            "page": f"embed/{fig_id}.html", "video": _media(files["mp4"].path),
+            "poster": _media(files["png"].path), "thumbnail": _media(files["webp"].path),
+            "captions": {"vtt": _media(files["vtt"].path), "srt": _media(files["srt"].path)},
+            "snippets": _figure_snippets(fig_id, entry), "facts": entry.facts,
         }
     chapters = []
-    for chapter in manifest["chapters"]:
-        video = videos.get(chapter["id"])
-        item = {"id": chapter["id"], "title": chapter["title"],
-                "figures": [fig_id for fig_id in chapter["figures"] if fig_id in entries], "video": None}
+    for chapter in man.chapters:
+        video = videos.get(chapter.id)
+        item = {"id": chapter.id, "title": chapter.title,
+                "figures": [fig_id for fig_id in chapter.figures if fig_id in entries], "video": None}
         if video:
-            files = video["files"]
-            poster = _media(entries[video["figures"][0]]["files"]["png"]["path"])
+            files = video.files
+            poster = _media(entries[video.figures[0]].files["png"].path)
             item["video"] = {
-                "duration": video["duration"], "video": _media(files["mp4"]["path"]), "poster": poster,
-                "captions": {"vtt": _media(files["vtt"]["path"]), "srt": _media(files["srt"]["path"])},
-                "chapters": _media(files["chapters.vtt"]["path"]), "marks": video["marks"],
-                "snippets": {"video": _video(_media(files["mp4"]["path"]), poster, video["title"],
-                                             (video["width"], video["height"]),
-                                             [("captions", _media(files["vtt"]["path"]), "中文"),
-                                              ("chapters", _media(files["chapters.vtt"]["path"]), "章节")])},
+                "duration": video.duration, "video": _media(files["mp4"].path), "poster": poster,
+                "captions": {"vtt": _media(files["vtt"].path), "srt": _media(files["srt"].path)},
+                "chapters": _media(files["chapters.vtt"].path), "marks": video.marks,
+                "snippets": {"video": _video(_media(files["mp4"].path), poster, video.title,
+                                             (video.width, video.height),
+                                             [("captions", _media(files["vtt"].path), "中文"),
+                                              ("chapters", _media(files["chapters.vtt"].path), "章节")])},
             }
         chapters.append(item)
-    return {"quality": manifest["quality"],
+    return {"quality": man.quality,
             "paths": "relative to this folder; paste a snippet into a page that sits next to it, "
                      "or prefix its paths with this folder's URL",
             "figures": figures, "chapters": chapters}
@@ -234,25 +227,21 @@ def _link(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-def write_kit(out_dir: Path) -> Kit:
-    """(Re)write ``out_dir/site`` from ``out_dir/manifest.json``."""
-    manifest_path = out_dir / "manifest.json"
-    if not manifest_path.exists():
-        raise KitError(f"nothing rendered in {out_dir}: run lecture build first")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    entries, skipped = _rendered(manifest, out_dir)
-    videos = _chapter_videos(manifest, entries, out_dir)
+def write_kit(out_dir: Path, man: Manifest) -> Kit:
+    """(Re)write ``out_dir/site`` from the manifest; the caller holds the manifest's lock."""
+    entries, skipped = _rendered(man, out_dir)
+    videos = _chapter_videos(man, entries, out_dir)
     stage = Path(tempfile.mkdtemp(dir=out_dir, prefix=".site-"))
     try:
         stage.chmod(0o755)
         for item in [*entries.values(), *videos.values()]:
-            for f in item["files"].values():
-                _link(out_dir / f["path"], stage / _media(f["path"]))
+            for f in item.files.values():
+                _link(out_dir / f.path, stage / _media(f.path))
         (stage / "embed").mkdir()
         for fig_id, entry in entries.items():
             (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(fig_id, entry), encoding="utf-8")
-        (stage / "index.html").write_text(_gallery(manifest, entries, videos, out_dir), encoding="utf-8")
-        kit_json = json.dumps(_embed_json(manifest, entries, videos), ensure_ascii=False, indent=2)
+        (stage / "index.html").write_text(_gallery(man, entries, videos, out_dir), encoding="utf-8")
+        kit_json = json.dumps(_embed_json(man, entries, videos), ensure_ascii=False, indent=2)
         (stage / "embed.json").write_text(kit_json, encoding="utf-8")
         (stage / "kit.css").write_text(CSS, encoding="utf-8")
         (stage / "kit.js").write_text(JS, encoding="utf-8")
@@ -275,82 +264,6 @@ def summary(kit: Kit) -> str:
     if kit.skipped:
         line += f" (left out, published by an older build, rebuild them: {', '.join(kit.skipped)})"
     return line
-
-
-class _Handler(SimpleHTTPRequestHandler):
-    """Static files with the media types a player needs and byte ranges."""
-
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".mp4": "video/mp4", ".vtt": "text/vtt",
-                      ".srt": "text/plain", ".webp": "image/webp", ".json": "application/json",
-                      ".js": "text/javascript", ".css": "text/css"}
-    _remaining: int | None = None
-
-    def end_headers(self):
-        self.send_header("Accept-Ranges", "bytes")
-        super().end_headers()
-
-    def send_head(self):
-        wanted = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", "").strip())
-        path = self.translate_path(self.path)
-        if not wanted or wanted.group(1, 2) == ("", "") or not os.path.isfile(path):
-            return super().send_head()
-        source = open(path, "rb")
-        size = os.fstat(source.fileno()).st_size
-        first, last = wanted.groups()
-        start = int(first) if first else max(0, size - int(last))
-        end = min(size - 1, int(last)) if first and last else size - 1
-        if start > end:
-            source.close()
-            self.send_response(416)
-            self.send_header("Content-Range", f"bytes */{size}")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return None
-        self.send_response(206)
-        self.send_header("Content-Type", self.guess_type(path))
-        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        self.send_header("Content-Length", str(end - start + 1))
-        self.end_headers()
-        source.seek(start)
-        self._remaining = end - start + 1
-        return source
-
-    def copyfile(self, source, outputfile):
-        remaining = self._remaining
-        try:
-            if remaining is None:
-                return super().copyfile(source, outputfile)
-            while remaining > 0:
-                chunk = source.read(min(1 << 16, remaining))
-                if not chunk:
-                    break
-                outputfile.write(chunk)
-                remaining -= len(chunk)
-        except (BrokenPipeError, ConnectionResetError):  # the player moved on to another range
-            pass
-
-    def log_message(self, format, *args):
-        pass
-
-
-def make_server(kit: Path, port: int = 8000) -> ThreadingHTTPServer:
-    """An HTTP server for the kit on 127.0.0.1 (port 0: any free port)."""
-    if not (kit / "index.html").exists():
-        raise KitError(f"no embed kit at {kit}: run lecture site or lecture build first")
-    try:
-        return ThreadingHTTPServer(("127.0.0.1", port), partial(_Handler, directory=str(kit)))
-    except OSError as err:
-        raise KitError(f"cannot serve on 127.0.0.1:{port}: {err.strerror}") from None
-
-
-def serve(kit: Path, port: int = 8000, say: Callable[[str], None] = print) -> None:
-    """Serve the kit until interrupted."""
-    with make_server(kit, port) as server:
-        say(f"serving {kit} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
 
 
 CSS = """\

@@ -33,6 +33,8 @@ class CueAudio:
     path: Path
     duration: float  # seconds
     source: str  # "recording" or the engine's name
+    key: str  # the cache key: what a figure's render key records of this cue
+    made: bool  # synthesized (or cleaned) just now, not found in the cache
 
 
 def cache_dir() -> Path:
@@ -68,8 +70,10 @@ def clean(segment: AudioSegment) -> AudioSegment:
 def cue_audio(cue: Cue, engine: Espeak | Silent) -> CueAudio:
     """The cue's finished audio, from the cache when it is already there."""
     source = "recording" if cue.recording is not None else engine.name
-    target = cache_dir() / f"{cache_key(cue, engine)}.wav"
-    if not target.exists():
+    key = cache_key(cue, engine)
+    target = cache_dir() / f"{key}.wav"
+    made = not target.exists()
+    if made:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             raw = cue.recording or Path(tmp) / "raw.wav"
@@ -78,4 +82,4 @@ def cue_audio(cue: Cue, engine: Espeak | Silent) -> CueAudio:
             finished = Path(tmp) / "finished.wav"
             clean(AudioSegment.from_wav(raw)).export(finished, format="wav")
             os.replace(finished, target)
-    return CueAudio(target, wav_seconds(target), source)
+    return CueAudio(target, wav_seconds(target), source, key, made)

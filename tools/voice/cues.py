@@ -105,7 +105,9 @@ def chapter_cues(chapter_id: str) -> dict[str, tuple[Cue, ...]]:
     known = {fig.id for fig in chapter.figures}
     for key in table:
         if key not in known:
-            raise NarrationError(f"{path}: [{key}] is not a figure of chapter '{chapter_id}' ({', '.join(sorted(known))})")
+            raise NarrationError(
+                f"{path}: [{key}] is not a figure of chapter '{chapter_id}' ({', '.join(sorted(known))})"
+            )
     seen: set[str] = set()
     cues: dict[str, tuple[Cue, ...]] = {}
     for fig in chapter.figures:

@@ -1,0 +1,83 @@
+"""Helpers the tests share: run the project's commands, cut a clip, the figure ids of the three-figure
+chapter. Fixtures live in conftest.py; this module is imported like any other."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import av
+
+from tools.publish import media
+from tools.publish.manifest import Manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+FIGURE_B, FIGURE_C = "gates_circuit_b", "gates_circuit_c"
+
+
+def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run a command of the project's environment with stdin closed."""
+    return subprocess.run(args, cwd=cwd, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def dry_run(chapter: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """`manim -ql scenes/<chapter>.py` as typed, plus a dry run at one frame a
+    second: every figure is constructed and played, no file is written."""
+    return run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--media_dir", str(tmp_path / "media"),
+                f"scenes/{chapter}.py"],
+               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache"), "COLUMNS": "200"})
+
+
+def build_env(tmp_path: Path, voice: str = "silent") -> dict[str, str]:
+    """Renders and caches under tmp_path, with the given voice."""
+    return {"LECTURE_RENDERS": str(tmp_path / "renders"), "LECTURE_CACHE": str(tmp_path / "cache"),
+            "LECTURE_VOICE": voice}
+
+
+def build_figure(only: str, tmp_path: Path, voice: str = "silent") -> subprocess.CompletedProcess:
+    """`lecture build -q l --only <only>` into tmp_path/renders/480p15."""
+    return run([str(BIN / "lecture"), "build", "-q", "l", "--only", only], env=build_env(tmp_path, voice))
+
+
+@dataclass(frozen=True)
+class Build:
+    out: Path  # renders/480p15
+    env: dict
+    stdout: str
+
+
+@dataclass(frozen=True)
+class ThreeFigures:
+    out: Path  # renders/480p15 with a three-figure backprop chapter
+    manifest: Manifest
+    lines: list[str]  # chapter_video.build_all's progress output
+    kit: object  # site.Kit
+
+
+def cut_clip(clip: Path, dst: Path, seconds: float, work: Path) -> None:
+    """A shorter clip with the same h264 parameters: the video packets before
+    the first keyframe at or after `seconds`, its sound muxed as publish does."""
+    work.mkdir(parents=True, exist_ok=True)
+    video, wav = work / "video.mp4", work / "sound.wav"
+    with av.open(str(clip)) as source, av.open(str(video), "w") as target:
+        v_in = source.streams.video[0]
+        v_out = target.add_stream_from_template(v_in)
+        for packet in source.demux(v_in):
+            if packet.dts is None or (packet.is_keyframe and packet.pts * packet.time_base >= seconds):
+                break
+            packet.stream = v_out
+            target.mux(packet)
+    with av.open(str(clip)) as source, av.open(str(wav), "w") as target:
+        a_out = target.add_stream("pcm_s16le", rate=48000, layout="mono")
+        for frame in source.decode(audio=0):
+            frame.pts = None
+            for packet in a_out.encode(frame):
+                target.mux(packet)
+        for packet in a_out.encode(None):
+            target.mux(packet)
+    media.mux_web(video, wav, dst)

@@ -1,0 +1,81 @@
+"""``lecture clean``: delete cache entries nothing current refers to, and say how much that freed.
+
+Kept: each current cue's audio under every engine that can speak here
+(so a silent draft's cache survives a switch back to espeak), the log of
+each current figure, and any manim work folder a running build holds.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from tools import settings
+from tools.course import catalogue
+from tools.publish import render
+from tools.voice import audio, cues, speech
+
+
+def _size(path: Path) -> int:
+    if path.is_file() or path.is_symlink():
+        return path.lstat().st_size
+    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _current_audio_keys() -> set[str]:
+    keys = set()
+    for make in speech.ENGINES.values():
+        try:
+            engine = make()
+            keys |= {audio.cache_key(cue, engine) for fig in catalogue.figures() for cue in cues.figure_cues(fig.id)}
+        except speech.SpeechError:  # an engine this machine lacks keeps nothing
+            continue
+    return keys
+
+
+def _in_use(folder: Path) -> bool:
+    """Whether a running build holds this manim work folder's lock."""
+    lock = folder / ".lock"
+    if not lock.exists():
+        return False
+    with open(lock) as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def stale_entries() -> list[Path]:
+    """Cache files and folders that nothing current refers to."""
+    stale = []
+    narration = audio.cache_dir()
+    if narration.is_dir():
+        keep = _current_audio_keys()
+        stale += [p for p in sorted(narration.iterdir()) if p.stem not in keep]
+    work = render.work_root()
+    if work.is_dir():
+        stale += [p for p in sorted(work.iterdir()) if not _in_use(p)]
+    logs = settings.cache_root() / "logs"
+    if logs.is_dir():
+        current = {fig.id for fig in catalogue.figures()}
+        stale += [p for p in sorted(logs.iterdir()) if p.name.split(".", 1)[0] not in current]
+    return stale
+
+
+def clean(say: Callable[[str], None] = print) -> int:
+    """Delete the stale cache entries; returns the bytes freed."""
+    freed = 0
+    entries = stale_entries()
+    for path in entries:
+        freed += _size(path)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    say(f"removed {len(entries)} cache entr{'y' if len(entries) == 1 else 'ies'} from {settings.cache_root()}, "
+        f"freed {freed / 2**20:.1f} MiB")
+    return freed

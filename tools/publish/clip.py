@@ -1,0 +1,73 @@
+"""One figure's published files: the web MP4, its captions, a poster and a thumbnail.
+
+Everything is made in a staging folder beside the target, verified (h264
++ aac, audio and video within SYNC_TOLERANCE), and only then moved over
+the previous files, so ``renders/`` never holds a half-written clip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from tools.course import catalogue
+from tools.course.catalogue import Figure
+from tools.publish import media
+from tools.publish.manifest import Files, PublishedFigure, PublishedFile, sha256
+from tools.publish.render import BuildError, Rendered
+from tools.voice import captions
+
+SYNC_TOLERANCE = 0.1  # seconds between audio and video duration
+THUMBNAIL_WIDTH = 480
+
+
+def verify(video: Path) -> media.Probe:
+    info = media.probe(video)
+    if info.video_codec != "h264" or info.audio_codec != "aac":
+        raise BuildError(f"{video}: expected h264 video + aac audio, found {info.video_codec} + {info.audio_codec}")
+    if abs(info.video_seconds - info.audio_seconds) > SYNC_TOLERANCE:
+        raise BuildError(f"{video}: audio {info.audio_seconds:.2f} s vs video {info.video_seconds:.2f} s")
+    return info
+
+
+def fact_values(figure_id: str) -> dict:
+    """A figure's facts as {name: value}, JSON-ready (as `lecture facts --json`)."""
+    values = {name: fact.value for name, fact in catalogue.facts(figure_id).items()}
+    return json.loads(json.dumps(values, default=lambda o: o.tolist()))
+
+
+def staging(target_dir: Path) -> tempfile.TemporaryDirectory:
+    """A folder beside the published files, named so a killed build's leftovers are recognised."""
+    target_dir.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(dir=target_dir, prefix=".staging-")
+
+
+def move_in(staged: Path, target_dir: Path, prefix: str) -> Files:
+    """Move every staged file into target_dir; their records keyed by the name after the stem."""
+    files = {}
+    for path in sorted(staged.iterdir()):
+        files[path.name.split(".", 1)[1]] = PublishedFile(f"{prefix}{path.name}", sha256(path))
+        os.replace(path, target_dir / path.name)
+    return files
+
+
+def stage_clip(fig: Figure, rendered: Rendered, staged: Path) -> media.Probe:
+    """Write the figure's web files into `staged` and verify them; returns the MP4's probe."""
+    mp4 = staged / f"{fig.id}.mp4"
+    media.mux_web(rendered.video, rendered.track, mp4, {"title": fig.title})
+    info = verify(mp4)
+    lines = captions.parse_srt(rendered.srt.read_text(encoding="utf-8")) if rendered.srt.exists() else []
+    (staged / f"{fig.id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
+    (staged / f"{fig.id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
+    poster = media.poster_frame(mp4, info.video_seconds)
+    poster.save(staged / f"{fig.id}.png")
+    thumb_size = (THUMBNAIL_WIDTH, round(THUMBNAIL_WIDTH * poster.height / poster.width))
+    poster.resize(thumb_size).save(staged / f"{fig.id}.webp", quality=80)
+    return info
+
+
+def entry(fig: Figure, info: media.Probe, files: Files, key: str, key_parts: dict) -> PublishedFigure:
+    return PublishedFigure(fig.chapter, fig.id, fig.title, round(info.video_seconds, 3), info.width, info.height,
+                           fact_values(fig.id), files, key, key_parts)

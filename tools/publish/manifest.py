@@ -1,0 +1,242 @@
+"""``renders/<quality>/manifest.json``: what a build published there, typed, locked and recoverable.
+
+Kept the way doit keeps its dependency state: one small JSON file, read
+and written whole. Every change goes through :func:`updating`, which
+takes a file lock beside the manifest, re-reads it, lets the caller
+change it and saves it atomically, so two builds into one folder both
+end up listed. A manifest that is not JSON, or not a manifest, is
+refused, never taken as empty: the way back is :func:`rescan`, which
+rebuilds it from the sidecar record (``<figure>.json``) each published
+figure and chapter video keeps beside its files.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+NAME = "manifest.json"
+LOCK = ".lock"
+
+
+class ManifestError(Exception):
+    """A manifest or sidecar that cannot be read; the message names the file and the way out."""
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class PublishedFile:
+    path: str  # relative to renders/<quality>/
+    sha256: str
+
+
+Files = dict[str, PublishedFile]  # keyed by what follows the stem: 'mp4', 'srt', 'chapters.vtt'
+
+
+def present(files: Files, out_dir: Path) -> bool:
+    return all((out_dir / f.path).exists() for f in files.values())
+
+
+@dataclass
+class PublishedFigure:
+    chapter: str
+    figure: str
+    title: str
+    duration: float
+    width: int
+    height: int
+    facts: dict
+    files: Files
+    key: str = ""  # the render key it was made from
+    key_parts: dict = field(default_factory=dict)  # the key's parts, to say why a figure re-renders
+
+    def present(self, out_dir: Path) -> bool:
+        return present(self.files, out_dir)
+
+    @property
+    def sidecar(self) -> str:
+        return f"{self.chapter}/{self.figure}.json"
+
+
+@dataclass
+class ChapterVideo:
+    chapter: str
+    title: str
+    duration: float
+    width: int
+    height: int
+    copied: bool  # video packets copied (True) or re-encoded
+    marks: list[dict]  # {title, start, end}, one per figure
+    files: Files
+    figures: list[str]
+    key: str = ""
+
+    def present(self, out_dir: Path) -> bool:
+        return present(self.files, out_dir)
+
+    @property
+    def sidecar(self) -> str:
+        return f"{self.chapter}.json"
+
+
+@dataclass(frozen=True)
+class ChapterList:
+    id: str
+    title: str
+    figures: list[str]
+
+
+@dataclass
+class Manifest:
+    quality: str
+    chapters: list[ChapterList] = field(default_factory=list)
+    figures: dict[str, PublishedFigure] = field(default_factory=dict)
+    chapter_videos: dict[str, ChapterVideo] = field(default_factory=dict)
+
+
+def _files(raw: dict) -> Files:
+    return {kind: PublishedFile(f["path"], f["sha256"]) for kind, f in raw.items()}
+
+
+def _known(cls, raw: dict) -> dict:
+    """The fields of `cls` in `raw`: a field a newer build added is passed over, not refused."""
+    names = {f.name for f in fields(cls)}
+    return {name: value for name, value in raw.items() if name in names}
+
+
+def _figure(raw: dict) -> PublishedFigure:
+    return PublishedFigure(**{**_known(PublishedFigure, raw), "files": _files(raw["files"])})
+
+
+def _chapter_video(chapter: str, raw: dict) -> ChapterVideo:
+    return ChapterVideo(**{"chapter": chapter, **_known(ChapterVideo, raw), "files": _files(raw["files"])})
+
+
+def from_json(raw: dict) -> Manifest:
+    return Manifest(raw["quality"], [ChapterList(**ch) for ch in raw.get("chapters", [])],
+                    {fig_id: _figure(entry) for fig_id, entry in raw.get("figures", {}).items()},
+                    {ch: _chapter_video(ch, entry) for ch, entry in raw.get("chapter_videos", {}).items()})
+
+
+def to_json(manifest: Manifest) -> dict:
+    return asdict(manifest)
+
+
+def _refuse(path: Path, problem: str) -> ManifestError:
+    quality = path.parent.name
+    return ManifestError(f"{path} is not a readable manifest ({problem}). Nothing was changed. "
+                         f"Rebuild it from the records beside the published files, without rendering: "
+                         f"lecture build --rescan -q {_QUALITY_FLAGS.get(quality, quality)}")
+
+
+# renders/<folder> -> the -q letter that writes it (kept here so a refusal can name the command).
+_QUALITY_FLAGS = {"480p15": "l", "720p30": "m", "1080p60": "h", "2160p60": "k"}
+
+
+def load(out_dir: Path) -> Manifest:
+    """The manifest of renders/<quality>/ (empty when there is none yet); refuses a corrupt one."""
+    path = out_dir / NAME
+    if not path.exists():
+        return Manifest(out_dir.name)
+    try:
+        return from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise _refuse(path, f"not JSON: {err}") from None
+    except (KeyError, TypeError, AttributeError) as err:
+        raise _refuse(path, f"missing or malformed field {err}") from None
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def save(out_dir: Path, manifest: Manifest) -> None:
+    _write_atomic(out_dir / NAME, json.dumps(to_json(manifest), ensure_ascii=False, indent=2))
+
+
+@contextmanager
+def locked(out_dir: Path) -> Iterator[None]:
+    """Hold renders/<quality>/.lock: one build at a time changes the manifest, the chapter videos
+    and the site (another build waits here)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def updating(out_dir: Path) -> Iterator[Manifest]:
+    """Under the lock: the manifest as it is on disk now, saved when the block ends without error."""
+    with locked(out_dir):
+        manifest = load(out_dir)
+        yield manifest
+        save(out_dir, manifest)
+
+
+def write_sidecar(out_dir: Path, item: PublishedFigure | ChapterVideo) -> None:
+    """The record beside an item's files that :func:`rescan` restores it from."""
+    kind = "figure" if isinstance(item, PublishedFigure) else "chapter_video"
+    _write_atomic(out_dir / item.sidecar, json.dumps({kind: asdict(item)}, ensure_ascii=False, indent=2))
+
+
+def _read_sidecar(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _intact(files: Files, out_dir: Path) -> bool:
+    return all((out_dir / f.path).is_file() and sha256(out_dir / f.path) == f.sha256 for f in files.values())
+
+
+@dataclass(frozen=True)
+class Rescan:
+    manifest: Manifest
+    restored: list[str]  # figure ids and chapter videos found whole
+    to_render: list[str]  # figure ids with no sidecar or with files missing or changed
+
+
+def rescan(out_dir: Path, chapters: list[ChapterList]) -> Rescan:
+    """A manifest rebuilt from the sidecars of the catalogue's figures and chapters, without rendering.
+
+    A figure counts only when its sidecar is there and every file it lists
+    has the recorded sha256; the others (including figures published before
+    sidecars existed) are reported as needing a render.
+    """
+    manifest = Manifest(out_dir.name, chapters)
+    restored, to_render = [], []
+    for chapter in chapters:
+        for fig_id in chapter.figures:
+            raw = _read_sidecar(out_dir / chapter.id / f"{fig_id}.json")
+            entry = _figure(raw["figure"]) if raw and "figure" in raw else None
+            if entry and entry.figure == fig_id and _intact(entry.files, out_dir):
+                manifest.figures[fig_id] = entry
+                restored.append(fig_id)
+            else:
+                to_render.append(fig_id)
+        raw = _read_sidecar(out_dir / f"{chapter.id}.json")
+        if raw and "chapter_video" in raw:
+            video = _chapter_video(chapter.id, raw["chapter_video"])
+            if video.figures == chapter.figures and _intact(video.files, out_dir):
+                manifest.chapter_videos[chapter.id] = video
+                restored.append(f"{chapter.id}.mp4")
+    return Rescan(manifest, restored, to_render)

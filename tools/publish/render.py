@@ -1,0 +1,198 @@
+"""Render one figure with manim, in its own process, and say why it had to.
+
+A figure is rendered again only when its render key changed. The key is
+kept in parts (the figure's scene class, the shared scene modules, its
+facts, its cues, its title, the render settings), so the build can name
+what changed: ``gates_circuit: narration changed (cue gates_add)``.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+from tools import settings
+from tools.course import catalogue
+from tools.course.catalogue import Figure
+from tools.voice import captions, cues
+
+QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
+# `lecture build` renders one figure per manim process: the repository's
+# manim.cfg with these [CLI] settings changed (see one_figure_cfg).
+ONE_FIGURE = {"write_all": "False"}
+# What publish writes for a figure; part of the render key, so a change
+# here republishes figures built before it.
+PUBLISHED = "mp4 srt vtt png webp; facts, size; sidecar; v3"
+
+
+class BuildError(Exception):
+    """A figure failed to render or its output failed verification."""
+
+
+def _sha(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
+
+
+def _sha_json(value) -> str:
+    return _sha(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def scene_classes(scene_file: Path) -> dict[str, str]:
+    """Top-level class name -> its source, read without importing manim."""
+    source = scene_file.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    return {node.name: ast.get_source_segment(source, node) or "" for node in tree.body
+            if isinstance(node, ast.ClassDef)}
+
+
+def shared_scene_files() -> list[Path]:
+    """The scene modules every figure uses (style, base, widgets): not a chapter's file."""
+    chapter_ids = {ch.id for ch in catalogue.chapters()}
+    return [p for p in sorted(settings.SCENES_DIR.glob("*.py")) if p.stem not in chapter_ids]
+
+
+@dataclass(frozen=True)
+class RenderKey:
+    """Everything that shapes one figure's published files, in named parts."""
+
+    parts: dict
+
+    @property
+    def digest(self) -> str:
+        return _sha_json(self.parts)
+
+
+def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
+    """The figure's key: its own scene class (the chapter file without the other figures'
+    classes, so editing one figure does not re-render its neighbours), the shared scene
+    modules, its facts, its cues (caption lines and audio), its title, the render settings."""
+    chapter = catalogue.chapter(fig.chapter)
+    source = chapter.scene_file.read_text(encoding="utf-8")
+    figure_classes = {f.scene_class for f in chapter.figures}
+    for name, segment in scene_classes(chapter.scene_file).items():
+        if name != fig.scene_class and name in figure_classes:
+            source = source.replace(segment, "")
+    figure_cues = cues.figure_cues(fig.id)
+    return RenderKey({
+        "scene": _sha(source),
+        "shared": {p.name: _sha(p.read_bytes()) for p in shared_scene_files()},
+        "facts": {name: _sha_json([f.value, f.text, f.spoken]) for name, f in catalogue.facts(fig.id).items()},
+        "cues": {c.id: _sha_json([captions.split_lines(c.caption), k]) for c, k in zip(figure_cues, cue_keys)},
+        "cue_order": [c.id for c in figure_cues],
+        "title": _sha_json([fig.title, fig.source]),
+        "render": _sha_json([quality, version("manim"), settings.MANIM_CFG.read_text(encoding="utf-8"), ONE_FIGURE,
+                             PUBLISHED]),
+    })
+
+
+def _changed(old: dict, new: dict) -> list[str]:
+    return [name for name in new if old.get(name) != new[name]] + [name for name in old if name not in new]
+
+
+def reasons(old: dict | None, new: RenderKey) -> list[str]:
+    """Why a figure published with key parts `old` must render again for `new`."""
+    if old is None:
+        return ["new"]
+    if not old:
+        return ["published by an older build"]
+    said = []
+    if old.get("scene") != new.parts["scene"]:
+        said.append("scene changed")
+    if shared := _changed(old.get("shared", {}), new.parts["shared"]):
+        said.append(f"shared scene code changed ({', '.join(shared)})")
+    if facts := _changed(old.get("facts", {}), new.parts["facts"]):
+        said.append(f"facts changed ({', '.join(facts)})")
+    if changed := _changed(old.get("cues", {}), new.parts["cues"]):
+        said.append(f"narration changed (cue{'s' if len(changed) > 1 else ''} {', '.join(changed)})")
+    elif old.get("cue_order") != new.parts["cue_order"]:
+        said.append("narration changed (cue order)")
+    if old.get("title") != new.parts["title"]:
+        said.append("title or source changed")
+    if old.get("render") != new.parts["render"]:
+        said.append("render settings changed (quality, manim or manim.cfg)")
+    return said or ["render key changed"]
+
+
+def one_figure_cfg() -> Path:
+    """manim.cfg with ONE_FIGURE applied, written to the cache folder.
+
+    manim reads one folder-level config: ``--config_file`` replaces
+    manim.cfg rather than adding to it, so the override carries the rest.
+    """
+    parser = configparser.ConfigParser()
+    parser.read(settings.MANIM_CFG, encoding="utf-8")
+    parser["CLI"].update(ONE_FIGURE)
+    folder = settings.cache_root()
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".one_figure-", suffix=".cfg")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        parser.write(out)
+    target = folder / "one_figure.cfg"
+    os.replace(tmp, target)
+    return target
+
+
+def work_root() -> Path:
+    """Where manim's work folders live, one per render in progress."""
+    return settings.cache_root() / "manim"
+
+
+def log_path(fig: Figure, quality: str) -> Path:
+    return settings.cache_root() / "logs" / f"{fig.id}.{quality}.log"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    video: Path  # manim's mp4, silent
+    srt: Path  # its subcaptions
+    track: Path  # the whole narration track (see scenes/base.py)
+
+
+@contextmanager
+def work_folder(fig: Figure, quality: str) -> Iterator[Path]:
+    """A private manim media folder for one render, locked while in use and removed after.
+
+    Two builds rendering the same figure never share manim's files, and
+    ``lecture clean`` leaves a folder alone while its lock is held.
+    """
+    root = work_root()
+    root.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=root, prefix=f"{fig.id}.{quality}."))
+    try:
+        with open(folder / ".lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def render(fig: Figure, quality: str, media_dir: Path) -> Rendered:
+    """Run manim on one figure's scene in `media_dir`; raises BuildError with the log's tail."""
+    folder = media_dir / "videos" / fig.chapter / QUALITIES[quality]
+    out = Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav")
+    log = log_path(fig, quality)
+    command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file", str(one_figure_cfg()),
+               "--media_dir", str(media_dir), "-o", fig.id, "--progress_bar", "none",
+               str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as stream:
+        done = subprocess.run(command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1", settings.AUDIO_OUT_ENV: str(out.track)})
+    if done.returncode != 0 or not out.video.exists() or not out.track.exists():
+        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
+        raise BuildError(f"manim failed on {fig.chapter}/{fig.id} (exit {done.returncode}); log {log}:\n{tail}")
+    return out
