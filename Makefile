@@ -19,6 +19,7 @@ videos: system $(STAMP)
 	$(VENV)/bin/lecture build -q $(QUALITY) -j $(JOBS)
 
 test: system-test $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
 
 system:

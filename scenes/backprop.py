@@ -694,10 +694,11 @@ class LayerTwoMatmuls(LectureScene):
                       Indicate(second[2], color=style.HIGHLIGHT), run_time=beat.share(0.35))
 
         with self.narrate("layer_count") as beat:
-            tally = VGroup(style.zh(f"前向 {facts['forward_matmuls'].text}", size=style.TITLE_SIZE, color=style.FORWARD),
-                           style.zh(f"＋ 反向 {facts['backward_matmuls'].text}", size=style.TITLE_SIZE,
-                                    color=style.BACKWARD),
-                           style.zh(f"＝ {facts['ratio'].text}×", size=style.TITLE_SIZE, color=style.HIGHLIGHT))
+            tally = VGroup(
+                style.zh(f"前向 {facts['forward_matmuls'].text}", size=style.TITLE_SIZE, color=style.FORWARD),
+                style.zh(f"＋ 反向 {facts['backward_matmuls'].text}", size=style.TITLE_SIZE, color=style.BACKWARD),
+                style.zh(f"＝ {facts['ratio'].text}×", size=style.TITLE_SIZE, color=style.HIGHLIGHT),
+            )
             tally.arrange(RIGHT, buff=0.25).move_to((0.95, 2.45, 0), aligned_edge=LEFT)
             each = style.zh(f"三次乘法一样大：各 {facts['flops_each'].text} 次浮点运算", size=style.SMALL_SIZE,
                             color=style.MUTED).next_to(tally, DOWN, buff=0.2)
@@ -855,10 +856,14 @@ class GatesCircuit(LectureScene):
         return wire.point_from_proportion(0.3 if name in _INPUTS else 0.5)
 
     def _value_label(self, name, wires, text):
-        return style.zh(text, size=style.LABEL_SIZE, color=style.FORWARD).next_to(self._anchor(name, wires), UP, buff=0.12)
+        return style.zh(text, size=style.LABEL_SIZE, color=style.FORWARD).next_to(
+            self._anchor(name, wires), UP, buff=0.12
+        )
 
     def _grad_label(self, name, wires, text):
-        return style.zh(text, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(self._anchor(name, wires), DOWN, buff=0.12)
+        return style.zh(text, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
+            self._anchor(name, wires), DOWN, buff=0.12
+        )
 
     def _flow(self, left, right, gate, result, wires, out, run_time):
         """Two values fly into a gate and the gate's output value emerges."""
@@ -898,7 +903,9 @@ class VanishingGradients(LectureScene):
         x_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
                             .next_to(self._at(t["layer"], low), DOWN, buff=0.15) for t in facts["layer_ticks"].value))
         x_name = style.zh("层数", size=style.LABEL_SIZE).next_to(x_labels, DOWN, buff=0.12)
-        y_name = style.zh("累乘结果（对数刻度）", size=style.LABEL_SIZE).next_to(axes, UP, buff=0.2).align_to(axes, LEFT)
+        y_name = (
+            style.zh("累乘结果（对数刻度）", size=style.LABEL_SIZE).next_to(axes, UP, buff=0.2).align_to(axes, LEFT)
+        )
         one = DashedLine(self._at(0, 0), self._at(links, 0), color=style.MUTED, stroke_width=1.5, dash_length=0.08)
 
         with self.narrate("depth_intro") as beat:
@@ -946,7 +953,9 @@ class VanishingGradients(LectureScene):
 
         for mob in (*lines.values(), *heads.values()):
             mob.clear_updaters()
-        plot = VGroup(axes, y_labels, x_labels, x_name, y_name, one, *lines.values(), *heads.values(), vanish, leave, ends)
+        plot = VGroup(
+            axes, y_labels, x_labels, x_name, y_name, one, *lines.values(), *heads.values(), vanish, leave, ends
+        )
         self._sigmoid_panel(facts, plot)
         self.finish()
         del heading
@@ -1159,7 +1168,9 @@ class ForwardVsReverseMode(LectureScene):
                         style.zh("∂", size=36, color=style.MUTED)).move_to((x, y, 0))
                  for x in self.BOXES]
         fan = VGroup(*(Line(p.get_center(), boxes[0].get_left(), color=style.MUTED, stroke_width=1.2) for p in params))
-        links = [Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=2.5) for a, b in zip(boxes, boxes[1:])]
+        links = [
+            Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=2.5) for a, b in zip(boxes, boxes[1:])
+        ]
         loss = Dot((5.5, y, 0), radius=0.16, color=style.BACKWARD)
         links.append(Line(boxes[-1].get_right(), loss.get_left(), color=style.MUTED, stroke_width=2.5))
         return params, fan, boxes, links, loss
@@ -1271,7 +1282,10 @@ class ActivationMountain(LectureScene):
     # -- Ⓑ the two cards ----------------------------------------------------------
     def _cards(self, facts, mountain):
         big = []
-        for label, key, colour in (("全部留着", "keep_all", style.FORWARD), ("只留每层入口 *", "full_recompute", style.GOOD)):
+        for label, key, colour in (
+            ("全部留着", "keep_all", style.FORWARD),
+            ("只留每层入口 *", "full_recompute", style.GOOD),
+        ):
             text = VGroup(style.zh(label, size=style.BODY_SIZE),
                           style.value(facts[key], size=48, color=colour)).arrange(DOWN, buff=0.25)
             box = RoundedRectangle(width=4.8, height=2.2, corner_radius=0.15, stroke_color=colour, stroke_width=3,
@@ -1366,9 +1380,12 @@ class ActivationMountain(LectureScene):
                       run_time=beat.share(0.15))
 
         with self.narrate("mnt_note") as beat:
-            notes = style.caption_stack("按 V3 的配置逐个算子自推，当量级看；差一倍也装不下。",
-                                        f"* 只留入口：还没算正在重算的那一层（一层 MoE 约 {facts['moe_layer'].text}）。",
-                                        size=style.SMALL_SIZE, color=style.MUTED)
+            notes = style.caption_stack(
+                "按 V3 的配置逐个算子自推，当量级看；差一倍也装不下。",
+                f"* 只留入口：还没算正在重算的那一层（一层 MoE 约 {facts['moe_layer'].text}）。",
+                size=style.SMALL_SIZE,
+                color=style.MUTED,
+            )
             notes.move_to((0, -2.85, 0))
             self.play(FadeIn(notes[0]), run_time=beat.share(0.3))
             self.play(FadeIn(notes[1]), run_time=beat.share(0.3))

@@ -215,8 +215,12 @@ class MixedPrecisionSame16(LectureScene):
             tag = style.zh("fp32 累加器", size=style.SMALL_SIZE, color=style.FP32)
             tag.next_to(mixed.cell("grad"), UP, buff=0.12)
             self.play(FadeIn(tag), Indicate(mixed.cell("grad"), color=style.FP32), run_time=beat.share(0.4))
-            self.play(ReplacementTransform(mixed, accumulate), tag.animate.next_to(accumulate.cell("grad"), UP, buff=0.12),
-                      ReplacementTransform(mixed_sum, accumulate_sum), run_time=beat.share(0.35))
+            self.play(
+                ReplacementTransform(mixed, accumulate),
+                tag.animate.next_to(accumulate.cell("grad"), UP, buff=0.12),
+                ReplacementTransform(mixed_sum, accumulate_sum),
+                run_time=beat.share(0.35),
+            )
             edge = (line.get_x(), accumulate.get_top()[1], 0)
             over = BraceBetweenPoints(edge, accumulate.get_corner(UP + RIGHT), UP, buff=0.05, color=style.BAD)
             over_label = style.zh("超出", size=style.SMALL_SIZE, color=style.BAD).next_to(over, UP, buff=0.05)
@@ -295,8 +299,10 @@ class WhyFp32Bf16(LectureScene):
                           color=style.MUTED)
         half_label = style.zh(f"半格 {facts['half_cell'].text}", size=style.SMALL_SIZE, color=style.MUTED)
         half_label.next_to(half, DOWN, buff=0.12)
-        tick_labels = VGroup(style.value(facts["one"], size=style.LABEL_SIZE).next_to(ticks[0], DOWN, buff=0.12),
-                             style.value(facts["full_result"], size=style.LABEL_SIZE).next_to(ticks[1], DOWN, buff=0.12))
+        tick_labels = VGroup(
+            style.value(facts["one"], size=style.LABEL_SIZE).next_to(ticks[0], DOWN, buff=0.12),
+            style.value(facts["full_result"], size=style.LABEL_SIZE).next_to(ticks[1], DOWN, buff=0.12),
+        )
         name = style.zh("bf16", size=style.BODY_SIZE, color=style.BF16).next_to(line, LEFT, buff=0.3)
         dot = Dot(line.n2p(1.0), radius=0.13, color=style.HIGHLIGHT)
         with self.narrate("fb_cell") as beat:
@@ -331,9 +337,11 @@ class WhyFp32Bf16(LectureScene):
         bar_label = style.zh(f"每次＋{facts['repeat_step'].text}，连加 {facts['repeats'].text} 次",
                              size=style.LABEL_SIZE).next_to(bar_frame, LEFT, buff=0.3)
         hops = 24  # drawn hops: each one a try that rounds back (the real loop makes 1,000)
-        ghost = always_redraw(lambda: Dot(line.n2p(1.0 + facts["repeat_step"].value), radius=0.1,
-                                          color=style.HIGHLIGHT)
-                              .set_opacity(0.8 * (1 - (progress.get_value() * hops) % 1) * (0 < progress.get_value() < 1)))
+        ghost = always_redraw(
+            lambda: Dot(line.n2p(1.0 + facts["repeat_step"].value), radius=0.1, color=style.HIGHLIGHT).set_opacity(
+                0.8 * (1 - (progress.get_value() * hops) % 1) * (0 < progress.get_value() < 1)
+            )
+        )
         with self.narrate("fb_repeat") as beat:
             self.play(dot.animate.move_to(line.n2p(1.0)).set_color(style.HIGHLIGHT), FadeOut(brace), FadeOut(width),
                       FadeIn(bar_frame), FadeIn(bar_label), run_time=beat.share(0.15))
@@ -400,7 +408,11 @@ class WhyFp32Bf16(LectureScene):
         """One box per bit: sign grey, exponent solid, mantissa light, in the format's colour."""
         colour = style.PRECISION[layout["name"]]
         boxes = VGroup()
-        for part, count in (("sign", layout["sign"]), ("exponent", layout["exponent"]), ("mantissa", layout["mantissa"])):
+        for part, count in (
+            ("sign", layout["sign"]),
+            ("exponent", layout["exponent"]),
+            ("mantissa", layout["mantissa"]),
+        ):
             fill, opacity = (style.MUTED, 0.6) if part == "sign" else (colour, 0.9 if part == "exponent" else 0.3)
             for _ in range(count):
                 boxes.add(Rectangle(width=self.BIT, height=0.42, stroke_color=style.TEXT, stroke_width=1,
@@ -456,7 +468,9 @@ class OptimizerBytesTable(LectureScene):
             rows[key].move_to((self.ROW_LEFT, y, 0), aligned_edge=LEFT).shift(
                 (y - rows[key][0][0].get_y()) * UP)  # box centres on y, whatever text hangs below
             names[key] = style.zh(name, size=style.LABEL_SIZE).move_to((-6.75, y, 0), aligned_edge=LEFT)
-            sums[key] = style.value(facts[f"{key}_sum"], size=style.LABEL_SIZE).move_to((6.75, y, 0), aligned_edge=RIGHT)
+            sums[key] = style.value(facts[f"{key}_sum"], size=style.LABEL_SIZE).move_to(
+                (6.75, y, 0), aligned_edge=RIGHT
+            )
 
         with self.narrate("ob_intro") as beat:
             self.play(FadeIn(names["adamw"]), FadeIn(rows["adamw"], shift=0.3 * DOWN), run_time=beat.share(0.35))
@@ -569,8 +583,10 @@ class CheckpointSize(LectureScene):
             self.play(Write(classic_sum), run_time=beat.share(0.2))
 
         classic_bar = self._bar(facts["classic_tib"].value, -1.6, style.FP32, "经典")
-        classic_label = style.zh(f"{facts['classic_bytes'].text} × {facts['params'].text} ≈ {facts['classic_tib'].text}",
-                                 size=style.LABEL_SIZE).next_to(classic_bar, RIGHT, buff=0.2)
+        classic_label = style.zh(
+            f"{facts['classic_bytes'].text} × {facts['params'].text} ≈ {facts['classic_tib'].text}",
+            size=style.LABEL_SIZE,
+        ).next_to(classic_bar, RIGHT, buff=0.2)
         with self.narrate("ck_size") as beat:
             self.play(GrowFromEdge(classic_bar, LEFT), run_time=beat.share(0.45))
             self.play(FadeIn(classic_label), run_time=beat.share(0.25))
@@ -684,11 +700,15 @@ class LoraLedger(LectureScene):
         head = VGroup(style.zh("q", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(stack[-1][1], UP, buff=0.1),
                       style.zh("v", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(stack[-1][2], UP, buff=0.1))
         layer_label = style.zh(f"{facts['layers'].text} 层", size=style.LABEL_SIZE).next_to(stack, LEFT, buff=0.2)
-        count = VGroup(style.value(facts["adapters"], size=style.BODY_SIZE, color=style.HIGHLIGHT),
-                       style.zh("个 adapter 参数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=0.15)
+        count = VGroup(
+            style.value(facts["adapters"], size=style.BODY_SIZE, color=style.HIGHLIGHT),
+            style.zh("个 adapter 参数", size=style.LABEL_SIZE, color=style.HIGHLIGHT),
+        ).arrange(RIGHT, buff=0.15)
         model = style.zh(f"LLaMA-7B：{facts['params'].text} 参数", size=style.LABEL_SIZE)
-        of_model = VGroup(style.zh("占", size=style.LABEL_SIZE),
-                          style.value(facts["adapter_share"], size=style.BODY_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=0.15)
+        of_model = VGroup(
+            style.zh("占", size=style.LABEL_SIZE),
+            style.value(facts["adapter_share"], size=style.BODY_SIZE, color=style.HIGHLIGHT),
+        ).arrange(RIGHT, buff=0.15)
         summary = VGroup(count, model, of_model).arrange(DOWN, aligned_edge=LEFT, buff=0.3).move_to((2.6, -0.2, 0))
 
         with self.narrate("lora_model") as beat:
@@ -739,7 +759,10 @@ class LoraLedger(LectureScene):
         # Bars to scale: resident GiB of each way.
         scale = 8.0 / facts["full_gib"].value
         bars = VGroup()
-        for fact, colour, name in ((facts["full_gib"], style.FP32, "全量微调"), (facts["lora_gib"], style.HIGHLIGHT, "LoRA")):
+        for fact, colour, name in (
+            (facts["full_gib"], style.FP32, "全量微调"),
+            (facts["lora_gib"], style.HIGHLIGHT, "LoRA"),
+        ):
             bar = Rectangle(width=fact.value * scale, height=0.45, stroke_width=0, fill_color=colour, fill_opacity=0.8)
             label = style.zh(name, size=style.LABEL_SIZE)
             amount = style.value(fact, size=style.LABEL_SIZE)
@@ -871,8 +894,10 @@ class ZeroStages(LectureScene):
         ours = style.zh("本卡", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(strip[0], UP, buff=0.1)
         ours.align_to(strip[0], LEFT)
         comm_head = style.zh("通信量", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.COMM_X, 2.75, 0))
-        mem_head = VGroup(style.zh("本卡显存", size=style.LABEL_SIZE, color=style.MUTED),
-                          style.zh(f"GB = {facts['gb'].text} 字节，同论文 Figure 1", size=style.SMALL_SIZE, color=style.MUTED))
+        mem_head = VGroup(
+            style.zh("本卡显存", size=style.LABEL_SIZE, color=style.MUTED),
+            style.zh(f"GB = {facts['gb'].text} 字节，同论文 Figure 1", size=style.SMALL_SIZE, color=style.MUTED),
+        )
         mem_head.arrange(RIGHT, buff=0.3, aligned_edge=DOWN).move_to((self.X0, 2.75, 0), aligned_edge=LEFT)
 
         row = self._layout(cells, (), gpus, self.ROWS_Y[0])
@@ -917,8 +942,13 @@ class ZeroStages(LectureScene):
                           run_time=beat.share(0.15))
 
         with self.narrate("zero_close") as beat:
-            self.play(LaggedStart(*(Indicate(label[1], color=style.HIGHLIGHT, scale_factor=1.15) for label in labels[1:]),
-                                  lag_ratio=0.6), run_time=beat.share(0.6))
+            self.play(
+                LaggedStart(
+                    *(Indicate(label[1], color=style.HIGHLIGHT, scale_factor=1.15) for label in labels[1:]),
+                    lag_ratio=0.6,
+                ),
+                run_time=beat.share(0.6),
+            )
         self.finish()
 
     # -- staging helpers -------------------------------------------------------------
@@ -935,8 +965,11 @@ class ZeroStages(LectureScene):
 
     def _cut(self, row, before, after, cells, gpus, y, label, stripes, beat):
         moving = [(k, p.copy()) for k, p in row]
-        self.play(*(TransformFromCopy(p, m.shift((y - m.get_center()[1]) * UP)) for (_k, p), (_k2, m) in zip(row, moving)),
-                  FadeIn(label), run_time=beat.share(0.15))
+        self.play(
+            *(TransformFromCopy(p, m.shift((y - m.get_center()[1]) * UP)) for (_k, p), (_k2, m) in zip(row, moving)),
+            FadeIn(label),
+            run_time=beat.share(0.15),
+        )
         fresh = [k for k in after if k not in before]
         cut = {}
         for key, piece in moving:
@@ -959,7 +992,9 @@ class ZeroStages(LectureScene):
         return target
 
     def _stage_label(self, name, action, y):
-        group = VGroup(style.zh(name, size=style.LABEL_SIZE), style.zh(action, size=style.SMALL_SIZE, color=style.MUTED))
+        group = VGroup(
+            style.zh(name, size=style.LABEL_SIZE), style.zh(action, size=style.SMALL_SIZE, color=style.MUTED)
+        )
         group.arrange(DOWN, aligned_edge=RIGHT, buff=0.06)
         return group.move_to((self.X0 - 0.5, y, 0), aligned_edge=RIGHT)
 
@@ -1007,8 +1042,12 @@ class PeakMemoryTimeline(LectureScene):
         ticks = VGroup()
         for tick, text in zip(axis["ticks"], axis["labels"]):
             y = self._y(tick)
-            ticks.add(Line((self.ORIGIN[0] - 0.08, y, 0), (self.ORIGIN[0], y, 0), color=style.MUTED),
-                      style.zh(text, size=style.SMALL_SIZE, color=style.MUTED).next_to((self.ORIGIN[0], y, 0), LEFT, buff=0.15))
+            ticks.add(
+                Line((self.ORIGIN[0] - 0.08, y, 0), (self.ORIGIN[0], y, 0), color=style.MUTED),
+                style.zh(text, size=style.SMALL_SIZE, color=style.MUTED).next_to(
+                    (self.ORIGIN[0], y, 0), LEFT, buff=0.15
+                ),
+            )
         unit = style.zh("TiB", size=style.SMALL_SIZE, color=style.MUTED).next_to(y_axis, UP, buff=0.1)
         bounds = (0.0, line["forward_end"], line["backward_end"], line["update_end"])
         phases = VGroup()
@@ -1018,7 +1057,9 @@ class PeakMemoryTimeline(LectureScene):
         phases[2].next_to((self._x(bounds[2]), self.ORIGIN[1] - 0.3, 0), RIGHT, buff=0.05)
         dividers = VGroup(*(DashedLine((self._x(b), self.ORIGIN[1], 0), (self._x(b), self._y(self.top), 0),
                                        color=style.MUTED, stroke_width=1.5) for b in bounds[1:3]))
-        scope = style.zh("全局总量 · 不分卡", size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=style.EDGE)
+        scope = style.zh("全局总量 · 不分卡", size=style.SMALL_SIZE, color=style.MUTED).to_corner(
+            UP + RIGHT, buff=style.EDGE
+        )
 
         with self.narrate("peak_intro") as beat:
             self.play(Create(x_axis), Create(y_axis), run_time=beat.share(0.3))
@@ -1030,9 +1071,15 @@ class PeakMemoryTimeline(LectureScene):
                  for i in range(4)]
         w_label = self._inside(f"权重 {facts['weights_tib'].text}", stack[0], stack[1], 20)
         o_label = self._inside(f"优化器状态 {facts['optimizer_tib'].text}", stack[1], stack[2], 20)
-        use = Rectangle(width=self._x(bounds[3]) - self._x(bounds[2]), height=self._y(stack[2][0]) - self._y(stack[1][0]),
-                        stroke_color=style.HIGHLIGHT, stroke_width=4)
-        use.move_to(((self._x(bounds[2]) + self._x(bounds[3])) / 2, (self._y(stack[1][0]) + self._y(stack[2][0])) / 2, 0))
+        use = Rectangle(
+            width=self._x(bounds[3]) - self._x(bounds[2]),
+            height=self._y(stack[2][0]) - self._y(stack[1][0]),
+            stroke_color=style.HIGHLIGHT,
+            stroke_width=4,
+        )
+        use.move_to(
+            ((self._x(bounds[2]) + self._x(bounds[3])) / 2, (self._y(stack[1][0]) + self._y(stack[2][0])) / 2, 0)
+        )
         use_label = style.zh("只在这一刻用", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(use, RIGHT, buff=0.3)
         with self.narrate("peak_flat") as beat:
             self.add(bands[0], bands[1])
@@ -1094,13 +1141,26 @@ class PeakMemoryTimeline(LectureScene):
                                 fill_color=colour, fill_opacity=0.6))
         parts.arrange(UP, buff=0).move_to(base, aligned_edge=DOWN)
         resident_label = style.zh("常驻", size=style.LABEL_SIZE).next_to(parts, DOWN, buff=0.15)
-        rows = VGroup(
-            style.zh(f"{facts['params'].text} × {facts['bytes'].text} ÷ {facts['tib'].text} = {facts['resident_tib'].text}",
-                     size=style.BODY_SIZE),
-            style.zh(f"{facts['resident_tib'].text} × {facts['kib'].text} ÷ {facts['recompute_gib'].text} = "
-                     f"{facts['sequences'].text}", size=style.BODY_SIZE),
-            style.zh(f"{facts['sequences'].text} × {facts['seq'].text} {facts['tokens'].text} token", size=style.BODY_SIZE),
-        ).arrange(DOWN, aligned_edge=LEFT, buff=0.45).move_to((-3.0, 1.2, 0), aligned_edge=LEFT)
+        rows = (
+            VGroup(
+                style.zh(
+                    f"{facts['params'].text} × {facts['bytes'].text} ÷ {facts['tib'].text}"
+                    f" = {facts['resident_tib'].text}",
+                    size=style.BODY_SIZE,
+                ),
+                style.zh(
+                    f"{facts['resident_tib'].text} × {facts['kib'].text} ÷ {facts['recompute_gib'].text} = "
+                    f"{facts['sequences'].text}",
+                    size=style.BODY_SIZE,
+                ),
+                style.zh(
+                    f"{facts['sequences'].text} × {facts['seq'].text} {facts['tokens'].text} token",
+                    size=style.BODY_SIZE,
+                ),
+            )
+            .arrange(DOWN, aligned_edge=LEFT, buff=0.45)
+            .move_to((-3.0, 1.2, 0), aligned_edge=LEFT)
+        )
         with self.narrate("peak_resident") as beat:
             self.play(FadeOut(chart), run_time=beat.share(0.2))
             self.play(ReplacementTransform(bands[0], parts[0]), ReplacementTransform(bands[3], parts[1]),
@@ -1115,7 +1175,9 @@ class PeakMemoryTimeline(LectureScene):
                              fill_color=style.FORWARD, fill_opacity=0.8))
         slices.arrange(UP, buff=0).move_to(base + 1.15 * RIGHT, aligned_edge=DOWN)
         slices_label = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(slices, DOWN, buff=0.15)
-        count = style.value(facts["sequences"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(slices, UP, buff=0.12)
+        count = style.value(facts["sequences"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
+            slices, UP, buff=0.12
+        )
         with self.narrate("peak_break_even") as beat:
             self.play(FadeIn(slices_label), LaggedStart(*(FadeIn(s) for s in slices), lag_ratio=0.05),
                       run_time=beat.share(0.5))
@@ -1190,15 +1252,21 @@ class SixNdUnderestimate(LectureScene):
         self.show_title()
 
         six = style.zh("6ND", size=style.TITLE_SIZE, color=style.HIGHLIGHT).move_to((-4.6, 2.55, 0))
-        split = style.zh(f"{facts['six'].text} = 前向 {facts['forward_flops'].text} + 反向 {facts['backward_flops'].text}"
-                         "（每参数、每 token）", size=style.LABEL_SIZE, color=style.MUTED)
+        split = style.zh(
+            f"{facts['six'].text} = 前向 {facts['forward_flops'].text} + 反向 {facts['backward_flops'].text}"
+            "（每参数、每 token）",
+            size=style.LABEL_SIZE,
+            color=style.MUTED,
+        )
         split.next_to(six, RIGHT, buff=0.5)
         with self.narrate("sixnd_formula") as beat:
             self.play(Write(six), run_time=beat.share(0.3))
             self.play(FadeIn(split, shift=0.2 * RIGHT), run_time=beat.share(0.4))
 
-        plug = style.zh(f"= {facts['six'].text} × {facts['active'].text} × {facts['tokens'].text} = {facts['six_nd'].text}",
-                        size=style.BODY_SIZE).next_to(six, RIGHT, buff=0.3)
+        plug = style.zh(
+            f"= {facts['six'].text} × {facts['active'].text} × {facts['tokens'].text} = {facts['six_nd'].text}",
+            size=style.BODY_SIZE,
+        ).next_to(six, RIGHT, buff=0.3)
         scale = self.FULL / facts["corrected"].value
         nd_bar = self._bar(facts["six_nd"].value * scale, 0.0, style.FORWARD)
         nd_name = self._name("6ND 估算", 0.0)
@@ -1206,8 +1274,12 @@ class SixNdUnderestimate(LectureScene):
         with self.narrate("sixnd_plug") as beat:
             self.play(FadeOut(split), run_time=beat.share(0.15))
             self.play(Write(plug), run_time=beat.share(0.4))
-            self.play(FadeIn(nd_name), GrowFromEdge(nd_bar, LEFT), TransformFromCopy(plug[-len(facts["six_nd"].text.replace(" ", "")):], nd_value),
-                      run_time=beat.share(0.3))
+            self.play(
+                FadeIn(nd_name),
+                GrowFromEdge(nd_bar, LEFT),
+                TransformFromCopy(plug[-len(facts["six_nd"].text.replace(" ", "")) :], nd_value),
+                run_time=beat.share(0.3),
+            )
 
         # One layer's forward at 128K: the weight matmuls, then attention's two weight-free matmuls.
         share = facts["attention_share"].value
@@ -1216,18 +1288,24 @@ class SixNdUnderestimate(LectureScene):
         attention_part = self._bar(self.FULL * share, y_layer, style.HIGHLIGHT).next_to(weights_part, RIGHT, buff=0)
         layer_name = self._name(f"一层前向 · {facts['seq'].text}", y_layer)
         w_tag = style.zh("乘权重", size=style.SMALL_SIZE).next_to(weights_part, UP, buff=0.1)
-        a_tag = style.zh("QKᵀ、AV：没有权重", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(attention_part, UP, buff=0.1)
+        a_tag = style.zh("QKᵀ、AV：没有权重", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(
+            attention_part, UP, buff=0.1
+        )
         with self.narrate("sixnd_blind") as beat:
             self.play(FadeIn(layer_name), GrowFromEdge(weights_part, LEFT), FadeIn(w_tag), run_time=beat.share(0.3))
             self.play(GrowFromEdge(attention_part, LEFT), FadeIn(a_tag), run_time=beat.share(0.4))
 
-        a_pct = style.value(facts["attention_share"], size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(attention_part)
+        a_pct = style.value(facts["attention_share"], size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(
+            attention_part
+        )
         w_pct = style.value(facts["weight_share"], size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(weights_part)
         link = DashedLine(weights_part.get_corner(DOWN + RIGHT), (weights_part.get_right()[0], nd_bar.get_top()[1], 0),
                           color=style.MUTED)
         with self.narrate("sixnd_share") as beat:
             self.play(FadeIn(a_pct, scale=1.3), run_time=beat.share(0.3))
-            self.play(FadeIn(w_pct, scale=1.3), Create(link), Indicate(nd_bar, color=style.FORWARD), run_time=beat.share(0.4))
+            self.play(
+                FadeIn(w_pct, scale=1.3), Create(link), Indicate(nd_bar, color=style.FORWARD), run_time=beat.share(0.4)
+            )
 
         grown = self._bar(self.FULL, 0.0, style.FORWARD)
         grown_value = style.value(facts["corrected"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
@@ -1255,7 +1333,9 @@ class SixNdUnderestimate(LectureScene):
         g_weights = self._bar(self.FULL * (1 - g_share), y_gpt, style.FORWARD)
         g_attention = self._bar(self.FULL * g_share, y_gpt, style.HIGHLIGHT).next_to(g_weights, RIGHT, buff=0)
         g_name = self._name(f"GPT-3 一层 · {facts['gpt3_seq'].text}", y_gpt)
-        g_value = style.value(facts["gpt3_share"], size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(g_attention, RIGHT, buff=0.2)
+        g_value = style.value(facts["gpt3_share"], size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(
+            g_attention, RIGHT, buff=0.2
+        )
         with self.narrate("sixnd_gpt3") as beat:
             self.play(FadeIn(g_name), GrowFromEdge(g_weights, LEFT), run_time=beat.share(0.3))
             self.play(GrowFromEdge(g_attention, LEFT), FadeIn(g_value), run_time=beat.share(0.25))
@@ -1283,18 +1363,33 @@ class Worked125m(LectureScene):
         chips = VGroup(*(style.zh(text, size=style.LABEL_SIZE) for text in (
             f"{facts['params'].text}参数", f"{facts['layers'].text} 层", f"宽 {facts['width'].text}", "一张卡",
             f"batch {facts['batch'].text} × {facts['seq'].text}"))).arrange(RIGHT, buff=0.55).move_to((0, 2.65, 0))
-        dots = VGroup(*(style.zh("·", size=style.LABEL_SIZE, color=style.MUTED).move_to((a.get_right() + b.get_left()) / 2)
-                        for a, b in zip(chips, chips[1:])))
+        dots = VGroup(
+            *(
+                style.zh("·", size=style.LABEL_SIZE, color=style.MUTED).move_to((a.get_right() + b.get_left()) / 2)
+                for a, b in zip(chips, chips[1:])
+            )
+        )
         with self.narrate("w_intro") as beat:
             self.play(LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in chips), lag_ratio=0.3), FadeIn(dots),
                       run_time=beat.share(0.7))
 
         d = facts["width"].text
-        count = VGroup(
-            style.zh(f"{facts['per_layer'].text} · {facts['layers'].text} · {d}² + {facts['vocab'].text} · {d}"
-                     f" + {facts['context'].text} · {d}", size=style.BODY_SIZE),
-            style.zh(f"= {facts['params_exact'].text} ≈ {facts['params'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT),
-        ).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((0.5, 0.6, 0))
+        count = (
+            VGroup(
+                style.zh(
+                    f"{facts['per_layer'].text} · {facts['layers'].text} · {d}² + {facts['vocab'].text} · {d}"
+                    f" + {facts['context'].text} · {d}",
+                    size=style.BODY_SIZE,
+                ),
+                style.zh(
+                    f"= {facts['params_exact'].text} ≈ {facts['params'].text}",
+                    size=style.BODY_SIZE,
+                    color=style.HIGHLIGHT,
+                ),
+            )
+            .arrange(DOWN, aligned_edge=LEFT, buff=0.25)
+            .move_to((0.5, 0.6, 0))
+        )
         parts = VGroup(style.zh("各层", size=style.SMALL_SIZE, color=style.MUTED),
                        style.zh("词表嵌入", size=style.SMALL_SIZE, color=style.MUTED),
                        style.zh("位置嵌入", size=style.SMALL_SIZE, color=style.MUTED))
@@ -1307,7 +1402,9 @@ class Worked125m(LectureScene):
         self.play(FadeOut(VGroup(count, parts)), run_time=0.5)
 
         # -- resident: the 16-byte row times 1.25 亿, stacked into a column ----------------------------
-        row = style.LedgerRow(facts["row"].value, unit=0.42, height=0.7).move_to((self.RIGHT_X, 1.6, 0), aligned_edge=LEFT)
+        row = style.LedgerRow(facts["row"].value, unit=0.42, height=0.7).move_to(
+            (self.RIGHT_X, 1.6, 0), aligned_edge=LEFT
+        )
         row_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(row, RIGHT, buff=0.25)
         x_res = -5.7
         segments = VGroup(*(self._block(x_res, 0, facts[name].value, colour) for name, colour in (
@@ -1316,10 +1413,17 @@ class Worked125m(LectureScene):
         res_name = style.zh("常驻", size=style.LABEL_SIZE).next_to(segments, DOWN, buff=0.12)
         res_value = style.value(facts["resident_gib"], size=style.LABEL_SIZE).next_to(segments, UP, buff=0.12)
         per_cell = {cell["key"]: cell["text"] for cell in facts["row"].value}
-        lines = VGroup(*(self._table_line(name, fact.text, size) for name, fact, size in (
-            ("bf16 权重", facts["weights_gib"], per_cell["weight"]), ("bf16 梯度", facts["grads_gib"], per_cell["grad"]),
-            ("优化器状态", facts["optimizer_gib"], facts["optimizer_bytes"].text),
-            ("小计", facts["resident_gib"], facts["row"].text))))
+        lines = VGroup(
+            *(
+                self._table_line(name, fact.text, size)
+                for name, fact, size in (
+                    ("bf16 权重", facts["weights_gib"], per_cell["weight"]),
+                    ("bf16 梯度", facts["grads_gib"], per_cell["grad"]),
+                    ("优化器状态", facts["optimizer_gib"], facts["optimizer_bytes"].text),
+                    ("小计", facts["resident_gib"], facts["row"].text),
+                )
+            )
+        )
         lines.arrange(DOWN, aligned_edge=LEFT, buff=0.2).move_to((self.RIGHT_X, -0.45, 0), aligned_edge=LEFT)
         ratio = style.zh(f"是权重的 {facts['resident_ratio'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         ratio.next_to(lines[3], RIGHT, buff=0.5)
@@ -1339,13 +1443,26 @@ class Worked125m(LectureScene):
                                    fill_color=style.FORWARD, fill_opacity=0.4 + 0.1 * (i % 2))
                          for i, w in enumerate(widths))).arrange(RIGHT, buff=0)
         strip.move_to((self.RIGHT_X, 1.3, 0), aligned_edge=LEFT)
-        names = VGroup(*(VGroup(style.zh(label, size=style.SMALL_SIZE), style.zh(w.text, size=style.SMALL_SIZE, color=style.MUTED))
-                         .arrange(RIGHT, buff=0.3) for label, w in zip(facts["kept_labels"].value, widths)))
+        names = VGroup(
+            *(
+                VGroup(
+                    style.zh(label, size=style.SMALL_SIZE), style.zh(w.text, size=style.SMALL_SIZE, color=style.MUTED)
+                ).arrange(RIGHT, buff=0.3)
+                for label, w in zip(facts["kept_labels"].value, widths)
+            )
+        )
         names.arrange(DOWN, aligned_edge=LEFT, buff=0.1).move_to((self.RIGHT_X, -0.15, 0), aligned_edge=LEFT)
         for name in names:  # widths in one column
             name[1].move_to((self.RIGHT_X + 3.3, name.get_center()[1], 0), aligned_edge=RIGHT)
-        layer_sum = style.zh(f"一层 · 每 token：{facts['kept_per_layer'].text} 个数 = {facts['layer_kib'].text}",
-                             size=style.LABEL_SIZE, color=style.FORWARD).next_to(strip, UP, buff=0.2).align_to(strip, LEFT)
+        layer_sum = (
+            style.zh(
+                f"一层 · 每 token：{facts['kept_per_layer'].text} 个数 = {facts['layer_kib'].text}",
+                size=style.LABEL_SIZE,
+                color=style.FORWARD,
+            )
+            .next_to(strip, UP, buff=0.2)
+            .align_to(strip, LEFT)
+        )
         with self.narrate("w_layer") as beat:
             self.play(LaggedStart(*(AnimationGroup(GrowFromEdge(box, LEFT), FadeIn(name))
                                     for box, name in zip(strip, names)), lag_ratio=0.5), run_time=beat.share(0.6))
@@ -1354,7 +1471,9 @@ class Worked125m(LectureScene):
         x_act = -4.1
         act = self._block(x_act, self.BASE_Y, facts["activations_gib"].value, style.FORWARD)
         act_name = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(act, DOWN, buff=0.12)
-        act_value = style.value(facts["activations_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(act, UP, buff=0.12)
+        act_value = style.value(facts["activations_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
+            act, UP, buff=0.12
+        )
         steps = VGroup(
             style.zh(f"× {facts['layers'].text} 层 = 每 token {facts['token_kib'].text}", size=style.BODY_SIZE),
             style.zh(f"× {facts['tokens'].text} token = {facts['activations_gib'].text}", size=style.BODY_SIZE,
@@ -1367,20 +1486,36 @@ class Worked125m(LectureScene):
 
         level = DashedLine((x_res - 0.5, segments.get_top()[1], 0), (x_act + 0.6, segments.get_top()[1], 0),
                            color=style.HIGHLIGHT, stroke_width=3)
-        verdict = style.zh(f"激活 {facts['activations_gib'].text} ＞ 常驻 {facts['resident_gib'].text}",
-                           size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to((self.RIGHT_X, 0.4, 0), aligned_edge=LEFT)
+        verdict = style.zh(
+            f"激活 {facts['activations_gib'].text} ＞ 常驻 {facts['resident_gib'].text}",
+            size=style.BODY_SIZE,
+            color=style.HIGHLIGHT,
+        ).move_to((self.RIGHT_X, 0.4, 0), aligned_edge=LEFT)
         with self.narrate("w_surprise") as beat:
             self.play(FadeOut(VGroup(strip, names, layer_sum, steps)), Create(level), run_time=beat.share(0.3))
             self.play(FadeIn(verdict), Indicate(act, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
         small = self._block(x_act, self.BASE_Y, facts["recompute_gib"].value, style.FORWARD)
-        small_value = style.value(facts["recompute_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(small, UP, buff=0.12)
-        recompute = VGroup(
-            style.zh(f"全量重算：激活 {facts['activations_gib'].text} → {facts['recompute_gib'].text}（省 {facts['saving'].text}）",
-                     size=style.BODY_SIZE),
-            style.zh(f"算力 {facts['passes_keep'].text} → {facts['passes_recompute'].text}（{facts['extra_compute'].text}）",
-                     size=style.BODY_SIZE, color=style.BACKWARD),
-        ).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((self.RIGHT_X, -0.9, 0), aligned_edge=LEFT)
+        small_value = style.value(facts["recompute_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
+            small, UP, buff=0.12
+        )
+        recompute = (
+            VGroup(
+                style.zh(
+                    f"全量重算：激活 {facts['activations_gib'].text} → {facts['recompute_gib'].text}"
+                    f"（省 {facts['saving'].text}）",
+                    size=style.BODY_SIZE,
+                ),
+                style.zh(
+                    f"算力 {facts['passes_keep'].text} → {facts['passes_recompute'].text}"
+                    f"（{facts['extra_compute'].text}）",
+                    size=style.BODY_SIZE,
+                    color=style.BACKWARD,
+                ),
+            )
+            .arrange(DOWN, aligned_edge=LEFT, buff=0.25)
+            .move_to((self.RIGHT_X, -0.9, 0), aligned_edge=LEFT)
+        )
         with self.narrate("w_recompute") as beat:
             self.play(FadeOut(verdict), FadeOut(level), run_time=beat.share(0.1))
             self.play(Transform(act, small), FadeOut(act_value), FadeIn(small_value), FadeIn(recompute[0]),
@@ -1403,7 +1538,9 @@ class Worked125m(LectureScene):
             self.play(GrowFromEdge(keep_act, DOWN), TransformFromCopy(segments, rec_res),
                       act.animate.move_to(rec_res.get_top(), aligned_edge=DOWN), run_time=beat.share(0.25))
             self.play(FadeIn(stack_names), FadeIn(keep_total), FadeIn(rec_total), run_time=beat.share(0.1))
-            self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in table), lag_ratio=0.3), run_time=beat.share(0.3))
+            self.play(
+                LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in table), lag_ratio=0.3), run_time=beat.share(0.3)
+            )
             self.play(Indicate(table[3], color=style.HIGHLIGHT), run_time=beat.share(0.15))
         self.finish()
 
@@ -1429,11 +1566,13 @@ class Worked125m(LectureScene):
     @staticmethod
     def _summary(facts, corner):
         """The page's two-column table, cells placed on a fixed grid from its top-left corner."""
-        rows = (("", "不开重算", "开了重算"),
-                ("常驻", facts["resident_gib"].text, facts["resident_gib"].text),
-                ("激活", facts["activations_gib"].text, facts["recompute_gib"].text),
-                ("合计", facts["total_keep"].text, facts["total_recompute"].text),
-                ("算力", facts["passes_keep"].text, f"{facts['passes_recompute'].text}（{facts['extra_compute'].text}）"))
+        rows = (
+            ("", "不开重算", "开了重算"),
+            ("常驻", facts["resident_gib"].text, facts["resident_gib"].text),
+            ("激活", facts["activations_gib"].text, facts["recompute_gib"].text),
+            ("合计", facts["total_keep"].text, facts["total_recompute"].text),
+            ("算力", facts["passes_keep"].text, f"{facts['passes_recompute'].text}（{facts['extra_compute'].text}）"),
+        )
         table = VGroup()
         x0, y0 = corner
         for r, row in enumerate(rows):

@@ -309,8 +309,14 @@ class SaddlePoint(LectureScene):
     @staticmethod
     def _profile(rows, colour, where, shape, y):
         """One cross-section through the pass, on its own small axes."""
-        axes = Axes(x_range=[rows[0, 0], rows[-1, 0], 1], y_range=[0, 1.15 * rows[:, 1].max(), 1], x_length=5.6, y_length=1.9,
-                    tips=False, axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2})
+        axes = Axes(
+            x_range=[rows[0, 0], rows[-1, 0], 1],
+            y_range=[0, 1.15 * rows[:, 1].max(), 1],
+            x_length=5.6,
+            y_length=1.9,
+            tips=False,
+            axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2},
+        )
         axes.move_to((3.7, y, 0))
         curve = curve_through(axes, rows, colour, 5)
         middle = rows[len(rows) // 2]
@@ -366,7 +372,9 @@ class Saddle3dRotating(LectureScene3D):
             self.play(Create(surface), run_time=beat.share(0.6))
             self.begin_ambient_camera_rotation(rate=0.3)
 
-        up = VMobject(stroke_color=style.CURVES_UP, stroke_width=6).set_points_smoothly(self.place(facts["cut_up"].value))
+        up = VMobject(stroke_color=style.CURVES_UP, stroke_width=6).set_points_smoothly(
+            self.place(facts["cut_up"].value)
+        )
         down = VMobject(stroke_color=style.CURVES_DOWN, stroke_width=6).set_points_smoothly(
             self.place(facts["cut_down"].value))
         legend = VGroup(
@@ -579,8 +587,11 @@ class MomentumEscape(LectureScene):
         adam_mark = VGroup(Line(UP * 0.2, DOWN * 0.2, color=style.HIGHLIGHT, stroke_width=4),
                            style.zh(f"Adam 默认 β₁ = {adam.text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT))
         adam_mark.arrange(DOWN, buff=0.05).next_to((to_x(adam.value), y - 0.15, 0), DOWN, buff=0).shift(0.05 * UP)
-        head = style.zh(f"Polyak {facts['polyak_year'].text}「小重球法」：比 {facts['backprop_year'].text} 年的反向传播论文早 "
-                        f"{facts['years_earlier'].text} 年", size=style.LABEL_SIZE)
+        head = style.zh(
+            f"Polyak {facts['polyak_year'].text}「小重球法」：比 {facts['backprop_year'].text} 年的反向传播论文早 "
+            f"{facts['years_earlier'].text} 年",
+            size=style.LABEL_SIZE,
+        )
         head.move_to((0, 1.4, 0))
         name = style.zh("Polyak 的经验取值", size=style.LABEL_SIZE, color=style.GOOD).next_to(line, LEFT, buff=0.3)
         return {"head": head, "line": line, "band": band, "ends": VGroup(ends, name), "ours": ours,
