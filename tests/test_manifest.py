@@ -1,0 +1,188 @@
+"""The manifest: typed, refused when corrupt, rebuilt from sidecars, pruned; rebuild reasons; lecture clean.
+
+Published files here are small stand-ins written by the test: what is
+checked is the bookkeeping, not the video (the slow tests render)."""
+
+import fcntl
+import json
+import os
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+from helpers import BIN, build_env, run
+
+from tools.course import catalogue
+from tools.publish import build, clean, manifest, render
+from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile, sha256
+from tools.voice import audio, cues, speech
+
+
+def _publish_stand_in(out, chapter: str, fig_id: str, text: str = "clip") -> PublishedFigure:
+    """Files and a sidecar for one figure, as publish leaves them."""
+    files = {}
+    for ext in ("mp4", "srt", "vtt", "png", "webp"):
+        path = out / chapter / f"{fig_id}.{ext}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{text} {ext}")
+        files[ext] = PublishedFile(f"{chapter}/{fig_id}.{ext}", sha256(path))
+    entry = PublishedFigure(chapter, fig_id, f"title of {fig_id}", 42.0, 854, 480, {"n": 1}, files, "key",
+                            {"scene": "s"})
+    manifest.write_sidecar(out, entry)
+    return entry
+
+
+def test_a_manifest_round_trips_through_json(tmp_path):
+    entry = _publish_stand_in(tmp_path, "backprop", "gates_circuit")
+    man = Manifest("480p15", [ChapterList("backprop", "标题", ["gates_circuit"])], {"gates_circuit": entry})
+    manifest.save(tmp_path, man)
+    assert manifest.load(tmp_path) == man
+
+
+@pytest.mark.parametrize("garbage", ["{not json", "[1, 2]", '{"quality": "480p15", "figures": {"x": {"chapter": 1}}}'])
+def test_a_corrupt_manifest_is_refused_naming_the_file_and_the_way_out(tmp_path, garbage):
+    out = tmp_path / "480p15"
+    out.mkdir()
+    (out / "manifest.json").write_text(garbage)
+    with pytest.raises(ManifestError) as refused:
+        manifest.load(out)
+    assert str(out / "manifest.json") in str(refused.value) and "lecture build --rescan -q l" in str(refused.value)
+
+
+def test_lecture_build_refuses_a_corrupt_manifest_before_rendering(tmp_path):
+    out = tmp_path / "renders" / "480p15"
+    out.mkdir(parents=True)
+    (out / "manifest.json").write_text("garbage")
+    done = run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"], env=build_env(tmp_path))
+    assert done.returncode == 2
+    assert "manifest.json is not a readable manifest" in done.stderr and "--rescan" in done.stderr
+    assert "rendering" not in done.stdout and (out / "manifest.json").read_text() == "garbage"
+
+
+def test_rescan_restores_figures_whose_sidecar_and_files_agree(tmp_path):
+    chapters = [ChapterList("backprop", "反向传播", ["exchange_rate", "gates_circuit", "first_gradient"])]
+    good = _publish_stand_in(tmp_path, "backprop", "exchange_rate")
+    changed = _publish_stand_in(tmp_path, "backprop", "gates_circuit")
+    (tmp_path / changed.files["png"].path).write_text("another poster")
+    (tmp_path / "backprop" / "first_gradient.mp4").write_text("published before sidecars existed")
+    result = manifest.rescan(tmp_path, chapters)
+    assert result.manifest.figures == {"exchange_rate": good}
+    assert result.to_render == ["gates_circuit", "first_gradient"]
+
+
+def test_lecture_build_rescan_writes_the_manifest_and_the_site_without_rendering(tmp_path):
+    out = tmp_path / "renders" / "480p15"
+    _publish_stand_in(out, "backprop", "gates_circuit")
+    (out / "manifest.json").write_text("garbage")
+    done = run([str(BIN / "lecture"), "build", "-q", "l", "--rescan"], env=build_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "1 restored" in done.stdout and "need a render" in done.stdout
+    assert list(manifest.load(out).figures) == ["gates_circuit"]
+    assert (out / "site" / "embed" / "gates_circuit.html").exists()
+
+
+def test_figures_the_catalogue_no_longer_has_are_pruned_with_their_files(tmp_path):
+    gone = _publish_stand_in(tmp_path, "backprop", "renamed_figure")
+    kept = _publish_stand_in(tmp_path, "backprop", "gates_circuit")
+    man = Manifest("480p15", build.course_chapters(), {"renamed_figure": gone, "gates_circuit": kept})
+    said = []
+    build.prune(man, tmp_path, said.append)
+    assert list(man.figures) == ["gates_circuit"]
+    assert not list((tmp_path / "backprop").glob("renamed_figure.*"))
+    assert (tmp_path / "backprop" / "gates_circuit.mp4").exists()
+    assert said == ["  renamed_figure: no longer in the catalogue, its files removed"]
+
+
+def test_saves_under_the_lock_merge_instead_of_overwriting(tmp_path):
+    """Two builds each record their figure: both end up listed, whatever the timing."""
+    entries = [_publish_stand_in(tmp_path, "backprop", fig_id) for fig_id in ("exchange_rate", "gates_circuit")]
+
+    def record(entry):
+        with manifest.updating(tmp_path) as man:
+            time.sleep(0.2)  # long enough for the other thread to try
+            man.figures[entry.figure] = entry
+
+    threads = [threading.Thread(target=record, args=(e,)) for e in entries]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(manifest.load(tmp_path).figures) == {"exchange_rate", "gates_circuit"}
+
+
+# -- why a figure re-renders -------------------------------------------------------------
+
+
+def _key(fig_id: str = "gates_circuit") -> render.RenderKey:
+    fig = catalogue.figure(fig_id)
+    keys = [audio.cache_key(c, speech.Silent()) for c in cues.figure_cues(fig_id)]
+    return render.render_key(fig, "l", keys)
+
+
+def test_the_render_key_names_what_changed():
+    key = _key()
+    assert render.reasons(None, key) == ["new"]
+    assert render.reasons({}, key) == ["published by an older build"]
+    old = json.loads(json.dumps(key.parts))
+    old["cues"]["gates_add"] = "before"
+    old["facts"]["grad_a"] = "before"
+    assert render.reasons(old, key) == ["facts changed (grad_a)", "narration changed (cue gates_add)"]
+    old = json.loads(json.dumps(key.parts)) | {"scene": "before"}
+    old["shared"]["style.py"] = "before"
+    assert render.reasons(old, key) == ["scene changed", "shared scene code changed (style.py)"]
+
+
+def test_editing_one_figure_leaves_its_neighbours_keys_alone(tmp_path, monkeypatch):
+    before = {fig_id: _key(fig_id) for fig_id in ("gates_circuit", "exchange_rate")}
+    scene_file = tmp_path / "backprop.py"
+    source = catalogue.chapter("backprop").scene_file.read_text(encoding="utf-8")
+    edited = source.replace('self.narrate("gates_intro")', 'self.narrate( "gates_intro")')
+    assert edited != source
+    scene_file.write_text(edited)
+    monkeypatch.setattr(catalogue.Chapter, "scene_file", property(lambda ch: scene_file))
+    assert _key("exchange_rate").digest == before["exchange_rate"].digest
+    assert render.reasons(before["gates_circuit"].parts, _key("gates_circuit")) == ["scene changed"]
+
+
+# -- lecture clean -------------------------------------------------------------------------
+
+
+def test_clean_removes_what_nothing_refers_to_and_says_how_much(isolated):
+    cue = cues.figure_cues("gates_circuit")[0]
+    current = audio.cue_audio(cue, speech.Silent()).path
+    stale = current.with_name("0" * 64 + ".wav")
+    stale.write_bytes(b"x" * 4096)
+    work = render.work_root()
+    idle, busy = work / "gates_circuit.l.idle", work / "gates_circuit.l.busy"
+    for folder in (idle, busy):
+        folder.mkdir(parents=True)
+        (folder / "partial.mp4").write_bytes(b"y" * 1000)
+        (folder / ".lock").touch()
+    logs = isolated / "cache" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "gates_circuit.l.log").write_text("current")
+    (logs / "gone_figure.l.log").write_text("stale")
+    said = []
+    with open(busy / ".lock") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        freed = clean.clean(said.append)
+    assert current.exists() and not stale.exists()
+    assert busy.exists() and not idle.exists()
+    assert (logs / "gates_circuit.l.log").exists() and not (logs / "gone_figure.l.log").exists()
+    assert freed == 4096 + 1000 + len("stale")
+    assert said == [f"removed 3 cache entries from {isolated / 'cache'}, freed 0.0 MiB"]
+
+
+def test_lecture_clean_runs(tmp_path):
+    done = run([str(BIN / "lecture"), "clean"], env=build_env(tmp_path))
+    assert done.returncode == 0 and "removed 0 cache entries" in done.stdout
+
+
+def test_a_figure_entry_keeps_fields_a_newer_build_added_out_of_the_way(tmp_path):
+    entry = _publish_stand_in(tmp_path, "backprop", "gates_circuit")
+    raw = {"quality": "480p15", "chapters": [], "figures": {"gates_circuit": manifest.to_json(
+        Manifest("480p15", [], {"gates_circuit": entry}))["figures"]["gates_circuit"] | {"render_seconds": 3.5}}}
+    (tmp_path / "manifest.json").write_text(json.dumps(raw))
+    assert manifest.load(tmp_path).figures["gates_circuit"] == replace(entry)
+    assert os.path.exists(tmp_path / entry.sidecar)
