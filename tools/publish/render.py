@@ -33,13 +33,22 @@ QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 # `lecture build` renders one figure per manim process: the repository's
 # manim.cfg with these [CLI] settings changed (see one_figure_cfg).
 ONE_FIGURE = {"write_all": "False"}
-# glibc fills every block malloc hands out (and every freed one) with this byte.
+PIXEL_WIDTH = {"l": 854, "m": 1280, "h": 1920, "k": 3840}
 # libx264's lookahead reads a few bytes of memory it never wrote when the
-# frame's half-width is not a multiple of 32 (854 px at -q l): the same frames
-# then encode to different bytes from run to run (1 IDR frame of 1,147 in
-# exchange_rate). With the memory filled the same way every time, a build is
-# reproducible; widths such as 1280 and 1920 were reproducible anyway.
+# frame's width is not a multiple of 64 (854 px at -q l): the same frames then
+# encode to different bytes from run to run (1 IDR frame of 1,147 in
+# exchange_rate). glibc can fill every block malloc hands out (and every freed
+# one) with one byte; with the memory filled the same way each time, a -q l
+# build is reproducible. 1280, 1920 and 3840 px were reproducible without it,
+# and the fill costs about 15% of render time at -q m, so it is applied only
+# where it is needed.
 MALLOC_FILL = {"MALLOC_PERTURB_": "165"}
+
+
+def render_env(quality: str, track: Path) -> dict[str, str]:
+    """The environment of a figure's manim process."""
+    fill = MALLOC_FILL if PIXEL_WIDTH[quality] % 64 else {}
+    return {**os.environ, **fill, "PYTHONUNBUFFERED": "1", settings.AUDIO_OUT_ENV: str(track)}
 # What publish writes for a figure; part of the render key, so a change
 # here republishes figures built before it.
 PUBLISHED = "mp4 srt vtt png webp; facts, size; sidecar; v3"
@@ -198,8 +207,7 @@ def render(fig: Figure, quality: str, media_dir: Path) -> Rendered:
     with open(log, "w", encoding="utf-8") as stream:
         done = subprocess.run(command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL,
-                              env={**os.environ, **MALLOC_FILL, "PYTHONUNBUFFERED": "1",
-                                   settings.AUDIO_OUT_ENV: str(out.track)})
+                              env=render_env(quality, out.track))
     if done.returncode != 0 or not out.video.exists() or not out.track.exists():
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
         raise BuildError(f"manim failed on {fig.chapter}/{fig.id} (exit {done.returncode}); log {log}:\n{tail}")
