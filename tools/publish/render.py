@@ -40,9 +40,8 @@ PIXEL_WIDTH = {"l": 854, "m": 1280, "h": 1920, "k": 3840}
 # exchange_rate). glibc can fill every block malloc hands out (and every freed
 # one) with one byte; with the memory filled the same way each time, a -q l
 # build is reproducible. 1280 and 1920 px were reproducible without it (3840 is
-# a multiple of 64 too),
-# and the fill costs about 15% of render time at -q m, so it is applied only
-# where it is needed.
+# a multiple of 64 too), and the fill costs about 15% of render time at -q m,
+# so it is applied only where it is needed.
 MALLOC_FILL = {"MALLOC_PERTURB_": "165"}
 
 
