@@ -9,7 +9,6 @@ from manim import (
     UP,
     AnimationGroup,
     Arrow,
-    Axes,
     Brace,
     Circle,
     Circumscribe,
@@ -49,6 +48,7 @@ from manim import (
 
 from scenes import style
 from scenes.base import LectureScene
+from scenes.widgets import sketch_axes
 
 # Where each input sits and where each gate sits (frame units).
 _INPUTS = {"a": (-5.6, 2.3), "b": (-5.6, 1.0), "d": (-5.6, -0.4), "c": (-5.6, -1.9)}
@@ -895,8 +895,7 @@ class VanishingGradients(LectureScene):
         ticks = facts["decade_ticks"].value
         low, high = ticks[0]["exponent"], ticks[-1]["exponent"]
         # The y axis counts decades above the floor, so the x axis sits at the bottom.
-        axes = Axes(x_range=[0, links, 10], y_range=[0, high - low, 1], x_length=8.2, y_length=4.9, tips=False,
-                    axis_config={"color": style.MUTED, "stroke_width": 2}).move_to((-2.0, -0.15, 0))
+        axes = sketch_axes([0, links, 10], [0, high - low, 1], 8.2, 4.9, ticks=True).move_to((-2.0, -0.15, 0))
         self._at = lambda x, exponent: axes.c2p(x, exponent - low)
         y_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
                             .next_to(self._at(0, t["exponent"]), LEFT, buff=0.15) for t in ticks))
@@ -964,9 +963,7 @@ class VanishingGradients(LectureScene):
     def _sigmoid_panel(self, facts, plot):
         sig = facts["sigmoid_curve"].value
         top = facts["sigmoid_max"].value
-        axes = Axes(x_range=[-6, 6, 2], y_range=[0, 0.3, 0.1], x_length=6.0, y_length=3.6, tips=False,
-                    axis_config={"color": style.MUTED, "stroke_width": 2, "include_ticks": False}
-                    ).move_to((-2.9, -0.1, 0))
+        axes = sketch_axes([-6, 6, 2], [0, 0.3, 0.1], 6.0, 3.6).move_to((-2.9, -0.1, 0))
         curve = VMobject(color=style.BACKWARD, stroke_width=4).set_points_smoothly(
             [axes.c2p(x, y) for x, y in zip(sig["x"], sig["y"])])
         name = style.math("sigma(x) dot (1 - sigma(x))", size=40, color=style.BACKWARD)
@@ -1613,9 +1610,7 @@ class BatchCommVsCompute(LectureScene):
         curves, labels = facts["curves"].value, facts["labels"].value
         batch = curves["batch"]
         top = max(curves["compute"]) * 1.1
-        axes = Axes(x_range=[0, batch[-1], batch[-1]], y_range=[0, top, top], x_length=6.2, y_length=4.2, tips=True,
-                    axis_config={"color": style.MUTED, "stroke_width": 2, "include_ticks": False}
-                    ).move_to((-3.2, -0.35, 0))
+        axes = sketch_axes([0, batch[-1], batch[-1]], [0, top, top], 6.2, 4.2, tips=True).move_to((-3.2, -0.35, 0))
         x_name = style.zh(labels["x"], size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, DOWN, buff=0.2)
         x_name.align_to(axes.x_axis, RIGHT)
         y_name = style.zh(labels["y"] + "（示意，无刻度）", size=style.LABEL_SIZE, color=style.MUTED)

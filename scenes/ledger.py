@@ -46,6 +46,7 @@ from manim import (
 
 from scenes import style
 from scenes.base import LectureScene
+from scenes.widgets import LedgerRow, slivers, verdict
 
 # -- §3.1–§3.4 and the checkpoint -----------------------------------------------
 
@@ -56,7 +57,7 @@ class Ledger16Bytes(LectureScene):
         facts = self.facts
         self.show_title()
         cells = facts["ledger"].value
-        row = style.LedgerRow(cells, unit=0.7, height=1.0).move_to(0.9 * UP)
+        row = LedgerRow(cells, unit=0.7, height=1.0).move_to(0.9 * UP)
         tags = VGroup(*(style.zh(c["precision"], size=style.SMALL_SIZE, color=style.PRECISION[c["precision"]])
                         .next_to(row.cell(c["key"]), UP, buff=0.12) for c in cells))
 
@@ -104,7 +105,7 @@ class Ledger16Bytes(LectureScene):
             self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.3))
 
         # The band: the row moves up, compact; each optimizer takes copies of the cells it keeps.
-        compact = style.LedgerRow(cells, unit=0.42, height=0.7).to_corner(UP + RIGHT, buff=style.EDGE)
+        compact = LedgerRow(cells, unit=0.42, height=0.7).to_corner(UP + RIGHT, buff=style.EDGE)
         band = facts["band"].value
         entries = VGroup()
         state_rows = []
@@ -116,7 +117,7 @@ class Ledger16Bytes(LectureScene):
             year.move_to((-6.0, y, 0))
             name.move_to((-4.4, y, 0))
             if entry["state"]:
-                state = style.LedgerRow(entry["state"], unit=0.32, height=0.6)
+                state = LedgerRow(entry["state"], unit=0.32, height=0.6)
             else:
                 state = style.zh("无状态", size=style.SMALL_SIZE, color=style.MUTED)
             state.move_to((-3.0, y, 0), aligned_edge=LEFT)
@@ -238,7 +239,7 @@ class MixedPrecisionSame16(LectureScene):
         self.finish()
 
     def _row(self, fact, y):
-        row = style.LedgerRow(fact.value, unit=self.UNIT, height=0.9)
+        row = LedgerRow(fact.value, unit=self.UNIT, height=0.9)
         return row.move_to((self.LEFT_EDGE, y, 0), aligned_edge=LEFT)
 
 
@@ -283,10 +284,10 @@ class WhyFp32Bf16(LectureScene):
             gap_label = style.zh(f"少 {facts['binades_lost'].text} 个二进制数量级", size=style.LABEL_SIZE,
                                  color=style.BAD).next_to(gap, DOWN, buff=0.1)
             self.play(GrowFromCenter(gap), FadeIn(gap_label), run_time=beat.share(0.2))
-            verdict = style.zh("fp16 缺的是范围，不是位数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            verdict.next_to(gap_label, DOWN, buff=0.15)
-            self.play(FadeIn(verdict, shift=0.2 * LEFT), run_time=beat.share(0.15))
-        layout_part = VGroup(*rows.values(), *names.values(), *labels.values(), axis, marks, gap, gap_label, verdict)
+            lesson = style.zh("fp16 缺的是范围，不是位数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            lesson.next_to(gap_label, DOWN, buff=0.15)
+            self.play(FadeIn(lesson, shift=0.2 * LEFT), run_time=beat.share(0.15))
+        layout_part = VGroup(*rows.values(), *names.values(), *labels.values(), axis, marks, gap, gap_label, lesson)
 
         # Ⓑ bf16 near 1.0: a number line whose ticks are the bf16 values.
         cell = facts["cell"].value
@@ -375,11 +376,11 @@ class WhyFp32Bf16(LectureScene):
                                result, fp32, fp32_ticks, fp32_labels, fp32_name, fp32_dot, final)
 
         # Ⓒ the ledger again: what never forgets stays fp32.
-        row = style.LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
-        v3_row = style.LedgerRow(facts["v3_moments"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
+        row = LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
+        v3_row = LedgerRow(facts["v3_moments"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
         with self.narrate("fb_rule_master") as beat:
             self.play(FadeOut(rounding_part), FadeIn(row, shift=0.3 * DOWN), run_time=beat.share(0.25))
-            master_tag = self._verdict(row.cell("master"), "老的贡献永远不走", "必须 fp32", style.FP32)
+            master_tag = verdict("必须 fp32", style.FP32, "老的贡献永远不走", under=row.cell("master"))
             self.play(Indicate(row.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05), FadeIn(master_tag),
                       run_time=beat.share(0.35))
 
@@ -388,12 +389,12 @@ class WhyFp32Bf16(LectureScene):
                       run_time=beat.share(0.3))
             self.play(ReplacementTransform(row, v3_row), master_tag.animate.shift(
                 (v3_row.cell("master").get_x() - row.cell("master").get_x()) * RIGHT), run_time=beat.share(0.35))
-            moments_tag = self._verdict(VGroup(v3_row.cell("m"), v3_row.cell("v")), "老的会衰减", "bf16 也行",
-                                        style.BF16)
+            moments = VGroup(v3_row.cell("m"), v3_row.cell("v"))
+            moments_tag = verdict("bf16 也行", style.BF16, "老的会衰减", under=moments)
             self.play(FadeIn(moments_tag), run_time=beat.share(0.2))
 
         with self.narrate("fb_rule") as beat:
-            used_tag = self._verdict(VGroup(v3_row.cell("weight"), v3_row.cell("grad")), "用完就扔", "bf16", style.BF16)
+            used_tag = verdict("bf16", style.BF16, "用完就扔", under=VGroup(v3_row.cell("weight"), v3_row.cell("grad")))
             self.play(FadeIn(used_tag), Indicate(v3_row.cell("grad"), color=style.HIGHLIGHT), run_time=beat.share(0.3))
             rule = style.caption_stack("分界不在累不累加，在老的贡献走不走",
                                        "口子：随机舍入下 bf16 主权重也可行，需额外支持，不推荐", size=style.LABEL_SIZE)
@@ -445,11 +446,6 @@ class WhyFp32Bf16(LectureScene):
         caption.next_to(axis, LEFT, buff=0.2)
         return VGroup(axis, caption), marks
 
-    @staticmethod
-    def _verdict(cells, first, second, colour):
-        tag = VGroup(style.zh(first, size=style.SMALL_SIZE), style.zh(second, size=style.LABEL_SIZE, color=colour))
-        return tag.arrange(DOWN, buff=0.1).next_to(cells, DOWN, buff=0.2)
-
 
 class OptimizerBytesTable(LectureScene):
     """Each state-saving variant as the AdamW row transformed: a cell dropped, factored or shrunk."""
@@ -464,7 +460,7 @@ class OptimizerBytesTable(LectureScene):
         self.show_title()
         rows, names, sums = {}, {}, {}
         for key, name, y in (*self.ROWS, ("lion_8bit", "8-bit Lion", -2.1)):
-            rows[key] = style.LedgerRow(facts[key].value, unit=self.UNIT, height=0.62)
+            rows[key] = LedgerRow(facts[key].value, unit=self.UNIT, height=0.62)
             rows[key].move_to((self.ROW_LEFT, y, 0), aligned_edge=LEFT).shift(
                 (y - rows[key][0][0].get_y()) * UP)  # box centres on y, whatever text hangs below
             names[key] = style.zh(name, size=style.LABEL_SIZE).move_to((-6.75, y, 0), aligned_edge=LEFT)
@@ -553,7 +549,7 @@ class CheckpointSize(LectureScene):
     def construct(self):
         facts = self.facts
         self.show_title()
-        row = style.LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(2.2 * UP)
+        row = LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(2.2 * UP)
         question = style.zh("丢了，能不能重建？", size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to(0.9 * UP)
         with self.narrate("ck_intro") as beat:
             self.play(FadeIn(row, shift=0.3 * DOWN), run_time=beat.share(0.35))
@@ -564,19 +560,19 @@ class CheckpointSize(LectureScene):
             arrow = CurvedArrow(master.get_top() + 0.05 * UP, weight.get_top() + 0.05 * UP, angle=0.5,
                                 color=style.GOOD, stroke_width=3, tip_length=0.18)
             cast = style.zh("舍入", size=style.SMALL_SIZE, color=style.GOOD).next_to(arrow, UP, buff=0.05)
-            yes = self._verdict(VGroup(weight, grad), "能", "舍入即得 · 下一步重算", style.GOOD)
+            yes = verdict("能", style.GOOD, "舍入即得 · 下一步重算", under=VGroup(weight, grad))
             self.play(FadeOut(question), Create(arrow), FadeIn(cast), run_time=beat.share(0.3))
             self.play(FadeIn(yes), run_time=beat.share(0.25))
             self.play(weight.animate.set_opacity(0.3), grad.animate.set_opacity(0.3), FadeOut(arrow), FadeOut(cast),
                       run_time=beat.share(0.2))
 
-        saved = style.LedgerRow(facts["saved"].value, unit=0.6, height=0.9).move_to((-6.45, 0.0, 0), aligned_edge=LEFT)
+        saved = LedgerRow(facts["saved"].value, unit=0.6, height=0.9).move_to((-6.45, 0.0, 0), aligned_edge=LEFT)
         box = Rectangle(width=saved.width + 0.6, height=1.5, color=style.TEXT).move_to(
             (saved.get_left()[0] - 0.3, -0.25, 0), aligned_edge=LEFT)
         box_label = style.zh("检查点", size=style.LABEL_SIZE).next_to(box, UP, buff=0.08).align_to(box, LEFT)
         classic_sum = style.value(facts["classic_sum"], size=style.LABEL_SIZE).next_to(saved, DOWN, buff=0.15)
         with self.narrate("ck_keep") as beat:
-            no = self._verdict(VGroup(row.cell("m"), row.cell("v"), master), "不能", "装着全部历史", style.BAD)
+            no = verdict("不能", style.BAD, "装着全部历史", under=VGroup(row.cell("m"), row.cell("v"), master))
             self.play(FadeIn(no), run_time=beat.share(0.2))
             self.play(Create(box), FadeIn(box_label), run_time=beat.share(0.2))
             self.play(*(TransformFromCopy(row.cell(k), saved.cell(k)) for k in saved.keys), run_time=beat.share(0.3))
@@ -591,7 +587,7 @@ class CheckpointSize(LectureScene):
             self.play(GrowFromEdge(classic_bar, LEFT), run_time=beat.share(0.45))
             self.play(FadeIn(classic_label), run_time=beat.share(0.25))
 
-        v3_saved = style.LedgerRow(facts["v3_saved"].value, unit=0.6, height=0.9).move_to(saved, aligned_edge=LEFT)
+        v3_saved = LedgerRow(facts["v3_saved"].value, unit=0.6, height=0.9).move_to(saved, aligned_edge=LEFT)
         v3_sum = style.value(facts["v3_sum"], size=style.LABEL_SIZE).next_to(v3_saved, DOWN, buff=0.2)
         v3_bar = self._bar(facts["v3_tib"].value, -2.35, style.BF16, "V3 式")
         v3_label = style.zh(f"{facts['v3_bytes'].text} × {facts['params'].text} ≈ {facts['v3_tib'].text}",
@@ -630,11 +626,6 @@ class CheckpointSize(LectureScene):
         bar.move_to((-6.3, y, 0), aligned_edge=LEFT)
         label = style.zh(name, size=style.SMALL_SIZE).move_to(bar, aligned_edge=LEFT).shift(0.15 * RIGHT)
         return VGroup(bar, label)
-
-    @staticmethod
-    def _verdict(cells, first, second, colour):
-        tag = VGroup(style.zh(first, size=style.LABEL_SIZE, color=colour), style.zh(second, size=style.SMALL_SIZE))
-        return tag.arrange(DOWN, buff=0.08).next_to(cells, DOWN, buff=0.15)
 
 
 # -- LoRA, ZeRO, the whole step, the 125M worked example ---------------------------
@@ -724,7 +715,7 @@ class LoraLedger(LectureScene):
 
         # -- the ledger: full fine-tune vs LoRA ---------------------------------------
         unit = 0.42
-        full_row = style.LedgerRow(facts["row"].value, unit=unit, height=0.75).move_to((0.9, 2.2, 0))
+        full_row = LedgerRow(facts["row"].value, unit=unit, height=0.75).move_to((0.9, 2.2, 0))
         full_name = style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_row, LEFT, buff=0.3)
         full_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(full_row, RIGHT, buff=0.2)
         with self.narrate("lora_full_row") as beat:
@@ -741,7 +732,7 @@ class LoraLedger(LectureScene):
         dropped_label.next_to(dropped, DOWN, buff=0.15)
         kept = lora_row.cell("weight")
         base_times = style.zh(f"× {facts['params'].text}（冻住）", size=style.LABEL_SIZE)
-        adapter_row = style.LedgerRow(facts["row"].value, unit=unit, height=0.75)
+        adapter_row = LedgerRow(facts["row"].value, unit=unit, height=0.75)
         adapter_row.next_to(lora_row, DOWN, buff=0.45).align_to(lora_row, LEFT)
         adapter_name = style.zh("adapter", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         adapter_name.next_to(adapter_row, LEFT, buff=0.3).align_to(full_name, RIGHT)
@@ -841,20 +832,16 @@ class LoraLedger(LectureScene):
         self.play(FadeOut(VGroup(full_passes, full_tag, lora_label, lora_passes[:2], lora_value,
                                  chain, tips, tip_tag, kept_acts, loss, act_tag, back)), run_time=0.6)
         rows = VGroup(
-            self._verdict("常驻", f"相差 {facts['ratio'].text}", style.GOOD),
-            self._verdict("算力", f"{facts['full_passes'].text} → {facts['lora_passes'].text}", style.GOOD),
-            self._verdict("激活", "基本不省", style.BAD),
+            verdict(f"相差 {facts['ratio'].text}", style.GOOD, "常驻", size=style.TITLE_SIZE, across=True),
+            verdict(f"{facts['full_passes'].text} → {facts['lora_passes'].text}", style.GOOD, "算力",
+                    size=style.TITLE_SIZE, across=True),
+            verdict("基本不省", style.BAD, "激活", size=style.TITLE_SIZE, across=True),
         ).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to((0, 0.3, 0))
         with self.narrate("lora_close") as beat:
             self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in rows), lag_ratio=0.35),
                       run_time=beat.share(0.55))
             self.play(Indicate(rows[2], color=style.BAD), run_time=beat.share(0.3))
         self.finish()
-
-    @staticmethod
-    def _verdict(item: str, change: str, colour: str) -> VGroup:
-        return VGroup(style.zh(item, size=style.TITLE_SIZE, color=style.MUTED),
-                      style.zh(change, size=style.TITLE_SIZE, color=colour)).arrange(RIGHT, buff=0.8)
 
 
 class ZeroStages(LectureScene):
@@ -954,11 +941,11 @@ class ZeroStages(LectureScene):
     # -- staging helpers -------------------------------------------------------------
     def _layout(self, cells, sharded, gpus, y):
         """One GPU's row: full cells with labels, sharded cells as their 1/gpus sliver; left-aligned."""
-        template = style.LedgerRow(cells, unit=self.UNIT, height=self.HEIGHT)
+        template = LedgerRow(cells, unit=self.UNIT, height=self.HEIGHT)
         pieces = []
         for key in template.keys:
             cell = template.cell(key)
-            pieces.append((key, style.slivers(cell[0], gpus)[0] if key in sharded else cell))
+            pieces.append((key, slivers(cell[0], gpus)[0] if key in sharded else cell))
         group = VGroup(*(p for _k, p in pieces)).arrange(RIGHT, buff=0)
         group.move_to((self.X0, y, 0), aligned_edge=LEFT)
         return pieces
@@ -974,7 +961,7 @@ class ZeroStages(LectureScene):
         cut = {}
         for key, piece in moving:
             if key in fresh:
-                cut[key] = style.slivers(piece[0], gpus)
+                cut[key] = slivers(piece[0], gpus)
         self.play(*(FadeOut(VGroup(p[1], p[2])) for k, p in moving if k in fresh),
                   *(FadeIn(s) for s in cut.values()), *(FadeOut(p[0]) for k, p in moving if k in fresh),
                   run_time=beat.share(0.15))
@@ -1402,7 +1389,7 @@ class Worked125m(LectureScene):
         self.play(FadeOut(VGroup(count, parts)), run_time=0.5)
 
         # -- resident: the 16-byte row times 1.25 亿, stacked into a column ----------------------------
-        row = style.LedgerRow(facts["row"].value, unit=0.42, height=0.7).move_to(
+        row = LedgerRow(facts["row"].value, unit=0.42, height=0.7).move_to(
             (self.RIGHT_X, 1.6, 0), aligned_edge=LEFT
         )
         row_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(row, RIGHT, buff=0.25)
@@ -1486,14 +1473,14 @@ class Worked125m(LectureScene):
 
         level = DashedLine((x_res - 0.5, segments.get_top()[1], 0), (x_act + 0.6, segments.get_top()[1], 0),
                            color=style.HIGHLIGHT, stroke_width=3)
-        verdict = style.zh(
+        outgrown = style.zh(
             f"激活 {facts['activations_gib'].text} ＞ 常驻 {facts['resident_gib'].text}",
             size=style.BODY_SIZE,
             color=style.HIGHLIGHT,
         ).move_to((self.RIGHT_X, 0.4, 0), aligned_edge=LEFT)
         with self.narrate("w_surprise") as beat:
             self.play(FadeOut(VGroup(strip, names, layer_sum, steps)), Create(level), run_time=beat.share(0.3))
-            self.play(FadeIn(verdict), Indicate(act, color=style.HIGHLIGHT), run_time=beat.share(0.4))
+            self.play(FadeIn(outgrown), Indicate(act, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
         small = self._block(x_act, self.BASE_Y, facts["recompute_gib"].value, style.FORWARD)
         small_value = style.value(facts["recompute_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
@@ -1517,7 +1504,7 @@ class Worked125m(LectureScene):
             .move_to((self.RIGHT_X, -0.9, 0), aligned_edge=LEFT)
         )
         with self.narrate("w_recompute") as beat:
-            self.play(FadeOut(verdict), FadeOut(level), run_time=beat.share(0.1))
+            self.play(FadeOut(outgrown), FadeOut(level), run_time=beat.share(0.1))
             self.play(Transform(act, small), FadeOut(act_value), FadeIn(small_value), FadeIn(recompute[0]),
                       run_time=beat.share(0.45))
             act_value = small_value

@@ -31,7 +31,6 @@ from manim import (
     Surface,
     SurroundingRectangle,
     Transform,
-    UpdateFromAlphaFunc,
     VGroup,
     VMobject,
     Write,
@@ -41,53 +40,7 @@ from manim import (
 
 from scenes import style
 from scenes.base import LectureScene, LectureScene3D
-
-BALL_RADIUS = 0.13
-
-
-# -- shared staging helpers -------------------------------------------------------------
-def curve_through(axes: Axes, samples, color: str, width: float = 4) -> VMobject:
-    """A smooth curve through sampled (x, y) rows, in the axes' coordinates."""
-    return VMobject(stroke_color=color, stroke_width=width).set_points_smoothly(
-        [axes.c2p(x, y) for x, y in samples])
-
-
-def ball_route(axes: Axes, route) -> np.ndarray:
-    """Where a ball goes on screen: each (x, L(x)) row of a simulated route, through the axes."""
-    return np.array([axes.c2p(x, y) for x, y in route])
-
-
-def roll(ball, points: np.ndarray, **kwargs) -> UpdateFromAlphaFunc:
-    """Move a ball through `points`, the same time for each stretch between two of them."""
-    last = len(points) - 1
-
-    def place(mob, alpha):
-        s = alpha * last
-        i = min(int(s), last - 1)
-        mob.move_to(points[i] + (s - i) * (points[i + 1] - points[i]))
-
-    return UpdateFromAlphaFunc(ball, place, rate_func=linear, **kwargs)
-
-
-def reveal(marks: VGroup, first: int, last: int, **kwargs) -> UpdateFromAlphaFunc:
-    """Show marks[first..last] one by one, in step with a `roll` over the same stretch."""
-
-    def show(group, alpha):
-        upto = first + alpha * (last - first)
-        for i, mark in enumerate(group):
-            if first <= i:
-                mark.set_opacity(1.0 if i <= upto + 1e-9 else 0.0)
-
-    return UpdateFromAlphaFunc(marks, show, rate_func=linear, **kwargs)
-
-
-def ball(color: str, radius: float = BALL_RADIUS) -> Dot:
-    return Dot(radius=radius, color=color).set_stroke(style.BACKGROUND, 2)
-
-
-def h_arrow(start, end, color: str, width: float = 5) -> Arrow:
-    return Arrow(start, end, buff=0, color=color, stroke_width=width, max_tip_length_to_length_ratio=0.3,
-                 max_stroke_width_to_length_ratio=12)
+from scenes.widgets import ball, ball_route, curve_through, h_arrow, reveal, roll, sketch_axes
 
 
 # -- A15 ------------------------------------------------------------------------------
@@ -96,9 +49,7 @@ class GradientDescentBall(LectureScene):
 
     @staticmethod
     def make_axes() -> Axes:
-        axes = Axes(x_range=[-3.6, 3.6, 1], y_range=[-2.3, 2.2, 1], x_length=11.5, y_length=4.6, tips=False,
-                    axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2})
-        return axes.move_to(0.35 * DOWN)
+        return sketch_axes([-3.6, 3.6, 1], [-2.3, 2.2, 1], 11.5, 4.6).move_to(0.35 * DOWN)
 
     def construct(self):
         facts = self.facts
@@ -309,14 +260,7 @@ class SaddlePoint(LectureScene):
     @staticmethod
     def _profile(rows, colour, where, shape, y):
         """One cross-section through the pass, on its own small axes."""
-        axes = Axes(
-            x_range=[rows[0, 0], rows[-1, 0], 1],
-            y_range=[0, 1.15 * rows[:, 1].max(), 1],
-            x_length=5.6,
-            y_length=1.9,
-            tips=False,
-            axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2},
-        )
+        axes = sketch_axes([rows[0, 0], rows[-1, 0], 1], [0, 1.15 * rows[:, 1].max(), 1], 5.6, 1.9)
         axes.move_to((3.7, y, 0))
         curve = curve_through(axes, rows, colour, 5)
         middle = rows[len(rows) // 2]
@@ -428,9 +372,7 @@ class MomentumEscape(LectureScene):
 
     @staticmethod
     def make_axes() -> Axes:
-        axes = Axes(x_range=[-1, 13, 1], y_range=[-0.65, 2.75, 1], x_length=12.4, y_length=4.5, tips=False,
-                    axis_config={"include_ticks": False, "stroke_opacity": 0})
-        return axes.move_to(0.45 * DOWN)
+        return sketch_axes([-1, 13, 1], [-0.65, 2.75, 1], 12.4, 4.5, visible=False).move_to(0.45 * DOWN)
 
     def construct(self):
         facts = self.facts
@@ -760,8 +702,7 @@ class OptimalStepParabola(LectureScene):
     def construct(self):
         facts = self.facts
         self.show_title()
-        axes = Axes(x_range=[-4, 4, 1], y_range=[-0.3, 8.5, 1], x_length=6.4, y_length=5.0, tips=False,
-                    axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2})
+        axes = sketch_axes([-4, 4, 1], [-0.3, 8.5, 1], 6.4, 5.0)
         axes.move_to((-3.5, -0.55, 0))
         x_name = style.zh("x", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT, buff=0.1)
         curves = {name: curve_through(axes, self._clip(facts[f"{name}_curve"].value), style.DATA, 4)
