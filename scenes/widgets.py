@@ -164,7 +164,7 @@ class LedgerRow(VGroup):
             if label.width > box.width - 0.1 and not factored:
                 label.scale_to_fit_width(box.width - 0.1)
             size = style.zh(cell["text"], size=label_size, color=style.TEXT)
-            text = VGroup(label, size).arrange(DOWN, buff=0.08)
+            text = VGroup(label, size).arrange(DOWN, buff=0.08)  # inside a cell: tighter than any gap
             if factored:
                 text.next_to(box, DOWN, buff=style.GAP_S)
             else:
