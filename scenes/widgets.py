@@ -75,7 +75,7 @@ def grid_row(cells: Sequence[Mobject | None], columns: Sequence[Column], y: floa
     row = VGroup()
     for cell, column in zip(cells, columns):
         if cell is None:
-            cell = VMobject().move_to((column.x, y, 0))
+            cell = VMobject()  # no points: it takes no room and moves with nothing
         else:
             cell.move_to((column.x, y, 0), aligned_edge=column.align)
         row.add(cell)
