@@ -1,1 +1,1 @@
-"""Manim scenes, one file per chapter; ``style`` and ``base`` are shared by all."""
+"""Manim scenes, one file per chapter; ``style``, ``widgets`` and ``base`` are shared by all."""

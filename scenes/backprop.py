@@ -5,11 +5,11 @@ from __future__ import annotations
 from manim import (
     DOWN,
     LEFT,
+    ORIGIN,
     RIGHT,
     UP,
     AnimationGroup,
     Arrow,
-    Axes,
     Brace,
     Circle,
     Circumscribe,
@@ -49,32 +49,29 @@ from manim import (
 
 from scenes import style
 from scenes.base import LectureScene
-
-# Where each input sits and where each gate sits (frame units).
-_INPUTS = {"a": (-5.6, 2.3), "b": (-5.6, 1.0), "d": (-5.6, -0.4), "c": (-5.6, -1.9)}
-_GATES = {"q": ((-2.9, 1.65), "+", "分发"), "m": ((0.1, 0.6), "max", "路由"), "f": ((3.1, -0.65), "×", "交换")}
-_WIRES = [("a", "q"), ("b", "q"), ("q", "m"), ("d", "m"), ("m", "f"), ("c", "f")]
-_OUTPUT = (5.6, -0.65)
-
-
-def _word_tag(word: str, gloss: str, y: float) -> VGroup:
-    """A row's word on the left edge: the term and, under it, what it does."""
-    tag = VGroup(style.zh(word, size=style.BODY_SIZE, color=style.HIGHLIGHT),
-                 style.zh(gloss, size=style.SMALL_SIZE, color=style.MUTED)).arrange(DOWN, buff=0.1)
-    return tag.move_to((-5.9, y, 0))
+from scenes.widgets import Column, sketch_axes, text_row
 
 
 class ExchangeRate(LectureScene):
     """Three words: a derivative divides, a gradient lines rates up, a chain multiplies them."""
 
     SCALE = 20.0  # frame units per unit of the made-up quantities (0.03 -> 0.6)
+    TAG_X = -5.9  # the three words, down the left edge, one per row
+    DIVIDE_Y, GRADIENT_Y, CHAIN_Y = 1.85, -0.15, -2.05
+    # ① two rulers, input over output: name, line, where the dot starts
+    INPUT_Y, OUTPUT_Y = 2.35, 1.35
+    RULER_NAME_X, RULER_SPAN, RULER_START = -4.45, (-3.8, 0.9), -3.2
+    EQUATION = np.array((3.2, 2.05, 0))
+    PARAMS = np.array((-1.9, 0.2, 0))  # ② the row of parameters
+    CHAIN_START, CHAIN_PITCH = -4.3, 2.25  # ③ the first node of the chain, and node to node
+    PRODUCT_X = 5.3
 
     def construct(self):
         facts = self.facts
         self.show_title()
         with self.narrate("rate_intro") as beat:
-            tags = [_word_tag("导数", "相除", 1.85), _word_tag("梯度", "一排", -0.15),
-                    _word_tag("链式法则", "相乘", -2.05)]
+            tags = [self._word_tag("导数", "相除", self.DIVIDE_Y), self._word_tag("梯度", "一排", self.GRADIENT_Y),
+                    self._word_tag("链式法则", "相乘", self.CHAIN_Y)]
             self.play(LaggedStart(*(FadeIn(t, shift=0.3 * RIGHT) for t in tags), lag_ratio=0.4),
                       run_time=beat.share(0.7))
         self._divide(facts, tags[0])
@@ -87,25 +84,31 @@ class ExchangeRate(LectureScene):
             self.play(Circumscribe(total_box, color=style.HIGHLIGHT), run_time=beat.share(0.4))
         self.finish()
 
+    def _word_tag(self, word: str, gloss: str, y: float) -> VGroup:
+        """A row's word on the left edge: the term and, under it, what it does."""
+        tag = VGroup(style.zh(word, size=style.BODY_SIZE, color=style.HIGHLIGHT),
+                     style.zh(gloss, size=style.SMALL_SIZE, color=style.MUTED)).arrange(DOWN, buff=style.GAP_S)
+        return tag.move_to((self.TAG_X, y, 0))
+
     def _ruler(self, label: str, y: float, start, colour):
-        name = style.zh(label, size=style.LABEL_SIZE, color=style.MUTED).move_to((-4.45, y, 0))
-        line = Line((-3.8, y, 0), (0.9, y, 0), color=style.MUTED, stroke_width=2)
-        dot = Dot((-3.2, y, 0), radius=0.09, color=colour)
-        reading = style.value(start, color=colour).next_to(dot, UP, buff=0.12)
+        name = style.zh(label, size=style.LABEL_SIZE, color=style.MUTED).move_to((self.RULER_NAME_X, y, 0))
+        line = Line((self.RULER_SPAN[0], y, 0), (self.RULER_SPAN[1], y, 0), color=style.MUTED, stroke_width=2)
+        dot = Dot((self.RULER_START, y, 0), radius=0.09, color=colour)
+        reading = style.value(start, color=colour).next_to(dot, UP, buff=style.GAP_S)
         return name, line, dot, reading
 
     def _nudge(self, dot, reading, end_fact, distance, colour, run_time):
         """Move a dot by `distance`, leave the stretch it covered, update its reading."""
         start = dot.get_center()
         stretch = Line(start, start + distance * RIGHT, color=colour, stroke_width=7)
-        new_reading = style.value(end_fact, color=colour).next_to(start + distance * RIGHT, UP, buff=0.12)
+        new_reading = style.value(end_fact, color=colour).next_to(start + distance * RIGHT, UP, buff=style.GAP_S)
         self.play(dot.animate.shift(distance * RIGHT), Create(stretch), Transform(reading, new_reading),
                   run_time=run_time)
         return stretch
 
     def _divide(self, facts, tag):
-        in_parts = self._ruler("输入", 2.35, facts["x_before"], style.HIGHLIGHT)
-        out_parts = self._ruler("输出", 1.35, facts["y_before"], style.FORWARD)
+        in_parts = self._ruler("输入", self.INPUT_Y, facts["x_before"], style.HIGHLIGHT)
+        out_parts = self._ruler("输出", self.OUTPUT_Y, facts["y_before"], style.FORWARD)
         with self.narrate("rate_nudge") as beat:
             self.play(Indicate(tag[0]), *(FadeIn(m) for m in (*in_parts, *out_parts)), run_time=beat.share(0.25))
             d_in = facts["moved_0"].value * self.SCALE
@@ -118,15 +121,15 @@ class ExchangeRate(LectureScene):
         with self.narrate("rate_divide") as beat:
             moved_in = style.value(facts["moved_0"], size=style.SMALL_SIZE, color=style.HIGHLIGHT)
             moved_out = style.value(facts["moved_1"], size=style.SMALL_SIZE, color=style.FORWARD)
-            self.play(FadeIn(moved_in.next_to(in_stretch, DOWN, buff=0.1)),
-                      FadeIn(moved_out.next_to(out_stretch, DOWN, buff=0.22)), run_time=beat.share(0.2))
+            self.play(FadeIn(moved_in.next_to(in_stretch, DOWN, buff=style.GAP_S)),
+                      FadeIn(moved_out.next_to(out_stretch, DOWN, buff=style.GAP_M)), run_time=beat.share(0.2))
             # Lay the input's stretch along the output's, as many times as it fits: that count is the rate.
             copies = VGroup(*(in_stretch.copy() for _ in range(round(facts["rate_a"].value))))
             copies.arrange(RIGHT, buff=0.05).next_to(out_stretch, DOWN, buff=0.06).align_to(out_stretch, LEFT)
             self.play(LaggedStart(*(TransformFromCopy(in_stretch, c) for c in copies), lag_ratio=0.6),
                       run_time=beat.share(0.3))
             equation = style.math(f"{facts['moved_1'].text} div {facts['moved_0'].text} = {facts['rate_a'].text}",
-                                  size=style.TITLE_SIZE).move_to((3.2, 2.05, 0))
+                                  size=style.TITLE_SIZE).move_to(self.EQUATION)
             name = style.zh("兑换率", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(equation, DOWN, buff=0.15)
             self.play(TransformFromCopy(VGroup(moved_out, moved_in), equation), run_time=beat.share(0.25))
             self.play(FadeIn(name, shift=0.1 * UP), run_time=beat.share(0.15))
@@ -136,31 +139,31 @@ class ExchangeRate(LectureScene):
 
     def _gradient(self, tag):
         params = VGroup(*(Circle(radius=0.2, color=style.TEXT, stroke_width=2) for _ in range(6)))
-        params.arrange(RIGHT, buff=0.45).move_to((-1.9, 0.2, 0))
-        dots = style.zh("⋯", size=style.BODY_SIZE, color=style.MUTED).next_to(params, RIGHT, buff=0.25)
-        name = style.zh("参数", size=style.LABEL_SIZE, color=style.MUTED).next_to(params, LEFT, buff=0.25)
+        params.arrange(RIGHT, buff=style.GAP_L).move_to(self.PARAMS)
+        dots = style.zh("⋯", size=style.BODY_SIZE, color=style.MUTED).next_to(params, RIGHT, buff=style.GAP_M)
+        name = style.zh("参数", size=style.LABEL_SIZE, color=style.MUTED).next_to(params, LEFT, buff=style.GAP_M)
         chips = VGroup(*(Square(0.3, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=0.85)
-                         .next_to(p, DOWN, buff=0.22) for p in params))
+                         .next_to(p, DOWN, buff=style.GAP_M) for p in params))
         with self.narrate("rate_gradient") as beat:
             self.play(Indicate(tag[0]), FadeIn(name), LaggedStart(*(FadeIn(p, scale=0.5) for p in params),
                                                                    lag_ratio=0.15), FadeIn(dots),
                       run_time=beat.share(0.3))
             self.play(LaggedStart(*(AnimationGroup(Indicate(p, color=style.HIGHLIGHT), GrowFromCenter(c))
                                     for p, c in zip(params, chips)), lag_ratio=0.3), run_time=beat.share(0.4))
-            bracket = SurroundingRectangle(chips, color=style.BACKWARD, buff=0.1, corner_radius=0.08)
+            bracket = SurroundingRectangle(chips, color=style.BACKWARD, buff=style.GAP_S, corner_radius=0.08)
             label = style.zh("每个参数一个兑换率，排成一排", size=style.LABEL_SIZE,
                              color=style.BACKWARD).next_to(bracket, RIGHT, buff=0.3)
             self.play(Create(bracket), FadeIn(label, shift=0.2 * LEFT), run_time=beat.share(0.25))
 
     def _chain(self, facts, tag):
-        y = -2.05
-        xs = (-4.3, -2.05, 0.2, 2.45)
-        nodes = VGroup(*(Circle(radius=0.28, color=style.TEXT, stroke_width=2).move_to((x, y, 0)) for x in xs))
+        y = self.CHAIN_Y
+        nodes = VGroup(*(Circle(radius=0.28, color=style.TEXT, stroke_width=2)
+                         .move_to((self.CHAIN_START + i * self.CHAIN_PITCH, y, 0)) for i in range(4)))
         links, arrows = VGroup(), VGroup()
         for i in range(3):
             box = RoundedRectangle(width=0.95, height=0.5, corner_radius=0.1, color=style.MUTED, stroke_width=2)
             mark = style.zh("×" + facts[f"link_{i + 1}"].text, size=style.LABEL_SIZE)
-            links.add(VGroup(box, mark.move_to(box)).move_to(((xs[i] + xs[i + 1]) / 2, y, 0)))
+            links.add(VGroup(box, mark.move_to(box)).move_to((nodes[i].get_center() + nodes[i + 1].get_center()) / 2))
             arrows.add(Arrow(nodes[i].get_right(), links[i].get_left(), buff=0.05, stroke_width=2,
                              max_tip_length_to_length_ratio=0.35, color=style.MUTED),
                        Arrow(links[i].get_right(), nodes[i + 1].get_left(), buff=0.05, stroke_width=2,
@@ -186,13 +189,14 @@ class ExchangeRate(LectureScene):
                                size=style.TITLE_SIZE)
             product = style.math(" = " + " times ".join(facts[f"link_{i}"].text for i in (1, 2, 3)),
                                  size=style.TITLE_SIZE)
-            group = VGroup(total, product).arrange(DOWN, aligned_edge=LEFT, buff=0.2).move_to((5.3, y, 0))
+            group = VGroup(total, product).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
+            group.move_to((self.PRODUCT_X, y, 0))
             self.play(TransformFromCopy(VGroup(moved[3], moved[0]), total), run_time=beat.share(0.25))
             self.play(TransformFromCopy(VGroup(*(link[1] for link in links)), product), run_time=beat.share(0.25))
             box = SurroundingRectangle(group, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
             self.play(Create(box), run_time=beat.share(0.1))
             shrink = links[facts["shrinking_link"].value[0] - 1]
-            note = style.zh("缩小", size=style.SMALL_SIZE, color=style.BACKWARD).next_to(shrink, UP, buff=0.12)
+            note = style.zh("缩小", size=style.SMALL_SIZE, color=style.BACKWARD).next_to(shrink, UP, buff=style.GAP_S)
             self.play(shrink[0].animate.set_stroke(style.BACKWARD, 4), FadeIn(note, shift=0.1 * DOWN),
                       run_time=beat.share(0.2))
         return box
@@ -202,6 +206,12 @@ class FiniteDifferences(LectureScene):
     """The brute-force way: nudge one parameter, rerun the whole forward; a counter races to 三千亿."""
 
     BAR_LEFT, BAR_WIDTH, BAR_Y = -6.2, 12.4, -0.55
+    NETWORK_Y, LAYER_START, LAYER_PITCH = 1.5, -5.6, 1.15  # five layers in a row, then the loss
+    LOSS_X = 0.45
+    COUNTER_X = 4.2  # the counter panel: two labels, each over its reading
+    COUNTER_Y = {"tried_label": 2.55, "tried": 2.0, "time_label": 1.35, "spent": 0.8}
+    TOTAL = 1.6 * DOWN  # seconds ÷ a year
+    PASSES = np.array((-3.0, 1.1, 0))  # where the network was: many forwards, then one backward
 
     def construct(self):
         facts = self.facts
@@ -213,22 +223,25 @@ class FiniteDifferences(LectureScene):
             self.play(FadeIn(loss, shift=0.2 * LEFT), run_time=beat.share(0.3))
 
         # The counter panel and the progress bar over all parameters.
-        tried_label = style.zh("已动过的参数", size=style.LABEL_SIZE, color=style.MUTED).move_to((4.2, 2.55, 0))
-        time_label = style.zh("已用时间", size=style.LABEL_SIZE, color=style.MUTED).move_to((4.2, 1.35, 0))
-        tried = self._reading(counter[0]["parameters"], 2.0)
-        spent = self._reading(counter[0]["elapsed"], 0.8)
+        tried_label = style.zh("已动过的参数", size=style.LABEL_SIZE, color=style.MUTED)
+        time_label = style.zh("已用时间", size=style.LABEL_SIZE, color=style.MUTED)
+        tried_label.move_to((self.COUNTER_X, self.COUNTER_Y["tried_label"], 0))
+        time_label.move_to((self.COUNTER_X, self.COUNTER_Y["time_label"], 0))
+        tried = self._reading(counter[0]["parameters"], self.COUNTER_Y["tried"])
+        spent = self._reading(counter[0]["elapsed"], self.COUNTER_Y["spent"])
         frame = Rectangle(width=self.BAR_WIDTH, height=0.36, color=style.MUTED, stroke_width=2)
-        frame.move_to((self.BAR_LEFT + self.BAR_WIDTH / 2, self.BAR_Y, 0))
+        frame.move_to((self.BAR_LEFT, self.BAR_Y, 0), aligned_edge=LEFT)
         fill = self._fill(0.0)
         bar_name = style.zh(f"{facts['parameters'].text}个参数，一个一个来", size=style.LABEL_SIZE,
-                            color=style.MUTED).next_to(frame, UP, buff=0.12).align_to(frame, RIGHT)
+                            color=style.MUTED).next_to(frame, UP, buff=style.GAP_S).align_to(frame, RIGHT)
 
         with self.narrate("brute_nudge") as beat:
             dot = grids[1][7]
-            tag = style.zh("动一丁点", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(blocks[1], DOWN, buff=0.12)
+            tag = style.zh("动一丁点", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            tag.next_to(blocks[1], DOWN, buff=style.GAP_S)
             self.play(dot.animate.set_color(style.HIGHLIGHT).scale(2.2), FadeIn(tag), run_time=beat.share(0.2))
             run = style.zh("整个前向重跑一遍", size=style.LABEL_SIZE, color=style.FORWARD)
-            run.next_to(VGroup(*blocks), UP, buff=0.12)
+            run.next_to(VGroup(*blocks), UP, buff=style.GAP_S)
             self.play(FadeIn(run), run_time=beat.share(0.1))
             self._forward_sweep(blocks, loss, beat.share(0.4))
             asked = style.zh("变了多少？", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
@@ -264,13 +277,12 @@ class FiniteDifferences(LectureScene):
             for stop in stops:
                 new_fill = self._fill(stop["share"])
                 self._tick(tried, spent, stop, 0.45 * step, Transform(fill, new_fill),
-                           ShowPassingFlash(Line((-6.0, 1.5, 0), (0.0, 1.5, 0)).set_stroke(style.FORWARD, 8),
-                                            time_width=0.5))
+                           ShowPassingFlash(self._sweep(blocks, loss), time_width=0.5))
                 self.wait(0.55 * step)
 
         with self.narrate("brute_total") as beat:
             sum_line = style.zh(f"{facts['seconds'].text} 秒 ÷ {facts['year_seconds'].text}/年 = {facts['years'].text}",
-                                size=style.BODY_SIZE).move_to((0, -1.6, 0))
+                                size=style.BODY_SIZE).move_to(self.TOTAL)
             self.play(FadeIn(sum_line, shift=0.2 * UP), Indicate(spent, color=style.HIGHLIGHT),
                       run_time=beat.share(0.45))
             nearly = style.zh(facts["nearly"].text, size=style.TITLE_SIZE, color=style.HIGHLIGHT)
@@ -285,15 +297,16 @@ class FiniteDifferences(LectureScene):
 
         with self.narrate("brute_point") as beat:
             self.play(FadeOut(VGroup(*blocks, loss, per, derivative)), run_time=beat.share(0.12))
-            many = VGroup(*(Arrow((-5.0, 0, 0), (-1.0, 0, 0), buff=0, stroke_width=2, color=style.FORWARD,
+            many = VGroup(*(Arrow(2 * LEFT, 2 * RIGHT, buff=0, stroke_width=2, color=style.FORWARD,
                                   max_tip_length_to_length_ratio=0.06) for _ in range(5)))
-            many.arrange(DOWN, buff=0.1).move_to((-3.0, 1.1, 0))
+            many.arrange(DOWN, buff=style.GAP_S).move_to(self.PASSES)
             many_name = style.zh(f"{facts['parameters'].text}次前向", size=style.BODY_SIZE,
-                                 color=style.FORWARD).next_to(many, UP, buff=0.2)
+                                 color=style.FORWARD).next_to(many, UP, buff=style.GAP_M)
             self.play(LaggedStart(*(GrowArrow(a) for a in many), lag_ratio=0.1), FadeIn(many_name),
                       run_time=beat.share(0.3))
-            one = Arrow((-1.0, 1.1, 0), (-5.0, 1.1, 0), buff=0, stroke_width=8, color=style.BACKWARD)
-            one_name = style.zh("压成一次反向", size=style.BODY_SIZE, color=style.BACKWARD).next_to(one, DOWN, buff=0.2)
+            one = Arrow(2 * RIGHT, 2 * LEFT, buff=0, stroke_width=8, color=style.BACKWARD).move_to(self.PASSES)
+            one_name = style.zh("压成一次反向", size=style.BODY_SIZE, color=style.BACKWARD)
+            one_name.next_to(one, DOWN, buff=style.GAP_M)
             self.play(ReplacementTransform(many, one), FadeIn(one_name, shift=0.2 * UP),
                       many_name.animate.set_opacity(0.5), run_time=beat.share(0.35))
         self.finish()
@@ -301,29 +314,34 @@ class FiniteDifferences(LectureScene):
     def _network(self):
         """Five layers, each a panel with its parameters drawn as dots inside it."""
         blocks, grids = [], VGroup()
-        for x in (-5.6, -4.45, -3.3, -2.15, -1.0):
-            panel = RoundedRectangle(width=0.8, height=2.0, corner_radius=0.08, color=style.FORWARD,
-                                     stroke_width=2, fill_color=style.PANEL, fill_opacity=1).move_to((x, 1.5, 0))
+        for i in range(5):
+            panel = RoundedRectangle(width=0.8, height=2.0, corner_radius=0.08, color=style.FORWARD, stroke_width=2,
+                                     fill_color=style.PANEL, fill_opacity=1)
+            panel.move_to((self.LAYER_START + i * self.LAYER_PITCH, self.NETWORK_Y, 0))
             grid = VGroup(*(Dot(radius=0.04, color=style.MUTED) for _ in range(18))).arrange_in_grid(6, 3, buff=0.18)
             grids.add(grid.move_to(panel))
             blocks.append(VGroup(panel, grid))
         loss = VGroup(Circle(radius=0.42, color=style.TEXT, stroke_width=2),
-                      style.zh("损失", size=style.LABEL_SIZE)).move_to((0.45, 1.5, 0))
+                      style.zh("损失", size=style.LABEL_SIZE)).move_to((self.LOSS_X, self.NETWORK_Y, 0))
         loss[1].move_to(loss[0])
         return blocks, grids, loss
 
-    @staticmethod
-    def _reading(text: str, y: float):
-        return style.zh(text, size=style.TITLE_SIZE, color=style.TEXT).move_to((4.2, y, 0))
+    @classmethod
+    def _reading(cls, text: str, y: float):
+        return style.zh(text, size=style.TITLE_SIZE, color=style.TEXT).move_to((cls.COUNTER_X, y, 0))
 
     def _fill(self, share: float):
         width = max(share * self.BAR_WIDTH, 0.02)
         bar = Rectangle(width=width, height=0.36, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.9)
-        return bar.move_to((self.BAR_LEFT + width / 2, self.BAR_Y, 0))
+        return bar.move_to((self.BAR_LEFT, self.BAR_Y, 0), aligned_edge=LEFT)
+
+    @staticmethod
+    def _sweep(blocks, loss):
+        """The path of one forward pass, from the first layer into the loss."""
+        return Line(blocks[0].get_left(), loss.get_left()).set_stroke(style.FORWARD, 8)
 
     def _forward_sweep(self, blocks, loss, run_time):
-        path = Line(blocks[0].get_left(), loss.get_left()).set_stroke(style.FORWARD, 8)
-        self.play(ShowPassingFlash(path, time_width=0.4),
+        self.play(ShowPassingFlash(self._sweep(blocks, loss), time_width=0.4),
                   Succession(*(Indicate(b, color=style.FORWARD, scale_factor=1.05) for b in blocks),
                              Indicate(loss, color=style.HIGHLIGHT)), run_time=run_time)
 
@@ -336,7 +354,11 @@ class FirstGradient(LectureScene):
     """Softmax + cross-entropy: the seed of the backward chain is p − y, on the logits."""
 
     ROWS = (1.45, 0.7, -0.05, -0.8, -1.55)
-    LOGIT_X, P_X, Y_X, SEED_X = -4.55, -2.75, -0.5, 4.6  # column anchors
+    CHAR_X, LOGIT_X, P_X, Y_X, SEED_X = -6.0, -4.55, -2.75, -0.5, 4.6  # column anchors
+    HEAD_Y = 2.3  # the columns' heads
+    LOSS = np.array((4.6, 3.25, 0))  # the loss, boxed, top right
+    SIGNS_Y = -2.25  # what a sign of p − y means, under the seed column
+    NOTE = np.array((-0.3, -2.6, 0))
     SCALE = 2.0  # frame units per unit of probability, for p, y and p − y alike
 
     def construct(self):
@@ -348,16 +370,17 @@ class FirstGradient(LectureScene):
         with self.narrate("seed_loss") as beat:
             loss_name = style.zh("损失", size=style.BODY_SIZE)
             loss_value = style.zh("一个数", size=style.BODY_SIZE, color=style.HIGHLIGHT)
-            loss = VGroup(loss_name, loss_value).arrange(RIGHT, buff=0.3).move_to((4.6, 3.25, 0))
+            loss = VGroup(loss_name, loss_value).arrange(RIGHT, buff=0.3).move_to(self.LOSS)
             loss_box = SurroundingRectangle(loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
             self.play(FadeIn(loss, scale=1.2), Create(loss_box), run_time=beat.share(0.4))
 
-        labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((-6.0, y, 0)) for c, y in zip(chars, self.ROWS)))
+        labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((self.CHAR_X, y, 0))
+                          for c, y in zip(chars, self.ROWS)))
         chips = VGroup()
         for i, y in enumerate(self.ROWS):
             box = RoundedRectangle(width=0.9, height=0.5, corner_radius=0.08, color=style.MUTED, stroke_width=2)
             chips.add(VGroup(box, style.value(facts[f"logit_{i}"]).move_to(box)).move_to((self.LOGIT_X, y, 0)))
-        head_y = 2.3
+        head_y = self.HEAD_Y
         with self.narrate("seed_logits") as beat:
             head = style.zh("logits", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.LOGIT_X, head_y, 0))
             self.play(FadeIn(labels, shift=0.2 * RIGHT), FadeIn(head), run_time=beat.share(0.3))
@@ -411,7 +434,7 @@ class FirstGradient(LectureScene):
         with self.narrate("seed_sign") as beat:
             up = style.zh("正：猜高了", size=style.SMALL_SIZE, color=style.BACKWARD)
             down = style.zh("负：该高没高", size=style.SMALL_SIZE, color=style.BACKWARD)
-            signs = VGroup(down, up).arrange(RIGHT, buff=0.6).move_to((self.SEED_X, -2.25, 0))
+            signs = VGroup(down, up).arrange(RIGHT, buff=0.6).move_to((self.SEED_X, self.SIGNS_Y, 0))
             self.play(FadeIn(up), *(Indicate(seed_bars[i], color=style.HIGHLIGHT) for i in range(1, n)),
                       run_time=beat.share(0.3))
             self.play(FadeIn(down), Indicate(seed_bars[0], color=style.HIGHLIGHT), run_time=beat.share(0.3))
@@ -420,10 +443,10 @@ class FirstGradient(LectureScene):
             self.play(Create(seed_box), run_time=beat.share(0.2))
 
         with self.narrate("seed_logits_caveat") as beat:
-            back = CurvedArrow((self.SEED_X - 1.0, -1.95, 0), (self.LOGIT_X, -1.9, 0), angle=-0.3,
-                               color=style.BACKWARD, stroke_width=4)
+            back = CurvedArrow((self.SEED_X - 1.0, self.ROWS[-1] - 0.4, 0), (self.LOGIT_X, self.ROWS[-1] - 0.35, 0),
+                               angle=-0.3, color=style.BACKWARD, stroke_width=4)
             note = style.zh("对 logits（softmax 之前）求导，不是对概率 p", size=style.LABEL_SIZE,
-                            color=style.BACKWARD).move_to((-0.3, -2.6, 0))
+                            color=style.BACKWARD).move_to(self.NOTE)
             self.play(FadeOut(signs), run_time=beat.share(0.1))
             self.play(Create(back), Indicate(chips, color=style.BACKWARD), run_time=beat.share(0.35))
             self.play(FadeIn(note, shift=0.1 * UP), run_time=beat.share(0.2))
@@ -442,8 +465,8 @@ class FirstGradient(LectureScene):
             width = max(fact.value * self.SCALE, 0.02)
             bar = Rectangle(width=width, height=0.42, stroke_width=0, fill_color=colour,
                             fill_opacity=0.85 if fact.value else 0.3)
-            bars.add(bar.move_to((x + width / 2, y, 0)))
-            texts.add(style.value(fact, color=colour).next_to(bar, RIGHT, buff=0.12))
+            bars.add(bar.move_to((x, y, 0), aligned_edge=LEFT))
+            texts.add(style.value(fact, color=colour).next_to(bar, RIGHT, buff=style.GAP_S))
         return bars, texts
 
     def _seed_bars(self):
@@ -453,10 +476,10 @@ class FirstGradient(LectureScene):
         for i, (v, y) in enumerate(zip(values, self.ROWS)):
             width = abs(v) * self.SCALE
             bar = Rectangle(width=width, height=0.42, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=0.85)
-            bar.move_to((self.SEED_X + (width / 2 if v > 0 else -width / 2), y, 0))
+            bar.move_to((self.SEED_X, y, 0), aligned_edge=LEFT if v > 0 else RIGHT)
             bars.add(bar)
             text = style.value(self.facts[f"seed_{i}"], color=style.BACKWARD)
-            texts.add(text.next_to(bar, RIGHT if v > 0 else LEFT, buff=0.12))
+            texts.add(text.next_to(bar, RIGHT if v > 0 else LEFT, buff=style.GAP_S))
         return bars, texts
 
 
@@ -477,6 +500,12 @@ class BackpropNudge3b1b(LectureScene):
     OUT_Y = (2.0, 1.1, 0.2, -0.7, -1.6)
     MID_Y = (1.55, 0.65, -0.25, -1.15)
     X0, X1, X2 = -5.4, -2.6, 0.4  # layer below, upstream layer, output layer
+    DEVICES = np.array((4.95, 0.9, 0))  # the four devices, listed down the right
+    CLOSING_Y = -2.75  # the two closing lines, under the examples
+    # The examples: one row per character, one column of pushes per example, then their average.
+    EXAMPLE_ROWS = (1.5, 0.7, -0.1, -0.9, -1.7)
+    CHAR_X, EXAMPLE_XS, AVERAGE_X = -6.2, (-4.6, -2.5, -0.4), 2.0
+    EXAMPLE_HEAD_Y = 2.35
 
     def construct(self):
         facts = self.facts
@@ -487,12 +516,13 @@ class BackpropNudge3b1b(LectureScene):
         out = self._layer(self.X2, self.OUT_Y, facts["brightness"].value)
         edges_low = self._edges(below, mid)
         edges = self._edges(mid, out)
-        names = VGroup(*(style.zh(c, size=style.BODY_SIZE).next_to(n, RIGHT, buff=0.25) for c, n in zip(chars, out)))
+        names = VGroup(*(style.zh(c, size=style.BODY_SIZE).next_to(n, RIGHT, buff=style.GAP_M)
+                         for c, n in zip(chars, out)))
         context = style.zh(f"例子：「{facts['contexts'].value[0][0]}＿」", size=style.LABEL_SIZE,
                            color=style.HIGHLIGHT).to_corner(UP + RIGHT, buff=style.EDGE)
         devices = [style.zh(t, size=style.LABEL_SIZE, color=style.HIGHLIGHT)
                    for t in ("① 推多少，看差多远", "② 变亮有三条路", "③ 改权重，看上游亮度", "④ 众口难调，取平均")]
-        VGroup(*devices).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to((4.95, 0.9, 0))
+        VGroup(*devices).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to(self.DEVICES)
         target = names[0]
 
         with self.narrate("nudge_intro") as beat:
@@ -504,7 +534,8 @@ class BackpropNudge3b1b(LectureScene):
         arrows = VGroup(*(_wish_arrow(w, (names[i].get_right()[0] + 0.4, self.OUT_Y[i], 0))
                           for i, w in enumerate(wish)))
         with self.narrate("nudge_wish") as beat:
-            ring = SurroundingRectangle(VGroup(out[0], target), color=style.HIGHLIGHT, buff=0.1, corner_radius=0.1)
+            ring = SurroundingRectangle(VGroup(out[0], target), color=style.HIGHLIGHT, buff=style.GAP_S,
+                                        corner_radius=0.1)
             self.play(Create(ring), run_time=beat.share(0.2))
             self.play(GrowArrow(arrows[0]), run_time=beat.share(0.25))
             self.play(*(GrowArrow(a) for a in arrows[1:]), run_time=beat.share(0.25))
@@ -517,14 +548,15 @@ class BackpropNudge3b1b(LectureScene):
         into_target = VGroup(*(edges[k * len(out) + 0] for k in range(len(mid))))
         with self.narrate("nudge_three_ways") as beat:
             self.play(FadeIn(devices[1], shift=0.2 * LEFT), run_time=beat.share(0.15))
-            bias = style.zh("偏置", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(ring, UP, buff=0.1)
+            bias = style.zh("偏置", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(ring, UP, buff=style.GAP_S)
             self.play(FadeIn(bias, shift=0.15 * DOWN), Indicate(out[0], color=style.BACKWARD),
                       run_time=beat.share(0.2))
             weight = style.zh("权重", size=style.LABEL_SIZE, color=style.BACKWARD)
             weight.move_to(into_target[0].point_from_proportion(0.55) + 0.3 * UP)
             self.play(FadeIn(weight), into_target.animate.set_stroke(style.BACKWARD, opacity=1),
                       run_time=beat.share(0.25))
-            activation = style.zh("上一层激活", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(mid, UP, buff=0.2)
+            activation = style.zh("上一层激活", size=style.LABEL_SIZE, color=style.BACKWARD)
+            activation.next_to(mid, UP, buff=style.GAP_M)
             self.play(FadeIn(activation), Indicate(mid, color=style.BACKWARD, scale_factor=1.05),
                       run_time=beat.share(0.25))
 
@@ -574,8 +606,8 @@ class BackpropNudge3b1b(LectureScene):
                       run_time=beat.share(0.3))
             greedy = style.zh("只听第一个：什么都猜「的」", size=style.LABEL_SIZE, color=style.MUTED)
             later = style.zh("后面：多张卡之间也这样取平均", size=style.LABEL_SIZE, color=style.FORWARD)
-            VGroup(greedy, later).arrange(DOWN, aligned_edge=LEFT, buff=0.15).move_to((0, -2.75, 0))
-            VGroup(greedy, later).align_to(labels, LEFT)
+            closing = VGroup(greedy, later).arrange(DOWN, aligned_edge=LEFT, buff=0.15)
+            closing.set_y(self.CLOSING_Y).align_to(labels, LEFT)
             self.play(Indicate(columns[0], color=style.MUTED), FadeIn(greedy), run_time=beat.share(0.3))
             self.play(FadeIn(later, shift=0.1 * UP), run_time=beat.share(0.2))
         self.finish()
@@ -595,18 +627,19 @@ class BackpropNudge3b1b(LectureScene):
         return VGroup(*(Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=1.5, stroke_opacity=0.35)
                         for a in left for b in right))
 
-    @staticmethod
-    def _examples(facts, chars):
+    @classmethod
+    def _examples(cls, facts, chars):
         """Row labels, one column of pushes per example, and their average column."""
-        rows = (1.5, 0.7, -0.1, -0.9, -1.7)
-        labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((-6.2, y, 0)) for c, y in zip(chars, rows)))
+        rows, head_y = cls.EXAMPLE_ROWS, cls.EXAMPLE_HEAD_Y
+        labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((cls.CHAR_X, y, 0)) for c, y in zip(chars, rows)))
         columns = VGroup()
-        for x, (context, _char), wishes in zip((-4.6, -2.5, -0.4), facts["contexts"].value, facts["wishes"].value):
-            head = style.zh(f"{context}＿", size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to((x, 2.35, 0))
+        for x, (context, _char), wishes in zip(cls.EXAMPLE_XS, facts["contexts"].value, facts["wishes"].value):
+            head = style.zh(f"{context}＿", size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to((x, head_y, 0))
             columns.add(VGroup(head, *(_wish_arrow(w, (x, y, 0), scale=1.1) for w, y in zip(wishes, rows))))
-        x = 2.0
-        head = style.zh("平均", size=style.LABEL_SIZE, color=style.BACKWARD).move_to((x, 2.35, 0))
-        divider = DashedLine((x - 1.0, 2.7, 0), (x - 1.0, -2.1, 0), color=style.MUTED, stroke_width=2)
+        x = cls.AVERAGE_X
+        head = style.zh("平均", size=style.LABEL_SIZE, color=style.BACKWARD).move_to((x, head_y, 0))
+        divider = DashedLine((x - 1.0, head_y + 0.35, 0), (x - 1.0, rows[-1] - 0.4, 0), color=style.MUTED,
+                             stroke_width=2)
         average = VGroup(*(_wish_arrow(w, (x, y, 0), scale=1.1) for w, y in zip(facts["average"].value, rows)))
         return labels, columns, VGroup(head, divider), average
 
@@ -623,15 +656,20 @@ def _matrix(values, colour, cell: float = 0.28) -> VGroup:
 class LayerTwoMatmuls(LectureScene):
     """One linear layer on the way back: ① upstream × Wᵀ goes down, ② stored inputᵀ × upstream is kept."""
 
-    FORWARD_Y, FIRST_Y, SECOND_Y = 2.0, -0.15, -2.15
+    FORWARD_Y, FIRST_Y, SECOND_Y = 2.0, -0.15, -2.15  # the forward row, then one row per backward matmul
+    INPUT_X, WEIGHT_X, OUTPUT_X = -5.6, -3.9, -2.2  # the forward row: input × weight = output
+    SLOT_X = -0.3  # where the upstream sensitivity arrives, on the forward row
+    RESULT_X, LEFT_X, RIGHT_X = -1.3, 0.45, 2.2  # a backward row: result = left × right
+    NAME_X = 4.6  # each backward row's name
+    TALLY = np.array((0.95, 2.45, 0))  # left edge of the matmul count
 
     def construct(self):
         facts = self.facts
         self.show_title()
 
-        x = _matrix(facts["x"].value, style.FORWARD).move_to((-5.6, self.FORWARD_Y, 0))
-        w = _matrix(facts["w"].value, style.FORWARD).move_to((-3.9, self.FORWARD_Y, 0))
-        y = _matrix(facts["y"].value, style.FORWARD).move_to((-2.2, self.FORWARD_Y, 0))
+        x = _matrix(facts["x"].value, style.FORWARD).move_to((self.INPUT_X, self.FORWARD_Y, 0))
+        w = _matrix(facts["w"].value, style.FORWARD).move_to((self.WEIGHT_X, self.FORWARD_Y, 0))
+        y = _matrix(facts["y"].value, style.FORWARD).move_to((self.OUTPUT_X, self.FORWARD_Y, 0))
         forward = VGroup(x, self._sign("×", x, w), w, self._sign("=", w, y), y)
         forward_labels = VGroup(self._label("输入", facts["x_shape"], x), self._label("权重", facts["w_shape"], w),
                                 self._label("输出", facts["y_shape"], y))
@@ -640,11 +678,11 @@ class LayerTwoMatmuls(LectureScene):
             self.play(FadeIn(forward[1:3]), FadeIn(forward_labels[1]), run_time=beat.share(0.15))
             self.play(FadeIn(forward[3]), TransformFromCopy(VGroup(x, w), y), FadeIn(forward_labels[2]),
                       run_time=beat.share(0.3))
-            keep = DashedVMobject(SurroundingRectangle(x, color=style.HIGHLIGHT, buff=0.1))
-            kept = style.zh("存下", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(keep, UP, buff=0.08)
+            keep = DashedVMobject(SurroundingRectangle(x, color=style.HIGHLIGHT, buff=style.GAP_S))
+            kept = style.zh("存下", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(keep, UP, buff=style.GAP_S)
             self.play(Create(keep), FadeIn(kept), run_time=beat.share(0.2))
 
-        slot = np.array((-0.3, self.FORWARD_Y, 0))
+        slot = np.array((self.SLOT_X, self.FORWARD_Y, 0))
         with self.narrate("layer_myth") as beat:
             scalar = Dot(slot + 6 * RIGHT, radius=0.14, color=style.BACKWARD)
             question = style.zh("一个数？", size=style.LABEL_SIZE, color=style.BACKWARD)
@@ -670,7 +708,8 @@ class LayerTwoMatmuls(LectureScene):
                               (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD),
                               (np.asarray(facts["w"].value).T, "Wᵀ", facts["wt_shape"], style.FORWARD))
         with self.narrate("layer_first") as beat:
-            name = style.zh("① 输入梯度", size=style.BODY_SIZE, color=style.BACKWARD).move_to((4.6, self.FIRST_Y, 0))
+            name = style.zh("① 输入梯度", size=style.BODY_SIZE, color=style.BACKWARD)
+            name.move_to((self.NAME_X, self.FIRST_Y, 0))
             self.play(FadeIn(name, shift=0.2 * LEFT), run_time=beat.share(0.12))
             self._multiply(first, upstream, w, beat.share(0.5))
             sent = self._send(first, "交给下面一层")
@@ -680,7 +719,8 @@ class LayerTwoMatmuls(LectureScene):
                                (np.asarray(facts["x"].value).T, "输入ᵀ", facts["xt_shape"], style.FORWARD),
                                (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD))
         with self.narrate("layer_second") as beat:
-            name2 = style.zh("② 权重梯度", size=style.BODY_SIZE, color=style.BACKWARD).move_to((4.6, self.SECOND_Y, 0))
+            name2 = style.zh("② 权重梯度", size=style.BODY_SIZE, color=style.BACKWARD)
+            name2.move_to((self.NAME_X, self.SECOND_Y, 0))
             stored = style.zh("用前向存下来的输入", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             stored.next_to(name2, DOWN, buff=0.15)
             self.play(FadeIn(name2, shift=0.2 * LEFT), run_time=beat.share(0.12))
@@ -699,9 +739,9 @@ class LayerTwoMatmuls(LectureScene):
                 style.zh(f"＋ 反向 {facts['backward_matmuls'].text}", size=style.TITLE_SIZE, color=style.BACKWARD),
                 style.zh(f"＝ {facts['ratio'].text}×", size=style.TITLE_SIZE, color=style.HIGHLIGHT),
             )
-            tally.arrange(RIGHT, buff=0.25).move_to((0.95, 2.45, 0), aligned_edge=LEFT)
+            tally.arrange(RIGHT, buff=style.GAP_M).move_to(self.TALLY, aligned_edge=LEFT)
             each = style.zh(f"三次乘法一样大：各 {facts['flops_each'].text} 次浮点运算", size=style.SMALL_SIZE,
-                            color=style.MUTED).next_to(tally, DOWN, buff=0.2)
+                            color=style.MUTED).next_to(tally, DOWN, buff=style.GAP_M)
             self.play(Indicate(forward, color=style.FORWARD, scale_factor=1.05), FadeIn(tally[0]),
                       run_time=beat.share(0.25))
             self.play(Indicate(first[1:], color=style.BACKWARD, scale_factor=1.05),
@@ -712,12 +752,12 @@ class LayerTwoMatmuls(LectureScene):
         with self.narrate("layer_caveat") as beat:
             caveat = VGroup(style.zh("⚠ 三倍只数矩阵乘", size=style.SMALL_SIZE, color=style.HIGHLIGHT),
                             style.zh("norm、激活、偏置、通信没算：小，但不是零", size=style.SMALL_SIZE,
-                                     color=style.MUTED)).arrange(DOWN, aligned_edge=LEFT, buff=0.1)
-            caveat.next_to(each, DOWN, buff=0.2).align_to(each, LEFT)
+                                     color=style.MUTED)).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S)
+            caveat.next_to(each, DOWN, buff=style.GAP_M).align_to(each, LEFT)
             self.play(FadeIn(caveat, shift=0.1 * UP), run_time=beat.share(0.3))
 
         with self.narrate("layer_check") as beat:
-            ticks = VGroup(*(style.zh("✓", size=style.BODY_SIZE, color=style.GOOD).next_to(n, RIGHT, buff=0.2)
+            ticks = VGroup(*(style.zh("✓", size=style.BODY_SIZE, color=style.GOOD).next_to(n, RIGHT, buff=style.GAP_M)
                              for n in (name, name2)))
             self.play(Indicate(first[0], color=style.GOOD), Indicate(second[0], color=style.GOOD),
                       FadeIn(ticks, scale=1.5), run_time=beat.share(0.4))
@@ -736,10 +776,10 @@ class LayerTwoMatmuls(LectureScene):
 
         Each factor is (values, name, shape fact, colour); the result is the fact `key`.
         """
-        result = _matrix(self.facts[key].value, style.BACKWARD).move_to((-1.3, row_y, 0))
+        result = _matrix(self.facts[key].value, style.BACKWARD).move_to((self.RESULT_X, row_y, 0))
         labels = VGroup(self._label(name, self.facts[f"{key}_shape"], result))
         factors = []
-        for (values, factor_name, shape, colour), x in zip((left_factor, right_factor), (0.45, 2.2)):
+        for (values, factor_name, shape, colour), x in zip((left_factor, right_factor), (self.LEFT_X, self.RIGHT_X)):
             factors.append(_matrix(values, colour).move_to((x, row_y, 0)))
             labels.add(self._label(factor_name, shape, factors[-1]))
         left, right = factors
@@ -764,6 +804,12 @@ class LayerTwoMatmuls(LectureScene):
 
 class GatesCircuit(LectureScene):
     """f = max(a + b, d) · c: values flow forward, gradients flow back gate by gate."""
+
+    # Where each input sits and where each gate sits (frame units), and what each gate does on the way back.
+    INPUTS = {"a": (-5.6, 2.3), "b": (-5.6, 1.0), "d": (-5.6, -0.4), "c": (-5.6, -1.9)}
+    GATES = {"q": ((-2.9, 1.65), "+", "分发"), "m": ((0.1, 0.6), "max", "路由"), "f": ((3.1, -0.65), "×", "交换")}
+    WIRES = [("a", "q"), ("b", "q"), ("q", "m"), ("d", "m"), ("m", "f"), ("c", "f")]
+    OUTPUT = (5.6, -0.65)
 
     def construct(self):
         facts = self.facts
@@ -816,7 +862,7 @@ class GatesCircuit(LectureScene):
                 style.math(f"(partial f)/(partial b) = {facts['grad_b'].text}", color=style.BACKWARD),
                 style.math(f"(partial f)/(partial c) = {facts['grad_c'].text}", color=style.BACKWARD),
             ).arrange(RIGHT, buff=0.7).to_edge(DOWN, buff=1.0)
-            box = SurroundingRectangle(result, color=style.HIGHLIGHT, buff=0.2, corner_radius=0.1)
+            box = SurroundingRectangle(result, color=style.HIGHLIGHT, buff=style.GAP_M, corner_radius=0.1)
             self.play(*(Indicate(grads[n], color=style.HIGHLIGHT) for n in "abc"), run_time=beat.share(0.25))
             self.play(Write(result), run_time=beat.share(0.35))
             self.play(Create(box), run_time=beat.share(0.15))
@@ -826,23 +872,23 @@ class GatesCircuit(LectureScene):
     # -- staging helpers -------------------------------------------------
     def _build_circuit(self):
         nodes = VGroup()
-        for name, (x, y) in _INPUTS.items():
+        for name, (x, y) in self.INPUTS.items():
             nodes.add(style.zh(name, size=style.BODY_SIZE).move_to((x, y, 0)))
-        nodes.add(style.zh("f", size=style.BODY_SIZE).move_to((*_OUTPUT, 0)))
+        nodes.add(style.zh("f", size=style.BODY_SIZE).move_to((*self.OUTPUT, 0)))
         gates = {}
-        for out, ((x, y), symbol, _rule) in _GATES.items():
+        for out, ((x, y), symbol, _rule) in self.GATES.items():
             ring = Circle(radius=0.45, color=style.TEXT, stroke_width=3).move_to((x, y, 0))
             mark = style.zh(symbol, size=style.BODY_SIZE if len(symbol) == 1 else style.LABEL_SIZE)
             gates[out] = VGroup(ring, mark.move_to(ring))
-        position = {name: np.array((x, y, 0.0)) for name, (x, y) in _INPUTS.items()}
-        position |= {out: np.array((*xy, 0.0)) for out, (xy, _s, _r) in _GATES.items()}
+        position = {name: np.array((x, y, 0.0)) for name, (x, y) in self.INPUTS.items()}
+        position |= {out: np.array((*xy, 0.0)) for out, (xy, _s, _r) in self.GATES.items()}
         wires = {}
-        for src, dst in _WIRES:
-            start = position[src] + (0.45 if src in _GATES else 0.3) * RIGHT
+        for src, dst in self.WIRES:
+            start = position[src] + (0.45 if src in self.GATES else 0.3) * RIGHT
             end_dir = position[src] - position[dst]
             end = position[dst] + 0.45 * end_dir / np.linalg.norm(end_dir)
             wires[(src, dst)] = Line(start, end, color=style.MUTED, stroke_width=3)
-        wires[("f", "out")] = Line(position["f"] + 0.45 * RIGHT, np.array((*_OUTPUT, 0)) + 0.3 * LEFT,
+        wires[("f", "out")] = Line(position["f"] + 0.45 * RIGHT, np.array((*self.OUTPUT, 0)) + 0.3 * LEFT,
                                    color=style.MUTED, stroke_width=3)
         return nodes, wires, gates
 
@@ -853,16 +899,16 @@ class GatesCircuit(LectureScene):
     def _anchor(self, name, wires):
         """Where a wire's labels sit: early on input wires, where they are far apart."""
         wire = self._wire_from(name, wires)
-        return wire.point_from_proportion(0.3 if name in _INPUTS else 0.5)
+        return wire.point_from_proportion(0.3 if name in self.INPUTS else 0.5)
 
     def _value_label(self, name, wires, text):
         return style.zh(text, size=style.LABEL_SIZE, color=style.FORWARD).next_to(
-            self._anchor(name, wires), UP, buff=0.12
+            self._anchor(name, wires), UP, buff=style.GAP_S
         )
 
     def _grad_label(self, name, wires, text):
         return style.zh(text, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
-            self._anchor(name, wires), DOWN, buff=0.12
+            self._anchor(name, wires), DOWN, buff=style.GAP_S
         )
 
     def _flow(self, left, right, gate, result, wires, out, run_time):
@@ -877,15 +923,21 @@ class GatesCircuit(LectureScene):
     def _backward_copy(wire):
         return Line(wire.get_end(), wire.get_start()).set_stroke(style.BACKWARD, 6)
 
-    @staticmethod
-    def _rule_tag(out, gates):
-        return style.zh(_GATES[out][2], size=style.LABEL_SIZE, color=style.BACKWARD).next_to(gates[out], UP, buff=0.15)
+    @classmethod
+    def _rule_tag(cls, out, gates):
+        return style.zh(cls.GATES[out][2], size=style.LABEL_SIZE, color=style.BACKWARD).next_to(gates[out], UP,
+                                                                                                buff=0.15)
 
 
 class VanishingGradients(LectureScene):
     """Running products of 0.8, 1.0 and 1.2 over depth on a log axis; then σ(1−σ) ≤ 0.25."""
 
     COLOURS = {"shrink": style.HIGHLIGHT, "flat": style.DATA, "grow": style.BAD}
+    PLOT_CENTRE = np.array((-2.0, -0.15, 0))
+    FORMULA = 0.4 * UP
+    CARDS_X, CARDS_Y = 4.7, (1.6, -1.2)  # where the two end cards are centred: grow, shrink
+    SIGMOID_CENTRE = np.array((-2.9, -0.1, 0))  # panel Ⓒ
+    CAVEAT = np.array((3.9, 1.6, 0))  # beside it; the history under the caveat
 
     def construct(self):
         facts = self.facts
@@ -895,22 +947,20 @@ class VanishingGradients(LectureScene):
         ticks = facts["decade_ticks"].value
         low, high = ticks[0]["exponent"], ticks[-1]["exponent"]
         # The y axis counts decades above the floor, so the x axis sits at the bottom.
-        axes = Axes(x_range=[0, links, 10], y_range=[0, high - low, 1], x_length=8.2, y_length=4.9, tips=False,
-                    axis_config={"color": style.MUTED, "stroke_width": 2}).move_to((-2.0, -0.15, 0))
+        axes = sketch_axes([0, links, 10], [0, high - low, 1], 8.2, 4.9, ticks=True).move_to(self.PLOT_CENTRE)
         self._at = lambda x, exponent: axes.c2p(x, exponent - low)
         y_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
                             .next_to(self._at(0, t["exponent"]), LEFT, buff=0.15) for t in ticks))
         x_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
                             .next_to(self._at(t["layer"], low), DOWN, buff=0.15) for t in facts["layer_ticks"].value))
-        x_name = style.zh("层数", size=style.LABEL_SIZE).next_to(x_labels, DOWN, buff=0.12)
-        y_name = (
-            style.zh("累乘结果（对数刻度）", size=style.LABEL_SIZE).next_to(axes, UP, buff=0.2).align_to(axes, LEFT)
-        )
+        x_name = style.zh("层数", size=style.LABEL_SIZE).next_to(x_labels, DOWN, buff=style.GAP_S)
+        y_name = style.zh("累乘结果（对数刻度）", size=style.LABEL_SIZE)
+        y_name.next_to(axes, UP, buff=style.GAP_M).align_to(axes, LEFT)
         one = DashedLine(self._at(0, 0), self._at(links, 0), color=style.MUTED, stroke_width=1.5, dash_length=0.08)
 
         with self.narrate("depth_intro") as beat:
             formula = style.math(f"g times underbrace(f times f times dots.c times f, {facts['links'].text})",
-                                 size=56).move_to((0, 0.4, 0))
+                                 size=56).move_to(self.FORMULA)
             self.play(Write(formula), run_time=beat.share(0.5))
         with self.narrate("depth_axes") as beat:
             self.play(FadeOut(formula), Create(axes), run_time=beat.share(0.35))
@@ -964,9 +1014,7 @@ class VanishingGradients(LectureScene):
     def _sigmoid_panel(self, facts, plot):
         sig = facts["sigmoid_curve"].value
         top = facts["sigmoid_max"].value
-        axes = Axes(x_range=[-6, 6, 2], y_range=[0, 0.3, 0.1], x_length=6.0, y_length=3.6, tips=False,
-                    axis_config={"color": style.MUTED, "stroke_width": 2, "include_ticks": False}
-                    ).move_to((-2.9, -0.1, 0))
+        axes = sketch_axes([-6, 6, 2], [0, 0.3, 0.1], 6.0, 3.6).move_to(self.SIGMOID_CENTRE)
         curve = VMobject(color=style.BACKWARD, stroke_width=4).set_points_smoothly(
             [axes.c2p(x, y) for x, y in zip(sig["x"], sig["y"])])
         name = style.math("sigma(x) dot (1 - sigma(x))", size=40, color=style.BACKWARD)
@@ -977,7 +1025,7 @@ class VanishingGradients(LectureScene):
             self.play(Create(curve), run_time=beat.share(0.3))
             ceiling = DashedLine(axes.c2p(-6, top), axes.c2p(6, top), color=style.HIGHLIGHT, stroke_width=2)
             label = style.value(facts["sigmoid_max"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
-            label.next_to(ceiling.get_start(), UP + RIGHT, buff=0.1)
+            label.next_to(ceiling.get_start(), UP + RIGHT, buff=style.GAP_S)
             dot = Dot(axes.c2p(0, top), color=style.HIGHLIGHT, radius=0.08)
             self.play(Create(ceiling), FadeIn(dot, scale=2), FadeIn(label), run_time=beat.share(0.25))
 
@@ -991,8 +1039,8 @@ class VanishingGradients(LectureScene):
 
         with self.narrate("depth_caveat") as beat:
             note = style.caption_stack("这里只单拎出了激活函数这一截；", "每层还要乘权重矩阵和归一化。",
-                                       size=style.LABEL_SIZE).move_to((3.9, 1.6, 0))
-            box = SurroundingRectangle(note, color=style.MUTED, buff=0.2, corner_radius=0.08)
+                                       size=style.LABEL_SIZE).move_to(self.CAVEAT)
+            box = SurroundingRectangle(note, color=style.MUTED, buff=style.GAP_M, corner_radius=0.08)
             self.play(FadeIn(note), Create(box), run_time=beat.share(0.3))
 
         with self.narrate("depth_history") as beat:
@@ -1039,7 +1087,7 @@ class VanishingGradients(LectureScene):
         colour = self.COLOURS[key]
         dot = Dot(self._at(*points[-1]), radius=0.07, color=colour)
         label = style.zh(f"×{self.facts[f'f_{key}'].text}", size=style.LABEL_SIZE, color=colour)
-        label.next_to(dot, {"grow": UP + LEFT, "flat": UP, "shrink": DOWN + LEFT}[key], buff=0.08)
+        label.next_to(dot, {"grow": UP + LEFT, "flat": UP, "shrink": DOWN + LEFT}[key], buff=style.GAP_S)
         return VGroup(dot) if out else VGroup(dot, label)
 
     def _marker(self, layer, exponent, key, text):
@@ -1050,18 +1098,18 @@ class VanishingGradients(LectureScene):
         label.next_to(ring, (UP if key == "shrink" else DOWN) + RIGHT, buff=0.05)
         return VGroup(ring, label)
 
-    @staticmethod
-    def _end_cards(facts):
+    @classmethod
+    def _end_cards(cls, facts):
         cards = []
         for key, value, colour in (("f_grow", "grow_end", style.BAD), ("f_shrink", "shrink_end", style.HIGHLIGHT)):
             head = style.zh(f"×{facts[key].text}，走完 {facts['links'].text} 层", size=style.LABEL_SIZE, color=colour)
             number = style.value(facts[value], size=36, color=colour)
             cards.append(VGroup(head, number).arrange(DOWN, buff=0.15, aligned_edge=LEFT))
-        cards[0].move_to((4.7, 1.6, 0))
-        cards[1].move_to((4.7, -1.2, 0)).align_to(cards[0], LEFT)
+        cards[0].move_to((cls.CARDS_X, cls.CARDS_Y[0], 0))
+        cards[1].move_to((cls.CARDS_X, cls.CARDS_Y[1], 0)).align_to(cards[0], LEFT)
         brace = Brace(VGroup(*cards), RIGHT, color=style.TEXT)
         gap = style.zh(f"相差 {facts['decades'].text}\n个数量级以上", size=style.LABEL_SIZE)
-        gap.next_to(cards[1], UP, buff=0.45).align_to(cards[0], LEFT)
+        gap.next_to(cards[1], UP, buff=style.GAP_L).align_to(cards[0], LEFT)
         return VGroup(cards[0], cards[1], brace, gap)
 
 
@@ -1070,14 +1118,18 @@ class ForwardVsReverseMode(LectureScene):
 
     BOXES = (-3.4, -1.7, 0.0, 1.7, 3.4)
     CHAIN_Y = -0.35
+    PARAMS_X, PARAM_PITCH, LOSS_X = -5.6, 0.26, 5.5  # the column of parameters, and the loss, on the chain's row
+    FORWARD_Y, BACKWARD_Y = 1.5, 2.1  # the two walks along the chain, drawn over it
+    TAG_X, TAG_Y = 3.2, 2.35  # forward mode's tag on the left, reverse mode's on the right
+    RULE = 2.6 * DOWN
 
     def construct(self):
         facts = self.facts
         heading = self.show_title()
         params, fan, boxes, links, loss = self._build_chain()
         count = style.zh(f"{facts['params'].text}个参数", size=style.LABEL_SIZE, color=style.FORWARD)
-        count.next_to(params, DOWN, buff=0.25)
-        loss_label = style.zh("loss", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(loss, DOWN, buff=0.2)
+        count.next_to(params, DOWN, buff=style.GAP_M)
+        loss_label = style.zh("loss", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(loss, DOWN, buff=style.GAP_M)
         local = style.zh("一层层的局部导数", size=style.LABEL_SIZE, color=style.MUTED)
         local.next_to(VGroup(*boxes), DOWN, buff=0.3)
 
@@ -1088,10 +1140,11 @@ class ForwardVsReverseMode(LectureScene):
             self.play(FadeIn(loss, scale=2), FadeIn(loss_label), run_time=beat.share(0.2))
 
         with self.narrate("modes_same") as beat:
-            left_to_right = Arrow((self.BOXES[0] - 0.6, 1.5, 0), (self.BOXES[-1] + 0.6, 1.5, 0), color=style.FORWARD,
-                                  buff=0, stroke_width=4)
-            right_to_left = Arrow((self.BOXES[-1] + 0.6, 2.1, 0), (self.BOXES[0] - 0.6, 2.1, 0), color=style.BACKWARD,
-                                  buff=0, stroke_width=4)
+            start, end = self.BOXES[0] - 0.6, self.BOXES[-1] + 0.6
+            left_to_right = Arrow((start, self.FORWARD_Y, 0), (end, self.FORWARD_Y, 0), color=style.FORWARD, buff=0,
+                                  stroke_width=4)
+            right_to_left = Arrow((end, self.BACKWARD_Y, 0), (start, self.BACKWARD_Y, 0), color=style.BACKWARD, buff=0,
+                                  stroke_width=4)
             same = style.zh("乘出来的数一模一样", size=style.LABEL_SIZE).next_to(right_to_left, UP, buff=0.15)
             self.play(*(Indicate(b, color=style.HIGHLIGHT, scale_factor=1.08) for b in boxes),
                       run_time=beat.share(0.3))
@@ -1099,7 +1152,7 @@ class ForwardVsReverseMode(LectureScene):
             self.play(FadeIn(same), run_time=beat.share(0.2))
 
         forward_tag = style.zh("正向模式：从参数出发", size=style.BODY_SIZE, color=style.FORWARD)
-        forward_tag.move_to((-3.2, 2.35, 0))
+        forward_tag.move_to((-self.TAG_X, self.TAG_Y, 0))
         with self.narrate("modes_forward") as beat:
             self.play(FadeOut(VGroup(left_to_right, right_to_left, same)), FadeIn(forward_tag),
                       run_time=beat.share(0.2))
@@ -1122,7 +1175,7 @@ class ForwardVsReverseMode(LectureScene):
             self.play(FadeIn(tally, scale=1.3), run_time=beat.share(0.2))
 
         reverse_tag = style.zh("反向模式：从 loss 出发", size=style.BODY_SIZE, color=style.BACKWARD)
-        reverse_tag.move_to((3.2, 2.35, 0))
+        reverse_tag.move_to((self.TAG_X, self.TAG_Y, 0))
         with self.narrate("modes_reverse") as beat:
             self.play(FadeOut(VGroup(*done)), VGroup(forward_tag, tally).animate.set_opacity(0.5),
                       FadeIn(reverse_tag), run_time=beat.share(0.15))
@@ -1151,18 +1204,19 @@ class ForwardVsReverseMode(LectureScene):
         with self.narrate("modes_rule") as beat:
             rule = style.caption_stack("输出远比输入多时，从前往后反倒划算。", "先数一数：输入多，还是输出多？",
                                        size=style.LABEL_SIZE)
-            rule.move_to((0, -2.6, 0))
+            rule.move_to(self.RULE)
             self.play(FadeOut(local), FadeIn(rule[0]), run_time=beat.share(0.3))
             self.play(FadeIn(rule[1]), run_time=beat.share(0.2))
-            self.play(Create(SurroundingRectangle(rule[1], color=style.HIGHLIGHT, buff=0.12, corner_radius=0.06)),
-                      run_time=beat.share(0.2))
+            boxed = SurroundingRectangle(rule[1], color=style.HIGHLIGHT, buff=style.GAP_S, corner_radius=0.06)
+            self.play(Create(boxed), run_time=beat.share(0.2))
         self.finish()
         del heading
 
     # -- staging helpers -------------------------------------------------
     def _build_chain(self):
         y = self.CHAIN_Y
-        params = VGroup(*(Dot((-5.6, y + 1.69 - 0.26 * i, 0), radius=0.06, color=style.FORWARD) for i in range(14)))
+        params = VGroup(*(Dot(radius=0.06, color=style.FORWARD) for _ in range(14)))
+        params.arrange(DOWN, buff=self.PARAM_PITCH - 0.12).move_to((self.PARAMS_X, y, 0))
         boxes = [VGroup(RoundedRectangle(width=1.05, height=1.5, corner_radius=0.12, stroke_color=style.TEXT,
                                          stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1),
                         style.zh("∂", size=36, color=style.MUTED)).move_to((x, y, 0))
@@ -1171,7 +1225,7 @@ class ForwardVsReverseMode(LectureScene):
         links = [
             Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=2.5) for a, b in zip(boxes, boxes[1:])
         ]
-        loss = Dot((5.5, y, 0), radius=0.16, color=style.BACKWARD)
+        loss = Dot((self.LOSS_X, y, 0), radius=0.16, color=style.BACKWARD)
         links.append(Line(boxes[-1].get_right(), loss.get_left(), color=style.MUTED, stroke_width=2.5))
         return params, fan, boxes, links, loss
 
@@ -1199,6 +1253,19 @@ class ForwardVsReverseMode(LectureScene):
 class ActivationMountain(LectureScene):
     """Activation memory over one step (schematic staircase), then the two cards and the tables behind them."""
 
+    MOUNTAIN_ORIGIN = np.array((-5.6, -2.6, 0))  # the staircase's axes cross here
+    MOUNTAIN_WIDTH, MOUNTAIN_HEIGHT = 11.0, 4.7
+    TOP_Y = 2.55  # the band under the title: the mountain's caveat, later the two small cards
+    BIG_CARDS = 0.1 * UP
+    SMALL_CARDS_X = (-3.4, 3.4)
+    UNIT = 1.85 * UP  # the unit every table counts in
+    # The per-layer tables: what is kept (left edge), its width (centred), its size (right edge).
+    TABLE = (Column(-5.4, LEFT), Column(1.2, ORIGIN), Column(5.4, RIGHT))
+    TABLE_TOP, TABLE_PITCH = 0.6, 0.37  # the header's centre; body row to row
+    CHIPS_Y = 1.2  # a finished table shrinks to a chip on this row
+    TOTALS = np.array((-0.6, -0.75, 0))
+    NOTES = 2.85 * DOWN
+
     def construct(self):
         facts = self.facts
         heading = self.show_title()
@@ -1212,8 +1279,8 @@ class ActivationMountain(LectureScene):
     def _mountain(self, facts):
         memory = facts["mountain"].value
         span, peak = len(memory), max(memory)
-        origin, width, height = np.array((-5.6, -2.6, 0)), 11.0, 4.7
-        unit_x, unit_y = width / span, height / (peak + 1)
+        origin = self.MOUNTAIN_ORIGIN
+        unit_x, unit_y = self.MOUNTAIN_WIDTH / span, self.MOUNTAIN_HEIGHT / (peak + 1)
 
         def at(t, level):
             return origin + np.array((t * unit_x, level * unit_y, 0))
@@ -1256,7 +1323,7 @@ class ActivationMountain(LectureScene):
         with self.narrate("mnt_climb") as beat:
             self.play(Create(x_axis), Create(y_axis), FadeIn(x_name), FadeIn(y_name), run_time=beat.share(0.2))
             forward = style.zh("前向：每层留下中间结果", size=style.LABEL_SIZE, color=style.FORWARD)
-            forward.next_to(at(peak / 2, 0), UP, buff=0.1).shift(0.3 * DOWN).move_to(at(peak / 2, -0.6))
+            forward.move_to(at(peak / 2, -0.6))
             self.add(stack, edge)
             self.play(FadeIn(forward), clock.animate.set_value(peak - 4), rate_func=linear, run_time=beat.share(0.7))
         with self.narrate("mnt_peak") as beat:
@@ -1275,7 +1342,7 @@ class ActivationMountain(LectureScene):
             note = style.caption_stack(f"台阶画了 {facts['steps'].text} 级，只为看得清；",
                                        f"真实模型 {facts['layers'].text} 层，坡更细、有凸起，顶点不变。",
                                        size=style.LABEL_SIZE, color=style.MUTED)
-            note.move_to((0, 2.55, 0)).align_to(at(span + 0.6, 0), RIGHT)
+            note.move_to(at(span + 0.6, 0), aligned_edge=RIGHT).set_y(self.TOP_Y)
             self.play(FadeIn(note), run_time=beat.share(0.3))
         return VGroup(x_axis, y_axis, x_name, y_name, stack, edge, forward, turn, summit, backward, note)
 
@@ -1287,13 +1354,13 @@ class ActivationMountain(LectureScene):
             ("只留每层入口 *", "full_recompute", style.GOOD),
         ):
             text = VGroup(style.zh(label, size=style.BODY_SIZE),
-                          style.value(facts[key], size=48, color=colour)).arrange(DOWN, buff=0.25)
+                          style.value(facts[key], size=48, color=colour)).arrange(DOWN, buff=style.GAP_M)
             box = RoundedRectangle(width=4.8, height=2.2, corner_radius=0.15, stroke_color=colour, stroke_width=3,
                                    fill_color=style.PANEL, fill_opacity=1)
             big.append(VGroup(box, text.move_to(box)))
-        VGroup(*big).arrange(RIGHT, buff=1.4).move_to((0, 0.1, 0))
+        VGroup(*big).arrange(RIGHT, buff=1.4).move_to(self.BIG_CARDS)
         context = style.zh(f"DeepSeek-V3，一条 {facts['seq'].text} 序列，bf16", size=style.LABEL_SIZE,
-                           color=style.MUTED).next_to(VGroup(*big), UP, buff=0.45)
+                           color=style.MUTED).next_to(VGroup(*big), UP, buff=style.GAP_L)
         with self.narrate("mnt_cards") as beat:
             self.play(FadeOut(mountain), FadeIn(context), run_time=beat.share(0.15))
             self.play(FadeIn(big[0], shift=0.2 * UP), run_time=beat.share(0.2))
@@ -1301,17 +1368,18 @@ class ActivationMountain(LectureScene):
             self.play(FadeIn(big[1], shift=0.2 * UP), run_time=beat.share(0.2))
         with self.narrate("mnt_same") as beat:
             same = style.zh("同一条序列，两种配置；不是两个模型", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            same.next_to(VGroup(*big), DOWN, buff=0.45)
-            link = DoubleArrow(big[0].get_right(), big[1].get_left(), buff=0.1, color=style.HIGHLIGHT, stroke_width=3)
+            same.next_to(VGroup(*big), DOWN, buff=style.GAP_L)
+            link = DoubleArrow(big[0].get_right(), big[1].get_left(), buff=style.GAP_S, color=style.HIGHLIGHT,
+                               stroke_width=3)
             self.play(GrowFromCenter(link), FadeIn(same), run_time=beat.share(0.5))
         small = []
-        for label, key, colour, x in (("全部留着", "keep_all", style.FORWARD, -3.4),
-                                      ("只留每层入口 *", "full_recompute", style.GOOD, 3.4)):
+        for (label, key, colour), x in zip((("全部留着", "keep_all", style.FORWARD),
+                                           ("只留每层入口 *", "full_recompute", style.GOOD)), self.SMALL_CARDS_X):
             text = VGroup(style.zh(label, size=style.SMALL_SIZE), style.value(facts[key], size=style.BODY_SIZE,
                                                                              color=colour)).arrange(RIGHT, buff=0.3)
             box = RoundedRectangle(width=text.width + 0.5, height=0.62, corner_radius=0.1, stroke_color=colour,
                                    stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1)
-            small.append(VGroup(box, text.move_to(box)).move_to((x, 2.55, 0)))
+            small.append(VGroup(box, text.move_to(box)).move_to((x, self.TOP_Y, 0)))
         return big, small, VGroup(context, link, same)
 
     # -- B1: where the two numbers come from ----------------------------------------
@@ -1319,7 +1387,7 @@ class ActivationMountain(LectureScene):
         """The cards shrink to the top; the per-layer tables behind them build up row by row."""
         unit = style.zh(f"单位：一份 hidden 宽的张量 = {facts['tokens'].text} × {facts['hidden'].text} × "
                         f"{facts['bf16_bytes'].text} = {facts['entry'].text}", size=style.LABEL_SIZE)
-        unit.move_to((0, 1.85, 0))
+        unit.move_to(self.UNIT)
         with self.narrate("mnt_unit") as beat:
             self.play(FadeOut(extras), *(ReplacementTransform(b, s) for b, s in zip(big, small)),
                       run_time=beat.share(0.35))
@@ -1335,7 +1403,7 @@ class ActivationMountain(LectureScene):
             self.play(FadeIn(attention[2]), run_time=beat.share(0.1))
 
         chip = self._chip("注意力", facts["attention"])
-        chip.move_to((0, 1.2, 0)).align_to((-5.4, 0, 0), LEFT)
+        chip.move_to((self.TABLE[0].x, self.CHIPS_Y, 0), aligned_edge=LEFT)
         moe = self._table("MoE 留下的", facts["moe_rows"].value, facts["moe"])
         with self.narrate("mnt_moe") as beat:
             self.play(ReplacementTransform(attention, chip), run_time=beat.share(0.25))
@@ -1367,9 +1435,9 @@ class ActivationMountain(LectureScene):
                          color=style.FORWARD),
                 style.zh(f"只留入口：{facts['entry'].text} × {facts['layers'].text} = {facts['full_recompute'].text}",
                          size=style.BODY_SIZE, color=style.GOOD),
-            ).arrange(DOWN, aligned_edge=LEFT, buff=0.28).move_to((-0.6, -0.75, 0))
+            ).arrange(DOWN, aligned_edge=LEFT, buff=0.28).move_to(self.TOTALS)
             dense_note = style.zh("（按页面口径，不含 FFN 输出）", size=style.SMALL_SIZE, color=style.MUTED)
-            dense_note.next_to(lines[1], RIGHT, buff=0.25)
+            dense_note.next_to(lines[1], RIGHT, buff=style.GAP_M)
             moe_chip = self._chip("MoE", facts["moe"]).next_to(chip, RIGHT, buff=0.3)
             self.play(ReplacementTransform(VGroup(moe, marks, why, io), moe_chip), run_time=beat.share(0.2))
             self.play(FadeIn(lines[0], shift=0.2 * RIGHT), run_time=beat.share(0.1))
@@ -1386,36 +1454,30 @@ class ActivationMountain(LectureScene):
                 size=style.SMALL_SIZE,
                 color=style.MUTED,
             )
-            notes.move_to((0, -2.85, 0))
+            notes.move_to(self.NOTES)
             self.play(FadeIn(notes[0]), run_time=beat.share(0.3))
             self.play(FadeIn(notes[1]), run_time=beat.share(0.3))
 
-    @staticmethod
-    def _table(title, rows, subtotal):
-        columns = (-5.4, 1.2, 5.4)  # label left edge, width centre, size right edge
-        top = 0.6
+    @classmethod
+    def _table(cls, title, rows, subtotal):
+        """A header and a rule, one row per kept tensor, then a rule and the subtotal."""
+        top = cls.TABLE_TOP
 
-        def place(label, width, size, y, colour=style.TEXT, weight=style.SMALL_SIZE):
-            cells = VGroup(style.zh(label, size=weight, color=colour), style.zh(width, size=weight, color=colour),
-                           style.zh(size, size=weight, color=colour))
-            cells[0].move_to((0, y, 0)).align_to((columns[0], 0, 0), LEFT)
-            cells[1].move_to((columns[1], y, 0))
-            cells[2].move_to((0, y, 0)).align_to((columns[2], 0, 0), RIGHT)
-            return cells
+        def rule(y):
+            return Line((cls.TABLE[0].x, y, 0), (cls.TABLE[-1].x, y, 0), color=style.MUTED, stroke_width=1.5)
 
-        header = place(title, "宽度", "大小", top, style.MUTED, style.LABEL_SIZE)
-        rule = Line((columns[0], top - 0.25, 0), (columns[2], top - 0.25, 0), color=style.MUTED, stroke_width=1.5)
-        body = VGroup(*(place(r["label"], r["width"], r["size"], top - 0.5 - 0.37 * i) for i, r in enumerate(rows)))
-        y_sum = top - 0.5 - 0.37 * len(rows) - 0.1
-        total = VGroup(Line((columns[0], y_sum + 0.22, 0), (columns[2], y_sum + 0.22, 0), color=style.MUTED,
-                            stroke_width=1.5),
-                       place("小计", "", f"约 {subtotal.text}", y_sum - 0.05, style.HIGHLIGHT, style.LABEL_SIZE))
-        return VGroup(VGroup(header, rule), body, total)
+        header = text_row((title, "宽度", "大小"), cls.TABLE, top, color=style.MUTED)
+        body = VGroup(*(text_row((r["label"], r["width"], r["size"]), cls.TABLE, top - 0.5 - cls.TABLE_PITCH * i,
+                                 size=style.SMALL_SIZE) for i, r in enumerate(rows)))
+        y_sum = top - 0.5 - cls.TABLE_PITCH * len(rows) - 0.1
+        total = VGroup(rule(y_sum + 0.22), text_row(("小计", "", f"约 {subtotal.text}"), cls.TABLE, y_sum - 0.05,
+                                                    color=style.HIGHLIGHT))
+        return VGroup(VGroup(header, rule(top - 0.25)), body, total)
 
     @staticmethod
     def _chip(label, fact):
         text = VGroup(style.zh(label, size=style.SMALL_SIZE, color=style.MUTED),
-                      style.value(fact, size=style.SMALL_SIZE)).arrange(RIGHT, buff=0.2)
+                      style.value(fact, size=style.SMALL_SIZE)).arrange(RIGHT, buff=style.GAP_M)
         box = RoundedRectangle(width=text.width + 0.3, height=0.45, corner_radius=0.08, stroke_color=style.MUTED,
                                stroke_width=1.5)
         return VGroup(box, text.move_to(box))
@@ -1426,6 +1488,18 @@ class GradientJourney(LectureScene):
 
     MARKS = "①②③④⑤"
     ORDER = ("produce", "reduce", "clip", "accumulate", "update")
+    STATIONS = 2.3 * UP  # the row of five stations, centred
+    STATION_PITCH = 2.6
+    CAPTION = 0.3 * UP  # a line of prose under the stations
+    DETAIL = 0.2 * DOWN  # centre of the first station's detail
+    TIMELINE_LEFT, TIMELINE_RIGHT = -4.6, 6.2  # time 0 and the end of the clip, on the timeline
+    LANES = {"backward": 0.35, "reduce": -0.55, "clip": -1.45}  # the timeline's rows
+    TIME_AXIS_Y = -2.1
+    BATCH = np.array((-0.3, 0.4, 0))  # the big batch; its parts under it, the accumulator under those
+    PARTS_Y = -0.6
+    ACCUMULATOR = 1.8 * DOWN
+    WEIGHTS = np.array((-2.8, -0.6, 0))
+    NOTE = 2.9 * DOWN
 
     def construct(self):
         facts = self.facts
@@ -1436,9 +1510,10 @@ class GradientJourney(LectureScene):
             ring = Circle(radius=0.32, color=style.MUTED, stroke_width=3, fill_color=style.PANEL, fill_opacity=1)
             mark = style.zh(self.MARKS[i], size=style.BODY_SIZE, color=style.MUTED)
             label = style.zh(names[key], size=style.LABEL_SIZE, color=style.MUTED)
-            node = VGroup(ring, mark.move_to(ring)).move_to(((i - 2) * 2.6, 2.3, 0))
+            node = VGroup(ring, mark.move_to(ring))
+            node.move_to(self.STATIONS + (i - (len(self.ORDER) - 1) / 2) * self.STATION_PITCH * RIGHT)
             stations.add(VGroup(node, label.next_to(node, DOWN, buff=0.15)))
-        arrows = VGroup(*(Arrow(a[0].get_right(), b[0].get_left(), buff=0.1, color=style.MUTED, stroke_width=3,
+        arrows = VGroup(*(Arrow(a[0].get_right(), b[0].get_left(), buff=style.GAP_S, color=style.MUTED, stroke_width=3,
                                 max_tip_length_to_length_ratio=0.25) for a, b in zip(stations, stations[1:])))
         packet = Square(side_length=0.3, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16,
                         stroke_width=4)
@@ -1446,7 +1521,7 @@ class GradientJourney(LectureScene):
         with self.narrate("gj_intro") as beat:
             self.play(FadeIn(stations, lag_ratio=0.2), Create(arrows, lag_ratio=0.2), run_time=beat.share(0.5))
             not_inference = style.zh("推理时，这几道一道都没有", size=style.LABEL_SIZE, color=style.MUTED)
-            not_inference.move_to((0, 0.3, 0))
+            not_inference.move_to(self.CAPTION)
             self.play(FadeIn(not_inference), run_time=beat.share(0.25))
 
         detail = self._produce()
@@ -1496,13 +1571,13 @@ class GradientJourney(LectureScene):
                       run_time=beat.share(0.15))
             thrown = style.zh("用完就扔", size=36, color=style.HIGHLIGHT).next_to(weights, RIGHT, buff=0.8)
             self.play(FadeIn(thrown, scale=1.3), run_time=beat.share(0.12))
-            tags = self._precision_tags().next_to(thrown, DOWN, buff=0.4).align_to(thrown, LEFT)
+            tags = self._precision_tags().next_to(thrown, DOWN, buff=style.GAP_L).align_to(thrown, LEFT)
             self.play(FadeIn(tags[0]), run_time=beat.share(0.1))
             self.play(FadeIn(tags[1]), run_time=beat.share(0.1))
 
         with self.narrate("gj_bounds") as beat:
             note = style.zh("通信多大、能藏多少：下一张图，和后面的专题", size=style.LABEL_SIZE, color=style.MUTED)
-            note.move_to((0, -2.9, 0))
+            note.move_to(self.NOTE)
             self.play(FadeIn(note), run_time=beat.share(0.3))
         self.finish()
         del heading
@@ -1516,35 +1591,37 @@ class GradientJourney(LectureScene):
         target = stations[index][0].get_center() + 0.55 * UP
         self.play(packet.animate.move_to(target), self._light(stations[index]), run_time=run_time)
 
-    @staticmethod
-    def _produce():
+    @classmethod
+    def _produce(cls):
         bars = VGroup(*(RoundedRectangle(width=1.3, height=0.5, corner_radius=0.06, stroke_color=style.TEXT,
                                          stroke_width=2, fill_color=style.PANEL, fill_opacity=1)
-                        for _ in range(6))).arrange(RIGHT, buff=0.35).move_to((0, -0.2, 0))
+                        for _ in range(6))).arrange(RIGHT, buff=0.35).move_to(cls.DETAIL)
         caption = style.zh("反向：从最后一层往回走", size=style.LABEL_SIZE, color=style.BACKWARD)
         caption.next_to(bars, UP, buff=0.3)
         order = list(reversed(bars))
         grads = VGroup(*(Square(side_length=0.28, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16,
-                                stroke_width=3).next_to(bar, DOWN, buff=0.45) for bar in order))
+                                stroke_width=3).next_to(bar, DOWN, buff=style.GAP_L) for bar in order))
         tag = style.zh("每层一份梯度，bf16", size=style.LABEL_SIZE, color=style.BF16).next_to(grads, DOWN, buff=0.35)
         return VGroup(VGroup(bars, caption), VGroup(*order), grads, tag)
 
-    @staticmethod
-    def _timeline(plan):
+    @classmethod
+    def _timeline(cls, plan):
         end = plan["clip"][1]
-        left, right = -4.6, 6.2
+        left, right = cls.TIMELINE_LEFT, cls.TIMELINE_RIGHT
 
         def x(t):
             return left + (right - left) * t / end
 
-        rows = {"backward": 0.35, "reduce": -0.55, "clip": -1.45}
-        names = VGroup(*(style.zh(text, size=style.LABEL_SIZE, color=colour).move_to((0, y, 0))
-                         .align_to((left - 0.25, 0, 0), RIGHT)
+        rows = cls.LANES
+        names = VGroup(*(style.zh(text, size=style.LABEL_SIZE, color=colour).move_to((left - 0.25, y, 0),
+                                                                                      aligned_edge=RIGHT)
                          for text, y, colour in (("反向计算", rows["backward"], style.BACKWARD),
                                                  ("跨卡平均", rows["reduce"], style.COMM),
                                                  ("全局裁剪", rows["clip"], style.HIGHLIGHT))))
-        time_axis = Arrow((left, -2.1, 0), (right + 0.4, -2.1, 0), buff=0, color=style.MUTED, stroke_width=2)
-        time_name = style.zh("时间", size=style.SMALL_SIZE, color=style.MUTED).next_to(time_axis, DOWN, buff=0.1)
+        time_axis = Arrow((left, cls.TIME_AXIS_Y, 0), (right + 0.4, cls.TIME_AXIS_Y, 0), buff=0, color=style.MUTED,
+                          stroke_width=2)
+        time_name = style.zh("时间", size=style.SMALL_SIZE, color=style.MUTED)
+        time_name.next_to(time_axis, DOWN, buff=style.GAP_S)
         time_name.align_to(time_axis, RIGHT)
 
         def block(start, stop, y, colour, opacity=0.8):
@@ -1558,54 +1635,63 @@ class GradientJourney(LectureScene):
                           stroke_width=2, fill_opacity=0).move_to(
             ((x(plan["all_reduce"][0][0]) + x(compute_end)) / 2, (rows["backward"] + rows["reduce"]) / 2, 0))
         hidden = VGroup(under, style.zh("藏在反向底下 ✓", size=style.LABEL_SIZE, color=style.GOOD)
-                        .next_to(under, UP, buff=0.1).align_to(under, RIGHT))
+                        .next_to(under, UP, buff=style.GAP_S).align_to(under, RIGHT))
         last = plan["all_reduce"][-1][1]
-        wait = DashedLine((x(last), 0.9, 0), (x(last), -2.1, 0), color=style.HIGHLIGHT, stroke_width=2)
+        wait = DashedLine((x(last), rows["backward"] + 0.55, 0), (x(last), cls.TIME_AXIS_Y, 0), color=style.HIGHLIGHT,
+                          stroke_width=2)
         wait_label = style.zh("全部梯度到齐", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
-        wait_label.next_to(wait, UP, buff=0.1).shift(0.4 * LEFT)
+        wait_label.next_to(wait, UP, buff=style.GAP_S).shift(0.4 * LEFT)
         clip = block(*plan["clip"], rows["clip"], style.HIGHLIGHT)
         exposed = style.zh("藏不了 ✗", size=style.LABEL_SIZE, color=style.BAD).next_to(clip, LEFT, buff=0.3)
         return {"axes": VGroup(names, time_axis, time_name), "backward": backward, "reduce": reduce,
                 "hidden": hidden, "wait": wait, "wait_label": wait_label, "clip": clip, "exposed": exposed}
 
-    @staticmethod
-    def _accumulate(micro):
+    @classmethod
+    def _accumulate(cls, micro):
         whole_bar = Rectangle(width=8.0, height=0.45, stroke_color=style.BACKGROUND, fill_color=style.BACKWARD,
                               fill_opacity=0.8)
         whole_label = style.zh("一个大 batch", size=style.LABEL_SIZE)
-        whole = VGroup(whole_label, whole_bar).arrange(RIGHT, buff=0.4).move_to((-0.3, 0.4, 0))
+        whole = VGroup(whole_label, whole_bar).arrange(RIGHT, buff=style.GAP_L).move_to(cls.BATCH)
         parts = VGroup(*(Rectangle(width=8.0 / micro, height=0.45, stroke_color=style.BACKGROUND,
                                    fill_color=style.BACKWARD, fill_opacity=0.8) for _ in range(micro)))
-        parts.arrange(RIGHT, buff=0.5).move_to((whole_bar.get_center()[0] + 0.75, -0.6, 0))
-        parts_label = style.zh("拆成几份小的", size=style.LABEL_SIZE).next_to(parts, LEFT, buff=0.4)
+        parts.arrange(RIGHT, buff=style.GAP_L).move_to((whole_bar.get_x() + 0.75, cls.PARTS_Y, 0))
+        parts_label = style.zh("拆成几份小的", size=style.LABEL_SIZE).next_to(parts, LEFT, buff=style.GAP_L)
         accumulator = RoundedRectangle(width=2.2, height=0.6, corner_radius=0.08, stroke_color=style.FP32,
-                                       stroke_width=3).move_to((0, -1.8, 0))
+                                       stroke_width=3).move_to(cls.ACCUMULATOR)
         acc_label = style.zh("累加器（fp32）", size=style.LABEL_SIZE, color=style.FP32).next_to(accumulator, LEFT,
                                                                                                buff=0.3)
         drops = VGroup(*(Square(side_length=0.26, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.FP32,
                                 stroke_width=3) for _ in range(micro))).arrange(RIGHT, buff=0.15)
         drops.move_to(accumulator)
         same = style.zh("总量不变，只是时间线拉长", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        same.next_to(accumulator, RIGHT, buff=0.5)
+        same.next_to(accumulator, RIGHT, buff=style.GAP_L)
         return {"whole": whole, "parts_label": parts_label, "parts": parts, "drops": drops,
                 "frame": VGroup(accumulator, acc_label), "same": same}
 
-    @staticmethod
-    def _weights():
+    @classmethod
+    def _weights(cls):
         box = RoundedRectangle(width=2.2, height=1.2, corner_radius=0.12, stroke_color=style.FP32, stroke_width=3,
                                fill_color=style.PANEL, fill_opacity=1)
         label = style.zh("权重", size=style.BODY_SIZE)
-        return VGroup(box, label.move_to(box)).move_to((-2.8, -0.6, 0))
+        return VGroup(box, label.move_to(box)).move_to(cls.WEIGHTS)
 
     @staticmethod
     def _precision_tags():
         return VGroup(style.zh("只用一次：bf16 就够", size=style.LABEL_SIZE, color=style.BF16),
                       style.zh("一旦累积：升回 fp32", size=style.LABEL_SIZE, color=style.FP32)
-                      ).arrange(DOWN, aligned_edge=LEFT, buff=0.2)
+                      ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
 
 
 class BatchCommVsCompute(LectureScene):
     """fig-batch: communication is flat in batch size, compute rises after a knee; shapes only, no scale."""
+
+    PLOT_CENTRE = np.array((-3.2, -0.35, 0))
+    # The right-hand panel: a head on its centre line, then a row for the small and one for the large batch.
+    PANEL_HEAD = np.array((3.9, 1.6, 0))
+    PANEL_ROWS = {"small": 0.7, "large": -0.4}
+    SHARE_X = 4.45  # centre of the share bars
+    EPOCH_LEFT = 2.0  # the epoch rows start here
+    NOTE = np.array((3.9, -2.45, 0))
 
     def construct(self):
         facts = self.facts
@@ -1613,10 +1699,9 @@ class BatchCommVsCompute(LectureScene):
         curves, labels = facts["curves"].value, facts["labels"].value
         batch = curves["batch"]
         top = max(curves["compute"]) * 1.1
-        axes = Axes(x_range=[0, batch[-1], batch[-1]], y_range=[0, top, top], x_length=6.2, y_length=4.2, tips=True,
-                    axis_config={"color": style.MUTED, "stroke_width": 2, "include_ticks": False}
-                    ).move_to((-3.2, -0.35, 0))
-        x_name = style.zh(labels["x"], size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, DOWN, buff=0.2)
+        axes = sketch_axes([0, batch[-1], batch[-1]], [0, top, top], 6.2, 4.2, tips=True).move_to(self.PLOT_CENTRE)
+        x_name = style.zh(labels["x"], size=style.LABEL_SIZE, color=style.MUTED)
+        x_name.next_to(axes.x_axis, DOWN, buff=style.GAP_M)
         x_name.align_to(axes.x_axis, RIGHT)
         y_name = style.zh(labels["y"] + "（示意，无刻度）", size=style.LABEL_SIZE, color=style.MUTED)
         y_name.next_to(axes.y_axis, UP, buff=0.15).align_to(axes.y_axis, LEFT)
@@ -1646,7 +1731,8 @@ class BatchCommVsCompute(LectureScene):
 
         knee_x = curves["knee"]
         knee_line = DashedLine(axes.c2p(knee_x, 0), axes.c2p(knee_x, top * 0.85), color=style.MUTED, stroke_width=2)
-        knee_name = style.zh(labels["knee"], size=style.LABEL_SIZE, color=style.MUTED).next_to(knee_line, UP, buff=0.1)
+        knee_name = style.zh(labels["knee"], size=style.LABEL_SIZE, color=style.MUTED)
+        knee_name.next_to(knee_line, UP, buff=style.GAP_S)
         with self.narrate("batch_compute") as beat:
             self.play(Create(compute), run_time=beat.share(0.55), rate_func=linear)
             self.play(FadeIn(compute_name), Create(knee_line), FadeIn(knee_name), run_time=beat.share(0.3))
@@ -1667,7 +1753,7 @@ class BatchCommVsCompute(LectureScene):
 
         with self.narrate("batch_knee") as beat:
             note = style.caption_stack("只画形状，没有刻度；", "拐点在哪，要在自己的配置上量。", size=style.LABEL_SIZE,
-                                       color=style.MUTED).move_to((3.9, -2.45, 0))
+                                       color=style.MUTED).move_to(self.NOTE)
             self.play(Indicate(knee_name, color=style.HIGHLIGHT), FadeIn(note), run_time=beat.share(0.45))
 
         with self.narrate("batch_overlap") as beat:
@@ -1678,20 +1764,20 @@ class BatchCommVsCompute(LectureScene):
         del heading
 
     # -- staging helpers -------------------------------------------------
-    @staticmethod
-    def _share_bars(curves, labels):
+    @classmethod
+    def _share_bars(cls, curves, labels):
         """A step split into communication and compute, at a small and at the largest batch (widths are shares)."""
         width, rows = 4.2, VGroup()
-        title = style.zh("一步里通信占多少", size=style.LABEL_SIZE).move_to((3.9, 1.6, 0))
+        title = style.zh("一步里通信占多少", size=style.LABEL_SIZE).move_to(cls.PANEL_HEAD)
         rows.add(title)
-        for key, index, y in (("small", 0, 0.7), ("large", -1, -0.4)):
+        for key, index in (("small", 0), ("large", -1)):
             part = curves["share"][index]
             bar = VGroup(Rectangle(width=width * part, height=0.5, stroke_width=0, fill_color=style.COMM,
                                    fill_opacity=0.9),
                          Rectangle(width=width * (1 - part), height=0.5, stroke_width=0, fill_color=style.FORWARD,
                                    fill_opacity=0.7)).arrange(RIGHT, buff=0)
-            bar.move_to((4.45, y, 0))
-            name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(bar, LEFT, buff=0.25)
+            bar.move_to((cls.SHARE_X, cls.PANEL_ROWS[key], 0))
+            name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(bar, LEFT, buff=style.GAP_M)
             rows.add(VGroup(bar, name))
         return rows
 
@@ -1708,11 +1794,11 @@ class BatchCommVsCompute(LectureScene):
         """One epoch as a row of steps: many short ones in small batches, few in large ones."""
         longest = max(e["steps"] * e["step"] for e in epoch.values())
         unit = 4.6 / longest
-        group = VGroup(style.zh("跑完一个 epoch", size=style.LABEL_SIZE).move_to((3.9, 1.6, 0)))
-        for key, y in (("small", 0.7), ("large", -0.4)):
+        group = VGroup(style.zh("跑完一个 epoch", size=style.LABEL_SIZE).move_to(self.PANEL_HEAD))
+        for key, y in self.PANEL_ROWS.items():
             steps = VGroup(*(self._step(epoch[key], comm, unit) for _ in range(epoch[key]["steps"])))
             steps.arrange(RIGHT, buff=0)
-            steps.move_to((0, y, 0)).align_to((2.0, 0, 0), LEFT)
-            name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(steps, LEFT, buff=0.25)
+            steps.move_to((self.EPOCH_LEFT, y, 0), aligned_edge=LEFT)
+            name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(steps, LEFT, buff=style.GAP_M)
             group.add(VGroup(name, steps))
         return group

@@ -7,6 +7,7 @@ import math
 from manim import (
     DOWN,
     LEFT,
+    ORIGIN,
     RIGHT,
     UP,
     AnimationGroup,
@@ -46,19 +47,26 @@ from manim import (
 
 from scenes import style
 from scenes.base import LectureScene
+from scenes.widgets import Column, LedgerRow, grid_row, slivers, text_row, verdict
 
 # -- §3.1–§3.4 and the checkpoint -----------------------------------------------
 
 class Ledger16Bytes(LectureScene):
     """Five cells per parameter, 2 against 12, and the state cells each optimizer keeps."""
 
+    ROW = 0.9 * UP  # the big ledger row
+    # The band of optimizers: year, name, the state cells it keeps, a note; one row each.
+    BAND = (Column(-6.0, ORIGIN), Column(-4.4, ORIGIN), Column(-3.0, LEFT), Column(-0.3, LEFT))
+    BAND_TOP, BAND_PITCH = 2.45, 0.68
+    BAND_AXIS_X = -6.65  # the time line down the left of the band
+
     def construct(self):
         facts = self.facts
         self.show_title()
         cells = facts["ledger"].value
-        row = style.LedgerRow(cells, unit=0.7, height=1.0).move_to(0.9 * UP)
+        row = LedgerRow(cells, unit=0.7, height=1.0).move_to(self.ROW)
         tags = VGroup(*(style.zh(c["precision"], size=style.SMALL_SIZE, color=style.PRECISION[c["precision"]])
-                        .next_to(row.cell(c["key"]), UP, buff=0.12) for c in cells))
+                        .next_to(row.cell(c["key"]), UP, buff=style.GAP_S) for c in cells))
 
         with self.narrate("l16_intro") as beat:
             frame = Rectangle(width=row.width, height=row.height, color=style.MUTED).move_to(row)
@@ -76,7 +84,7 @@ class Ledger16Bytes(LectureScene):
         with self.narrate("l16_sum") as beat:
             formula = style.zh(facts["sum"].text, size=style.BODY_SIZE)
             unit = style.zh("B", size=style.BODY_SIZE)
-            total = VGroup(formula, unit).arrange(RIGHT, buff=0.12).next_to(row, DOWN, buff=0.45)
+            total = VGroup(formula, unit).arrange(RIGHT, buff=style.GAP_S).next_to(row, DOWN, buff=style.GAP_L)
             glyphs = [formula[i] for i in range(0, 2 * len(cells), 2)]  # 2＋2＋…: a term every other glyph
             self.play(*(ReplacementTransform(row.cell(c["key"])[2].copy(), g) for c, g in zip(cells, glyphs)),
                       run_time=beat.share(0.45))
@@ -85,17 +93,17 @@ class Ledger16Bytes(LectureScene):
 
         with self.narrate("l16_ratio") as beat:
             side = VGroup(row.cell("m"), row.cell("v"), row.cell("master"))
-            optimizer = Brace(side, DOWN, buff=0.1, color=style.FP32)
+            optimizer = Brace(side, DOWN, buff=style.GAP_S, color=style.FP32)
             optimizer_label = style.zh(f"优化器 {facts['optimizer'].text}", size=style.BODY_SIZE, color=style.FP32)
-            optimizer_label.next_to(optimizer, DOWN, buff=0.12)
+            optimizer_label.next_to(optimizer, DOWN, buff=style.GAP_S)
             model_label = style.zh(f"权重 {facts['weight'].text}", size=style.BODY_SIZE, color=style.BF16)
-            model_brace = Brace(row.cell("weight"), DOWN, buff=0.1, color=style.BF16)
-            model_label.next_to(model_brace, DOWN, buff=0.12)
+            model_brace = Brace(row.cell("weight"), DOWN, buff=style.GAP_S, color=style.BF16)
+            model_label.next_to(model_brace, DOWN, buff=style.GAP_S)
             self.play(FadeOut(total), run_time=beat.share(0.1))
             self.play(GrowFromCenter(model_brace), FadeIn(model_label), run_time=beat.share(0.2))
             self.play(GrowFromCenter(optimizer), FadeIn(optimizer_label),
                       row.cell("grad").animate.set_opacity(0.35), run_time=beat.share(0.25))
-            box = SurroundingRectangle(side, color=style.FP32, buff=0.08, stroke_width=5)
+            box = SurroundingRectangle(side, color=style.FP32, buff=style.GAP_S, stroke_width=5)
             self.play(Create(box), run_time=beat.share(0.2))
 
         with self.narrate("l16_caveat") as beat:
@@ -104,26 +112,21 @@ class Ledger16Bytes(LectureScene):
             self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.3))
 
         # The band: the row moves up, compact; each optimizer takes copies of the cells it keeps.
-        compact = style.LedgerRow(cells, unit=0.42, height=0.7).to_corner(UP + RIGHT, buff=style.EDGE)
+        compact = LedgerRow(cells, unit=0.42, height=0.7).to_corner(UP + RIGHT, buff=style.EDGE)
         band = facts["band"].value
         entries = VGroup()
         state_rows = []
         for index, entry in enumerate(band):
-            y = 2.45 - 0.68 * index
-            year = style.zh(entry["year"] or "", size=style.LABEL_SIZE, color=style.MUTED)
-            name = style.zh(entry["name"], size=style.LABEL_SIZE)
-            note = style.zh(entry["note"], size=style.SMALL_SIZE, color=style.MUTED)
-            year.move_to((-6.0, y, 0))
-            name.move_to((-4.4, y, 0))
+            year = style.zh(entry["year"], size=style.LABEL_SIZE, color=style.MUTED) if entry["year"] else None
             if entry["state"]:
-                state = style.LedgerRow(entry["state"], unit=0.32, height=0.6)
+                state = LedgerRow(entry["state"], unit=0.32, height=0.6)
             else:
                 state = style.zh("无状态", size=style.SMALL_SIZE, color=style.MUTED)
-            state.move_to((-3.0, y, 0), aligned_edge=LEFT)
-            note.move_to((-0.3, y, 0), aligned_edge=LEFT)
-            entries.add(VGroup(year, name, state, note))
+            entries.add(grid_row([year, style.zh(entry["name"], size=style.LABEL_SIZE), state,
+                                  style.zh(entry["note"], size=style.SMALL_SIZE, color=style.MUTED)],
+                                 self.BAND, self.BAND_TOP - self.BAND_PITCH * index))
             state_rows.append(state)
-        axis = Line((-6.65, entries[1].get_y() + 0.3, 0), (-6.65, entries[-1].get_y() - 0.3, 0),
+        axis = Line((self.BAND_AXIS_X, entries[1].get_y() + 0.3, 0), (self.BAND_AXIS_X, entries[-1].get_y() - 0.3, 0),
                     color=style.MUTED, stroke_width=2)
 
         groups = {"l16_band_early": [0, 1], "l16_band_adaptive": [2, 3], "l16_band_adam": [4, 5],
@@ -146,7 +149,7 @@ class Ledger16Bytes(LectureScene):
 
         with self.narrate("l16_no_curves") as beat:
             rule = style.zh("只比结构，不比收敛：没有实测，不画曲线", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            rule.next_to(entries, DOWN, buff=0.1).align_to(entries, LEFT)
+            rule.next_to(entries, DOWN, buff=style.GAP_S).align_to(entries, LEFT)
             self.play(FadeIn(rule, shift=0.2 * UP), run_time=beat.share(0.3))
         self.finish()
 
@@ -156,19 +159,21 @@ class MixedPrecisionSame16(LectureScene):
     """Pure fp32 against mixed precision: the 2 + 2 saved is eaten by the master copy."""
 
     UNIT = 0.6
-    LEFT_EDGE = -4.4
+    LEFT_EDGE = -4.4  # both rows start here
+    PURE_Y, MIXED_Y = 1.3, -1.0
+    MYTH = 2.55 * UP  # the myth, and the equation that replaces it
 
     def construct(self):
         facts = self.facts
         self.show_title()
         with self.narrate("mp_myth") as beat:
             myth = style.zh("「用了混合精度，显存省一半？」", size=style.BODY_SIZE, color=style.HIGHLIGHT)
-            myth.move_to(2.55 * UP)
+            myth.move_to(self.MYTH)
             self.play(FadeIn(myth, shift=0.2 * DOWN), run_time=beat.share(0.4))
 
-        pure = self._row(facts["pure"], 1.3)
+        pure = self._row(facts["pure"], self.PURE_Y)
         pure_name = style.zh("纯 fp32", size=style.LABEL_SIZE).next_to(pure, LEFT, buff=0.35)
-        pure_sum = style.value(facts["pure_sum"], size=style.LABEL_SIZE).next_to(pure, DOWN, buff=0.2)
+        pure_sum = style.value(facts["pure_sum"], size=style.LABEL_SIZE).next_to(pure, DOWN, buff=style.GAP_M)
         line = DashedLine(pure.get_corner(UP + RIGHT) + 0.35 * UP, pure.get_corner(DOWN + RIGHT) + 2.9 * DOWN,
                           color=style.MUTED, stroke_width=2)
         with self.narrate("mp_pure") as beat:
@@ -177,7 +182,7 @@ class MixedPrecisionSame16(LectureScene):
                       run_time=beat.share(0.4))
             self.play(Write(pure_sum), Create(line), run_time=beat.share(0.3))
 
-        mixed = self._row(facts["mixed"], -1.0)
+        mixed = self._row(facts["mixed"], self.MIXED_Y)
         mixed_name = style.zh("混合精度", size=style.LABEL_SIZE).next_to(mixed, LEFT, buff=0.35)
         mixed_name.align_to(pure_name, RIGHT)
         shrunk = VGroup(*(mixed.cell(k).copy() for k in ("weight", "grad", "m", "v")))
@@ -187,7 +192,8 @@ class MixedPrecisionSame16(LectureScene):
                       run_time=beat.share(0.3))
             self.play(ReplacementTransform(start, shrunk), run_time=beat.share(0.35))
             tags = VGroup(*(style.zh(f"省 {facts[name].text}", size=style.SMALL_SIZE, color=style.BF16)
-                            .next_to(shrunk[i], UP, buff=0.12) for i, name in ((0, "weight_saved"), (1, "grad_saved"))))
+                            .next_to(shrunk[i], UP, buff=style.GAP_S)
+                            for i, name in ((0, "weight_saved"), (1, "grad_saved"))))
             gap = Rectangle(width=mixed.cell("master").width, height=mixed.height, color=style.HIGHLIGHT,
                             stroke_width=2).move_to(mixed.cell("master"))
             gap.set_fill(style.HIGHLIGHT, opacity=0.12)
@@ -200,24 +206,25 @@ class MixedPrecisionSame16(LectureScene):
         self.remove(shrunk)
         self.add(mixed)
 
-        mixed_sum = style.value(facts["mixed_sum"], size=style.LABEL_SIZE).next_to(mixed, DOWN, buff=0.2)
+        mixed_sum = style.value(facts["mixed_sum"], size=style.LABEL_SIZE).next_to(mixed, DOWN, buff=style.GAP_M)
         with self.narrate("mp_equal") as beat:
             self.play(Write(mixed_sum), FadeOut(tags), run_time=beat.share(0.35))
             equal = style.zh(f"{facts['pure'].text} ＝ {facts['mixed'].text}", size=style.BODY_SIZE,
-                             color=style.HIGHLIGHT).move_to(2.55 * UP)
+                             color=style.HIGHLIGHT).move_to(self.MYTH)
             self.play(ReplacementTransform(myth, equal),
                       Indicate(line, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
-        accumulate = self._row(facts["accumulate"], -1.0)
-        accumulate_sum = style.value(facts["accumulate_sum"], size=style.LABEL_SIZE).next_to(accumulate, DOWN, buff=0.2)
+        accumulate = self._row(facts["accumulate"], self.MIXED_Y)
+        accumulate_sum = style.value(facts["accumulate_sum"], size=style.LABEL_SIZE)
+        accumulate_sum.next_to(accumulate, DOWN, buff=style.GAP_M)
         accumulate_sum.align_to(mixed_sum, LEFT)
         with self.narrate("mp_accum") as beat:
             tag = style.zh("fp32 累加器", size=style.SMALL_SIZE, color=style.FP32)
-            tag.next_to(mixed.cell("grad"), UP, buff=0.12)
+            tag.next_to(mixed.cell("grad"), UP, buff=style.GAP_S)
             self.play(FadeIn(tag), Indicate(mixed.cell("grad"), color=style.FP32), run_time=beat.share(0.4))
             self.play(
                 ReplacementTransform(mixed, accumulate),
-                tag.animate.next_to(accumulate.cell("grad"), UP, buff=0.12),
+                tag.animate.next_to(accumulate.cell("grad"), UP, buff=style.GAP_S),
                 ReplacementTransform(mixed_sum, accumulate_sum),
                 run_time=beat.share(0.35),
             )
@@ -238,7 +245,7 @@ class MixedPrecisionSame16(LectureScene):
         self.finish()
 
     def _row(self, fact, y):
-        row = style.LedgerRow(fact.value, unit=self.UNIT, height=0.9)
+        row = LedgerRow(fact.value, unit=self.UNIT, height=0.9)
         return row.move_to((self.LEFT_EDGE, y, 0), aligned_edge=LEFT)
 
 
@@ -247,12 +254,18 @@ class WhyFp32Bf16(LectureScene):
 
     BIT = 0.26
     BITS_LEFT = -3.6
+    BIT_ROWS = {"fp32": 2.2, "bf16": 1.1, "fp16": 0.0}  # the y of each format's row of bits
+    RANGE_CENTRE = np.array((1.35, -1.55, 0))  # the log₂ axis of smallest normal numbers
+    BF16_ONE = np.array((-4.5, 0.9, 0))  # where 1.0 sits on the bf16 number line
+    FP32_ONE = np.array((-4.5, -2.1, 0))  # and on the fp32 one, under it
+    PROGRESS_CENTRE = np.array((0.5, -0.6, 0))  # the bar counting the 1,000 additions
+    LEDGER = 1.3 * UP  # the ledger row of Ⓒ
 
     def construct(self):
         facts = self.facts
         self.show_title()
         layouts = {f["name"]: f for f in facts["layouts"].value}
-        rows = {name: self._bits(layouts[name], y) for name, y in (("fp32", 2.2), ("bf16", 1.1), ("fp16", 0.0))}
+        rows = {name: self._bits(layouts[name], y) for name, y in self.BIT_ROWS.items()}
         names = {name: style.zh(name, size=style.BODY_SIZE, color=style.PRECISION[name])
                  .next_to(rows[name], LEFT, buff=0.35) for name in rows}
         labels = {name: self._bit_labels(rows[name], layouts[name], name) for name in rows}
@@ -260,7 +273,8 @@ class WhyFp32Bf16(LectureScene):
         with self.narrate("fb_fp32") as beat:
             self.play(FadeIn(names["fp32"]), LaggedStart(*(FadeIn(b) for b in rows["fp32"]), lag_ratio=0.05),
                       run_time=beat.share(0.45))
-            sign = style.zh("符号", size=style.SMALL_SIZE, color=style.MUTED).next_to(rows["fp32"][0], UP, buff=0.1)
+            sign = style.zh("符号", size=style.SMALL_SIZE, color=style.MUTED)
+            sign.next_to(rows["fp32"][0], UP, buff=style.GAP_S)
             self.play(FadeIn(labels["fp32"]), FadeIn(sign), run_time=beat.share(0.25))
 
         with self.narrate("fb_bf16") as beat:
@@ -281,27 +295,27 @@ class WhyFp32Bf16(LectureScene):
             self.play(TransformFromCopy(marks[0][0], marks[1][0]), FadeIn(marks[1][1]), run_time=beat.share(0.15))
             gap = BraceBetweenPoints(marks[0][0].get_center(), marks[1][0].get_center(), DOWN, color=style.BAD)
             gap_label = style.zh(f"少 {facts['binades_lost'].text} 个二进制数量级", size=style.LABEL_SIZE,
-                                 color=style.BAD).next_to(gap, DOWN, buff=0.1)
+                                 color=style.BAD).next_to(gap, DOWN, buff=style.GAP_S)
             self.play(GrowFromCenter(gap), FadeIn(gap_label), run_time=beat.share(0.2))
-            verdict = style.zh("fp16 缺的是范围，不是位数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            verdict.next_to(gap_label, DOWN, buff=0.15)
-            self.play(FadeIn(verdict, shift=0.2 * LEFT), run_time=beat.share(0.15))
-        layout_part = VGroup(*rows.values(), *names.values(), *labels.values(), axis, marks, gap, gap_label, verdict)
+            lesson = style.zh("fp16 缺的是范围，不是位数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            lesson.next_to(gap_label, DOWN, buff=0.15)
+            self.play(FadeIn(lesson, shift=0.2 * LEFT), run_time=beat.share(0.15))
+        layout_part = VGroup(*rows.values(), *names.values(), *labels.values(), axis, marks, gap, gap_label, lesson)
 
         # Ⓑ bf16 near 1.0: a number line whose ticks are the bf16 values.
         cell = facts["cell"].value
         line = NumberLine(x_range=[1.0 - cell / 3, 1.0 + 2.3 * cell, cell], length=2.3 * 4 + 4 / 3,
-                          include_ticks=False, color=style.MUTED).move_to((0, 0.9, 0))
-        line.shift((-4.5 - line.n2p(1.0)[0]) * RIGHT)
+                          include_ticks=False, color=style.MUTED)
+        line.shift(self.BF16_ONE - line.n2p(1.0))
         ticks = VGroup(*(Line(line.n2p(1.0 + k * cell) + 0.25 * UP, line.n2p(1.0 + k * cell) + 0.25 * DOWN,
                               color=style.BF16, stroke_width=4) for k in range(3)))
         half = DashedLine(line.n2p(1.0 + cell / 2) + 0.18 * UP, line.n2p(1.0 + cell / 2) + 0.18 * DOWN,
                           color=style.MUTED)
         half_label = style.zh(f"半格 {facts['half_cell'].text}", size=style.SMALL_SIZE, color=style.MUTED)
-        half_label.next_to(half, DOWN, buff=0.12)
+        half_label.next_to(half, DOWN, buff=style.GAP_S)
         tick_labels = VGroup(
-            style.value(facts["one"], size=style.LABEL_SIZE).next_to(ticks[0], DOWN, buff=0.12),
-            style.value(facts["full_result"], size=style.LABEL_SIZE).next_to(ticks[1], DOWN, buff=0.12),
+            style.value(facts["one"], size=style.LABEL_SIZE).next_to(ticks[0], DOWN, buff=style.GAP_S),
+            style.value(facts["full_result"], size=style.LABEL_SIZE).next_to(ticks[1], DOWN, buff=style.GAP_S),
         )
         name = style.zh("bf16", size=style.BODY_SIZE, color=style.BF16).next_to(line, LEFT, buff=0.3)
         dot = Dot(line.n2p(1.0), radius=0.13, color=style.HIGHLIGHT)
@@ -310,7 +324,7 @@ class WhyFp32Bf16(LectureScene):
             self.play(Create(line), FadeIn(name), FadeIn(ticks), FadeIn(tick_labels), run_time=beat.share(0.25))
             brace = BraceBetweenPoints(ticks[0].get_top(), ticks[1].get_top(), UP, color=style.BF16)
             width = style.zh(f"一格 ＝ {facts['cell'].text} ＝ {facts['cell_decimal'].text}", size=style.LABEL_SIZE,
-                             color=style.BF16).next_to(brace, UP, buff=0.1)
+                             color=style.BF16).next_to(brace, UP, buff=style.GAP_S)
             self.play(GrowFromCenter(brace), FadeIn(width), FadeIn(dot), run_time=beat.share(0.3))
 
         with self.narrate("fb_small") as beat:
@@ -330,7 +344,7 @@ class WhyFp32Bf16(LectureScene):
             self.play(Indicate(tick_labels[1], color=style.GOOD), run_time=beat.share(0.3))
 
         progress = ValueTracker(0)
-        bar_frame = Rectangle(width=6.0, height=0.3, color=style.MUTED, stroke_width=2).move_to((0.5, -0.6, 0))
+        bar_frame = Rectangle(width=6.0, height=0.3, color=style.MUTED, stroke_width=2).move_to(self.PROGRESS_CENTRE)
         bar = always_redraw(lambda: Rectangle(width=max(0.001, 6.0 * progress.get_value()), height=0.3,
                                               stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.6)
                             .move_to(bar_frame, aligned_edge=LEFT))
@@ -352,12 +366,13 @@ class WhyFp32Bf16(LectureScene):
             self.play(FadeIn(result), Indicate(dot, color=style.BAD), run_time=beat.share(0.15))
 
         fp32 = NumberLine(x_range=[1.0, 2.1, 1.0], length=9.9, include_ticks=False, color=style.MUTED)
-        fp32.shift((-4.5 - fp32.n2p(1.0)[0]) * RIGHT + (-2.1 - fp32.get_y()) * UP)
+        fp32.shift(self.FP32_ONE - fp32.n2p(1.0))
         fp32_ticks = VGroup(*(Line(fp32.n2p(v) + 0.2 * UP, fp32.n2p(v) + 0.2 * DOWN, color=style.FP32, stroke_width=4)
                               for v in (1.0, 2.0)))
-        fp32_labels = VGroup(style.value(facts["one"], size=style.LABEL_SIZE).next_to(fp32_ticks[0], DOWN, buff=0.12),
-                             style.zh(f"应为 {facts['exact_sum'].text}", size=style.LABEL_SIZE, color=style.MUTED)
-                             .next_to(fp32_ticks[1], DOWN, buff=0.12))
+        fp32_labels = VGroup(style.value(facts["one"], size=style.LABEL_SIZE),
+                             style.zh(f"应为 {facts['exact_sum'].text}", size=style.LABEL_SIZE, color=style.MUTED))
+        for label, tick in zip(fp32_labels, fp32_ticks):
+            label.next_to(tick, DOWN, buff=style.GAP_S)
         fp32_name = style.zh("fp32", size=style.BODY_SIZE, color=style.FP32).next_to(fp32, LEFT, buff=0.3)
         path = facts["fp32_path"].value
         fp32_dot = always_redraw(lambda: Dot(fp32.n2p(path[round(progress.get_value() * (len(path) - 1))]),
@@ -369,17 +384,17 @@ class WhyFp32Bf16(LectureScene):
             self.add(fp32_dot)
             self.play(progress.animate.set_value(1), run_time=beat.share(0.45), rate_func=linear)
             final = style.value(facts["fp32_sum"], size=style.LABEL_SIZE, color=style.FP32)
-            final.next_to(fp32_dot, UP, buff=0.2)
+            final.next_to(fp32_dot, UP, buff=style.GAP_M)
             self.play(FadeIn(final), run_time=beat.share(0.15))
         rounding_part = VGroup(line, ticks, half, half_label, tick_labels, name, dot, bar_frame, bar, bar_label, ghost,
                                result, fp32, fp32_ticks, fp32_labels, fp32_name, fp32_dot, final)
 
         # Ⓒ the ledger again: what never forgets stays fp32.
-        row = style.LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
-        v3_row = style.LedgerRow(facts["v3_moments"].value, unit=0.6, height=0.9).move_to(1.3 * UP)
+        row = LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(self.LEDGER)
+        v3_row = LedgerRow(facts["v3_moments"].value, unit=0.6, height=0.9).move_to(self.LEDGER)
         with self.narrate("fb_rule_master") as beat:
             self.play(FadeOut(rounding_part), FadeIn(row, shift=0.3 * DOWN), run_time=beat.share(0.25))
-            master_tag = self._verdict(row.cell("master"), "老的贡献永远不走", "必须 fp32", style.FP32)
+            master_tag = verdict("必须 fp32", style.FP32, "老的贡献永远不走", under=row.cell("master"))
             self.play(Indicate(row.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05), FadeIn(master_tag),
                       run_time=beat.share(0.35))
 
@@ -388,12 +403,12 @@ class WhyFp32Bf16(LectureScene):
                       run_time=beat.share(0.3))
             self.play(ReplacementTransform(row, v3_row), master_tag.animate.shift(
                 (v3_row.cell("master").get_x() - row.cell("master").get_x()) * RIGHT), run_time=beat.share(0.35))
-            moments_tag = self._verdict(VGroup(v3_row.cell("m"), v3_row.cell("v")), "老的会衰减", "bf16 也行",
-                                        style.BF16)
+            moments = VGroup(v3_row.cell("m"), v3_row.cell("v"))
+            moments_tag = verdict("bf16 也行", style.BF16, "老的会衰减", under=moments)
             self.play(FadeIn(moments_tag), run_time=beat.share(0.2))
 
         with self.narrate("fb_rule") as beat:
-            used_tag = self._verdict(VGroup(v3_row.cell("weight"), v3_row.cell("grad")), "用完就扔", "bf16", style.BF16)
+            used_tag = verdict("bf16", style.BF16, "用完就扔", under=VGroup(v3_row.cell("weight"), v3_row.cell("grad")))
             self.play(FadeIn(used_tag), Indicate(v3_row.cell("grad"), color=style.HIGHLIGHT), run_time=beat.share(0.3))
             rule = style.caption_stack("分界不在累不累加，在老的贡献走不走",
                                        "口子：随机舍入下 bf16 主权重也可行，需额外支持，不推荐", size=style.LABEL_SIZE)
@@ -424,15 +439,17 @@ class WhyFp32Bf16(LectureScene):
         exp = boxes[1:1 + layout["exponent"]]
         man = boxes[1 + layout["exponent"]:]
         return VGroup(
-            style.zh(f"{self.facts[f'{name}_exp'].text} 位指数", size=style.SMALL_SIZE).next_to(exp, DOWN, buff=0.08),
-            style.zh(f"{self.facts[f'{name}_man'].text} 位尾数", size=style.SMALL_SIZE).next_to(man, DOWN, buff=0.08),
+            style.zh(f"{self.facts[f'{name}_exp'].text} 位指数", size=style.SMALL_SIZE).next_to(exp, DOWN,
+                                                                                            buff=style.GAP_S),
+            style.zh(f"{self.facts[f'{name}_man'].text} 位尾数", size=style.SMALL_SIZE).next_to(man, DOWN,
+                                                                                            buff=style.GAP_S),
         )
 
     def _range_line(self):
         """Smallest normal numbers on a log₂ axis: where fp16 stops and where bf16 / fp32 stop."""
         facts = self.facts
         axis = NumberLine(x_range=[-130, 0, 2], length=10.3, include_ticks=False, color=style.MUTED)
-        axis.move_to((1.35, -1.55, 0))
+        axis.move_to(self.RANGE_CENTRE)
         marks = VGroup()
         for fact, colour, who in ((facts["bf16_min_normal"], style.BF16, "bf16 / fp32"),
                                   (facts["fp16_min_normal"], style.FP16, "fp16")):
@@ -442,35 +459,32 @@ class WhyFp32Bf16(LectureScene):
                 label.align_to(point, LEFT).shift(0.1 * LEFT)
             marks.add(VGroup(point, label))
         caption = style.caption_stack("最小正规数", "（对数轴）", size=style.SMALL_SIZE, color=style.MUTED)
-        caption.next_to(axis, LEFT, buff=0.2)
+        caption.next_to(axis, LEFT, buff=style.GAP_M)
         return VGroup(axis, caption), marks
-
-    @staticmethod
-    def _verdict(cells, first, second, colour):
-        tag = VGroup(style.zh(first, size=style.SMALL_SIZE), style.zh(second, size=style.LABEL_SIZE, color=colour))
-        return tag.arrange(DOWN, buff=0.1).next_to(cells, DOWN, buff=0.2)
 
 
 class OptimizerBytesTable(LectureScene):
     """Each state-saving variant as the AdamW row transformed: a cell dropped, factored or shrunk."""
 
     UNIT = 0.45
-    ROW_LEFT = -3.9
+    # One row per optimizer: its name, its ledger row (boxes centred on the row's y), its sum.
+    COLUMNS = (Column(-6.75, LEFT), Column(-3.9, LEFT), Column(6.75, RIGHT))
     ROWS = (("adamw", "AdamW", 2.5), ("muon", "Muon", 1.7), ("lion", "Lion", 0.9),
             ("adafactor", "Adafactor", 0.1), ("8bit_adam", "8-bit Adam", -1.25))
+    STACKED = ("lion_8bit", "8-bit Lion", -2.1)  # two ideas at once, under the rest
+    TAG_X = -4.45  # each row's idea (拿掉, 分解, 存小), between its name and its row
+    INSET_X = -0.05  # left edge of Adafactor's factored inset
+    CLASH = 2.72 * DOWN
 
     def construct(self):
         facts = self.facts
         self.show_title()
         rows, names, sums = {}, {}, {}
-        for key, name, y in (*self.ROWS, ("lion_8bit", "8-bit Lion", -2.1)):
-            rows[key] = style.LedgerRow(facts[key].value, unit=self.UNIT, height=0.62)
-            rows[key].move_to((self.ROW_LEFT, y, 0), aligned_edge=LEFT).shift(
-                (y - rows[key][0][0].get_y()) * UP)  # box centres on y, whatever text hangs below
-            names[key] = style.zh(name, size=style.LABEL_SIZE).move_to((-6.75, y, 0), aligned_edge=LEFT)
-            sums[key] = style.value(facts[f"{key}_sum"], size=style.LABEL_SIZE).move_to(
-                (6.75, y, 0), aligned_edge=RIGHT
-            )
+        for key, name, y in (*self.ROWS, self.STACKED):
+            names[key], rows[key], sums[key] = grid_row(
+                [style.zh(name, size=style.LABEL_SIZE), LedgerRow(facts[key].value, unit=self.UNIT, height=0.62),
+                 style.value(facts[f"{key}_sum"], size=style.LABEL_SIZE)], self.COLUMNS, y)
+            rows[key].shift((y - rows[key].boxes().get_y()) * UP)  # box centres on y, whatever text hangs below
 
         with self.narrate("ob_intro") as beat:
             self.play(FadeIn(names["adamw"]), FadeIn(rows["adamw"], shift=0.3 * DOWN), run_time=beat.share(0.35))
@@ -487,8 +501,8 @@ class OptimizerBytesTable(LectureScene):
 
         tags = {}
         for key, idea in (("muon", "拿掉"), ("lion", "拿掉"), ("adafactor", "分解"), ("8bit_adam", "存小")):
-            tags[key] = style.zh(idea, size=style.SMALL_SIZE, color=style.HIGHLIGHT).move_to(
-                (-4.45, rows[key][0][0].get_y(), 0))
+            tags[key] = style.zh(idea, size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+            tags[key].move_to(rows[key].boxes()).set_x(self.TAG_X)
         with self.narrate("ob_ideas") as beat:
             for keys in (("muon", "lion"), ("adafactor",), ("8bit_adam",)):
                 self.play(*(FadeIn(tags[k], scale=1.4) for k in keys),
@@ -496,14 +510,14 @@ class OptimizerBytesTable(LectureScene):
                           run_time=beat.share(0.27))
 
         with self.narrate("ob_stack") as beat:
-            stack_tag = style.zh("叠加", size=style.SMALL_SIZE, color=style.GOOD).move_to(
-                (-4.45, rows["lion_8bit"][0][0].get_y(), 0))
+            stack_tag = style.zh("叠加", size=style.SMALL_SIZE, color=style.GOOD)
+            stack_tag.move_to(rows["lion_8bit"].boxes()).set_x(self.TAG_X)
             self._derive(rows["lion"], rows["lion_8bit"], names["lion_8bit"], beat.share(0.5))
             self.play(Write(sums["lion_8bit"]), FadeIn(stack_tag), run_time=beat.share(0.25))
 
         with self.narrate("ob_exclusive") as beat:
             clash = style.zh("拿掉与分解互斥：v 拿掉了，就无从分解", size=style.LABEL_SIZE, color=style.BAD)
-            clash.move_to((0, -2.72, 0))
+            clash.move_to(self.CLASH)
             self.play(*(tags[k].animate.set_color(style.BAD) for k in ("muon", "lion", "adafactor")),
                       FadeIn(clash, shift=0.2 * UP), run_time=beat.share(0.35))
             self.play(*(Indicate(tags[k], color=style.BAD, scale_factor=1.4) for k in ("muon", "lion", "adafactor")),
@@ -519,7 +533,7 @@ class OptimizerBytesTable(LectureScene):
     def _derive(self, source, target, name, run_time):
         """A copy of `source` slides to the target row and becomes it, cell by cell."""
         start = source.copy()
-        self.play(FadeIn(name), start.animate.shift((target[0][0].get_y() - source[0][0].get_y()) * UP),
+        self.play(FadeIn(name), start.animate.shift((target.boxes().get_y() - source.boxes().get_y()) * UP),
                   run_time=0.4 * run_time)
         moves = []
         for key in source.keys:
@@ -536,25 +550,30 @@ class OptimizerBytesTable(LectureScene):
         grid = Square(side_length=size, stroke_color=style.MUTED, stroke_width=2)
         strip_row = Rectangle(width=size, height=size / 6, stroke_width=0, fill_color=style.FP32, fill_opacity=0.9)
         strip_col = Rectangle(width=size / 6, height=size, stroke_width=0, fill_color=style.FP32, fill_opacity=0.9)
-        strip_row.next_to(grid, DOWN, buff=0.08)
-        strip_col.next_to(grid, RIGHT, buff=0.08)
+        strip_row.next_to(grid, DOWN, buff=style.GAP_S)
+        strip_col.next_to(grid, RIGHT, buff=style.GAP_S)
         icon = VGroup(grid, strip_row, strip_col)
         text = style.caption_stack(f"{facts['matrix'].text} 的矩阵", f"v 每参数 {facts['adafactor_v'].text}",
                                    size=style.SMALL_SIZE, color=style.TEXT)
-        inset = VGroup(icon, text).arrange(RIGHT, buff=0.2)
-        return inset.set_x(-0.05 + inset.width / 2).set_y(row[0][0].get_y())
+        inset = VGroup(icon, text).arrange(RIGHT, buff=style.GAP_M)
+        return inset.move_to((self.INSET_X, row.boxes().get_y(), 0), aligned_edge=LEFT)
 
 
 class CheckpointSize(LectureScene):
     """Which of the 16 bytes a checkpoint must hold, what that is for 671B, and what else must go in."""
 
     TIB = 0.82  # frame units per TiB: the two bars are drawn to scale
+    ROW = 2.2 * UP  # the 16-byte row
+    QUESTION = 0.9 * UP
+    SAVED_LEFT = np.array((-6.45, 0.0, 0))  # where the checkpoint's cells start
+    BAR_LEFT = -6.3  # the two size bars start here
+    CLASSIC_Y, V3_Y = -1.6, -2.35
 
     def construct(self):
         facts = self.facts
         self.show_title()
-        row = style.LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(2.2 * UP)
-        question = style.zh("丢了，能不能重建？", size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to(0.9 * UP)
+        row = LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(self.ROW)
+        question = style.zh("丢了，能不能重建？", size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to(self.QUESTION)
         with self.narrate("ck_intro") as beat:
             self.play(FadeIn(row, shift=0.3 * DOWN), run_time=beat.share(0.35))
             self.play(FadeIn(question), run_time=beat.share(0.25))
@@ -564,52 +583,52 @@ class CheckpointSize(LectureScene):
             arrow = CurvedArrow(master.get_top() + 0.05 * UP, weight.get_top() + 0.05 * UP, angle=0.5,
                                 color=style.GOOD, stroke_width=3, tip_length=0.18)
             cast = style.zh("舍入", size=style.SMALL_SIZE, color=style.GOOD).next_to(arrow, UP, buff=0.05)
-            yes = self._verdict(VGroup(weight, grad), "能", "舍入即得 · 下一步重算", style.GOOD)
+            yes = verdict("能", style.GOOD, "舍入即得 · 下一步重算", under=VGroup(weight, grad))
             self.play(FadeOut(question), Create(arrow), FadeIn(cast), run_time=beat.share(0.3))
             self.play(FadeIn(yes), run_time=beat.share(0.25))
             self.play(weight.animate.set_opacity(0.3), grad.animate.set_opacity(0.3), FadeOut(arrow), FadeOut(cast),
                       run_time=beat.share(0.2))
 
-        saved = style.LedgerRow(facts["saved"].value, unit=0.6, height=0.9).move_to((-6.45, 0.0, 0), aligned_edge=LEFT)
-        box = Rectangle(width=saved.width + 0.6, height=1.5, color=style.TEXT).move_to(
-            (saved.get_left()[0] - 0.3, -0.25, 0), aligned_edge=LEFT)
-        box_label = style.zh("检查点", size=style.LABEL_SIZE).next_to(box, UP, buff=0.08).align_to(box, LEFT)
+        saved = LedgerRow(facts["saved"].value, unit=0.6, height=0.9).move_to(self.SAVED_LEFT, aligned_edge=LEFT)
+        box = Rectangle(width=saved.width + 0.6, height=1.5, color=style.TEXT)
+        box.move_to(saved.get_left() + 0.3 * LEFT + 0.25 * DOWN, aligned_edge=LEFT)  # room for the sum underneath
+        box_label = style.zh("检查点", size=style.LABEL_SIZE).next_to(box, UP, buff=style.GAP_S).align_to(box, LEFT)
         classic_sum = style.value(facts["classic_sum"], size=style.LABEL_SIZE).next_to(saved, DOWN, buff=0.15)
         with self.narrate("ck_keep") as beat:
-            no = self._verdict(VGroup(row.cell("m"), row.cell("v"), master), "不能", "装着全部历史", style.BAD)
+            no = verdict("不能", style.BAD, "装着全部历史", under=VGroup(row.cell("m"), row.cell("v"), master))
             self.play(FadeIn(no), run_time=beat.share(0.2))
             self.play(Create(box), FadeIn(box_label), run_time=beat.share(0.2))
             self.play(*(TransformFromCopy(row.cell(k), saved.cell(k)) for k in saved.keys), run_time=beat.share(0.3))
             self.play(Write(classic_sum), run_time=beat.share(0.2))
 
-        classic_bar = self._bar(facts["classic_tib"].value, -1.6, style.FP32, "经典")
+        classic_bar = self._bar(facts["classic_tib"].value, self.CLASSIC_Y, style.FP32, "经典")
         classic_label = style.zh(
             f"{facts['classic_bytes'].text} × {facts['params'].text} ≈ {facts['classic_tib'].text}",
             size=style.LABEL_SIZE,
-        ).next_to(classic_bar, RIGHT, buff=0.2)
+        ).next_to(classic_bar, RIGHT, buff=style.GAP_M)
         with self.narrate("ck_size") as beat:
             self.play(GrowFromEdge(classic_bar, LEFT), run_time=beat.share(0.45))
             self.play(FadeIn(classic_label), run_time=beat.share(0.25))
 
-        v3_saved = style.LedgerRow(facts["v3_saved"].value, unit=0.6, height=0.9).move_to(saved, aligned_edge=LEFT)
-        v3_sum = style.value(facts["v3_sum"], size=style.LABEL_SIZE).next_to(v3_saved, DOWN, buff=0.2)
-        v3_bar = self._bar(facts["v3_tib"].value, -2.35, style.BF16, "V3 式")
+        v3_saved = LedgerRow(facts["v3_saved"].value, unit=0.6, height=0.9).move_to(saved, aligned_edge=LEFT)
+        v3_sum = style.value(facts["v3_sum"], size=style.LABEL_SIZE).next_to(v3_saved, DOWN, buff=style.GAP_M)
+        v3_bar = self._bar(facts["v3_tib"].value, self.V3_Y, style.BF16, "V3 式")
         v3_label = style.zh(f"{facts['v3_bytes'].text} × {facts['params'].text} ≈ {facts['v3_tib'].text}",
-                            size=style.LABEL_SIZE).next_to(v3_bar, RIGHT, buff=0.2).align_to(classic_label, LEFT)
+                            size=style.LABEL_SIZE)
+        v3_label.next_to(v3_bar, RIGHT, buff=style.GAP_M).align_to(classic_label, LEFT)
         smaller = style.zh(f"小 {facts['smaller'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT)
         with self.narrate("ck_v3") as beat:
             self.play(ReplacementTransform(saved, v3_saved), ReplacementTransform(classic_sum, v3_sum),
                       run_time=beat.share(0.25))
             self.play(GrowFromEdge(v3_bar, LEFT), run_time=beat.share(0.25))
-            smaller.next_to(v3_label, RIGHT, buff=0.4)
+            smaller.next_to(v3_label, RIGHT, buff=style.GAP_L)
             cut = DashedLine(classic_bar[0].get_corner(DOWN + RIGHT),
                              (classic_bar[0].get_right()[0], v3_bar[0].get_bottom()[1], 0), color=style.MUTED)
             self.play(FadeIn(v3_label), FadeIn(smaller), Create(cut), run_time=beat.share(0.25))
 
         extras = VGroup(*(style.zh(text, size=style.LABEL_SIZE) for text in
                           ("① 数据读到了哪里", "② 数据管线的状态", "③ 随机数的状态")))
-        extras.arrange(DOWN, aligned_edge=LEFT, buff=0.18).move_to((box.get_right()[0] + 0.4, box.get_y(), 0),
-                                                                   aligned_edge=LEFT)
+        extras.arrange(DOWN, aligned_edge=LEFT, buff=0.18).next_to(box, RIGHT, buff=style.GAP_L)
         with self.narrate("ck_more") as beat:
             whole = Rectangle(width=extras.get_right()[0] + 0.3 - box.get_left()[0], height=box.height,
                               color=style.TEXT).move_to(box, aligned_edge=LEFT)
@@ -620,21 +639,16 @@ class CheckpointSize(LectureScene):
         with self.narrate("ck_rollback") as beat:
             brace = Brace(extras[:2], RIGHT, buff=0.15, color=style.HIGHLIGHT)
             why = style.caption_stack("回滚跳数据", "的前提", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
-            why.next_to(brace, RIGHT, buff=0.1)
+            why.next_to(brace, RIGHT, buff=style.GAP_S)
             self.play(GrowFromCenter(brace), FadeIn(why), *(Indicate(e, color=style.HIGHLIGHT) for e in extras[:2]),
                       run_time=beat.share(0.4))
         self.finish()
 
     def _bar(self, tib, y, colour, name):
         bar = Rectangle(width=tib * self.TIB, height=0.5, stroke_width=0, fill_color=colour, fill_opacity=0.7)
-        bar.move_to((-6.3, y, 0), aligned_edge=LEFT)
+        bar.move_to((self.BAR_LEFT, y, 0), aligned_edge=LEFT)
         label = style.zh(name, size=style.SMALL_SIZE).move_to(bar, aligned_edge=LEFT).shift(0.15 * RIGHT)
         return VGroup(bar, label)
-
-    @staticmethod
-    def _verdict(cells, first, second, colour):
-        tag = VGroup(style.zh(first, size=style.LABEL_SIZE, color=colour), style.zh(second, size=style.SMALL_SIZE))
-        return tag.arrange(DOWN, buff=0.08).next_to(cells, DOWN, buff=0.15)
 
 
 # -- LoRA, ZeRO, the whole step, the 125M worked example ---------------------------
@@ -643,6 +657,17 @@ class CheckpointSize(LectureScene):
 class LoraLedger(LectureScene):
     """A frozen matrix beside two thin adapters; the ledger row drops 14 bytes; the chain stays."""
 
+    MATRIX_Y = 0.1  # the frozen matrix and its two adapters, side by side
+    W_X, A_X, B_X = -3.6, 0.2, 2.75
+    LAYERS = np.array((-2.6, -0.2, 0))  # the stack of layers with their q, v adapters
+    COUNTS = np.array((2.6, -0.2, 0))  # and what they add up to
+    FULL_ROW = np.array((0.9, 2.2, 0))  # the full fine-tune's ledger row; LoRA's rows hang under it
+    BARS_LEFT = -4.3  # the resident-memory bars, to scale
+    BAR_ROWS = (-1.75, -2.45)
+    PASSES = np.array((0.6, 2.0, 0))  # forward and the two backward matmuls
+    CHAIN = np.array((-0.4, -1.5, 0))  # the frozen layers the gradient still walks
+    VERDICTS = 0.3 * UP
+
     def construct(self):
         facts = self.facts
         self.show_title()
@@ -650,21 +675,21 @@ class LoraLedger(LectureScene):
         # -- the matrix and its adapters -------------------------------------------
         side = 3.0
         big = Rectangle(width=side, height=side, stroke_color=style.TEXT, stroke_width=2,
-                        fill_color=style.FROZEN, fill_opacity=0.5).move_to((-3.6, 0.1, 0))
+                        fill_color=style.FROZEN, fill_opacity=0.5).move_to((self.W_X, self.MATRIX_Y, 0))
         big_label = style.zh(f"{facts['width'].text} × {facts['width'].text}", size=style.LABEL_SIZE)
-        big_label.next_to(big, DOWN, buff=0.2)
+        big_label.next_to(big, DOWN, buff=style.GAP_M)
         frozen_tag = style.zh("冻住", size=style.LABEL_SIZE, color=style.FROZEN).next_to(big, UP, buff=0.15)
         thin = 0.12  # drawn wider than to scale (16 of 4,096 would be 0.012), see the to-scale square below
         a = Rectangle(width=thin, height=side, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.9)
         b = Rectangle(width=side, height=thin, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.9)
-        a.move_to((0.2, 0.1, 0))
-        b.move_to((2.75, 0.1, 0))
+        a.move_to((self.A_X, self.MATRIX_Y, 0))
+        b.move_to((self.B_X, self.MATRIX_Y, 0))
         a_label = style.zh(f"{facts['width'].text} × {facts['rank'].text}", size=style.LABEL_SIZE,
-                           color=style.HIGHLIGHT).next_to(a, DOWN, buff=0.2)
+                           color=style.HIGHLIGHT).next_to(a, DOWN, buff=style.GAP_M)
         b_label = style.zh(f"{facts['rank'].text} × {facts['width'].text}", size=style.LABEL_SIZE,
                            color=style.HIGHLIGHT).next_to(b, DOWN, buff=0.3)
         train_tag = style.zh("只训这两个", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        train_tag.move_to((1.5, 2.0, 0))
+        train_tag.next_to(VGroup(a, b), UP, buff=style.GAP_M)
 
         with self.narrate("lora_intro") as beat:
             self.play(FadeIn(big), FadeIn(big_label), run_time=beat.share(0.35))
@@ -680,7 +705,7 @@ class LoraLedger(LectureScene):
             patch = Square(side_length=patch_side, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=1)
             patch.move_to(big.get_corner(UP + RIGHT) + patch_side / 2 * (DOWN + LEFT))
             share = style.value(facts["matrix_share"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
-            share.next_to(patch, RIGHT, buff=0.25).align_to(big, UP)
+            share.next_to(patch, RIGHT, buff=style.GAP_M).align_to(big, UP)
             self.play(ReplacementTransform(VGroup(a.copy(), b.copy()), patch), run_time=beat.share(0.3))
             self.play(FadeIn(share, shift=0.2 * LEFT), run_time=beat.share(0.15))
 
@@ -693,13 +718,15 @@ class LoraLedger(LectureScene):
             bar = Rectangle(width=2.2, height=0.07, stroke_width=0, fill_color=style.FROZEN, fill_opacity=0.5)
             q = Rectangle(width=0.22, height=0.07, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=1)
             v = q.copy()
-            q.next_to(bar, RIGHT, buff=0.1)
+            q.next_to(bar, RIGHT, buff=style.GAP_S)
             v.next_to(q, RIGHT, buff=0.06)
             stack.add(VGroup(bar, q, v))
-        stack.arrange(UP, buff=0.03).move_to((-2.6, -0.2, 0))
-        head = VGroup(style.zh("q", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(stack[-1][1], UP, buff=0.1),
-                      style.zh("v", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(stack[-1][2], UP, buff=0.1))
-        layer_label = style.zh(f"{facts['layers'].text} 层", size=style.LABEL_SIZE).next_to(stack, LEFT, buff=0.2)
+        stack.arrange(UP, buff=0.03).move_to(self.LAYERS)
+        head = VGroup(*(style.zh(name, size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+                        .next_to(adapter, UP, buff=style.GAP_S) for name, adapter in (("q", stack[-1][1]),
+                                                                                      ("v", stack[-1][2]))))
+        layer_label = style.zh(f"{facts['layers'].text} 层", size=style.LABEL_SIZE)
+        layer_label.next_to(stack, LEFT, buff=style.GAP_M)
         count = VGroup(
             style.value(facts["adapters"], size=style.BODY_SIZE, color=style.HIGHLIGHT),
             style.zh("个 adapter 参数", size=style.LABEL_SIZE, color=style.HIGHLIGHT),
@@ -709,7 +736,7 @@ class LoraLedger(LectureScene):
             style.zh("占", size=style.LABEL_SIZE),
             style.value(facts["adapter_share"], size=style.BODY_SIZE, color=style.HIGHLIGHT),
         ).arrange(RIGHT, buff=0.15)
-        summary = VGroup(count, model, of_model).arrange(DOWN, aligned_edge=LEFT, buff=0.3).move_to((2.6, -0.2, 0))
+        summary = VGroup(count, model, of_model).arrange(DOWN, aligned_edge=LEFT, buff=0.3).move_to(self.COUNTS)
 
         with self.narrate("lora_model") as beat:
             self.play(FadeOut(panel), run_time=beat.share(0.1))
@@ -724,9 +751,10 @@ class LoraLedger(LectureScene):
 
         # -- the ledger: full fine-tune vs LoRA ---------------------------------------
         unit = 0.42
-        full_row = style.LedgerRow(facts["row"].value, unit=unit, height=0.75).move_to((0.9, 2.2, 0))
+        full_row = LedgerRow(facts["row"].value, unit=unit, height=0.75).move_to(self.FULL_ROW)
         full_name = style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_row, LEFT, buff=0.3)
-        full_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(full_row, RIGHT, buff=0.2)
+        full_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE)
+        full_times.next_to(full_row, RIGHT, buff=style.GAP_M)
         with self.narrate("lora_full_row") as beat:
             self.play(FadeIn(full_name), LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in full_row), lag_ratio=0.15),
                       run_time=beat.share(0.6))
@@ -741,18 +769,18 @@ class LoraLedger(LectureScene):
         dropped_label.next_to(dropped, DOWN, buff=0.15)
         kept = lora_row.cell("weight")
         base_times = style.zh(f"× {facts['params'].text}（冻住）", size=style.LABEL_SIZE)
-        adapter_row = style.LedgerRow(facts["row"].value, unit=unit, height=0.75)
-        adapter_row.next_to(lora_row, DOWN, buff=0.45).align_to(lora_row, LEFT)
+        adapter_row = LedgerRow(facts["row"].value, unit=unit, height=0.75)
+        adapter_row.next_to(lora_row, DOWN, buff=style.GAP_L).align_to(lora_row, LEFT)
         adapter_name = style.zh("adapter", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         adapter_name.next_to(adapter_row, LEFT, buff=0.3).align_to(full_name, RIGHT)
         adapter_times = style.zh(f"× {facts['adapters'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        adapter_times.next_to(adapter_row, RIGHT, buff=0.2)
+        adapter_times.next_to(adapter_row, RIGHT, buff=style.GAP_M)
         with self.narrate("lora_freeze") as beat:
             self.play(TransformFromCopy(full_row, lora_row), FadeIn(lora_name), run_time=beat.share(0.2))
             self.play(Create(cross), FadeIn(dropped_label), run_time=beat.share(0.2))
             self.play(FadeOut(VGroup(dropped, cross), shift=0.4 * DOWN), FadeOut(dropped_label),
                       kept[0].animate.set_fill(style.FROZEN, 0.5), run_time=beat.share(0.25))
-            base_times.next_to(kept, RIGHT, buff=0.2)
+            base_times.next_to(kept, RIGHT, buff=style.GAP_M)
             self.play(FadeIn(base_times), run_time=beat.share(0.1))
             self.play(FadeIn(adapter_name), FadeIn(adapter_row), FadeIn(adapter_times), run_time=beat.share(0.2))
 
@@ -767,12 +795,10 @@ class LoraLedger(LectureScene):
             label = style.zh(name, size=style.LABEL_SIZE)
             amount = style.value(fact, size=style.LABEL_SIZE)
             bars.add(VGroup(label, bar, amount))
-        for label, bar, amount in bars:
-            bar.move_to((-4.3, 0, 0), aligned_edge=LEFT)
+        for (label, bar, amount), y in zip(bars, self.BAR_ROWS):
+            bar.move_to((self.BARS_LEFT, y, 0), aligned_edge=LEFT)
             label.next_to(bar, LEFT, buff=0.3)
-            amount.next_to(bar, RIGHT, buff=0.2)
-        bars[0].move_to((0, -1.75, 0), coor_mask=(0, 1, 0))
-        bars[1].move_to((0, -2.45, 0), coor_mask=(0, 1, 0))
+            amount.next_to(bar, RIGHT, buff=style.GAP_M)
         heading = style.zh("常驻显存", size=style.LABEL_SIZE, color=style.MUTED).next_to(bars, UP, buff=0.15)
         heading.align_to(bars[0][1], LEFT)
         ratio = style.value(facts["ratio"], size=style.TITLE_SIZE, color=style.HIGHLIGHT)
@@ -794,11 +820,11 @@ class LoraLedger(LectureScene):
                 box = Rectangle(width=2.3, height=0.7, stroke_color=style.TEXT, stroke_width=2,
                                 fill_color=colour, fill_opacity=0.5)
                 blocks.add(VGroup(box, style.zh(name, size=style.LABEL_SIZE).move_to(box)))
-            return blocks.arrange(RIGHT, buff=0.12)
+            return blocks.arrange(RIGHT, buff=style.GAP_S)
 
         steps = (("前向", style.FORWARD), ("① 输入梯度", style.BACKWARD), ("② 权重梯度", style.BACKWARD))
-        full_passes = passes(steps).move_to((0.6, 2.0, 0))
-        lora_passes = passes(steps).move_to((0.6, 1.0, 0))
+        full_passes = passes(steps).move_to(self.PASSES)
+        lora_passes = passes(steps).next_to(full_passes, DOWN, buff=0.3)
         full_tag = VGroup(style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_passes, LEFT, buff=0.3),
                           style.value(facts["full_passes"], size=style.BODY_SIZE).next_to(full_passes, RIGHT, buff=0.3))
         lora_label = style.zh("LoRA", size=style.LABEL_SIZE).next_to(lora_passes, LEFT, buff=0.3)
@@ -818,18 +844,18 @@ class LoraLedger(LectureScene):
         n = 8
         chain = VGroup(*(Rectangle(width=0.9, height=0.6, stroke_color=style.TEXT, stroke_width=2,
                                    fill_color=style.FROZEN, fill_opacity=0.35) for _ in range(n)))
-        chain.arrange(RIGHT, buff=0.35).move_to((-0.4, -1.5, 0))
+        chain.arrange(RIGHT, buff=0.35).move_to(self.CHAIN)
         tips = VGroup(*(Rectangle(width=0.9, height=0.1, stroke_width=0, fill_color=style.HIGHLIGHT,
                                   fill_opacity=1).next_to(box, DOWN, buff=0.04) for box in chain))
         kept_acts = VGroup(*(Square(side_length=0.28, stroke_width=0, fill_color=style.FORWARD,
-                                    fill_opacity=0.8).next_to(box, UP, buff=0.08) for box in chain))
-        loss = style.zh("loss", size=style.LABEL_SIZE).next_to(chain, RIGHT, buff=0.4)
-        tip_tag = style.zh("adapter", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(tips[0], DOWN, buff=0.1)
+                                    fill_opacity=0.8).next_to(box, UP, buff=style.GAP_S) for box in chain))
+        loss = style.zh("loss", size=style.LABEL_SIZE).next_to(chain, RIGHT, buff=style.GAP_L)
+        tip_tag = style.zh("adapter", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+        tip_tag.next_to(tips[0], DOWN, buff=style.GAP_S)
         act_tag = style.zh("激活：整条链都得留着", size=style.LABEL_SIZE, color=style.FORWARD)
-        act_tag.next_to(kept_acts, UP, buff=0.2)
+        act_tag.next_to(kept_acts, UP, buff=style.GAP_M)
         below = tip_tag.get_bottom()[1] - 0.25
-        back = Arrow(np.array((loss.get_center()[0], below, 0)), np.array((chain[0].get_left()[0], below, 0)),
-                     buff=0, color=style.BACKWARD, stroke_width=5)
+        back = Arrow(loss.get_center(), chain.get_left(), buff=0, color=style.BACKWARD, stroke_width=5).set_y(below)
         with self.narrate("lora_chain") as beat:
             self.play(FadeIn(chain), FadeIn(tips), FadeIn(tip_tag), FadeIn(loss), run_time=beat.share(0.2))
             self.play(LaggedStart(*(FadeIn(k, shift=0.15 * UP) for k in kept_acts), lag_ratio=0.15),
@@ -841,20 +867,16 @@ class LoraLedger(LectureScene):
         self.play(FadeOut(VGroup(full_passes, full_tag, lora_label, lora_passes[:2], lora_value,
                                  chain, tips, tip_tag, kept_acts, loss, act_tag, back)), run_time=0.6)
         rows = VGroup(
-            self._verdict("常驻", f"相差 {facts['ratio'].text}", style.GOOD),
-            self._verdict("算力", f"{facts['full_passes'].text} → {facts['lora_passes'].text}", style.GOOD),
-            self._verdict("激活", "基本不省", style.BAD),
-        ).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to((0, 0.3, 0))
+            verdict(f"相差 {facts['ratio'].text}", style.GOOD, "常驻", size=style.TITLE_SIZE, across=True),
+            verdict(f"{facts['full_passes'].text} → {facts['lora_passes'].text}", style.GOOD, "算力",
+                    size=style.TITLE_SIZE, across=True),
+            verdict("基本不省", style.BAD, "激活", size=style.TITLE_SIZE, across=True),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to(self.VERDICTS)
         with self.narrate("lora_close") as beat:
             self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in rows), lag_ratio=0.35),
                       run_time=beat.share(0.55))
             self.play(Indicate(rows[2], color=style.BAD), run_time=beat.share(0.3))
         self.finish()
-
-    @staticmethod
-    def _verdict(item: str, change: str, colour: str) -> VGroup:
-        return VGroup(style.zh(item, size=style.TITLE_SIZE, color=style.MUTED),
-                      style.zh(change, size=style.TITLE_SIZE, color=colour)).arrange(RIGHT, buff=0.8)
 
 
 class ZeroStages(LectureScene):
@@ -865,6 +887,10 @@ class ZeroStages(LectureScene):
     X0 = -4.1  # left edge of every row
     ROWS_Y = (1.9, 0.8, -0.3, -1.4)
     COMM_X = 5.7
+    HEAD_Y = 2.75  # the column heads: memory over the rows, communication over its column
+    STRIP = np.array((0.6, -2.8, 0))  # the 64 cards
+    RULE = np.array((0.4, -0.2, 0))  # the rule's table: what each group weighs and when it is used
+    RULE_COLUMNS = (Column(0.0), Column(1.9), Column(3.0))  # name, bytes, phases: left edges
 
     def construct(self):
         facts = self.facts
@@ -882,7 +908,7 @@ class ZeroStages(LectureScene):
 
         gpus = facts["gpus"].value
         strip = VGroup(*(Square(side_length=0.27, stroke_color=style.MUTED, stroke_width=1.5) for _ in range(gpus)))
-        strip.arrange_in_grid(rows=2, buff=0.07).move_to((0.6, -2.8, 0))
+        strip.arrange_in_grid(rows=2, buff=0.07).move_to(self.STRIP)
         # Inside every GPU, one stripe per group, lit when that group's sliver lands there.
         precision = {c["key"]: c["precision"] for c in cells}
         stripes = [VGroup(*(Rectangle(width=0.19, height=0.05, stroke_width=0,
@@ -891,14 +917,14 @@ class ZeroStages(LectureScene):
                    for i, g in enumerate(groups)]
         strip[0].set_stroke(style.HIGHLIGHT, 3)
         strip_label = style.zh(f"{facts['gpus'].text} 张卡", size=style.LABEL_SIZE).next_to(strip, LEFT, buff=0.3)
-        ours = style.zh("本卡", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(strip[0], UP, buff=0.1)
+        ours = style.zh("本卡", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(strip[0], UP, buff=style.GAP_S)
         ours.align_to(strip[0], LEFT)
-        comm_head = style.zh("通信量", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.COMM_X, 2.75, 0))
+        comm_head = style.zh("通信量", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.COMM_X, self.HEAD_Y, 0))
         mem_head = VGroup(
             style.zh("本卡显存", size=style.LABEL_SIZE, color=style.MUTED),
             style.zh(f"GB = {facts['gb'].text} 字节，同论文 Figure 1", size=style.SMALL_SIZE, color=style.MUTED),
         )
-        mem_head.arrange(RIGHT, buff=0.3, aligned_edge=DOWN).move_to((self.X0, 2.75, 0), aligned_edge=LEFT)
+        mem_head.arrange(RIGHT, buff=0.3, aligned_edge=DOWN).move_to((self.X0, self.HEAD_Y, 0), aligned_edge=LEFT)
 
         row = self._layout(cells, (), gpus, self.ROWS_Y[0])
         labels = [self._stage_label(*text, y) for text, y in zip(stage_labels, self.ROWS_Y)]
@@ -919,11 +945,12 @@ class ZeroStages(LectureScene):
         row_keys = [c["key"] for c in cells]
         in_row = sorted(groups, key=lambda g: row_keys.index(g["keys"][0]))
         lines = {g["label"]: self._rule_line(g, style.PRECISION[precision[g["keys"][0]]]) for g in in_row}
-        table = VGroup(*lines.values()).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((0.4, -0.2, 0))
+        table = VGroup(*lines.values()).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M).move_to(self.RULE)
         with self.narrate("zero_rule") as beat:
             self.play(LaggedStart(*(FadeIn(line, shift=0.2 * RIGHT) for line in table), lag_ratio=0.3),
                       run_time=beat.share(0.3))
-            ranked = VGroup(*(lines[g["label"]].copy() for g in groups)).arrange(DOWN, aligned_edge=LEFT, buff=0.25)
+            ranked = VGroup(*(lines[g["label"]].copy() for g in groups))
+            ranked.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
             ranked.move_to(table)
             self.play(*(lines[g["label"]].animate.move_to(ranked[i]) for i, g in enumerate(groups)),
                       run_time=beat.share(0.3))
@@ -954,11 +981,11 @@ class ZeroStages(LectureScene):
     # -- staging helpers -------------------------------------------------------------
     def _layout(self, cells, sharded, gpus, y):
         """One GPU's row: full cells with labels, sharded cells as their 1/gpus sliver; left-aligned."""
-        template = style.LedgerRow(cells, unit=self.UNIT, height=self.HEIGHT)
+        template = LedgerRow(cells, unit=self.UNIT, height=self.HEIGHT)
         pieces = []
         for key in template.keys:
             cell = template.cell(key)
-            pieces.append((key, style.slivers(cell[0], gpus)[0] if key in sharded else cell))
+            pieces.append((key, slivers(cell[0], gpus)[0] if key in sharded else cell))
         group = VGroup(*(p for _k, p in pieces)).arrange(RIGHT, buff=0)
         group.move_to((self.X0, y, 0), aligned_edge=LEFT)
         return pieces
@@ -974,7 +1001,7 @@ class ZeroStages(LectureScene):
         cut = {}
         for key, piece in moving:
             if key in fresh:
-                cut[key] = style.slivers(piece[0], gpus)
+                cut[key] = slivers(piece[0], gpus)
         self.play(*(FadeOut(VGroup(p[1], p[2])) for k, p in moving if k in fresh),
                   *(FadeIn(s) for s in cut.values()), *(FadeOut(p[0]) for k, p in moving if k in fresh),
                   run_time=beat.share(0.15))
@@ -1001,20 +1028,19 @@ class ZeroStages(LectureScene):
     @staticmethod
     def _value(fact, row):
         end = max(p.get_right()[0] for _k, p in row)
-        return style.value(fact, size=style.LABEL_SIZE).next_to((end, row[0][1].get_center()[1], 0), RIGHT, buff=0.25)
+        return style.value(fact, size=style.LABEL_SIZE).next_to((end, row[0][1].get_center()[1], 0), RIGHT,
+                                                                 buff=style.GAP_M)
 
     def _comm(self, fact, y):
         return style.value(fact, size=style.LABEL_SIZE).move_to((self.COMM_X, y, 0))
 
-    @staticmethod
-    def _rule_line(group, colour):
+    @classmethod
+    def _rule_line(cls, group, colour):
         """Name, bytes and the phases that use it, in fixed columns."""
-        parts = (style.zh(group["label"], size=style.LABEL_SIZE, color=colour),
-                 style.zh(group["text"], size=style.LABEL_SIZE),
-                 style.zh("用在：" + "、".join(group["phases"]), size=style.LABEL_SIZE, color=style.MUTED))
-        for part, x in zip(parts, (0.0, 1.9, 3.0)):
-            part.move_to((x, 0, 0), aligned_edge=LEFT)
-        return VGroup(*parts)
+        return grid_row([style.zh(group["label"], size=style.LABEL_SIZE, color=colour),
+                         style.zh(group["text"], size=style.LABEL_SIZE),
+                         style.zh("用在：" + "、".join(group["phases"]), size=style.LABEL_SIZE, color=style.MUTED)],
+                        cls.RULE_COLUMNS)
 
 
 class PeakMemoryTimeline(LectureScene):
@@ -1023,6 +1049,11 @@ class PeakMemoryTimeline(LectureScene):
     ORIGIN = np.array((-5.6, -2.35, 0.0))
     WIDTH = 8.2
     HEIGHT = 4.8
+    SIDE_X = 4.75  # the right-hand column: the rule at the top, the schematic inset under it
+    RULE_Y, INSET_Y = 2.3, -1.1
+    COLUMN_BASE = np.array((-5.2, -2.3, 0))  # the resident column stands here; the activation slices beside it
+    WORKINGS = np.array((-3.0, 1.2, 0))  # left edge of the three computed rows
+    CAVEATS = np.array((-3.0, -1.5, 0))  # and of the caveats under them
 
     def construct(self):
         facts = self.facts
@@ -1048,7 +1079,7 @@ class PeakMemoryTimeline(LectureScene):
                     (self.ORIGIN[0], y, 0), LEFT, buff=0.15
                 ),
             )
-        unit = style.zh("TiB", size=style.SMALL_SIZE, color=style.MUTED).next_to(y_axis, UP, buff=0.1)
+        unit = style.zh("TiB", size=style.SMALL_SIZE, color=style.MUTED).next_to(y_axis, UP, buff=style.GAP_S)
         bounds = (0.0, line["forward_end"], line["backward_end"], line["update_end"])
         phases = VGroup()
         for (start, end), name in zip(zip(bounds, bounds[1:]), ("前向", "反向", "更新")):
@@ -1102,7 +1133,7 @@ class PeakMemoryTimeline(LectureScene):
         peak_g = t.index(line["backward_end"])
         g_point = np.array((self._x(t[peak_g]), self._y(stack[4][peak_g]), 0))
         g_label = style.zh(f"梯度 {facts['grads_tib'].text}", size=style.LABEL_SIZE, color=style.BACKWARD)
-        g_label.next_to(g_point, UP, buff=0.2).shift(0.3 * RIGHT)
+        g_label.next_to(g_point, UP, buff=style.GAP_M).shift(0.3 * RIGHT)
         with self.narrate("peak_grads") as beat:
             self.add(bands[3])
             self.play(trackers[3].animate.set_value(self.t_end), run_time=beat.share(0.75), rate_func=linear)
@@ -1114,7 +1145,7 @@ class PeakMemoryTimeline(LectureScene):
         dots = VGroup(Dot(a_point, color=style.FORWARD, radius=0.09), Dot(g_point, color=style.BACKWARD, radius=0.09))
         total = VMobject(stroke_color=style.DATA, stroke_width=3)
         total.set_points_as_corners([(self._x(x), self._y(y), 0) for x, y in zip(t, stack[4])])
-        inset = self._schematic().move_to((4.75, -1.1, 0))
+        inset = self._schematic().move_to((self.SIDE_X, self.INSET_Y, 0))
         with self.narrate("peak_sum") as beat:
             self.play(LaggedStart(*(FadeIn(d, scale=2) for d in dots), lag_ratio=0.5), run_time=beat.share(0.25))
             self.play(Create(total), run_time=beat.share(0.3))
@@ -1124,7 +1155,7 @@ class PeakMemoryTimeline(LectureScene):
         moment = DashedLine((a_point[0], self.ORIGIN[1], 0), (a_point[0], self._y(self.top), 0),
                             color=style.HIGHLIGHT, stroke_width=3)
         largest = style.zh("那一刻最大：优化器状态", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        largest.move_to((4.75, 2.3, 0))
+        largest.move_to((self.SIDE_X, self.RULE_Y, 0))
         with self.narrate("peak_rule") as beat:
             self.play(Create(moment), run_time=beat.share(0.3))
             self.play(FadeIn(largest), Indicate(o_label, color=style.HIGHLIGHT), run_time=beat.share(0.5))
@@ -1133,7 +1164,7 @@ class PeakMemoryTimeline(LectureScene):
         chart = VGroup(x_axis, y_axis, ticks, unit, phases, dividers, w_label, o_label, a_label, g_label, dots,
                        total, inset, moment, largest, bands[2])
         column_scale = 4.3 / facts["resident_tib"].value
-        base = np.array((-5.2, -2.3, 0))
+        base = self.COLUMN_BASE
         parts = VGroup()
         for fact, colour in ((facts["weights_tib"], style.BF16), (facts["grads_tib"], style.BACKWARD),
                              (facts["optimizer_tib"], style.FP32)):
@@ -1158,8 +1189,8 @@ class PeakMemoryTimeline(LectureScene):
                     size=style.BODY_SIZE,
                 ),
             )
-            .arrange(DOWN, aligned_edge=LEFT, buff=0.45)
-            .move_to((-3.0, 1.2, 0), aligned_edge=LEFT)
+            .arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_L)
+            .move_to(self.WORKINGS, aligned_edge=LEFT)
         )
         with self.narrate("peak_resident") as beat:
             self.play(FadeOut(chart), run_time=beat.share(0.2))
@@ -1176,7 +1207,7 @@ class PeakMemoryTimeline(LectureScene):
         slices.arrange(UP, buff=0).move_to(base + 1.15 * RIGHT, aligned_edge=DOWN)
         slices_label = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(slices, DOWN, buff=0.15)
         count = style.value(facts["sequences"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
-            slices, UP, buff=0.12
+            slices, UP, buff=style.GAP_S
         )
         with self.narrate("peak_break_even") as beat:
             self.play(FadeIn(slices_label), LaggedStart(*(FadeIn(s) for s in slices), lag_ratio=0.05),
@@ -1188,7 +1219,7 @@ class PeakMemoryTimeline(LectureScene):
             f"{facts['bytes'].text} 是经典口径；V3 的 m、v 其实存成 bf16",
             f"{facts['recompute_gib'].text} 为自推，未含重算层的工作集：{facts['sequences_round'].text}只当量级看",
             size=style.SMALL_SIZE, color=style.HIGHLIGHT,
-        ).move_to((-3.0, -1.5, 0), aligned_edge=LEFT)
+        ).move_to(self.CAVEATS, aligned_edge=LEFT)
         with self.narrate("peak_caveat") as beat:
             self.play(FadeIn(caveats[0]), Indicate(rows[0], color=style.HIGHLIGHT, scale_factor=1.03),
                       run_time=beat.share(0.45))
@@ -1244,21 +1275,23 @@ class PeakMemoryTimeline(LectureScene):
 class SixNdUnderestimate(LectureScene):
     """6ND counts only the weight matmuls; at 128K attention's weight-free matmuls are most of a layer."""
 
-    LEFT_X = -3.4
+    LEFT_X = -3.4  # every bar starts here; its name ends just before
     FULL = 7.3  # bar length of the corrected total
+    FORMULA = np.array((-4.6, 2.55, 0))  # 「6ND」, with its split and its numbers to the right
+    ND_Y, LAYER_Y, ROUTE_Y, GPT3_Y = 0.0, 1.35, -1.2, -2.5  # the bars' rows
 
     def construct(self):
         facts = self.facts
         self.show_title()
 
-        six = style.zh("6ND", size=style.TITLE_SIZE, color=style.HIGHLIGHT).move_to((-4.6, 2.55, 0))
+        six = style.zh("6ND", size=style.TITLE_SIZE, color=style.HIGHLIGHT).move_to(self.FORMULA)
         split = style.zh(
             f"{facts['six'].text} = 前向 {facts['forward_flops'].text} + 反向 {facts['backward_flops'].text}"
             "（每参数、每 token）",
             size=style.LABEL_SIZE,
             color=style.MUTED,
         )
-        split.next_to(six, RIGHT, buff=0.5)
+        split.next_to(six, RIGHT, buff=style.GAP_L)
         with self.narrate("sixnd_formula") as beat:
             self.play(Write(six), run_time=beat.share(0.3))
             self.play(FadeIn(split, shift=0.2 * RIGHT), run_time=beat.share(0.4))
@@ -1268,9 +1301,9 @@ class SixNdUnderestimate(LectureScene):
             size=style.BODY_SIZE,
         ).next_to(six, RIGHT, buff=0.3)
         scale = self.FULL / facts["corrected"].value
-        nd_bar = self._bar(facts["six_nd"].value * scale, 0.0, style.FORWARD)
-        nd_name = self._name("6ND 估算", 0.0)
-        nd_value = style.value(facts["six_nd"], size=style.LABEL_SIZE).next_to(nd_bar, RIGHT, buff=0.2)
+        nd_bar = self._bar(facts["six_nd"].value * scale, self.ND_Y, style.FORWARD)
+        nd_name = self._name("6ND 估算", self.ND_Y)
+        nd_value = style.value(facts["six_nd"], size=style.LABEL_SIZE).next_to(nd_bar, RIGHT, buff=style.GAP_M)
         with self.narrate("sixnd_plug") as beat:
             self.play(FadeOut(split), run_time=beat.share(0.15))
             self.play(Write(plug), run_time=beat.share(0.4))
@@ -1283,13 +1316,13 @@ class SixNdUnderestimate(LectureScene):
 
         # One layer's forward at 128K: the weight matmuls, then attention's two weight-free matmuls.
         share = facts["attention_share"].value
-        y_layer = 1.35
-        weights_part = self._bar(self.FULL * (1 - share), y_layer, style.FORWARD)
-        attention_part = self._bar(self.FULL * share, y_layer, style.HIGHLIGHT).next_to(weights_part, RIGHT, buff=0)
-        layer_name = self._name(f"一层前向 · {facts['seq'].text}", y_layer)
-        w_tag = style.zh("乘权重", size=style.SMALL_SIZE).next_to(weights_part, UP, buff=0.1)
+        weights_part = self._bar(self.FULL * (1 - share), self.LAYER_Y, style.FORWARD)
+        attention_part = self._bar(self.FULL * share, self.LAYER_Y, style.HIGHLIGHT)
+        attention_part.next_to(weights_part, RIGHT, buff=0)
+        layer_name = self._name(f"一层前向 · {facts['seq'].text}", self.LAYER_Y)
+        w_tag = style.zh("乘权重", size=style.SMALL_SIZE).next_to(weights_part, UP, buff=style.GAP_S)
         a_tag = style.zh("QKᵀ、AV：没有权重", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(
-            attention_part, UP, buff=0.1
+            attention_part, UP, buff=style.GAP_S
         )
         with self.narrate("sixnd_blind") as beat:
             self.play(FadeIn(layer_name), GrowFromEdge(weights_part, LEFT), FadeIn(w_tag), run_time=beat.share(0.3))
@@ -1307,20 +1340,20 @@ class SixNdUnderestimate(LectureScene):
                 FadeIn(w_pct, scale=1.3), Create(link), Indicate(nd_bar, color=style.FORWARD), run_time=beat.share(0.4)
             )
 
-        grown = self._bar(self.FULL, 0.0, style.FORWARD)
+        grown = self._bar(self.FULL, self.ND_Y, style.FORWARD)
         grown_value = style.value(facts["corrected"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        grown_value.next_to(grown, RIGHT, buff=0.2)
+        grown_value.next_to(grown, RIGHT, buff=style.GAP_M)
         times = style.zh(f"= 6ND ÷ {facts['weight_share'].text}（{facts['multiplier'].text}）", size=style.LABEL_SIZE,
                          color=style.HIGHLIGHT).next_to(grown, DOWN, buff=0.15).align_to(grown, RIGHT)
         with self.narrate("sixnd_corrected") as beat:
             self.play(FadeOut(link), Transform(nd_bar, grown), ReplacementTransform(nd_value, grown_value),
-                      nd_name.animate.become(self._name("真实算力", 0.0)), run_time=beat.share(0.5))
+                      nd_name.animate.become(self._name("真实算力", self.ND_Y)), run_time=beat.share(0.5))
             self.play(FadeIn(times), run_time=beat.share(0.25))
 
-        y_route = -1.2
-        route_bar = self._bar(facts["per_operator"].value * scale, y_route, style.DATA)
-        route_name = self._name("按算子逐项加", y_route)
-        route_value = style.value(facts["per_operator"], size=style.LABEL_SIZE).next_to(route_bar, RIGHT, buff=0.2)
+        route_bar = self._bar(facts["per_operator"].value * scale, self.ROUTE_Y, style.DATA)
+        route_name = self._name("按算子逐项加", self.ROUTE_Y)
+        route_value = style.value(facts["per_operator"], size=style.LABEL_SIZE)
+        route_value.next_to(route_bar, RIGHT, buff=style.GAP_M)
         gap = style.zh(f"两条路相差 {facts['gap'].text} · 都是自推，当量级看", size=style.SMALL_SIZE, color=style.MUTED)
         gap.next_to(route_bar, DOWN, buff=0.15).align_to(route_bar, LEFT)
         with self.narrate("sixnd_route") as beat:
@@ -1328,13 +1361,12 @@ class SixNdUnderestimate(LectureScene):
             self.play(FadeIn(route_value), run_time=beat.share(0.15))
             self.play(FadeIn(gap), run_time=beat.share(0.2))
 
-        y_gpt = -2.5
         g_share = facts["gpt3_share"].value
-        g_weights = self._bar(self.FULL * (1 - g_share), y_gpt, style.FORWARD)
-        g_attention = self._bar(self.FULL * g_share, y_gpt, style.HIGHLIGHT).next_to(g_weights, RIGHT, buff=0)
-        g_name = self._name(f"GPT-3 一层 · {facts['gpt3_seq'].text}", y_gpt)
+        g_weights = self._bar(self.FULL * (1 - g_share), self.GPT3_Y, style.FORWARD)
+        g_attention = self._bar(self.FULL * g_share, self.GPT3_Y, style.HIGHLIGHT).next_to(g_weights, RIGHT, buff=0)
+        g_name = self._name(f"GPT-3 一层 · {facts['gpt3_seq'].text}", self.GPT3_Y)
         g_value = style.value(facts["gpt3_share"], size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(
-            g_attention, RIGHT, buff=0.2
+            g_attention, RIGHT, buff=style.GAP_M
         )
         with self.narrate("sixnd_gpt3") as beat:
             self.play(FadeIn(g_name), GrowFromEdge(g_weights, LEFT), run_time=beat.share(0.3))
@@ -1356,13 +1388,23 @@ class Worked125m(LectureScene):
     BASE_Y = -2.5
     GIB = 1.05  # frame units per GiB
     RIGHT_X = -2.4  # left edge of the right-hand panel
+    RES_X, ACT_X = -5.7, -4.1  # the resident and the activation columns, standing on BASE_Y
+    CHIPS = 2.65 * UP  # the setup, one chip per fact
+    COUNT = np.array((0.5, 0.6, 0))  # the parameter count
+    # The right-hand panel: each piece starts at RIGHT_X, centred on its row.
+    PANEL = {"ledger": 1.6, "resident": -0.45, "strip": 1.3, "kept": -0.15, "steps": -2.0, "outgrown": 0.4,
+             "recompute": -0.9, "summary": 0.6}
+    RESIDENT_COLUMNS = (Column(0.0), Column(2.2), Column(3.4))  # name, bytes per parameter, GiB
+    KEPT_COLUMNS = (Column(0.0), Column(3.3, RIGHT))  # a kept tensor, and its width
+    SUMMARY_COLUMNS = (Column(0.8), Column(2.1), Column(4.3))  # the closing table: row name, without, with recompute
+    SUMMARY_PITCH = 0.55
 
     def construct(self):
         facts = self.facts
         self.show_title()
         chips = VGroup(*(style.zh(text, size=style.LABEL_SIZE) for text in (
             f"{facts['params'].text}参数", f"{facts['layers'].text} 层", f"宽 {facts['width'].text}", "一张卡",
-            f"batch {facts['batch'].text} × {facts['seq'].text}"))).arrange(RIGHT, buff=0.55).move_to((0, 2.65, 0))
+            f"batch {facts['batch'].text} × {facts['seq'].text}"))).arrange(RIGHT, buff=0.55).move_to(self.CHIPS)
         dots = VGroup(
             *(
                 style.zh("·", size=style.LABEL_SIZE, color=style.MUTED).move_to((a.get_right() + b.get_left()) / 2)
@@ -1387,8 +1429,8 @@ class Worked125m(LectureScene):
                     color=style.HIGHLIGHT,
                 ),
             )
-            .arrange(DOWN, aligned_edge=LEFT, buff=0.25)
-            .move_to((0.5, 0.6, 0))
+            .arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
+            .move_to(self.COUNT)
         )
         parts = VGroup(style.zh("各层", size=style.SMALL_SIZE, color=style.MUTED),
                        style.zh("词表嵌入", size=style.SMALL_SIZE, color=style.MUTED),
@@ -1396,22 +1438,20 @@ class Worked125m(LectureScene):
         with self.narrate("w_params") as beat:
             self.play(Write(count[0]), run_time=beat.share(0.45))
             for part, (start, end) in zip(parts, self._term_spans(count[0])):
-                part.next_to(VGroup(*count[0][start:end]), UP, buff=0.12)
+                part.next_to(VGroup(*count[0][start:end]), UP, buff=style.GAP_S)
             self.play(FadeIn(parts), run_time=beat.share(0.15))
             self.play(FadeIn(count[1], shift=0.2 * DOWN), run_time=beat.share(0.25))
         self.play(FadeOut(VGroup(count, parts)), run_time=0.5)
 
         # -- resident: the 16-byte row times 1.25 亿, stacked into a column ----------------------------
-        row = style.LedgerRow(facts["row"].value, unit=0.42, height=0.7).move_to(
-            (self.RIGHT_X, 1.6, 0), aligned_edge=LEFT
-        )
-        row_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(row, RIGHT, buff=0.25)
-        x_res = -5.7
+        row = self._on_panel(LedgerRow(facts["row"].value, unit=0.42, height=0.7), "ledger")
+        row_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(row, RIGHT, buff=style.GAP_M)
+        x_res, x_act = self.RES_X, self.ACT_X
         segments = VGroup(*(self._block(x_res, 0, facts[name].value, colour) for name, colour in (
             ("weights_gib", style.BF16), ("grads_gib", style.BF16), ("optimizer_gib", style.FP32))))
         segments.arrange(UP, buff=0).move_to((x_res, self.BASE_Y, 0), aligned_edge=DOWN)
-        res_name = style.zh("常驻", size=style.LABEL_SIZE).next_to(segments, DOWN, buff=0.12)
-        res_value = style.value(facts["resident_gib"], size=style.LABEL_SIZE).next_to(segments, UP, buff=0.12)
+        res_name = style.zh("常驻", size=style.LABEL_SIZE).next_to(segments, DOWN, buff=style.GAP_S)
+        res_value = style.value(facts["resident_gib"], size=style.LABEL_SIZE).next_to(segments, UP, buff=style.GAP_S)
         per_cell = {cell["key"]: cell["text"] for cell in facts["row"].value}
         lines = VGroup(
             *(
@@ -1424,9 +1464,9 @@ class Worked125m(LectureScene):
                 )
             )
         )
-        lines.arrange(DOWN, aligned_edge=LEFT, buff=0.2).move_to((self.RIGHT_X, -0.45, 0), aligned_edge=LEFT)
+        self._on_panel(lines.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M), "resident")
         ratio = style.zh(f"是权重的 {facts['resident_ratio'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        ratio.next_to(lines[3], RIGHT, buff=0.5)
+        ratio.next_to(lines[3], RIGHT, buff=style.GAP_L)
         with self.narrate("w_resident") as beat:
             self.play(FadeIn(row), FadeIn(row_times), run_time=beat.share(0.15))
             sources = (row.cell("weight"), row.cell("grad"), VGroup(row.cell("m"), row.cell("v"), row.cell("master")))
@@ -1442,25 +1482,18 @@ class Worked125m(LectureScene):
         strip = VGroup(*(Rectangle(width=w.value * per_unit, height=0.5, stroke_color=style.BACKGROUND, stroke_width=2,
                                    fill_color=style.FORWARD, fill_opacity=0.4 + 0.1 * (i % 2))
                          for i, w in enumerate(widths))).arrange(RIGHT, buff=0)
-        strip.move_to((self.RIGHT_X, 1.3, 0), aligned_edge=LEFT)
-        names = VGroup(
-            *(
-                VGroup(
-                    style.zh(label, size=style.SMALL_SIZE), style.zh(w.text, size=style.SMALL_SIZE, color=style.MUTED)
-                ).arrange(RIGHT, buff=0.3)
-                for label, w in zip(facts["kept_labels"].value, widths)
-            )
-        )
-        names.arrange(DOWN, aligned_edge=LEFT, buff=0.1).move_to((self.RIGHT_X, -0.15, 0), aligned_edge=LEFT)
-        for name in names:  # widths in one column
-            name[1].move_to((self.RIGHT_X + 3.3, name.get_center()[1], 0), aligned_edge=RIGHT)
+        self._on_panel(strip, "strip")
+        names = VGroup(*(grid_row([style.zh(label, size=style.SMALL_SIZE),
+                                   style.zh(w.text, size=style.SMALL_SIZE, color=style.MUTED)], self.KEPT_COLUMNS)
+                         for label, w in zip(facts["kept_labels"].value, widths)))
+        self._on_panel(names.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S), "kept")
         layer_sum = (
             style.zh(
                 f"一层 · 每 token：{facts['kept_per_layer'].text} 个数 = {facts['layer_kib'].text}",
                 size=style.LABEL_SIZE,
                 color=style.FORWARD,
             )
-            .next_to(strip, UP, buff=0.2)
+            .next_to(strip, UP, buff=style.GAP_M)
             .align_to(strip, LEFT)
         )
         with self.narrate("w_layer") as beat:
@@ -1468,17 +1501,17 @@ class Worked125m(LectureScene):
                                     for box, name in zip(strip, names)), lag_ratio=0.5), run_time=beat.share(0.6))
             self.play(FadeIn(layer_sum), run_time=beat.share(0.2))
 
-        x_act = -4.1
         act = self._block(x_act, self.BASE_Y, facts["activations_gib"].value, style.FORWARD)
-        act_name = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(act, DOWN, buff=0.12)
+        act_name = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(act, DOWN, buff=style.GAP_S)
         act_value = style.value(facts["activations_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
-            act, UP, buff=0.12
+            act, UP, buff=style.GAP_S
         )
         steps = VGroup(
             style.zh(f"× {facts['layers'].text} 层 = 每 token {facts['token_kib'].text}", size=style.BODY_SIZE),
             style.zh(f"× {facts['tokens'].text} token = {facts['activations_gib'].text}", size=style.BODY_SIZE,
                      color=style.FORWARD),
-        ).arrange(DOWN, aligned_edge=LEFT, buff=0.25).move_to((self.RIGHT_X, -2.0, 0), aligned_edge=LEFT)
+        ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
+        self._on_panel(steps, "steps")
         with self.narrate("w_activations") as beat:
             self.play(FadeIn(steps[0], shift=0.2 * DOWN), run_time=beat.share(0.3))
             self.play(FadeIn(steps[1], shift=0.2 * DOWN), run_time=beat.share(0.25))
@@ -1486,38 +1519,29 @@ class Worked125m(LectureScene):
 
         level = DashedLine((x_res - 0.5, segments.get_top()[1], 0), (x_act + 0.6, segments.get_top()[1], 0),
                            color=style.HIGHLIGHT, stroke_width=3)
-        verdict = style.zh(
+        outgrown = style.zh(
             f"激活 {facts['activations_gib'].text} ＞ 常驻 {facts['resident_gib'].text}",
             size=style.BODY_SIZE,
             color=style.HIGHLIGHT,
-        ).move_to((self.RIGHT_X, 0.4, 0), aligned_edge=LEFT)
+        )
+        self._on_panel(outgrown, "outgrown")
         with self.narrate("w_surprise") as beat:
             self.play(FadeOut(VGroup(strip, names, layer_sum, steps)), Create(level), run_time=beat.share(0.3))
-            self.play(FadeIn(verdict), Indicate(act, color=style.HIGHLIGHT), run_time=beat.share(0.4))
+            self.play(FadeIn(outgrown), Indicate(act, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
         small = self._block(x_act, self.BASE_Y, facts["recompute_gib"].value, style.FORWARD)
         small_value = style.value(facts["recompute_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
-            small, UP, buff=0.12
+            small, UP, buff=style.GAP_S
         )
-        recompute = (
-            VGroup(
-                style.zh(
-                    f"全量重算：激活 {facts['activations_gib'].text} → {facts['recompute_gib'].text}"
-                    f"（省 {facts['saving'].text}）",
-                    size=style.BODY_SIZE,
-                ),
-                style.zh(
-                    f"算力 {facts['passes_keep'].text} → {facts['passes_recompute'].text}"
-                    f"（{facts['extra_compute'].text}）",
-                    size=style.BODY_SIZE,
-                    color=style.BACKWARD,
-                ),
-            )
-            .arrange(DOWN, aligned_edge=LEFT, buff=0.25)
-            .move_to((self.RIGHT_X, -0.9, 0), aligned_edge=LEFT)
-        )
+        recompute = VGroup(
+            style.zh(f"全量重算：激活 {facts['activations_gib'].text} → {facts['recompute_gib'].text}"
+                     f"（省 {facts['saving'].text}）", size=style.BODY_SIZE),
+            style.zh(f"算力 {facts['passes_keep'].text} → {facts['passes_recompute'].text}"
+                     f"（{facts['extra_compute'].text}）", size=style.BODY_SIZE, color=style.BACKWARD),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
+        self._on_panel(recompute, "recompute")
         with self.narrate("w_recompute") as beat:
-            self.play(FadeOut(verdict), FadeOut(level), run_time=beat.share(0.1))
+            self.play(FadeOut(outgrown), FadeOut(level), run_time=beat.share(0.1))
             self.play(Transform(act, small), FadeOut(act_value), FadeIn(small_value), FadeIn(recompute[0]),
                       run_time=beat.share(0.45))
             act_value = small_value
@@ -1526,13 +1550,13 @@ class Worked125m(LectureScene):
         # The two totals as stacks: resident + activations, without and with recompute.
         keep_act = self._block(x_res, segments.get_top()[1], facts["activations_gib"].value, style.FORWARD)
         keep_total = style.value(facts["total_keep"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        keep_total.next_to(keep_act, UP, buff=0.12)
+        keep_total.next_to(keep_act, UP, buff=style.GAP_S)
         rec_res = segments.copy().move_to((x_act, self.BASE_Y, 0), aligned_edge=DOWN)
         rec_total = style.value(facts["total_recompute"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        rec_total.next_to(rec_res, UP, buff=0.12 + facts["recompute_gib"].value * self.GIB)
-        stack_names = VGroup(*(style.zh(text, size=style.SMALL_SIZE).move_to((x, self.BASE_Y - 0.3, 0))
-                               for text, x in (("不开重算", x_res), ("开了重算", x_act))))
-        table = self._summary(facts, (self.RIGHT_X + 0.8, 0.6))
+        rec_total.next_to(rec_res, UP, buff=style.GAP_S + facts["recompute_gib"].value * self.GIB)
+        stack_names = VGroup(*(style.zh(text, size=style.SMALL_SIZE).next_to(column, DOWN, buff=0.15)
+                               for text, column in (("不开重算", segments), ("开了重算", rec_res))))
+        table = self._summary(facts)
         with self.narrate("w_table") as beat:
             self.play(FadeOut(VGroup(recompute, res_name, act_name, res_value, act_value)), run_time=beat.share(0.1))
             self.play(GrowFromEdge(keep_act, DOWN), TransformFromCopy(segments, rec_res),
@@ -1555,17 +1579,19 @@ class Worked125m(LectureScene):
         cuts = [i for i, ch in enumerate(text) if ch == "+"]
         return [(0, cuts[0]), (cuts[0] + 1, cuts[1]), (cuts[1] + 1, len(text))]
 
-    @staticmethod
-    def _table_line(name, value, per_param):
-        parts = (style.zh(name, size=style.LABEL_SIZE), style.zh(per_param, size=style.LABEL_SIZE, color=style.MUTED),
-                 style.zh(value, size=style.LABEL_SIZE))
-        for part, x in zip(parts, (0.0, 2.2, 3.4)):
-            part.move_to((x, 0, 0), aligned_edge=LEFT)
-        return VGroup(*parts)
+    def _on_panel(self, mobject, row):
+        """Put a piece of the right-hand panel on its row, starting at the panel's left edge."""
+        return mobject.move_to((self.RIGHT_X, self.PANEL[row], 0), aligned_edge=LEFT)
 
-    @staticmethod
-    def _summary(facts, corner):
-        """The page's two-column table, cells placed on a fixed grid from its top-left corner."""
+    @classmethod
+    def _table_line(cls, name, value, per_param):
+        return grid_row([style.zh(name, size=style.LABEL_SIZE), style.zh(per_param, size=style.LABEL_SIZE,
+                                                                         color=style.MUTED),
+                         style.zh(value, size=style.LABEL_SIZE)], cls.RESIDENT_COLUMNS)
+
+    @classmethod
+    def _summary(cls, facts):
+        """The page's two-column table, on the panel's grid, its first row on the panel's "summary" row."""
         rows = (
             ("", "不开重算", "开了重算"),
             ("常驻", facts["resident_gib"].text, facts["resident_gib"].text),
@@ -1573,11 +1599,7 @@ class Worked125m(LectureScene):
             ("合计", facts["total_keep"].text, facts["total_recompute"].text),
             ("算力", facts["passes_keep"].text, f"{facts['passes_recompute'].text}（{facts['extra_compute'].text}）"),
         )
-        table = VGroup()
-        x0, y0 = corner
-        for r, row in enumerate(rows):
-            colour = style.HIGHLIGHT if r == 3 else (style.MUTED if r == 0 else style.TEXT)
-            table.add(VGroup(*(style.zh(text, size=style.LABEL_SIZE, color=colour)
-                               .move_to((x0 + x, y0 - 0.55 * r, 0), aligned_edge=LEFT)
-                               for text, x in zip(row, (0.0, 1.3, 3.5)) if text)))
-        return table
+        table = VGroup(*(text_row(row, cls.SUMMARY_COLUMNS, -cls.SUMMARY_PITCH * r,
+                                  color=style.HIGHLIGHT if r == 3 else (style.MUTED if r == 0 else style.TEXT))
+                         for r, row in enumerate(rows)))
+        return table.shift((cls.RIGHT_X, cls.PANEL["summary"], 0))

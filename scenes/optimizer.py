@@ -24,6 +24,7 @@ from manim import (
     Indicate,
     LaggedStart,
     Line,
+    NumberLine,
     Rectangle,
     ReplacementTransform,
     ShowIncreasingSubsets,
@@ -31,7 +32,6 @@ from manim import (
     Surface,
     SurroundingRectangle,
     Transform,
-    UpdateFromAlphaFunc,
     VGroup,
     VMobject,
     Write,
@@ -41,73 +41,45 @@ from manim import (
 
 from scenes import style
 from scenes.base import LectureScene, LectureScene3D
-
-BALL_RADIUS = 0.13
-
-
-# -- shared staging helpers -------------------------------------------------------------
-def curve_through(axes: Axes, samples, color: str, width: float = 4) -> VMobject:
-    """A smooth curve through sampled (x, y) rows, in the axes' coordinates."""
-    return VMobject(stroke_color=color, stroke_width=width).set_points_smoothly(
-        [axes.c2p(x, y) for x, y in samples])
-
-
-def ball_route(axes: Axes, route) -> np.ndarray:
-    """Where a ball goes on screen: each (x, L(x)) row of a simulated route, through the axes."""
-    return np.array([axes.c2p(x, y) for x, y in route])
-
-
-def roll(ball, points: np.ndarray, **kwargs) -> UpdateFromAlphaFunc:
-    """Move a ball through `points`, the same time for each stretch between two of them."""
-    last = len(points) - 1
-
-    def place(mob, alpha):
-        s = alpha * last
-        i = min(int(s), last - 1)
-        mob.move_to(points[i] + (s - i) * (points[i + 1] - points[i]))
-
-    return UpdateFromAlphaFunc(ball, place, rate_func=linear, **kwargs)
-
-
-def reveal(marks: VGroup, first: int, last: int, **kwargs) -> UpdateFromAlphaFunc:
-    """Show marks[first..last] one by one, in step with a `roll` over the same stretch."""
-
-    def show(group, alpha):
-        upto = first + alpha * (last - first)
-        for i, mark in enumerate(group):
-            if first <= i:
-                mark.set_opacity(1.0 if i <= upto + 1e-9 else 0.0)
-
-    return UpdateFromAlphaFunc(marks, show, rate_func=linear, **kwargs)
-
-
-def ball(color: str, radius: float = BALL_RADIUS) -> Dot:
-    return Dot(radius=radius, color=color).set_stroke(style.BACKGROUND, 2)
-
-
-def h_arrow(start, end, color: str, width: float = 5) -> Arrow:
-    return Arrow(start, end, buff=0, color=color, stroke_width=width, max_tip_length_to_length_ratio=0.3,
-                 max_stroke_width_to_length_ratio=12)
+from scenes.widgets import (
+    Column,
+    ball,
+    ball_route,
+    curve_through,
+    grid_row,
+    h_arrow,
+    reveal,
+    roll,
+    sketch_axes,
+    text_row,
+)
 
 
 # -- A15 ------------------------------------------------------------------------------
 class GradientDescentBall(LectureScene):
     """A ball rolls downhill with steps ∝ slope; two starts, two valleys; the column; two rulers."""
 
+    # The gradient column: names centred on one x; bars grow right or left from the zero line.
+    ZERO_X = -3.5
+    NAME = Column(ZERO_X - 2.75, ORIGIN)
+    GROWS_RIGHT, GROWS_LEFT, AT_ZERO = Column(ZERO_X, LEFT), Column(ZERO_X, RIGHT), Column(ZERO_X, ORIGIN)
+    COLUMN_TOP, ROW_PITCH = 1.6, 0.75  # the first row's centre, and row to row
+    BAR_UNIT = 0.55  # frame units per unit of gradient
+    RULER_CENTRE = np.array((3.4, 0.55, 0))  # where the circle and the square are centred
+    RULER_RADIUS = 1.45
+
     @staticmethod
     def make_axes() -> Axes:
-        axes = Axes(x_range=[-3.6, 3.6, 1], y_range=[-2.3, 2.2, 1], x_length=11.5, y_length=4.6, tips=False,
-                    axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2})
-        return axes.move_to(0.35 * DOWN)
+        return sketch_axes([-3.6, 3.6, 1], [-2.3, 2.2, 1], 11.5, 4.6).move_to(0.35 * DOWN)
 
     def construct(self):
         facts = self.facts
         self.show_title()
         per_step = facts["per_step"].value
         axes = self.make_axes()
-        x_name = style.zh("参数", size=style.SMALL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT, buff=0.1)
-        x_name.shift(0.3 * UP + 0.4 * LEFT)
-        y_name = style.zh("loss", size=style.SMALL_SIZE, color=style.MUTED).next_to(axes.y_axis, UP, buff=0.1)
+        x_name = style.zh("参数", size=style.SMALL_SIZE, color=style.MUTED)
+        x_name.next_to(axes.x_axis, RIGHT, buff=style.GAP_S).shift(0.3 * UP + 0.4 * LEFT)
+        y_name = style.zh("loss", size=style.SMALL_SIZE, color=style.MUTED).next_to(axes.y_axis, UP, buff=style.GAP_S)
         curve = curve_through(axes, facts["curve"].value, style.SCHEMATIC, 5)
         sketch = style.zh("示意：没有刻度", size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=0.5)
 
@@ -128,7 +100,7 @@ class GradientDescentBall(LectureScene):
             self.play(roll(rolling, route[3 * per_step:]), reveal(marks, 3, last), run_time=beat.share(0.7))
             tight = VGroup(*marks[-12:])
             note = style.zh("越平，步子越小", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            note.next_to(tight, DOWN, buff=0.45)
+            note.next_to(tight, DOWN, buff=style.GAP_L)
             self.play(FadeIn(note, shift=0.2 * DOWN), Indicate(tight, color=style.HIGHLIGHT), run_time=beat.share(0.25))
 
         left, right = ball_route(axes, facts["route_left"].value), ball_route(axes, facts["route_right"].value)
@@ -152,7 +124,7 @@ class GradientDescentBall(LectureScene):
 
         with self.narrate("ball_backprop") as beat:
             origin = style.caption_stack("反向传播走一遍的输出", "取个负号，就是这一列", size=style.LABEL_SIZE)
-            origin.next_to(column["frame"], DOWN, buff=0.45).align_to(column["frame"], LEFT)
+            origin.next_to(column["frame"], DOWN, buff=style.GAP_L).align_to(column["frame"], LEFT)
             self.play(FadeIn(origin, shift=0.2 * UP), run_time=beat.share(0.3))
             self.play(Indicate(column["bars"], color=style.BACKWARD), run_time=beat.share(0.3))
 
@@ -178,37 +150,36 @@ class GradientDescentBall(LectureScene):
 
     def _column(self, column):
         """The negative gradient, one row per parameter: sign = direction, length = size."""
-        unit = 0.55
-        rows = VGroup()
-        zero_x = -3.5
-        bars = VGroup()
+        names, bars = VGroup(), VGroup()
         for i, (name, value) in enumerate(column):
-            y = 1.6 - 0.75 * i
-            label = style.zh(name, size=style.BODY_SIZE).move_to((zero_x - 2.75, y, 0))
-            rows.add(label)
             if value == 0:
-                bars.add(Line((zero_x - 0.08, y, 0), (zero_x + 0.08, y, 0), color=style.BACKWARD, stroke_width=5))
-                continue
-            bar = Rectangle(width=abs(value) * unit, height=0.42, stroke_width=0, fill_color=style.BACKWARD,
-                            fill_opacity=0.85)
-            bar.move_to((zero_x + value * unit / 2, y, 0))
+                bar = Line(0.08 * LEFT, 0.08 * RIGHT, color=style.BACKWARD, stroke_width=5)
+            else:
+                bar = Rectangle(width=abs(value) * self.BAR_UNIT, height=0.42, stroke_width=0,
+                                fill_color=style.BACKWARD, fill_opacity=0.85)
+            side = self.AT_ZERO if value == 0 else self.GROWS_RIGHT if value > 0 else self.GROWS_LEFT
+            label, bar = grid_row([style.zh(name, size=style.BODY_SIZE), bar], (self.NAME, side),
+                                  self.COLUMN_TOP - self.ROW_PITCH * i)
+            names.add(label)
             bars.add(bar)
-        dots = style.zh("⋮", size=style.BODY_SIZE, color=style.MUTED).move_to((zero_x - 2.75, 1.6 - 0.75 * 4 + 0.1, 0))
-        axis = Line((zero_x, 2.1, 0), (zero_x, -1.5, 0), color=style.MUTED, stroke_width=2)
+        dots = style.zh("⋮", size=style.BODY_SIZE, color=style.MUTED).next_to(names, DOWN, buff=style.GAP_M)
+        axis = Line(names.get_top() + 0.3 * UP, dots.get_bottom() + 0.2 * DOWN, color=style.MUTED, stroke_width=2)
+        axis.set_x(self.ZERO_X)
         head = style.zh("−梯度：每个参数一格", size=style.LABEL_SIZE, color=style.BACKWARD)
-        head.move_to((zero_x - 0.6, 2.65, 0))
-        frame = VGroup(head, rows, dots, axis)
-        return {"frame": frame, "bars": bars, "zero": zero_x}
+        head.next_to(axis, UP, buff=style.GAP_L)
+        frame = VGroup(head, names, dots, axis)
+        return {"frame": frame, "bars": bars, "zero": self.ZERO_X}
 
     def _rulers(self):
         """Steepest step for two parameters, measured by a circle, then by a square."""
         facts = self.facts
-        centre = np.array((3.4, 0.55, 0))
-        radius = 1.45
+        centre, radius = self.RULER_CENTRE, self.RULER_RADIUS
         plane = VGroup(Line(centre + 2.2 * LEFT, centre + 2.2 * RIGHT, color=style.MUTED, stroke_width=2),
                        Line(centre + 2.0 * DOWN, centre + 2.0 * UP, color=style.MUTED, stroke_width=2))
-        names = VGroup(style.zh("a", size=style.LABEL_SIZE, color=style.MUTED).next_to(plane[0], RIGHT, buff=0.1),
-                       style.zh("c", size=style.LABEL_SIZE, color=style.MUTED).next_to(plane[1], UP, buff=0.1))
+        names = VGroup(style.zh("a", size=style.LABEL_SIZE, color=style.MUTED), style.zh("c", size=style.LABEL_SIZE,
+                                                                                        color=style.MUTED))
+        names[0].next_to(plane[0], RIGHT, buff=style.GAP_S)
+        names[1].next_to(plane[1], UP, buff=style.GAP_S)
         g = np.array((*facts["gradient_2d"].value, 0.0))
 
         def best(direction, colour):
@@ -224,9 +195,9 @@ class GradientDescentBall(LectureScene):
         circle_arrow, circle_level = best(facts["steepest_circle"].value, style.HIGHLIGHT)
         square_arrow, square_level = best(facts["steepest_square"].value, style.HIGHLIGHT)
         arrow_name = style.zh("−梯度", size=style.SMALL_SIZE, color=style.BACKWARD)
-        arrow_name.next_to(circle_arrow.get_center(), DOWN, buff=0.2)
-        circle_name = style.zh("用圆量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=0.2)
-        square_name = style.zh("用方框量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=0.2)
+        arrow_name.next_to(circle_arrow.get_center(), DOWN, buff=style.GAP_M)
+        circle_name = style.zh("用圆量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=style.GAP_M)
+        square_name = style.zh("用方框量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=style.GAP_M)
         return {"plane": plane, "names": names, "circle": circle, "square": square,
                 "circle_arrow": circle_arrow, "square_arrow": square_arrow,
                 "circle_level": circle_level, "square_level": square_level,
@@ -239,6 +210,9 @@ class SaddlePoint(LectureScene):
 
     MAP_CENTRE = np.array((-4.3, -0.25, 0))
     MAP_SCALE = 0.95
+    RIDGE_PANEL = np.array((3.7, 1.45, 0))  # centres of the two cross-sections' axes
+    TRAIL_PANEL = np.array((3.7, -1.75, 0))
+    RULE_CENTRE = np.array((-3.6, 0.4, 0))  # the Hessian sign rule, once the map is gone
 
     def construct(self):
         facts = self.facts
@@ -266,8 +240,8 @@ class SaddlePoint(LectureScene):
         reach = facts["ridge"].value[-1, 0]
         ridge_cut = Line(on_map(0, -reach), on_map(0, reach), color=style.CURVES_UP, stroke_width=4)
         trail_cut = Line(on_map(-reach, 0), on_map(reach, 0), color=style.CURVES_DOWN, stroke_width=4)
-        ridge_panel = self._profile(facts["ridge"].value, style.CURVES_UP, "沿山脊", "向上弯", 1.45)
-        trail_panel = self._profile(facts["trail"].value, style.CURVES_DOWN, "沿山路", "向下弯", -1.75)
+        ridge_panel = self._profile(facts["ridge"].value, style.CURVES_UP, "沿山脊", "向上弯", self.RIDGE_PANEL)
+        trail_panel = self._profile(facts["trail"].value, style.CURVES_DOWN, "沿山路", "向下弯", self.TRAIL_PANEL)
         with self.narrate("saddle_ridge") as beat:
             self.play(Create(ridge_cut), run_time=beat.share(0.25))
             self.play(FadeIn(ridge_panel["axes"], ridge_panel["head"]), run_time=beat.share(0.15))
@@ -307,17 +281,9 @@ class SaddlePoint(LectureScene):
         self.finish()
 
     @staticmethod
-    def _profile(rows, colour, where, shape, y):
+    def _profile(rows, colour, where, shape, centre):
         """One cross-section through the pass, on its own small axes."""
-        axes = Axes(
-            x_range=[rows[0, 0], rows[-1, 0], 1],
-            y_range=[0, 1.15 * rows[:, 1].max(), 1],
-            x_length=5.6,
-            y_length=1.9,
-            tips=False,
-            axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2},
-        )
-        axes.move_to((3.7, y, 0))
+        axes = sketch_axes([rows[0, 0], rows[-1, 0], 1], [0, 1.15 * rows[:, 1].max(), 1], 5.6, 1.9).move_to(centre)
         curve = curve_through(axes, rows, colour, 5)
         middle = rows[len(rows) // 2]
         marker = ball(style.HIGHLIGHT).move_to(axes.c2p(*middle))
@@ -326,8 +292,8 @@ class SaddlePoint(LectureScene):
         shape_tag = style.zh("垭口", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(marker, DOWN, buff=0.15)
         return {"axes": axes, "curve": curve, "ball": marker, "head": head, "shape": shape_tag}
 
-    @staticmethod
-    def _rule(signs):
+    @classmethod
+    def _rule(cls, signs):
         """Hessian eigenvalues: all positive → minimum; mixed → saddle (boxed: the pass is mixed)."""
 
         def cut(up: bool):
@@ -339,10 +305,10 @@ class SaddlePoint(LectureScene):
         rows = VGroup()
         for icons, words in (((True, True), "全为正 → 局部最小"), ((True, False), "有正有负 → 鞍点")):
             icon = VGroup(*(cut(up) for up in icons)).arrange(RIGHT, buff=0.35)
-            rows.add(VGroup(icon, style.zh(words, size=style.BODY_SIZE)).arrange(RIGHT, buff=0.5))
-        rows.arrange(DOWN, aligned_edge=LEFT, buff=0.6).move_to((-3.6, 0.4, 0))
+            rows.add(VGroup(icon, style.zh(words, size=style.BODY_SIZE)).arrange(RIGHT, buff=style.GAP_L))
+        rows.arrange(DOWN, aligned_edge=LEFT, buff=0.6).move_to(cls.RULE_CENTRE)
         head = style.zh("Hessian 的特征值", size=style.BODY_SIZE, color=style.MUTED)
-        head.next_to(rows, UP, buff=0.5).align_to(rows, LEFT)
+        head.next_to(rows, UP, buff=style.GAP_L).align_to(rows, LEFT)
         mixed = bool(np.any(signs > 0) and np.any(signs < 0))
         box = SurroundingRectangle(rows[1 if mixed else 0], color=style.HIGHLIGHT, buff=0.18, corner_radius=0.1)
         return {"head": head, "rows": rows, "box": box}
@@ -379,10 +345,10 @@ class Saddle3dRotating(LectureScene3D):
             self.place(facts["cut_down"].value))
         legend = VGroup(
             VGroup(Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_UP, stroke_width=6),
-                   style.zh("这一刀：往上翘", size=style.LABEL_SIZE)).arrange(RIGHT, buff=0.2),
+                   style.zh("这一刀：往上翘", size=style.LABEL_SIZE)).arrange(RIGHT, buff=style.GAP_M),
             VGroup(Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_DOWN, stroke_width=6),
-                   style.zh("那一刀：往下沉", size=style.LABEL_SIZE)).arrange(RIGHT, buff=0.2),
-        ).arrange(DOWN, aligned_edge=LEFT, buff=0.2).to_corner(UP + RIGHT, buff=0.45)
+                   style.zh("那一刀：往下沉", size=style.LABEL_SIZE)).arrange(RIGHT, buff=style.GAP_M),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M).to_corner(UP + RIGHT, buff=0.45)
         self.fix_in_frame(legend)
         with self.narrate("spin_cuts") as beat:
             self.play(Create(up), FadeIn(legend[0]), run_time=beat.share(0.3))
@@ -408,7 +374,7 @@ class Saddle3dRotating(LectureScene3D):
         self.renderer.camera.add_fixed_orientation_mobjects(*marks, rolling)
         self.add(marks, rolling)
         grind_note = self.fix_in_frame(style.zh("一小步一小步地磨", size=style.LABEL_SIZE)
-                                       .next_to(flat_note, UP, buff=0.25).align_to(flat_note, LEFT))
+                                       .next_to(flat_note, UP, buff=style.GAP_M).align_to(flat_note, LEFT))
         with self.narrate("spin_grind") as beat:
             last = len(path) - 1
             self.play(roll(rolling, path), reveal(marks, 0, last), run_time=beat.share(0.85))
@@ -426,11 +392,16 @@ class Saddle3dRotating(LectureScene3D):
 class MomentumEscape(LectureScene):
     """Plain GD stalls in the shallow pit; the heavy ball rolls through it on inertia."""
 
+    WEIGHTS_FORMULA = 2.4 * UP  # the β^k sum, centred
+    BARS_BASE = 1.4 * DOWN  # the β^k bars stand on this line, centred on the frame
+    BAR_PITCH, BAR_WIDTH, BAR_TALL = 1.15, 0.7, 2.3  # centre to centre, width, height of β^0 = 1
+    POLYAK_START = np.array((-2.0, -0.6, 0))  # β = 0.75 on Polyak's axis
+    POLYAK_LENGTH = 8.0  # from β = 0.75 to β = 1
+    POLYAK_HEAD = 1.4 * UP
+
     @staticmethod
     def make_axes() -> Axes:
-        axes = Axes(x_range=[-1, 13, 1], y_range=[-0.65, 2.75, 1], x_length=12.4, y_length=4.5, tips=False,
-                    axis_config={"include_ticks": False, "stroke_opacity": 0})
-        return axes.move_to(0.45 * DOWN)
+        return sketch_axes([-1, 13, 1], [-0.65, 2.75, 1], 12.4, 4.5, visible=False).move_to(0.45 * DOWN)
 
     def construct(self):
         facts = self.facts
@@ -447,7 +418,7 @@ class MomentumEscape(LectureScene):
             tick = Line(axes.c2p(x, -0.65), axes.c2p(x, -0.55), color=style.MUTED, stroke_width=2)
             text = VGroup(style.zh(name, size=style.SMALL_SIZE, color=style.MUTED),
                           style.zh(f"x = {facts[key].text}", size=style.SMALL_SIZE, color=style.MUTED))
-            text.arrange(RIGHT, buff=0.15).next_to(tick, DOWN, buff=0.1)
+            text.arrange(RIGHT, buff=0.15).next_to(tick, DOWN, buff=style.GAP_S)
             spots.add(VGroup(tick, text))
         with self.narrate("heavy_loss") as beat:
             self.play(Write(formula), run_time=beat.share(0.2))
@@ -466,7 +437,7 @@ class MomentumEscape(LectureScene):
             style.zh(f"学习率都是 {facts['lr'].text}", size=style.LABEL_SIZE, color=style.MUTED),
         )
         for row in legend[:2]:
-            row.arrange(RIGHT, buff=0.2)
+            row.arrange(RIGHT, buff=style.GAP_M)
         legend.arrange(DOWN, aligned_edge=LEFT, buff=0.15).next_to(formula, DOWN, buff=0.3).align_to(formula, LEFT)
         with self.narrate("heavy_two_balls") as beat:
             self.play(FadeIn(heavy_ball, scale=2), FadeIn(plain_ball, scale=2), run_time=beat.share(0.3))
@@ -495,7 +466,8 @@ class MomentumEscape(LectureScene):
                       run_time=beat.share(0.65))
             stuck = style.zh("停在浅坑，梯度归零", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             stuck.next_to(plain_path[-1], UP, buff=0.35)
-            landed = style.zh("落进深谷", size=style.LABEL_SIZE, color=style.GOOD).next_to(heavy_path[-1], UP, buff=0.4)
+            landed = style.zh("落进深谷", size=style.LABEL_SIZE, color=style.GOOD)
+            landed.next_to(heavy_path[-1], UP, buff=style.GAP_L)
             self.play(FadeIn(stuck), FadeIn(landed), run_time=beat.share(0.2))
 
         board = VGroup(curve, baseline, spots, heavy_ball, plain_ball, legend, stuck, landed, formula)
@@ -529,8 +501,8 @@ class MomentumEscape(LectureScene):
 
         def label(words, fact, colour, row, right_of):
             text = VGroup(style.zh(words, size=style.LABEL_SIZE, color=colour),
-                          style.zh(fact.text, size=style.LABEL_SIZE, color=colour)).arrange(RIGHT, buff=0.2)
-            return text.next_to(axes.c2p(right_of, row), LEFT, buff=0.2)
+                          style.zh(fact.text, size=style.LABEL_SIZE, color=colour)).arrange(RIGHT, buff=style.GAP_M)
+            return text.next_to(axes.c2p(right_of, row), LEFT, buff=style.GAP_M)
 
         left_end = axes.p2c(inertia_end)[0]
         return {
@@ -540,59 +512,53 @@ class MomentumEscape(LectureScene):
             "move_label": label("这一步移动", facts["move"], style.TEXT, rows["move"], left_end),
         }
 
-    @staticmethod
-    def _weights(facts):
+    @classmethod
+    def _weights(cls, facts):
         """Bars of β^k: how much of the gradient k steps back is still in today's move."""
         formula = style.math("v_t = beta dot v_(t-1) - eta g_t = -eta sum_(k>=0) beta^k g_(t-k)",
-                             size=style.MATH_SIZE)
-        formula.move_to((0, 2.4, 0))
+                             size=style.MATH_SIZE).move_to(cls.WEIGHTS_FORMULA)
         meaning = style.zh("v：每一步的移动　g：梯度　η：学习率", size=style.LABEL_SIZE, color=style.MUTED)
         meaning.next_to(formula, DOWN, buff=0.3)
-        weights = facts["weights"].value
-        gap, width, tall = 1.15, 0.7, 2.3
-        x0 = -gap * (len(weights) - 1) / 2
-        bars, below, above = VGroup(), VGroup(), VGroup()
-        base = -1.4
-        for k, w in enumerate(weights):
-            bar = Rectangle(width=width, height=tall * w, stroke_width=0, fill_color=style.GOOD, fill_opacity=0.85)
-            bar.move_to((x0 + k * gap, base + tall * w / 2, 0))
-            bars.add(bar)
-            name = "g_t" if k == 0 else f"g_(t-{k})"
-            below.add(style.math(name, size=style.MATH_LABEL_SIZE, color=style.BACKWARD)
-                      .next_to((bar.get_x(), base, 0), DOWN, buff=0.15))
-            above.add(style.math(f"beta^{k}", size=style.MATH_LABEL_SIZE, color=style.GOOD).next_to(bar, UP, buff=0.1))
-        older = Arrow((x0 + 2 * gap, base - 1.05, 0), (x0 + (len(weights) - 1) * gap + 0.3, base - 1.05, 0), buff=0,
-                      color=style.MUTED, stroke_width=3)
-        older_name = style.zh("越老的梯度", size=style.SMALL_SIZE, color=style.MUTED).next_to(older, LEFT, buff=0.2)
+        bars = VGroup(*(Rectangle(width=cls.BAR_WIDTH, height=cls.BAR_TALL * w, stroke_width=0, fill_color=style.GOOD,
+                                  fill_opacity=0.85) for w in facts["weights"].value))
+        bars.arrange(RIGHT, buff=cls.BAR_PITCH - cls.BAR_WIDTH, aligned_edge=DOWN).move_to(cls.BARS_BASE,
+                                                                                           aligned_edge=DOWN)
+        below = VGroup(*(style.math("g_t" if k == 0 else f"g_(t-{k})", size=style.MATH_LABEL_SIZE, color=style.BACKWARD)
+                         .next_to(bar, DOWN, buff=0.15) for k, bar in enumerate(bars)))
+        above = VGroup(*(style.math(f"beta^{k}", size=style.MATH_LABEL_SIZE, color=style.GOOD)
+                         .next_to(bar, UP, buff=style.GAP_S) for k, bar in enumerate(bars)))
+        older = Arrow(bars[2].get_bottom(), bars[-1].get_bottom() + 0.3 * RIGHT, buff=0, color=style.MUTED,
+                      stroke_width=3).shift(1.05 * DOWN)
+        older_name = style.zh("越老的梯度", size=style.SMALL_SIZE, color=style.MUTED)
+        older_name.next_to(older, LEFT, buff=style.GAP_M)
         return {"formula": formula, "meaning": meaning, "bars": bars, "below": below, "above": above,
                 "older": older, "older_name": older_name}
 
-    @staticmethod
-    def _polyak(facts):
+    @classmethod
+    def _polyak(cls, facts):
         """Polyak's empirical range, with the β of this figure and Adam's β₁ on it."""
         lo, hi = 0.75, 1.0
-        to_x = lambda b: -2.0 + 8.0 * (b - lo) / (hi - lo)  # noqa: E731
-        y = -0.6
-        line = Line((to_x(lo), y, 0), (to_x(hi), y, 0), color=style.MUTED, stroke_width=3)
+        line = NumberLine(x_range=[lo, hi, hi - lo], length=cls.POLYAK_LENGTH, include_ticks=False, color=style.MUTED,
+                          stroke_width=3)
+        line.shift(cls.POLYAK_START - line.n2p(lo))
+        at = line.n2p
         a, b = facts["polyak_low"], facts["polyak_high"]
-        band = Rectangle(width=to_x(b.value) - to_x(a.value), height=0.3, stroke_width=0, fill_color=style.GOOD,
-                         fill_opacity=0.35).move_to(((to_x(a.value) + to_x(b.value)) / 2, y, 0))
-        ends = VGroup(*(style.zh(f.text, size=style.SMALL_SIZE, color=style.MUTED).next_to((to_x(f.value), y - 0.15, 0),
-                                                                                             DOWN, buff=0.1)
-                        for f in (a, b)))
+        band = Rectangle(width=at(b.value)[0] - at(a.value)[0], height=0.3, stroke_width=0, fill_color=style.GOOD,
+                         fill_opacity=0.35).move_to((at(a.value) + at(b.value)) / 2)
+        ends = VGroup(*(style.zh(f.text, size=style.SMALL_SIZE, color=style.MUTED)
+                        .next_to(at(f.value) + 0.15 * DOWN, DOWN, buff=style.GAP_S) for f in (a, b)))
         beta, adam = facts["beta"], facts["adam_beta1"]
         ours = VGroup(style.zh(f"本图 β = {beta.text}", size=style.SMALL_SIZE, color=style.GOOD),
                       Line(UP * 0.2, DOWN * 0.2, color=style.GOOD, stroke_width=4)).arrange(DOWN, buff=0.05)
-        ours.next_to((to_x(beta.value), y + 0.15, 0), UP, buff=0).shift(0.05 * DOWN)
+        ours.next_to(at(beta.value) + 0.15 * UP, UP, buff=0).shift(0.05 * DOWN)
         adam_mark = VGroup(Line(UP * 0.2, DOWN * 0.2, color=style.HIGHLIGHT, stroke_width=4),
                            style.zh(f"Adam 默认 β₁ = {adam.text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT))
-        adam_mark.arrange(DOWN, buff=0.05).next_to((to_x(adam.value), y - 0.15, 0), DOWN, buff=0).shift(0.05 * UP)
+        adam_mark.arrange(DOWN, buff=0.05).next_to(at(adam.value) + 0.15 * DOWN, DOWN, buff=0).shift(0.05 * UP)
         head = style.zh(
             f"Polyak {facts['polyak_year'].text}「小重球法」：比 {facts['backprop_year'].text} 年的反向传播论文早 "
             f"{facts['years_earlier'].text} 年",
             size=style.LABEL_SIZE,
-        )
-        head.move_to((0, 1.4, 0))
+        ).move_to(cls.POLYAK_HEAD)
         name = style.zh("Polyak 的经验取值", size=style.LABEL_SIZE, color=style.GOOD).next_to(line, LEFT, buff=0.3)
         return {"head": head, "line": line, "band": band, "ends": VGroup(ends, name), "ours": ours,
                 "adam": adam_mark}
@@ -605,6 +571,12 @@ class LearningRateTwoPaths(LectureScene):
     MAP_CENTRE = np.array((0.0, 1.6, 0))
     MAP_SCALE = 0.5
     TAG_Y = -0.05
+    # Ⓑ's two tables, side by side under the map; columns are left edges from each table's left.
+    THRESHOLD_CENTRE = np.array((-3.4, -1.35, 0))
+    THRESHOLD_COLUMNS = (Column(0.0), Column(2.25), Column(4.85))
+    HALFWAY_CENTRE = np.array((3.6, -1.35, 0))
+    HALFWAY_COLUMNS = (Column(0.0), Column(1.8), Column(3.3))
+    CAVEAT = 2.75 * DOWN
 
     @classmethod
     def on_map(cls, rows) -> np.ndarray:
@@ -658,7 +630,7 @@ class LearningRateTwoPaths(LectureScene):
             whole = DashedLine(ends[0], ends[2], color=style.MUTED, stroke_width=2)
             brace = Brace(Line(ends[0], ends[1]), DOWN, buff=0.05, color=style.HIGHLIGHT)
             share = style.zh(f"{facts['crawl_steps'].text} 步，只走了到谷底的 {facts['crawl_fraction'].text}",
-                             size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(brace, RIGHT, buff=0.2)
+                             size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(brace, RIGHT, buff=style.GAP_M)
             self.play(FadeOut(small_tag), run_time=beat.share(0.07))
             self.play(Create(whole), FadeIn(brace), FadeIn(share), run_time=beat.share(0.18))
 
@@ -684,7 +656,7 @@ class LearningRateTwoPaths(LectureScene):
 
         with self.narrate("lr_extrapolate") as beat:
             caveat = style.zh(f"陡峭比取 {facts['kappa'].text} 只为看得见；真实量级交给公式外推",
-                              size=style.LABEL_SIZE, color=style.MUTED).move_to((0, -2.75, 0))
+                              size=style.LABEL_SIZE, color=style.MUTED).move_to(self.CAVEAT)
             self.play(FadeIn(caveat), run_time=beat.share(0.3))
             self.play(FadeIn(table["halfway_rows"][1], shift=0.2 * RIGHT), run_time=beat.share(0.3))
             self.play(Indicate(table["halfway_rows"][1], color=style.HIGHLIGHT), run_time=beat.share(0.25))
@@ -699,7 +671,7 @@ class LearningRateTwoPaths(LectureScene):
         rule.move_to(1.3 * UP)
 
         def unit(words, term, colour=style.MUTED):
-            return style.zh(words, size=style.LABEL_SIZE, color=colour).next_to(term, DOWN, buff=0.45)
+            return style.zh(words, size=style.LABEL_SIZE, color=colour).next_to(term, DOWN, buff=style.GAP_L)
 
         return {"rule": rule, "param": unit("参数", rule[2]), "grad": unit("loss ÷ 参数", rule[6]),
                 "lr": unit("？", rule[4]), "lr_unit": unit("参数² ÷ loss", rule[4], style.HIGHLIGHT)}
@@ -722,33 +694,29 @@ class LearningRateTwoPaths(LectureScene):
         """Ⓑ: the threshold ±5% (left) and the steps to halfway (right)."""
         f = self.facts
 
-        def row(cells, widths, colour=style.TEXT):
-            group, x = VGroup(), 0.0
-            for text, width in zip(cells, widths):
-                cell = style.zh(text, size=style.LABEL_SIZE, color=colour)
-                group.add(cell.move_to((x + cell.width / 2, 0, 0)))
-                x += width
-            return group
+        def left_row(texts, colour=style.TEXT):
+            return text_row(texts, self.THRESHOLD_COLUMNS, color=colour)
 
-        left_w = (2.25, 2.6, 0.9)
-        threshold_head = row(("η·λ陡", f"{f['stable_steps'].text} 步后陡方向", ""), left_w, style.MUTED)
+        def right_row(texts, colour=style.TEXT):
+            return text_row(texts, self.HALFWAY_COLUMNS, color=colour)
+
+        threshold_head = left_row(("η·λ陡", f"{f['stable_steps'].text} 步后陡方向", ""), style.MUTED)
         threshold_rows = VGroup(
-            row((f"{f['lr_under'].text}（−{f['margin'].text}）", f"×{f['shrink'].text}", "收敛"), left_w, style.GOOD),
-            row((f"{f['threshold'].text}（门槛）", "", ""), left_w),
-            row((f"{f['lr_over'].text}（+{f['margin'].text}）", f"×{f['grow'].text}", "发散"), left_w, style.BAD),
+            left_row((f"{f['lr_under'].text}（−{f['margin'].text}）", f"×{f['shrink'].text}", "收敛"), style.GOOD),
+            left_row((f"{f['threshold'].text}（门槛）", "", "")),
+            left_row((f"{f['lr_over'].text}（+{f['margin'].text}）", f"×{f['grow'].text}", "发散"), style.BAD),
         )
-        left = VGroup(threshold_head, *threshold_rows).arrange(DOWN, aligned_edge=LEFT, buff=0.2)
-        left.move_to((-3.4, -1.35, 0))
-        right_w = (1.8, 1.5, 1.0)
+        left = VGroup(threshold_head, *threshold_rows).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
+        left.move_to(self.THRESHOLD_CENTRE)
         halfway_head = VGroup(style.zh("走到一半要几步", size=style.LABEL_SIZE, color=style.MUTED),
-                              row(("陡峭比", "公式", "真跑"), right_w, style.MUTED)).arrange(DOWN, aligned_edge=LEFT,
-                                                                                        buff=0.2)
+                              right_row(("陡峭比", "公式", "真跑"), style.MUTED))
+        halfway_head.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
         halfway_rows = VGroup(
-            row((f["kappa"].text, f["halfway"].text, f["halfway_run"].text), right_w, style.GOOD),
-            row((f["kappa_far"].text, f["halfway_far"].text, "外推"), right_w, style.HIGHLIGHT),
+            right_row((f["kappa"].text, f["halfway"].text, f["halfway_run"].text), style.GOOD),
+            right_row((f["kappa_far"].text, f["halfway_far"].text, "外推"), style.HIGHLIGHT),
         )
-        right = VGroup(halfway_head, *halfway_rows).arrange(DOWN, aligned_edge=LEFT, buff=0.2)
-        right.move_to((3.6, -1.35, 0))
+        right = VGroup(halfway_head, *halfway_rows).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
+        right.move_to(self.HALFWAY_CENTRE)
         return {"threshold_head": threshold_head, "threshold_rows": threshold_rows,
                 "halfway_head": halfway_head, "halfway_rows": halfway_rows}
 
@@ -757,13 +725,16 @@ class LearningRateTwoPaths(LectureScene):
 class OptimalStepParabola(LectureScene):
     """On f = a·x², |f′| / f″ is the distance to the bottom: two parabolas, four numbers each."""
 
+    PLOT_CENTRE = np.array((-3.5, -0.55, 0))
+    TABLE = (Column(1.0, LEFT), Column(4.4, ORIGIN), Column(6.0, ORIGIN))  # quantity, the gentle one, the steep one
+    TABLE_TOP, ROW_PITCH = 2.35, 0.62  # the header's centre; row to row
+    LESSON = np.array((3.9, -1.75, 0))  # the optimal-step rule, under the table
+
     def construct(self):
         facts = self.facts
         self.show_title()
-        axes = Axes(x_range=[-4, 4, 1], y_range=[-0.3, 8.5, 1], x_length=6.4, y_length=5.0, tips=False,
-                    axis_config={"include_ticks": False, "stroke_color": style.MUTED, "stroke_width": 2})
-        axes.move_to((-3.5, -0.55, 0))
-        x_name = style.zh("x", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT, buff=0.1)
+        axes = sketch_axes([-4, 4, 1], [-0.3, 8.5, 1], 6.4, 5.0).move_to(self.PLOT_CENTRE)
+        x_name = style.zh("x", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT, buff=style.GAP_S)
         curves = {name: curve_through(axes, self._clip(facts[f"{name}_curve"].value), style.DATA, 4)
                   for name in ("gentle", "steep")}
         table = self._table()
@@ -802,9 +773,9 @@ class OptimalStepParabola(LectureScene):
 
         with self.narrate("opt_denominator") as beat:
             best = VGroup(style.zh("最优步长 = |f′| ÷", size=style.BODY_SIZE),
-                          style.zh("f″", size=style.BODY_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=0.2)
-            best.move_to((3.9, -1.75, 0))
-            box = SurroundingRectangle(best[1], color=style.HIGHLIGHT, buff=0.1)
+                          style.zh("f″", size=style.BODY_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=style.GAP_M)
+            best.move_to(self.LESSON)
+            box = SurroundingRectangle(best[1], color=style.HIGHLIGHT, buff=style.GAP_S)
             guess = style.caption_stack("AdaGrad、RMSProp、Adam", "都在用过去的 f′ 猜这个分母", size=style.LABEL_SIZE,
                                         color=style.HIGHLIGHT)
             guess.next_to(best, DOWN, buff=0.35)
@@ -836,21 +807,14 @@ class OptimalStepParabola(LectureScene):
                 "bottom": bottom}
 
     def _table(self):
+        """One row per quantity, one column per parabola; ``table["gentle"][k]`` is row k of that column."""
         f = self.facts
-        names = VGroup(*(style.zh(t, size=style.LABEL_SIZE, color=c) for t, c in (
-            ("a", style.TEXT), ("x", style.TEXT), ("f′ = 2ax", style.BACKWARD), ("f″ = 2a", style.TEXT),
-            ("|f′| ÷ f″", style.HIGHLIGHT))))
-        rows_y = [1.7 - 0.62 * i for i in range(5)]
-        for name, y in zip(names, rows_y):
-            name.move_to((1.0 + name.width / 2, y, 0))
-        head = VGroup(style.zh("", size=style.LABEL_SIZE),
-                      style.zh("缓的", size=style.LABEL_SIZE, color=style.MUTED).move_to((4.4, 2.35, 0)),
-                      style.zh("陡的", size=style.LABEL_SIZE, color=style.MUTED).move_to((6.0, 2.35, 0)))
-        columns = {}
-        for name, x in (("gentle", 4.4), ("steep", 6.0)):
-            cells = VGroup()
-            for key, y, colour in zip(("a", "x", "slope", "curvature", "step"), rows_y,
-                                      (style.TEXT, style.TEXT, style.BACKWARD, style.TEXT, style.HIGHLIGHT)):
-                cells.add(style.zh(f[f"{name}_{key}"].text, size=style.LABEL_SIZE, color=colour).move_to((x, y, 0)))
-            columns[name] = cells
-        return {"names": names, "head": head, **columns}
+        head = text_row(("", "缓的", "陡的"), self.TABLE, self.TABLE_TOP, color=style.MUTED)
+        rows = VGroup()
+        for i, (name, key, colour) in enumerate((
+                ("a", "a", style.TEXT), ("x", "x", style.TEXT), ("f′ = 2ax", "slope", style.BACKWARD),
+                ("f″ = 2a", "curvature", style.TEXT), ("|f′| ÷ f″", "step", style.HIGHLIGHT))):
+            rows.add(text_row((name, f[f"gentle_{key}"].text, f[f"steep_{key}"].text), self.TABLE,
+                              self.TABLE_TOP - self.ROW_PITCH * (i + 1), color=colour))
+        names, gentle, steep = (VGroup(*(row[c] for row in rows)) for c in range(3))
+        return {"names": names, "head": head, "gentle": gentle, "steep": steep}

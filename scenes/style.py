@@ -1,4 +1,4 @@
-"""One visual language for every chapter: palette, fonts, text and layout helpers.
+"""One visual language for every chapter: palette, type, gaps and text.
 
 Colours carry meaning and keep it across chapters: forward is always blue,
 backward (gradients) always red-orange, bf16 always green, fp32 always
@@ -12,11 +12,9 @@ import re
 from manim import (
     DOWN,
     LEFT,
-    RIGHT,
     UP,
     MathTypst,
     Mobject,
-    Rectangle,
     Text,
     Typst,
     VGroup,
@@ -63,6 +61,11 @@ MATH_LABEL_SIZE = 38
 
 EDGE = 0.35  # margin to the frame edge
 
+# Gaps between neighbours (the buffers the figures use most) ----------
+GAP_S = 0.1  # a label and the thing it names
+GAP_M = 0.2  # two parts of one group
+GAP_L = 0.45  # two groups
+
 
 def zh(text: str, size: float = BODY_SIZE, color: str = TEXT, **kwargs) -> Text:
     """Chinese (or mixed) text in the course font (exponents such as 2⁻¹²⁶ in one font)."""
@@ -106,7 +109,7 @@ def source_line(text: str) -> VGroup:
         elif part:
             lines.append(part)
     note = VGroup(*(zh(line.strip(), size=SMALL_SIZE, color=MUTED) for line in lines))
-    note.arrange(DOWN, aligned_edge=LEFT, buff=0.1)
+    note.arrange(DOWN, aligned_edge=LEFT, buff=GAP_S)
     if note.width > width:
         note.scale_to_fit_width(width)
     return note.to_corner(DOWN + LEFT, buff=EDGE)
@@ -125,54 +128,3 @@ def fits_frame(mobject: Mobject, margin: float = 0.0) -> bool:
     return (mobject.get_left()[0] >= -half_w and mobject.get_right()[0] <= half_w
             and mobject.get_bottom()[1] >= -half_h and mobject.get_top()[1] <= half_h)
 
-
-class LedgerRow(VGroup):
-    """The byte ledger of one parameter: a row of cells, each as wide as its bytes.
-
-    `cells` is the value of a ledger fact (``tools.chapters.ledger.row_fact``): dicts
-    with key, label, short, precision, bytes, factored and text. Cells are
-    coloured by precision; ``row.cell("m")`` returns one cell (box, label,
-    bytes) to move, recolour, shrink or remove. A narrow cell shows its
-    short label; a factored cell (about 0 bytes) is a sliver with its text
-    underneath.
-    """
-
-    SLIVER = 0.08  # width of a factored cell, which holds about 0 bytes per parameter
-
-    def __init__(self, cells: list[dict], unit: float = 0.55, height: float = 0.9,
-                 label_size: float = SMALL_SIZE, **kwargs):
-        super().__init__(**kwargs)
-        self.keys = []
-        for cell in cells:
-            colour = PRECISION[cell["precision"]]
-            factored = cell.get("factored", False)
-            box = Rectangle(width=self.SLIVER if factored else cell["bytes"] * unit, height=height,
-                            stroke_color=TEXT, stroke_width=2, fill_color=colour, fill_opacity=0.55)
-            label = zh(cell["label"], size=label_size)
-            if label.width > box.width - 0.1 and "short" in cell:
-                label = zh(cell["short"], size=label_size)
-            if label.width > box.width - 0.1 and not factored:
-                label.scale_to_fit_width(box.width - 0.1)
-            size = zh(cell["text"], size=label_size, color=TEXT)
-            text = VGroup(label, size).arrange(DOWN, buff=0.08)
-            if factored:
-                text.next_to(box, DOWN, buff=0.1)
-            else:
-                text.move_to(box)
-            if len(self):  # cells abut box to box (a factored cell's text may stick out below)
-                text.shift(self[-1][0].get_right() - box.get_left())
-                box.shift(self[-1][0].get_right() - box.get_left())
-            self.add(VGroup(box, label, size))
-            self.keys.append(cell["key"])
-        self.shift(-VGroup(*(group[0] for group in self)).get_center())
-
-    def cell(self, key: str) -> VGroup:
-        return self[self.keys.index(key)]
-
-
-def slivers(box: Rectangle, parts: int) -> VGroup:
-    """A ledger cell's box cut into `parts` equal vertical slivers, laid over it (ZeRO's cut)."""
-    pieces = VGroup(*(Rectangle(width=box.width / parts, height=box.height, stroke_color=TEXT, stroke_width=0.5,
-                                fill_color=box.get_fill_color(), fill_opacity=box.get_fill_opacity())
-                      for _ in range(parts)))
-    return pieces.arrange(RIGHT, buff=0).move_to(box)

@@ -183,7 +183,7 @@ def widths(row):
 
 
 def test_ledger_row_cell_widths_follow_the_facts():
-    from scenes.style import LedgerRow
+    from scenes.widgets import LedgerRow
 
     unit = 0.5
     cells = facts("ledger_16_bytes")["ledger"].value
@@ -202,7 +202,7 @@ def test_ledger_row_cell_widths_follow_the_facts():
 
 
 def test_a_narrow_cell_shows_its_short_label():
-    from scenes.style import LedgerRow
+    from scenes.widgets import LedgerRow
 
     row = LedgerRow(
         chapter.row_fact(byte_ledger.store_as(byte_ledger.MIXED_ADAMW, ("m", "v"), "int8")).value, unit=0.45

@@ -296,10 +296,12 @@ def _iterate_points(axes, loss, xs):
     return np.array([axes.c2p(x, float(loss(x))) for x in xs])
 
 
-def _positions_during(scenes, points, alphas):
+def _positions_during(points, alphas):
     from manim import Dot
+
+    from scenes import widgets
     dot = Dot()
-    animation = scenes.roll(dot, points)
+    animation = widgets.roll(dot, points)
     out = []
     for alpha in alphas:
         animation.interpolate_mobject(alpha)
@@ -310,17 +312,19 @@ def _positions_during(scenes, points, alphas):
 def test_momentum_balls_move_through_the_simulated_iterates(scenes):
     f = facts("momentum_escape")
     per_step = f["per_step"].value
+    from scenes import widgets
+
     axes = scenes.MomentumEscape.make_axes()
     loss = optimizer.MOMENTUM_LOSS
     for key, beta in (("route_plain", 0.0), ("route_heavy", 0.9)):
-        points = scenes.ball_route(axes, f[key].value)
+        points = widgets.ball_route(axes, f[key].value)
         steps = (len(points) - 1) // per_step
         run = descent.heavy_ball(loss.grad, 11.0, 0.5, beta, steps)
         expected = _iterate_points(axes, loss, run.xs)
         assert np.allclose(points[::per_step], expected, atol=1e-9)
         # Driving the scene's roll animation: at step k's moment, the ball is at iterate k.
         alphas = np.arange(steps + 1) / steps
-        assert np.allclose(_positions_during(scenes, points, alphas), expected, atol=1e-9)
+        assert np.allclose(_positions_during(points, alphas), expected, atol=1e-9)
         # Between iterates the ball stays on the drawn curve.
         on_curve = np.array([axes.p2c(p) for p in points])
         assert np.allclose(on_curve[:, 1], loss(on_curve[:, 0]), atol=1e-9)
@@ -329,12 +333,14 @@ def test_momentum_balls_move_through_the_simulated_iterates(scenes):
 def test_descent_ball_routes_are_the_simulated_ones(scenes):
     f = facts("gradient_descent_ball")
     per_step = f["per_step"].value
+    from scenes import widgets
+
     axes = scenes.GradientDescentBall.make_axes()
     loss = optimizer.BALL_LOSS
     hump = [p.x for p in descent.critical_points(loss, *optimizer.BALL_RANGE) if p.kind == "max"][0]
     for key, start in (("route_roll", 3.2), ("route_left", hump - 0.5), ("route_right", hump + 0.5)):
         run = descent.heavy_ball(loss.grad, start, 0.1, 0.0, 45)
-        points = scenes.ball_route(axes, f[key].value)
+        points = widgets.ball_route(axes, f[key].value)
         assert np.allclose(points[::per_step], _iterate_points(axes, loss, run.xs), atol=1e-9)
 
 

@@ -6,7 +6,7 @@ precision. The classic mixed-precision AdamW row (ZeRO, arXiv 1910.02054
 the three moves of §3.4: :func:`drop` a cell, :func:`factor` it into a
 row + a column, or store it in another precision with :func:`store_as`.
 The ledger chapter turns a row into a fact (``tools.chapters.ledger.row_fact``),
-and ``scenes.style.LedgerRow`` draws it, each cell as wide as its bytes.
+and ``scenes.widgets.LedgerRow`` draws it, each cell as wide as its bytes.
 """
 
 from __future__ import annotations

@@ -1,0 +1,54 @@
+"""The shared staging pieces in scenes/widgets.py: table rows, sketch axes, the verdict badge."""
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def widgets():
+    from scenes import widgets as module
+    return module
+
+
+def test_a_row_hangs_each_cell_on_its_column(widgets):
+    from manim import LEFT, ORIGIN, RIGHT, Square
+
+    columns = (widgets.Column(-3.0, LEFT), widgets.Column(0.5, ORIGIN), widgets.Column(4.0, RIGHT))
+    row = widgets.grid_row([Square(0.4), Square(1.0), Square(0.6)], columns, y=1.25)
+    assert np.isclose(row[0].get_left()[0], -3.0)
+    assert np.isclose(row[1].get_x(), 0.5)
+    assert np.isclose(row[2].get_right()[0], 4.0)
+    assert all(np.isclose(cell.get_y(), 1.25) for cell in row)
+
+
+def test_an_empty_cell_keeps_the_columns_numbered(widgets):
+    from manim import LEFT
+
+    columns = tuple(widgets.Column(x, LEFT) for x in (0.0, 2.0, 4.0))
+    row = widgets.text_row(("甲", "", "丙"), columns, y=-0.5)
+    assert len(row) == 3
+    assert np.isclose(row[2].get_left()[0], 4.0)
+    assert len(row[1].get_all_points()) == 0  # a placeholder: no room taken
+    with pytest.raises(ValueError):
+        widgets.grid_row([None] * 4, columns)
+
+
+def test_sketch_axes_have_no_ticks_and_can_hide_their_lines(widgets):
+    axes = widgets.sketch_axes([0, 4, 1], [0, 2, 1], 4.0, 2.0)
+    assert not any(len(getattr(line, "ticks", ())) for line in (axes.x_axis, axes.y_axis))
+    assert len(widgets.sketch_axes([0, 4, 1], [0, 2, 1], 4.0, 2.0, ticks=True).x_axis.ticks) > 0
+    hidden = widgets.sketch_axes([0, 4, 1], [0, 2, 1], 4.0, 2.0, visible=False)
+    assert hidden.x_axis.get_stroke_opacity() == 0
+    # the coordinates are the same, seen or not
+    assert np.allclose(hidden.c2p(1, 1), axes.c2p(1, 1))
+
+
+def test_a_verdict_puts_its_answer_first_and_hangs_under_its_cells(widgets):
+    from manim import Square
+
+    cells = Square(1.0)
+    badge = widgets.verdict("能", "#83C167", "舍入即得", under=cells)
+    assert badge[0].text == "能" and badge[0].get_y() > badge[1].get_y()
+    assert badge.get_top()[1] < cells.get_bottom()[1]
+    row = widgets.verdict("相差 7.9×", "#83C167", "常驻", across=True)
+    assert row[1].text == "常驻" and row[1].get_x() < row[0].get_x()
