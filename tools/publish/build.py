@@ -46,11 +46,12 @@ def check(figures: list[Figure]) -> tuple[int, int]:
         scene_file = catalogue.chapter(fig.chapter).scene_file
         if fig.scene_class not in render.scene_classes(scene_file):
             raise BuildError(f"{scene_file}: no scene class {fig.scene_class} for figure '{fig.id}'")
+        clip.check_attachments(fig)
     return n_facts, n_cues
 
 
 def course_chapters() -> list[ChapterList]:
-    return [ChapterList(ch.id, ch.title, [f.id for f in ch.figures]) for ch in catalogue.chapters()]
+    return [ChapterList(ch.id, ch.title, [f.id for f in ch.figures], ch.topic.label) for ch in catalogue.chapters()]
 
 
 def narrate(figures: list[Figure], say: Say) -> dict[str, list[str]]:
