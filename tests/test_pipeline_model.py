@@ -113,7 +113,7 @@ def test_zb_h2_has_no_idle_inside_any_rank_and_holds_2p_minus_1(p, m):
 # -- bidirectional (C4, C5) ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("d, n", [(4, 4), (4, 8), (8, 8), (8, 16), (4, 16)])
+@pytest.mark.parametrize("d, n", [(4, 4), (4, 8), (8, 8), (8, 16), (4, 16), (6, 12), (16, 32)])
 def test_chimera_bubble_in_slots_is_d_minus_2_over_2n_plus_d_minus_2(d, n):
     tl = pp.simulate(pp.chimera(d, n), SLOTS)
     _holds_every_dependency(tl)
@@ -140,6 +140,11 @@ def test_dualpipe_bubble_is_v3_tables_with_two_replicas(p, m):
     _holds_every_dependency(tl)
     assert [tl.idle_time(r) for r in range(p)] == [(Fraction(p, 2) - 1) * 2] * p
     assert tl.peak_in_flight(0) == p + 1 and tl.placement.weights == 2
+
+
+def test_chimera_takes_micro_batches_in_units_of_d():
+    with pytest.raises(ValueError, match="multiple of d"):
+        pp.chimera(4, 6)
 
 
 def test_dualpipe_refuses_what_its_reference_refuses():

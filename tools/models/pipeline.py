@@ -583,10 +583,11 @@ def chimera(d: int, n: int) -> Schedule:
 
     Worker w holds stage w of the down replica (chunk 0) and stage d − 1 − w of the up
     replica (chunk 1). Each worker runs whatever is ready, backwards first, then the
-    micro-batch that entered its pipeline earliest, the down pipeline on a tie.
+    micro-batch that entered its pipeline earliest, the down pipeline on a tie. As in the
+    paper, n is a multiple of d (a basic unit of d micro-batches, repeated).
     """
-    if d % 2 or n % 2:
-        raise ValueError(f"Chimera needs d and n even (d = {d}, n = {n})")
+    if d % 2 or n % d:
+        raise ValueError(f"Chimera needs d even and n a multiple of d (d = {d}, n = {n})")
     half = n // 2
     up = frozenset(range(half, n))
     work = tuple(tuple(Op(kind, j, int(j in up)) for j in range(n) for kind in "FB") for _ in range(d))
