@@ -19,6 +19,7 @@ from manim import (
     DashedLine,
     FadeIn,
     FadeOut,
+    GrowFromEdge,
     Indicate,
     LaggedStart,
     Line,
@@ -46,11 +47,13 @@ def legend(*entries: tuple[str, str, float]) -> VGroup:
     return items.arrange(RIGHT, buff=style.GAP_L)
 
 
-def in_flight_panel(steps: list, unit: float, title: str = "每卡在途") -> VGroup:
-    """The in-flight bars with their heading above; ``panel[0]`` is the InFlightBars."""
+def in_flight_panel(steps: list, unit: float, title: str = "每卡在途", reach: float = 0) -> VGroup:
+    """The in-flight bars with their heading above the highest they (or a `reach` level) go; ``panel[0]``
+    is the InFlightBars."""
     bars = InFlightBars(steps, unit)
+    top = max(reach, *(c for rank in steps for _, c in rank))
     heading = style.zh(title, size=style.SMALL_SIZE, color=style.MUTED)
-    heading.next_to(bars.base, UP, buff=unit * max(c for rank in steps for _, c in rank) + style.GAP_L)
+    heading.next_to(bars.base, UP, buff=unit * top + style.GAP_L)
     return VGroup(bars, heading)
 
 
@@ -61,9 +64,9 @@ def place_lanes(timeline: dict, left_centre, width: float, lane_height: float = 
     return lanes.shift(np.array(left_centre) - lanes.lanes[0].get_left())
 
 
-def place_bars(steps: list, base_left, unit: float, title: str = "每卡在途") -> VGroup:
+def place_bars(steps: list, base_left, unit: float, title: str = "每卡在途", reach: float = 0) -> VGroup:
     """In-flight bars whose base line starts at `base_left`, their heading above; ``panel[0]`` is the bars."""
-    panel = in_flight_panel(steps, unit, title)
+    panel = in_flight_panel(steps, unit, title, reach)
     return panel.shift(np.array(base_left) - panel[0].base.get_left())
 
 
@@ -84,7 +87,7 @@ class PipelineGpipe(LectureScene):
 
     LANES_AT = (-5.0, 1.75, 0)  # the left end of lane 0's centre line
     LANES_WIDTH = 8.4
-    BARS_AT = (4.45, 0.0, 0)  # the bars' base line starts here
+    BARS_AT = (3.95, 0.0, 0)  # the bars' base line starts here
     BAR_UNIT = 0.22
     METER_AT = (-5.0, -0.85, 0)
     COUNT_Y, FORMULA_Y = -1.5, -2.2
@@ -170,11 +173,11 @@ def tag(text: str, lanes: ScheduleLanes, color: str = style.MUTED) -> VGroup:
 
 
 def dashed_level(bars: InFlightBars, count: float, note: str) -> VGroup:
-    """A dashed line across the bars at a count (another schedule's peak), with its note at the right."""
+    """A dashed line across the bars at a count (another schedule's peak), its note at its left end."""
     y = bars.base.get_y() + count * bars.unit
     line = DashedLine((bars.base.get_left()[0] - 0.1, y, 0), (bars.base.get_right()[0] + 0.1, y, 0),
                       color=style.MUTED, stroke_width=2)
-    name = style.zh(note, size=style.SMALL_SIZE, color=style.MUTED).next_to(line, RIGHT, buff=style.GAP_S)
+    name = style.zh(note, size=style.SMALL_SIZE, color=style.MUTED).next_to(line, LEFT, buff=style.GAP_S)
     return VGroup(line, name)
 
 
@@ -191,12 +194,12 @@ class Pipeline1f1b(LectureScene):
 
     TOP_AT, BOTTOM_AT = (-5.0, 2.45, 0), (-5.0, 0.45, 0)
     LANES_WIDTH, LANE_HEIGHT, PITCH = 7.4, 0.34, 0.42
-    BARS_AT, BAR_UNIT = (4.3, -1.0, 0), 0.2
+    BARS_AT, BAR_UNIT = (4.1, -1.0, 0), 0.17
     METER_AT = (-5.0, -1.25, 0)
     INFO_X = 3.0
-    RECIPE = (Column(-5.6, ORIGIN), Column(-3.6, ORIGIN), Column(-1.2, ORIGIN), Column(1.5, ORIGIN),
-              Column(4.3, ORIGIN))
-    RECIPE_TOP, RECIPE_PITCH = 2.45, 0.38
+    RECIPE = (Column(-5.6, ORIGIN), Column(-3.8, ORIGIN), Column(-1.0, ORIGIN), Column(1.8, ORIGIN),
+              Column(4.4, ORIGIN))
+    RECIPE_TOP, RECIPE_PITCH = 0.75, 0.38
 
     def construct(self):
         facts = self.facts
@@ -207,7 +210,7 @@ class Pipeline1f1b(LectureScene):
         top.show_all()
         bottom = place_lanes(timeline, self.BOTTOM_AT, self.LANES_WIDTH, self.LANE_HEIGHT, self.PITCH, span=span)
         top_tag, bottom_tag = tag("GPipe", top), tag("1F1B", bottom, style.TEXT)
-        panel = place_bars(timeline["in_flight"], self.BARS_AT, self.BAR_UNIT)
+        panel = place_bars(timeline["in_flight"], self.BARS_AT, self.BAR_UNIT, reach=facts["gpipe_peak"].value)
         bars = panel[0]
         meter = place_meter(timeline, self.METER_AT, self.LANES_WIDTH)
         gpipe_info = style.caption_stack(f"空泡 {facts['gpipe_bubble'].text}", f"每卡在途 {facts['gpipe_peak'].text}",
@@ -252,7 +255,9 @@ class Pipeline1f1b(LectureScene):
                                            "之后 B 挑最老的，F 挑最新的下一个", size=style.LABEL_SIZE)
         recipe_lines.move_to((self.RECIPE[0].x - 0.4, self.RECIPE_TOP, 0), aligned_edge=UP + LEFT)
         with self.narrate("f1b_recipe") as beat:
-            self.play(FadeOut(VGroup(top, top_tag, gpipe_info, gpipe_count)), run_time=beat.share(0.2))
+            self.play(FadeOut(VGroup(top, top_tag, gpipe_info, gpipe_count, panel, gpipe_level, peaks, meter, count)),
+                      VGroup(bottom, bottom_tag).animate.shift(np.array(self.TOP_AT) - np.array(self.BOTTOM_AT)),
+                      run_time=beat.share(0.25))
             self.play(FadeIn(recipe_lines, shift=0.2 * DOWN), run_time=beat.share(0.4))
 
         table = self._recipe_table(facts["recipe"].value)
@@ -357,9 +362,9 @@ class PipelineInterleaved(LectureScene):
         for line, lanes in zip(starts, (top, bottom)):
             line.put_start_and_end_on((line.get_x(), lanes.lanes[last].get_top()[1] + 0.05, 0),
                                       (line.get_x(), lanes.lanes[last].get_bottom()[1] - 0.05, 0))
-        start_notes = VGroup(*(style.zh(f"第 {facts[name].text} 格", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
-                               .next_to(line, LEFT, buff=0.08).shift(0.02 * DOWN)
-                               for line, name in zip(starts, ("base_last_start", "last_start"))))
+        start_notes = VGroup(*(style.zh(f"卡 {last} 第 {facts[name].text} 格开工", size=style.SMALL_SIZE,
+                                        color=style.HIGHLIGHT).next_to(lanes.lanes[last], RIGHT, buff=style.GAP_M)
+                               for lanes, name in zip((top, bottom), ("base_last_start", "last_start"))))
         with self.narrate("vpp_triangle") as beat:
             self.play(Indicate(VGroup(top.bubbles, bottom.bubbles), color=style.TEXT, scale_factor=1.0),
                       run_time=beat.share(0.35))
@@ -520,8 +525,8 @@ class PipelineBidirectional(LectureScene):
     TOP_AT, BOTTOM_AT = (-4.6, 2.45, 0), (-4.6, 0.45, 0)
     LANES_WIDTH, LANE_HEIGHT, PITCH = 7.0, 0.34, 0.42
     INFO_X = 3.2
-    V_LEFT, V_TOP, V_STEP_X, V_PITCH = 0.6, 1.9, 0.72, 0.62  # the V: stage s at column s, on its card's row
-    CHIMERA_LEFT = -5.2
+    V_LEFT, V_TOP, V_STEP_X, V_PITCH = -1.2, 1.7, 0.72, 0.62  # the V: stage s at column s, on its card's row
+    CARDS_X, CHIMERA_LEFT = -6.2, -5.2
     DUAL_AT, DUAL_WIDTH = (-4.8, 1.9, 0), 10.6
     TABLE = (Column(-6.6, LEFT), Column(-4.6, LEFT), Column(0.9, RIGHT), Column(2.4, RIGHT), Column(3.7, ORIGIN),
              Column(5.1, ORIGIN), Column(6.4, ORIGIN))
@@ -576,14 +581,14 @@ class PipelineBidirectional(LectureScene):
             self.play(Create(vee.path), FadeIn(notes), run_time=beat.share(0.25))
 
         chimera = self._two_replicas(facts["down_up"].value)
-        names = VGroup(style.zh("Chimera（论文）：两份模型反着跑", size=style.SMALL_SIZE),
+        names = VGroup(style.zh("Chimera：两份模型反着跑", size=style.SMALL_SIZE),
                        style.zh("V 形：一份模型对折（ZB-V、DualPipeV）", size=style.SMALL_SIZE))
         names[0].next_to(chimera, DOWN, buff=style.GAP_L).align_to(chimera, LEFT)
-        names[1].move_to(notes, aligned_edge=LEFT)
+        names[1].move_to((vee.blocks.get_left()[0], names[0].get_y(), 0), aligned_edge=LEFT)
         with self.narrate("bi_literature") as beat:
-            self.play(LaggedStart(*(FadeIn(block, shift=0.2 * RIGHT) for block in chimera), lag_ratio=0.08),
-                      run_time=beat.share(0.4))
-            self.play(FadeIn(names[0]), ReplacementTransform(notes, names[1]), run_time=beat.share(0.35))
+            self.play(FadeOut(notes), LaggedStart(*(FadeIn(block, shift=0.2 * RIGHT) for block in chimera),
+                                                  lag_ratio=0.08), run_time=beat.share(0.4))
+            self.play(FadeIn(names[0]), FadeIn(names[1]), run_time=beat.share(0.35))
 
         timeline = facts["timeline"].value
         dual = place_lanes(timeline, self.DUAL_AT, self.DUAL_WIDTH, numbers=False)
@@ -636,8 +641,7 @@ class PipelineBidirectional(LectureScene):
         path = VMobject(stroke_color=style.MUTED, stroke_width=2).set_points_as_corners(
             [block.get_center() for block in blocks])
         cards = VGroup(*(style.zh(f"卡 {r}", size=style.SMALL_SIZE, color=style.MUTED)
-                         .move_to((self.V_LEFT - 0.75, self.V_TOP - self.V_PITCH * r, 0))
-                         for r in range(len(v_stages))))
+                         .move_to((self.CARDS_X, self.V_TOP - self.V_PITCH * r, 0)) for r in range(len(v_stages))))
         vee = VGroup(path, blocks, cards)
         vee.blocks, vee.path, vee.cards = blocks, path, cards
         return vee
@@ -645,7 +649,7 @@ class PipelineBidirectional(LectureScene):
     def _two_replicas(self, down_up: list) -> VGroup:
         """Chimera: card r holds stage r of the downward replica and stage p − 1 − r of the upward one."""
         return VGroup(*(VGroup(self._stage(d, 0), self._stage(u, 1)).arrange(RIGHT, buff=0.12)
-                        .move_to((self.CHIMERA_LEFT + 0.7, self.V_TOP - self.V_PITCH * r, 0))
+                        .move_to((self.CHIMERA_LEFT, self.V_TOP - self.V_PITCH * r, 0), aligned_edge=LEFT)
                         for r, (d, u) in enumerate(down_up)))
 
     def _v3_table(self, rows: list[dict]) -> VGroup:
@@ -759,11 +763,11 @@ class PipelineSummary(LectureScene):
         return None
 
     def _spmd_card(self, rank: int) -> VGroup:
-        box = Rectangle(width=2.6, height=1.0, stroke_color=style.MUTED, stroke_width=2, fill_color=style.PANEL,
+        box = Rectangle(width=2.4, height=1.3, stroke_color=style.MUTED, stroke_width=2, fill_color=style.PANEL,
                         fill_opacity=1)
         lines = VGroup(style.zh(f"卡 {rank}", size=style.SMALL_SIZE, color=style.MUTED),
-                       style.zh("同一个函数 · 自己那一段", size=style.SMALL_SIZE - 2)).arrange(DOWN, buff=0.08)
-        return VGroup(box, lines.move_to(box))
+                       style.zh("同一个函数", size=style.SMALL_SIZE), style.zh("自己那一段", size=style.SMALL_SIZE))
+        return VGroup(box, lines.arrange(DOWN, buff=0.08).move_to(box))
 
 
 # -- C8 ------------------------------------------------------------------------------------
@@ -772,10 +776,11 @@ class MoeFlow(LectureScene):
     to its top-8 of 256 routed experts plus the shared one, nine copies, the 9 of the activation table."""
 
     TOKENS_X, OUT_X = -6.3, 6.5
-    ROWS_TOP, ROW_PITCH = 1.5, 0.62
+    ROWS_TOP, ROW_PITCH, ROW_HEIGHT = 1.1, 0.5, 0.36
     MATRIX_LEFT, MATRIX_WIDTH = -4.4, 8.6  # 256 routed experts, one column each
     SHARED_X = 4.75
-    WEIGHTS_AT, WEIGHT_UNIT = (-4.4, -2.3, 0), 2.4
+    WEIGHT_UNIT = 3.0  # a weight's bar grows this tall per unit of weight, up from token 0's row
+    COUNT_Y, KEPT_TOP, KEPT_PITCH = -1.0, -1.5, 0.45
     KEPT = (Column(-4.4, LEFT), Column(0.4, LEFT), Column(3.2, LEFT))
 
     def construct(self):
@@ -790,12 +795,12 @@ class MoeFlow(LectureScene):
                       FadeIn(in_head), run_time=beat.share(0.6))
 
         column = self.MATRIX_WIDTH / experts
-        strips = VGroup(*(Rectangle(width=self.MATRIX_WIDTH, height=0.4, stroke_width=0, fill_color=style.PANEL,
-                                    fill_opacity=1).move_to((self.MATRIX_LEFT + self.MATRIX_WIDTH / 2, y, 0))
-                          for y in ys))
+        strips = VGroup(*(Rectangle(width=self.MATRIX_WIDTH, height=self.ROW_HEIGHT, stroke_width=0,
+                                    fill_color=style.PANEL, fill_opacity=1)
+                          .move_to((self.MATRIX_LEFT + self.MATRIX_WIDTH / 2, y, 0)) for y in ys))
         routed_head = style.zh(f"{facts['experts'].text} 个路由专家", size=style.SMALL_SIZE, color=style.MUTED)
-        routed_head.next_to(strips, UP, buff=style.GAP_M)
-        lit = VGroup(*(VGroup(*(Rectangle(width=max(column, 0.05), height=0.4, stroke_width=0,
+        routed_head.next_to(strips, UP, buff=0.85)
+        lit = VGroup(*(VGroup(*(Rectangle(width=max(column, 0.05), height=self.ROW_HEIGHT, stroke_width=0,
                                           fill_color=style.FORWARD, fill_opacity=1)
                                 .move_to((self.MATRIX_LEFT + column * (e + 0.5), y, 0)) for e in chosen))
                        for chosen, y in zip(facts["chosen"].value, ys)))
@@ -803,24 +808,20 @@ class MoeFlow(LectureScene):
             self.play(FadeIn(strips), FadeIn(routed_head), run_time=beat.share(0.3))
             self.play(LaggedStart(*(FadeIn(row) for row in lit), lag_ratio=0.3), run_time=beat.share(0.55))
 
-        weights = facts["weights"].value[0]
-        bars = VGroup(*(Rectangle(width=0.28, height=w * self.WEIGHT_UNIT, stroke_width=0, fill_color=style.FORWARD,
-                                  fill_opacity=0.85) for w in weights)).arrange(RIGHT, buff=0.1, aligned_edge=DOWN)
-        bars.move_to(self.WEIGHTS_AT, aligned_edge=DOWN + LEFT)
-        bars_note = style.caption_stack(f"token 0 挑出的 {facts['top_k'].text} 个：",
-                                        f"都为正，加起来 = {facts['weight_sum'].text}", size=style.SMALL_SIZE)
-        bars_note.next_to(bars, RIGHT, buff=style.GAP_L).align_to(bars, DOWN)
-        links = VGroup(*(Line(cell.get_bottom(), bar.get_top(), color=style.MUTED, stroke_width=1)
-                         for cell, bar in zip(lit[0], bars)))
+        bars = VGroup(*(Rectangle(width=0.09, height=w * self.WEIGHT_UNIT, stroke_width=0, fill_color=style.HIGHLIGHT,
+                                  fill_opacity=0.9).next_to(cell, UP, buff=0.02)
+                        for cell, w in zip(lit[0], facts["weights"].value[0])))
+        bars_note = style.zh(f"token 0 的 {facts['top_k'].text} 个权重：都为正，加起来 = {facts['weight_sum'].text}",
+                             size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+        bars_note.move_to((self.MATRIX_LEFT, self.COUNT_Y, 0), aligned_edge=LEFT)
         with self.narrate("moe_weights") as beat:
             self.play(Indicate(lit[0], color=style.HIGHLIGHT), run_time=beat.share(0.2))
-            self.play(Create(links), LaggedStart(*(FadeIn(bar, shift=0.1 * UP) for bar in bars), lag_ratio=0.1),
-                      run_time=beat.share(0.4))
+            self.play(LaggedStart(*(GrowFromEdge(bar, DOWN) for bar in bars), lag_ratio=0.1), run_time=beat.share(0.4))
             self.play(FadeIn(bars_note), run_time=beat.share(0.25))
 
-        shared = VGroup(*(Rectangle(width=0.3, height=0.4, stroke_width=0, fill_color=style.BF16, fill_opacity=0.0)
+        shared = VGroup(*(Rectangle(width=0.3, height=self.ROW_HEIGHT, stroke_width=0, fill_opacity=0.0)
                           .move_to((self.SHARED_X, y, 0)) for y in ys))
-        shared_frame = Rectangle(width=0.5, height=ys[0] - ys[-1] + 0.6, stroke_color=style.MUTED, stroke_width=2)
+        shared_frame = Rectangle(width=0.5, height=ys[0] - ys[-1] + 0.55, stroke_color=style.MUTED, stroke_width=2)
         shared_frame.move_to((self.SHARED_X, (ys[0] + ys[-1]) / 2, 0))
         shared_head = style.zh(f"共享 {facts['shared'].text}", size=style.SMALL_SIZE, color=style.MUTED)
         shared_head.next_to(shared_frame, UP, buff=style.GAP_S)
@@ -830,12 +831,12 @@ class MoeFlow(LectureScene):
         count = style.zh(f"每个 token：{facts['top_k'].text} + {facts['shared'].text} = {facts['copies'].text} 份",
                          size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         with self.narrate("moe_dispatch") as beat:
-            self.play(FadeOut(VGroup(bars, bars_note, links)), FadeIn(shared_frame), FadeIn(shared_head),
+            self.play(FadeOut(VGroup(bars, bars_note)), FadeIn(shared_frame), FadeIn(shared_head),
                       run_time=beat.share(0.2))
             self.add(copies)
             self.play(LaggedStart(*(copy.animate.move_to(cell) for row, cells in zip(copies, targets)
                                     for copy, cell in zip(row, cells)), lag_ratio=0.02), run_time=beat.share(0.5))
-            count.move_to((self.MATRIX_LEFT, -1.0, 0), aligned_edge=LEFT)
+            count.move_to((self.MATRIX_LEFT, self.COUNT_Y, 0), aligned_edge=LEFT)
             self.play(FadeIn(count), run_time=beat.share(0.2))
 
         with self.narrate("moe_ffn") as beat:
@@ -858,14 +859,16 @@ class MoeFlow(LectureScene):
             self.play(LaggedStart(*(g.animate.move_to(token) for row, token in zip(grads, inputs) for g in row),
                                   lag_ratio=0.02), run_time=beat.share(0.35))
 
-        kept = VGroup(
-            text_row(["派发出去的激活", f"{facts['copies'].text} × {facts['hidden'].text}", facts["dispatched"].text],
-                     self.KEPT, -1.6, size=style.LABEL_SIZE),
-            text_row(["专家输出（合并前）", f"{facts['copies'].text} × {facts['hidden'].text}", facts["combined"].text],
-                     self.KEPT, -2.2, size=style.LABEL_SIZE))
+        copies_text = f"{facts['copies'].text} × {facts['hidden'].text}"
+        heads = ["反向传播一章的表：MoE 层存下的", "每 token 宽度", f"{facts['seq'].text} 序列"]
+        kept_head = text_row(heads, self.KEPT, self.KEPT_TOP, size=style.SMALL_SIZE, color=style.MUTED)
+        kept = VGroup(*(text_row([label, copies_text, size], self.KEPT, self.KEPT_TOP - self.KEPT_PITCH * (i + 1),
+                                 size=style.LABEL_SIZE)
+                        for i, (label, size) in enumerate((("派发出去的激活", facts["dispatched"].text),
+                                                           ("专家输出（合并前）", facts["combined"].text)))))
         with self.narrate("moe_nine") as beat:
             self.play(FadeOut(grads), Indicate(count, color=style.HIGHLIGHT), run_time=beat.share(0.25))
-            self.play(LaggedStart(*(FadeIn(row, shift=0.2 * UP) for row in kept), lag_ratio=0.4),
+            self.play(FadeIn(kept_head), LaggedStart(*(FadeIn(row, shift=0.2 * UP) for row in kept), lag_ratio=0.4),
                       run_time=beat.share(0.45))
         self.finish()
 

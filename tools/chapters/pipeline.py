@@ -470,7 +470,7 @@ def summary_runs(p: int = P, m: int = M, v: int = V) -> list[tuple[str, pp.Timel
 @CHAPTER.figure(
     "pipeline_summary",
     "一张表：这些调度各换来了什么",
-    source="本章模拟器，p = 4、m = 8；公式见 Narayanan 2021、Qi 2024、Li & Hoefler 2021、DeepSeek-V3 表 2；"
+    source=f"本章模拟器，p = {P}、m = {M}；公式见 Narayanan 2021、Qi 2024、Li & Hoefler 2021、DeepSeek-V3 表 2；"
            "学习笔记「scheduler」",
 )
 def pipeline_summary(check: Check, p: int = P, m: int = M, v: int = V):
@@ -531,6 +531,7 @@ def moe_flow(check: Check, tokens: int = MOE_TOKENS, top_k: int = v3.TOP_K, shar
         "tokens": number(tokens), "experts": number(v3.ROUTED_EXPERTS), "top_k": number(top_k),
         "shared": number(shared), "copies": number(copies[0]), "weight_sum": number(1),
         "hidden": number(v3.HIDDEN), "dispatched": number(dispatched.gib, 2, "GiB", "G"),
+        "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"),
         "combined": number(combined.gib, 2, "GiB", "G"),
         "chosen": data(routing.chosen.tolist()), "weights": data(np.round(routing.weights, 4).tolist()),
     }
