@@ -64,6 +64,23 @@ def place_lanes(timeline: dict, left_centre, width: float, lane_height: float = 
     return lanes.shift(np.array(left_centre) - lanes.lanes[0].get_left())
 
 
+# Two schedules on one clock, one above the other: lane 0's centre of each, and their lanes' size.
+STACK_UPPER, STACK_LOWER = 2.45, 0.45
+STACK_LANE, STACK_PITCH = 0.34, 0.42
+
+
+def stacked(upper: dict, lower: dict, left: float = -5.0, width: float = 7.4, *, upper_whole: bool = True,
+            **kwargs) -> tuple[ScheduleLanes, ScheduleLanes]:
+    """Two timelines on one time scale, the upper one (drawn whole, unless `upper_whole` is False)
+    to compare against, the lower one ready to play."""
+    span = max(upper["makespan"], lower["makespan"])
+    top = place_lanes(upper, (left, STACK_UPPER, 0), width, STACK_LANE, STACK_PITCH, span=span)
+    if upper_whole:
+        top.show_all()
+    bottom = place_lanes(lower, (left, STACK_LOWER, 0), width, STACK_LANE, STACK_PITCH, span=span, **kwargs)
+    return top, bottom
+
+
 def place_bars(steps: list, base_left, unit: float, title: str = "每卡在途", reach: float = 0) -> VGroup:
     """In-flight bars whose base line starts at `base_left`, their heading above; ``panel[0]`` is the bars."""
     panel = in_flight_panel(steps, unit, title, reach)
@@ -192,8 +209,7 @@ class Pipeline1f1b(LectureScene):
     """GPipe above, 1F1B played below on the same clock: same bubble, in-flight falling from 4 to 1;
     then the NOTES' recipe for the warm-up count and why it must count from 1 (D21)."""
 
-    TOP_AT, BOTTOM_AT = (-5.0, 2.45, 0), (-5.0, 0.45, 0)
-    LANES_WIDTH, LANE_HEIGHT, PITCH = 7.4, 0.34, 0.42
+    LANES_WIDTH = 7.4
     BARS_AT, BAR_UNIT = (4.1, -1.0, 0), 0.17
     METER_AT = (-5.0, -1.25, 0)
     INFO_X = 3.0
@@ -205,10 +221,7 @@ class Pipeline1f1b(LectureScene):
         facts = self.facts
         self.show_title()
         gpipe_tl, timeline = facts["gpipe_timeline"].value, facts["timeline"].value
-        span = gpipe_tl["makespan"]
-        top = place_lanes(gpipe_tl, self.TOP_AT, self.LANES_WIDTH, self.LANE_HEIGHT, self.PITCH, span=span)
-        top.show_all()
-        bottom = place_lanes(timeline, self.BOTTOM_AT, self.LANES_WIDTH, self.LANE_HEIGHT, self.PITCH, span=span)
+        top, bottom = stacked(gpipe_tl, timeline)
         top_tag, bottom_tag = tag("GPipe", top), tag("1F1B", bottom, style.TEXT)
         panel = place_bars(timeline["in_flight"], self.BARS_AT, self.BAR_UNIT, reach=facts["gpipe_peak"].value)
         bars = panel[0]
@@ -256,7 +269,7 @@ class Pipeline1f1b(LectureScene):
         recipe_lines.move_to((self.RECIPE[0].x - 0.4, self.RECIPE_TOP, 0), aligned_edge=UP + LEFT)
         with self.narrate("f1b_recipe") as beat:
             self.play(FadeOut(VGroup(top, top_tag, gpipe_info, gpipe_count, panel, gpipe_level, peaks, meter, count)),
-                      VGroup(bottom, bottom_tag).animate.shift(np.array(self.TOP_AT) - np.array(self.BOTTOM_AT)),
+                      VGroup(bottom, bottom_tag).animate.shift((STACK_UPPER - STACK_LOWER) * UP),
                       run_time=beat.share(0.25))
             self.play(FadeIn(recipe_lines, shift=0.2 * DOWN), run_time=beat.share(0.4))
 
@@ -300,8 +313,7 @@ class PipelineInterleaved(LectureScene):
 
     MODEL_Y, BLOCK_W, BLOCK_H = 1.6, 1.15, 0.5
     GRID_LEFT, GRID_TOP, GRID_PITCH = -2.6, 1.7, 0.62  # where card r's two chunks sit
-    TOP_AT, BOTTOM_AT = (-5.0, 2.45, 0), (-5.0, 0.45, 0)
-    LANES_WIDTH, LANE_HEIGHT, PITCH = 7.4, 0.34, 0.42
+    LANES_WIDTH = 7.4
     BARS_AT, BAR_UNIT = (4.3, -1.0, 0), 0.2
     METER_AT = (-5.0, -1.25, 0)
     INFO_X = 3.0
@@ -342,11 +354,7 @@ class PipelineInterleaved(LectureScene):
             self.play(FadeIn(key), run_time=beat.share(0.4))
 
         base_tl, timeline = facts["base_timeline"].value, facts["timeline"].value
-        span = base_tl["makespan"]
-        top = place_lanes(base_tl, self.TOP_AT, self.LANES_WIDTH, self.LANE_HEIGHT, self.PITCH, span=span)
-        top.show_all()
-        bottom = place_lanes(timeline, self.BOTTOM_AT, self.LANES_WIDTH, self.LANE_HEIGHT, self.PITCH, span=span,
-                             numbers=False)
+        top, bottom = stacked(base_tl, timeline, numbers=False)
         top_tag, bottom_tag = tag("1F1B", top), tag("交错 1F1B", bottom, style.TEXT)
         panel = place_bars(timeline["in_flight"], self.BARS_AT, self.BAR_UNIT)
         bars = panel[0]
@@ -407,12 +415,11 @@ class PipelineZeroBubble(LectureScene):
     rank, but only if the step does not end on a global synchronisation such as clipping's norm."""
 
     SPLIT_Y, UNIT = 1.3, 1.3  # the big backward box, and its width per time unit
-    TOP_AT, BOTTOM_AT = (-5.0, 2.45, 0), (-5.0, 0.45, 0)
-    LANES_WIDTH, LANE_HEIGHT, PITCH = 7.4, 0.34, 0.42
+    LANES_WIDTH = 7.4
     BARS_AT, BAR_UNIT = (4.3, -1.0, 0), 0.2
     METER_AT = (-5.0, -1.25, 0)
     INFO_X = 3.0
-    H2_AT, H2_WIDTH = (-5.0, 1.9, 0), 7.4
+    H2_AT = (-5.0, 1.9, 0)
 
     def construct(self):
         facts = self.facts
@@ -448,8 +455,7 @@ class PipelineZeroBubble(LectureScene):
 
         base_tl, h1_tl = facts["timeline"].value, facts["h1_timeline"].value
         span = base_tl["makespan"]
-        top = place_lanes(base_tl, self.TOP_AT, self.LANES_WIDTH, self.LANE_HEIGHT, self.PITCH, span=span)
-        bottom = place_lanes(h1_tl, self.BOTTOM_AT, self.LANES_WIDTH, self.LANE_HEIGHT, self.PITCH, span=span)
+        top, bottom = stacked(base_tl, h1_tl, upper_whole=False)
         top_tag, bottom_tag = tag("1F1B（反向不拆）", top), tag("ZB-H1", bottom, style.TEXT)
         panel = place_bars(h1_tl["in_flight"], self.BARS_AT, self.BAR_UNIT)
         bars = panel[0]
@@ -479,7 +485,7 @@ class PipelineZeroBubble(LectureScene):
             self.play(Write(change), run_time=beat.share(0.6))
 
         h2_tl = facts["h2_timeline"].value
-        h2 = place_lanes(h2_tl, self.H2_AT, self.H2_WIDTH, span=span)
+        h2 = place_lanes(h2_tl, self.H2_AT, self.LANES_WIDTH, span=span)
         h2_tag = tag("ZB-H2", h2, style.TEXT)
         h2_panel = place_bars(h2_tl["in_flight"], self.BARS_AT, self.BAR_UNIT)
         h2_bars = h2_panel[0]
@@ -522,8 +528,7 @@ class PipelineBidirectional(LectureScene):
     """Chimera's two crossing pipelines played under 1F1B (slot units); the NOTES' 0/7 placement is the
     V shape, not Chimera (D20, D22); DualPipeV played from its reference order; the V3 table at PP = 8."""
 
-    TOP_AT, BOTTOM_AT = (-4.6, 2.45, 0), (-4.6, 0.45, 0)
-    LANES_WIDTH, LANE_HEIGHT, PITCH = 7.0, 0.34, 0.42
+    LANES_LEFT, LANES_WIDTH = -4.6, 7.0
     INFO_X = 3.2
     V_LEFT, V_TOP, V_STEP_X, V_PITCH = -1.2, 1.7, 0.72, 0.62  # the V: stage s at column s, on its card's row
     CARDS_X, CHIMERA_LEFT = -6.2, -5.2
@@ -536,9 +541,7 @@ class PipelineBidirectional(LectureScene):
         facts = self.facts
         self.show_title()
         base_tl, chimera_tl = facts["base_timeline"].value, facts["chimera_timeline"].value
-        span = base_tl["makespan"]
-        top = place_lanes(base_tl, self.TOP_AT, self.LANES_WIDTH, self.LANE_HEIGHT, self.PITCH, span=span)
-        top.show_all()
+        top, bottom = stacked(base_tl, chimera_tl, self.LANES_LEFT, self.LANES_WIDTH)
         top_tag = tag("1F1B（前向、反向各一格）", top)
         only_first = style.zh("只有卡 0 能先开工", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         only_first.move_to((self.INFO_X, top.lanes.get_center()[1], 0), aligned_edge=LEFT)
@@ -547,7 +550,6 @@ class PipelineBidirectional(LectureScene):
             self.play(Indicate(top.bubbles, color=style.TEXT, scale_factor=1.0), FadeIn(only_first),
                       run_time=beat.share(0.5))
 
-        bottom = place_lanes(chimera_tl, self.BOTTOM_AT, self.LANES_WIDTH, self.LANE_HEIGHT, self.PITCH, span=span)
         bottom_tag = tag("Chimera", bottom, style.TEXT)
         ends = (bottom.lanes[0].get_left() + 1.25 * LEFT, bottom.lanes[-1].get_left() + 1.25 * LEFT)
         down = Arrow(ends[0] + 0.25 * LEFT, ends[1] + 0.25 * LEFT, buff=0, color=op_color("F"), stroke_width=5)

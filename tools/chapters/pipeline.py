@@ -114,6 +114,12 @@ def _timeline(tl: pp.Timeline) -> Fact:
     })
 
 
+def _hold(tl: pp.Timeline, rank: int, micro: int) -> tuple[Fraction, Fraction]:
+    """When the rank starts the micro-batch's F and when its (last) backward there ends."""
+    mine = [s for s in tl.on(rank) if s.micro == micro]
+    return min(s.start for s in mine if s.op == "F"), max(s.end for s in mine if s.op != "F")
+
+
 def _idle_total(tl: pp.Timeline) -> Fraction:
     return sum((tl.idle_time(r) for r in range(tl.ranks)), Fraction(0))
 
@@ -205,11 +211,9 @@ def pipeline_gpipe(check: Check, p: int = P, m: int = M, schedule=pp.gpipe):
         if pages_p == p:
             check.equal(f"peak in-flight p={pages_p}, m={pages_m}", run.peak_in_flight(0), pages_m)
             rows.append({"m": str(pages_m), "bubble": _pct(run.bubble()).text, "peak": str(pages_m)})
-    first_b_end = max(s.end for s in tl.on(0) if s.op == "B" and s.micro == 0)
-    check.that("rank 0 holds micro-batch 0 longest", all(
-        first_b_end - min(s.start for s in tl.on(r)) >= max(s.end for s in tl.on(r) if s.op == "B" and s.micro == 0)
-        - min(s.start for s in tl.on(r) if s.op == "F" and s.micro == 0) for r in range(p)),
-        "rank 0's first F to its B of micro-batch 0 is the longest hold", first_b_end)
+    holds = [_hold(tl, r, 0) for r in range(p)]  # how long each rank keeps micro-batch 0's activations
+    check.that("rank 0 holds micro-batch 0 longest", holds[0][1] - holds[0][0] == max(b - a for a, b in holds),
+               "the first stage forwards first and backwards last", holds)
     return {
         "p": number(p), "m": number(m), "t_f": _count(TIMES.f), "t_b": _count(TIMES.b),
         "bubble": _pct(tl.bubble()), "ratio": _ratio(closed),
@@ -218,7 +222,7 @@ def pipeline_gpipe(check: Check, p: int = P, m: int = M, schedule=pp.gpipe):
         "idle_per_rank": _count(per_rank), "peak": number(m),
         "rows": data(rows), "timeline": _timeline(tl),
         "forward_done": data(float(max(s.end for s in tl.slots if s.op == "F"))),
-        "hold": data([float(min(s.start for s in tl.on(0))), float(first_b_end)]),
+        "hold": data([float(t) for t in holds[0]]),
     }
 
 
@@ -324,7 +328,7 @@ def pipeline_interleaved(check: Check, p: int = P, m: int = M, v: int = V):
 # -- pipeline_zero_bubble (C6) -------------------------------------------------------------
 
 
-def _h1_h2_timelines():
+def _zb_h1_timeline() -> pp.Timeline:
     return zero_bubble_timelines()[0]
 
 
@@ -333,7 +337,7 @@ def _h1_h2_timelines():
     "零空泡：把反向拆成两半",
     source="Qi et al. 2024（Zero Bubble Pipeline Parallelism，arXiv 2401.10241）；学习笔记「dw 分离」；"
            "时间线由本课模拟器算出",
-    attachments=_trace("ZB-H1, p = 4, m = 8, t_F = t_B = t_W = 1", _h1_h2_timelines),
+    attachments=_trace("ZB-H1, p = 4, m = 8, t_F = t_B = t_W = 1", _zb_h1_timeline),
 )
 def pipeline_zero_bubble(check: Check, p: int = P, m: int = M, times: pp.Times = TIMES):
     base = pp.simulate(pp.one_f_one_b(p, m), times)
