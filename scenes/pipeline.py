@@ -47,16 +47,6 @@ def legend(*entries: tuple[str, str, float]) -> VGroup:
     return items.arrange(RIGHT, buff=style.GAP_L)
 
 
-def in_flight_panel(steps: list, unit: float, title: str = "每卡在途", reach: float = 0) -> VGroup:
-    """The in-flight bars with their heading above the highest they (or a `reach` level) go; ``panel[0]``
-    is the InFlightBars."""
-    bars = InFlightBars(steps, unit)
-    top = max(reach, *(c for rank in steps for _, c in rank))
-    heading = style.zh(title, size=style.SMALL_SIZE, color=style.MUTED)
-    heading.next_to(bars.base, UP, buff=unit * top + style.GAP_L)
-    return VGroup(bars, heading)
-
-
 def place_lanes(timeline: dict, left_centre, width: float, lane_height: float = 0.5, pitch: float = 0.62,
                 **kwargs) -> ScheduleLanes:
     """Lanes whose lane 0 starts at `left_centre` (the left end of its centre line)."""
@@ -81,10 +71,15 @@ def stacked(upper: dict, lower: dict, left: float = -5.0, width: float = 7.4, *,
     return top, bottom
 
 
-def place_bars(steps: list, base_left, unit: float, title: str = "每卡在途", reach: float = 0) -> VGroup:
-    """In-flight bars whose base line starts at `base_left`, their heading above; ``panel[0]`` is the bars."""
-    panel = in_flight_panel(steps, unit, title, reach)
-    return panel.shift(np.array(base_left) - panel[0].base.get_left())
+def place_bars(steps: list, base_left, unit: float, reach: float = 0) -> VGroup:
+    """In-flight bars whose base line starts at `base_left`, their heading above the highest they (or a
+    `reach` level, another schedule's peak) go; ``panel[0]`` is the InFlightBars."""
+    bars = InFlightBars(steps, unit)
+    top = max(reach, *(c for rank in steps for _, c in rank))
+    heading = style.zh("每卡在途", size=style.SMALL_SIZE, color=style.MUTED)
+    heading.next_to(bars.base, UP, buff=unit * top + style.GAP_L)
+    panel = VGroup(bars, heading)
+    return panel.shift(np.array(base_left) - bars.base.get_left())
 
 
 def place_meter(timeline: dict, left, width: float) -> BubbleMeter:

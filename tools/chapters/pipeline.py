@@ -62,8 +62,7 @@ ZB_H1_PAGE_BUBBLES = {(4, 8): 0.1111, (8, 16): 0.1273, (8, 32): 0.0680}
 NOTES_VPP_PLACEMENT = ((0, 4), (1, 5), (2, 6), (3, 7))
 NOTES_V_PLACEMENT = ((0, 7), (1, 6), (2, 5), (3, 4))
 
-HOW_TO_OPEN = ("在 ui.perfetto.dev 点 Open trace file 选这个文件，或在 Chrome 打开 chrome://tracing 点 Load；"
-               "每个 rank 一行，灰色 bubble 是空等")
+HOW_TO_OPEN = "在 ui.perfetto.dev 点 Open trace file，或在 Chrome 的 chrome://tracing 点 Load 打开它"
 
 
 # -- shared pieces -------------------------------------------------------------------------
