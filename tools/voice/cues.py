@@ -102,6 +102,22 @@ def spoken(text: str, where: str) -> tuple[str, readings.Reading]:
     return readings.strip_fixes(text), reading
 
 
+def free_text(text: str) -> tuple[str, readings.Reading]:
+    """A sentence outside the narration files (``lecture say``): its Latin terms and readings as for a cue."""
+    if match := _PLACEHOLDER.search(text):
+        raise NarrationError(f"{match.group()}: a placeholder needs a figure; use lecture say --cue chapter/cue_id")
+    return spoken(_speak_terms(text), "lecture say")
+
+
+def find_cue(ref: str) -> Cue:
+    """The cue named ``chapter/cue_id``."""
+    chapter_id, _, cue_id = ref.partition("/")
+    found = [cue for fig_cues in chapter_cues(chapter_id).values() for cue in fig_cues if cue.id == cue_id]
+    if not found:
+        raise NarrationError(f"{NARRATION_DIR / f'{chapter_id}.toml'}: no cue '{cue_id}' (write chapter/cue_id)")
+    return found[0]
+
+
 def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
     """Replace placeholders: (caption with screen text, speech with readings and its inline fixes)."""
     caption, speech, last = [], [], 0
