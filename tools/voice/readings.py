@@ -132,7 +132,11 @@ def _standard_readings(char: str) -> frozenset[str]:
 
 
 def _alone(char: str) -> str:
-    """pypinyin's reading of a character on its own."""
+    """A character's reading on its own: the standard dictionary's when it has one, else pypinyin's first."""
+    if len(standard := _standard_readings(char)) == 1:
+        return next(iter(standard))
+    if ord(char) not in PINYIN_DICT:
+        raise ReadingError(f"no reading is known for {char}: fix it inline, [{char}|…]")
     return _tone3(PINYIN_DICT[ord(char)].split(",")[0])
 
 
@@ -179,7 +183,7 @@ def _from_dictionary(run: str, alone: Mapping[str, str]) -> list[Syllable]:
         elif word in alone:
             out.append(Syllable(word, alone[word], True))
         else:
-            out.append(Syllable(word, _alone(word), len(_standard_readings(word)) <= 1))
+            out.append(Syllable(word, _alone(word), len(_standard_readings(word)) == 1))
     return out
 
 
