@@ -132,12 +132,17 @@ def _standard_readings(char: str) -> frozenset[str]:
 
 
 def _alone(char: str) -> str:
-    """A character's reading on its own: the standard dictionary's when it has one, else pypinyin's first."""
-    if len(standard := _standard_readings(char)) == 1:
-        return next(iter(standard))
+    """A character's reading on its own: pypinyin's first, unless the standard dictionary has one other tone.
+
+    pypinyin's neutral tone stays (子 in 根子 is zi5, where the dictionary lists zǐ alone).
+    """
     if ord(char) not in PINYIN_DICT:
         raise ReadingError(f"no reading is known for {char}: fix it inline, [{char}|…]")
-    return _tone3(PINYIN_DICT[ord(char)].split(",")[0])
+    first = _tone3(PINYIN_DICT[ord(char)].split(",")[0])
+    standard = _standard_readings(char)
+    if len(standard) == 1 and not first.endswith("5"):
+        return next(iter(standard))
+    return first
 
 
 @cache
