@@ -6,23 +6,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tools.course import catalogue
 from tools.voice import audio, captions, cues, speech
 from tools.voice.cues import NarrationError
-
-
-@pytest.fixture
-def narration_dir(tmp_path, monkeypatch):
-    """A scratch narration folder in place of the repository's, for a backprop chapter of gates_circuit alone."""
-    folder = tmp_path / "narration"
-    folder.mkdir()
-    monkeypatch.setattr(cues, "NARRATION_DIR", folder)
-    monkeypatch.setattr(catalogue.chapter("backprop"), "figures", [catalogue.figure("gates_circuit")])
-    cues.chapter_cues.cache_clear()
-    cues.lexicon.cache_clear()
-    yield folder
-    cues.chapter_cues.cache_clear()
-    cues.lexicon.cache_clear()
 
 
 def write_backprop(folder, body):

@@ -102,20 +102,6 @@ def test_latin_terms_and_fact_readings_keep_their_way():
     assert cue.caption.startswith("第一格是权重，bf16，2 B")
 
 
-@pytest.fixture
-def narration_dir(tmp_path, monkeypatch):
-    """A scratch narration folder for a backprop chapter of gates_circuit alone."""
-    folder = tmp_path / "narration"
-    folder.mkdir()
-    monkeypatch.setattr(cues, "NARRATION_DIR", folder)
-    monkeypatch.setattr(catalogue.chapter("backprop"), "figures", [catalogue.figure("gates_circuit")])
-    cues.chapter_cues.cache_clear()
-    cues.lexicon.cache_clear()
-    yield folder
-    cues.chapter_cues.cache_clear()
-    cues.lexicon.cache_clear()
-
-
 def one_cue(folder, text, lexicon=""):
     (folder / "lexicon.toml").write_text(lexicon, encoding="utf-8")
     (folder / "backprop.toml").write_text(f'[[gates_circuit]]\nid = "one"\ntext = "{text}"\n', encoding="utf-8")
