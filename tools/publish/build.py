@@ -47,6 +47,7 @@ def check(figures: list[Figure]) -> tuple[int, int]:
         scene_file = catalogue.chapter(fig.chapter).scene_file
         if fig.scene_class not in render.scene_classes(scene_file):
             raise BuildError(f"{scene_file}: no scene class {fig.scene_class} for figure '{fig.id}'")
+        clip.check_attachments(fig)
     if undecided := cues.undecided_readings([fig.id for fig in figures]):
         raise NarrationError(f"{len(undecided)} polyphone{'s' if len(undecided) > 1 else ''} with no settled "
                              "reading: add the phrase to [pinyin] in narration/lexicon.toml, fix it inline "
@@ -55,7 +56,7 @@ def check(figures: list[Figure]) -> tuple[int, int]:
 
 
 def course_chapters() -> list[ChapterList]:
-    return [ChapterList(ch.id, ch.title, [f.id for f in ch.figures]) for ch in catalogue.chapters()]
+    return [ChapterList(ch.id, ch.title, [f.id for f in ch.figures], ch.topic.label) for ch in catalogue.chapters()]
 
 
 def narrate(figures: list[Figure], say: Say) -> dict[str, list[str]]:

@@ -94,7 +94,8 @@ class RenderKey:
 def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
     """The figure's key: its own scene class (the chapter file without the other figures'
     classes, so editing one figure does not re-render its neighbours), the shared scene
-    modules, its facts, its cues (caption lines and audio), its title, the render settings."""
+    modules, its facts, its cues (caption lines and audio), its title, the render settings,
+    and what its attachments hold."""
     chapter = catalogue.chapter(fig.chapter)
     source = chapter.scene_file.read_text(encoding="utf-8")
     figure_classes = {f.scene_class for f in chapter.figures}
@@ -102,7 +103,7 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
         if name != fig.scene_class and name in figure_classes:
             source = source.replace(segment, "")
     figure_cues = cues.figure_cues(fig.id)
-    return RenderKey({
+    parts = {
         "scene": _sha(source),
         "shared": {p.name: _sha(p.read_bytes()) for p in shared_scene_files()},
         "facts": {name: _sha_json([f.value, f.text, f.spoken]) for name, f in catalogue.facts(fig.id).items()},
@@ -111,7 +112,10 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
         "title": _sha_json([fig.title, fig.source]),
         "render": _sha_json([quality, version("manim"), settings.MANIM_CFG.read_text(encoding="utf-8"), ONE_FIGURE,
                              PUBLISHED]),
-    })
+    }
+    if fig.attachments:  # only then: a figure without attachments keeps the key it had before they existed
+        parts["attachments"] = {a.suffix: _sha(a.make()) for a in fig.attachments}
+    return RenderKey(parts)
 
 
 def _changed(old: dict, new: dict) -> list[str]:
@@ -137,6 +141,8 @@ def reasons(old: dict | None, new: RenderKey) -> list[str]:
         said.append("narration changed (cue order)")
     if old.get("title") != new.parts["title"]:
         said.append("title or source changed")
+    if old.get("attachments") != new.parts.get("attachments"):
+        said.append("attached files changed")
     if old.get("render") != new.parts["render"]:
         said.append("render settings changed (quality, manim or manim.cfg)")
     return said or ["render key changed"]
