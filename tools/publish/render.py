@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import configparser
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -68,10 +69,21 @@ def _sha_json(value) -> str:
 
 def scene_classes(scene_file: Path) -> dict[str, str]:
     """Top-level class name -> its source, read without importing manim."""
-    source = scene_file.read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    return {node.name: ast.get_source_segment(source, node) or "" for node in tree.body
-            if isinstance(node, ast.ClassDef)}
+    return dict(_classes(scene_file.read_text(encoding="utf-8")))
+
+
+@functools.lru_cache(maxsize=8)
+def _classes(source: str) -> tuple[tuple[str, str], ...]:
+    """The classes of one chapter's source, parsed once however many of its figures ask."""
+    lines = source.splitlines(keepends=True)
+
+    def segment(node: ast.ClassDef) -> str:
+        # ast.get_source_segment for a top-level class, without splitting the whole file again per
+        # class (which made a no-op build's keys take seconds); offsets count UTF-8 bytes.
+        last = lines[node.end_lineno - 1].encode()[:node.end_col_offset].decode()
+        return "".join(lines[node.lineno - 1:node.end_lineno - 1]) + last
+
+    return tuple((node.name, segment(node)) for node in ast.parse(source).body if isinstance(node, ast.ClassDef))
 
 
 def shared_scene_files() -> list[Path]:
