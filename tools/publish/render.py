@@ -86,10 +86,16 @@ def _classes(source: str) -> tuple[tuple[str, str], ...]:
     return tuple((node.name, segment(node)) for node in ast.parse(source).body if isinstance(node, ast.ClassDef))
 
 
+# Scene modules that never change a frame: the layout lint's probe only reads the screen (its code keys
+# the stills instead), so editing it re-runs the lint but re-renders nothing.
+NOT_DRAWN = ("layout_probe.py",)
+
+
 def shared_scene_files() -> list[Path]:
-    """The scene modules every figure uses (style, base, widgets): not a chapter's file."""
+    """The scene modules every figure uses (style, base, widgets): not a chapter's file, nor one in NOT_DRAWN."""
     chapter_ids = {ch.id for ch in catalogue.chapters()}
-    return [p for p in sorted(settings.SCENES_DIR.glob("*.py")) if p.stem not in chapter_ids]
+    return [p for p in sorted(settings.SCENES_DIR.glob("*.py"))
+            if p.stem not in chapter_ids and p.name not in NOT_DRAWN]
 
 
 @dataclass(frozen=True)
