@@ -87,6 +87,11 @@ def items(scene: Scene) -> list[dict]:
     """Every visible text (kind "text") and every other visible shape (kind "shape") on screen."""
     seen: set[int] = set()
     found: list[dict] = []
+    camera = scene.renderer.camera
+    if hasattr(camera, "reset_rotation_matrix"):
+        # A 3-D camera projects with the matrix of the frame it last drew; with animations skipped, that
+        # can be before the view turned (an ambient rotation turns it during the wait that ends a cue).
+        camera.reset_rotation_matrix()
 
     def visit(mobject: Mobject) -> None:
         if id(mobject) in seen:
