@@ -149,8 +149,10 @@ def _store(fig: Figure, key: str, still: Still) -> Still:
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     png = folder / f"{fig.id}.png"
-    shutil.copyfile(still.png, png.with_suffix(".png.tmp"))
-    os.replace(png.with_suffix(".png.tmp"), png)
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{fig.id}-", suffix=".png")
+    with os.fdopen(handle, "wb") as out, open(still.png, "rb") as frame:
+        shutil.copyfileobj(frame, out)
+    os.replace(tmp, png)
     handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{fig.id}-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump({"key": key, "records": still.records}, out, ensure_ascii=False)
