@@ -8,8 +8,10 @@ judge those boxes:
 - **overlap**: two texts whose boxes share more than ``OVERLAP_SHARE`` of
   the smaller one (a label on a shape is fine; two labels on each other are not);
 - **off frame**: anything drawn outside the frame less the safe margin (``style.EDGE``);
-- **caption band**: text in the bottom band the captions cover (``style.CAPTION_BAND``)
-  while a cue plays; after the last cue (the source line) it is free.
+- **caption band**: anything drawn in the bottom band the captions cover
+  (``style.CAPTION_BAND``) while a cue plays; after the last cue (the source line) it is free.
+  The figure standard says "nothing but the source line", so shapes count too: a row of
+  cards under the captions hides as much as a label does.
 
 A figure may waive one overlapping pair, naming both texts and why, in
 ``LAYOUT_WAIVERS = {("text", "other text"): "why"}`` on its scene class; a
