@@ -61,7 +61,15 @@ SMALL_SIZE = 20
 MATH_SIZE = 44
 MATH_LABEL_SIZE = 38
 
-EDGE = 0.35  # margin to the frame edge
+EDGE = 0.35  # margin to the frame edge: nothing drawn closer to it
+
+# The bottom band the player's captions cover, as a share of the frame's height: nothing drawn in it
+# while a cue plays (the source line, shown after the last cue, may sit there). Measured in Debian's
+# Chromium, an 854x480 player, the site's default captions: a 20-character line covers the bottom 6%
+# while the video plays, and moves up above the control bar, to 15-21% from the bottom, while the
+# controls show (paused, or the pointer moves). 15% clears the first with room to spare.
+CAPTION_BAND = 0.15
+CAPTION_TOP = -config.frame_height / 2 + CAPTION_BAND * config.frame_height  # the band's upper edge, y = -2.8
 
 # Gaps between neighbours (the buffers the figures use most) ----------
 GAP_S = 0.1  # a label and the thing it names

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import configparser
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -68,16 +69,33 @@ def _sha_json(value) -> str:
 
 def scene_classes(scene_file: Path) -> dict[str, str]:
     """Top-level class name -> its source, read without importing manim."""
-    source = scene_file.read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    return {node.name: ast.get_source_segment(source, node) or "" for node in tree.body
-            if isinstance(node, ast.ClassDef)}
+    return dict(_classes(scene_file.read_text(encoding="utf-8")))
+
+
+@functools.lru_cache(maxsize=8)
+def _classes(source: str) -> tuple[tuple[str, str], ...]:
+    """The classes of one chapter's source, parsed once however many of its figures ask."""
+    lines = source.splitlines(keepends=True)
+
+    def segment(node: ast.ClassDef) -> str:
+        # ast.get_source_segment for a top-level class, without splitting the whole file again per
+        # class (which made a no-op build's keys take seconds); offsets count UTF-8 bytes.
+        last = lines[node.end_lineno - 1].encode()[:node.end_col_offset].decode()
+        return "".join(lines[node.lineno - 1:node.end_lineno - 1]) + last
+
+    return tuple((node.name, segment(node)) for node in ast.parse(source).body if isinstance(node, ast.ClassDef))
+
+
+# Scene modules that never change a frame: the layout lint's probe only reads the screen (its code keys
+# the stills instead), so editing it re-runs the lint but re-renders nothing.
+NOT_DRAWN = ("layout_probe.py",)
 
 
 def shared_scene_files() -> list[Path]:
-    """The scene modules every figure uses (style, base, widgets): not a chapter's file."""
+    """The scene modules every figure uses (style, base, widgets): not a chapter's file, nor one in NOT_DRAWN."""
     chapter_ids = {ch.id for ch in catalogue.chapters()}
-    return [p for p in sorted(settings.SCENES_DIR.glob("*.py")) if p.stem not in chapter_ids]
+    return [p for p in sorted(settings.SCENES_DIR.glob("*.py"))
+            if p.stem not in chapter_ids and p.name not in NOT_DRAWN]
 
 
 @dataclass(frozen=True)
