@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from tools import settings
 from tools.course import catalogue
 from tools.course.facts import FactError
 from tools.publish import build, clean, clip, serve, site
@@ -14,7 +15,10 @@ from tools.publish.render import QUALITIES, BuildError
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
-REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError)
+REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError,
+            settings.SettingsError)
+# Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
+WRITERS = {"build", "frames", "site", "clean"}
 
 
 def _facts_table(as_json: bool) -> str:
@@ -24,6 +28,17 @@ def _facts_table(as_json: bool) -> str:
     rows = [f"{fig.id}.{name}\t{fact.text or '(drawn)'}"
             for fig in catalogue.figures() for name, fact in catalogue.facts(fig.id).items()]
     return "\n".join(rows)
+
+
+def _jobs(text: str) -> int:
+    """-j: a whole number of renders at once, at least 1."""
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"{jobs}: at least one figure must render at a time")
+    return jobs
 
 
 def _quality(parser: argparse.ArgumentParser, default: str = "h") -> None:
@@ -38,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     make = sub.add_parser("build", help="check, synthesize narration, render and publish to renders/")
     _quality(make)
     make.add_argument("--only", help="a chapter, or chapter/figure_id")
-    make.add_argument("-j", "--jobs", type=int, default=1, help="figures rendered at once")
+    make.add_argument("-j", "--jobs", type=_jobs, default=1, help="figures rendered at once (1 or more)")
     make.add_argument("--rescan", action="store_true",
                       help="only rebuild manifest.json from the records beside the published files, no rendering")
     stills = sub.add_parser("frames", help="save PNG stills of rendered figures for review")
@@ -60,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command in WRITERS:
+            settings.check_output_folders()
         if args.command == "check":
             figures = catalogue.figures()
             n_facts, n_cues = build.check(figures)
@@ -81,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
             clean.clean()
     except REFUSALS as err:
         print(f"lecture {args.command}: refused: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a full disk, a folder taken away: say where, not a traceback
+        where = err.filename or "(no file named)"
+        print(f"lecture {args.command}: failed writing {where}: {err.strerror or err}", file=sys.stderr)
         return 2
     return 0
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import chapter_video, clip, manifest, media, render, site
+from tools.publish import chapter_video, clip, manifest, media, render, scratch, site
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import QUALITIES, BuildError, RenderKey
 from tools.voice import audio, cues, speech
@@ -94,10 +94,10 @@ def _publish(fig: Figure, quality: str, key: RenderKey, say: Say) -> PublishedFi
     started = time.monotonic()
     with render.work_folder(fig, quality) as work:
         rendered = render.render(fig, quality, work)
-        with clip.staging(target_dir) as tmp:
-            info = clip.stage_clip(fig, rendered, Path(tmp))
+        with scratch.staging(target_dir) as staged:
+            info = clip.stage_clip(fig, rendered, staged)
             with manifest.updating(out_dir) as man:
-                files = clip.move_in(Path(tmp), target_dir, f"{fig.chapter}/")
+                files = clip.move_in(staged, target_dir, f"{fig.chapter}/")
                 entry = clip.entry(fig, info, files, key.digest, key.parts)
                 manifest.write_sidecar(out_dir, entry)
                 if (old := man.figures.get(fig.id)) is not None:
@@ -110,11 +110,18 @@ def _publish(fig: Figure, quality: str, key: RenderKey, say: Say) -> PublishedFi
     return entry
 
 
+def _sweep(out_dir: Path, say: Say) -> None:
+    """Remove what a killed build left behind (call under the manifest's lock)."""
+    for path in scratch.sweep(out_dir):
+        say(f"  removed {path.relative_to(out_dir)}, left by a build that was stopped")
+
+
 def _finish(out_dir: Path, say: Say) -> None:
     """Under the lock: prune, join complete chapters, save, rewrite the embed kit."""
     with manifest.locked(out_dir):
         man = manifest.load(out_dir)
         man.chapters = course_chapters()
+        _sweep(out_dir, say)
         prune(man, out_dir, say)
         chapter_video.build_all(man, out_dir, say)
         manifest.save(out_dir, man)
@@ -131,7 +138,9 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
     cue_keys = narrate(figures, say)
 
     out_dir = renders_dir(quality)
-    published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
+    with manifest.locked(out_dir):
+        published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
+        _sweep(out_dir, say)
     todo = []
     for fig in figures:
         key = render.render_key(fig, quality, cue_keys[fig.id])

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import ast
 import configparser
-import fcntl
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +25,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
+from tools.publish import scratch
 from tools.voice import captions, cues
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
@@ -184,15 +183,8 @@ def work_folder(fig: Figure, quality: str) -> Iterator[Path]:
     Two builds rendering the same figure never share manim's files, and
     ``lecture clean`` leaves a folder alone while its lock is held.
     """
-    root = work_root()
-    root.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(dir=root, prefix=f"{fig.id}.{quality}."))
-    try:
-        with open(folder / ".lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with scratch.owned_folder(work_root(), f"{fig.id}.{quality}.") as folder:
+        yield folder
 
 
 def render(fig: Figure, quality: str, media_dir: Path) -> Rendered:
