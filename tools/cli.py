@@ -12,6 +12,7 @@ from tools import settings
 from tools.course import catalogue
 from tools.course.facts import FactError
 from tools.publish import build, clean, clip, serve, site
+from tools.publish.fonts import FontError
 from tools.publish.manifest import ManifestError
 from tools.publish.render import QUALITIES, BuildError
 from tools.voice import audio, cues, script, speech
@@ -19,7 +20,7 @@ from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
 REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError,
-            settings.SettingsError)
+            settings.SettingsError, FontError)
 # Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
 WRITERS = {"build", "frames", "site", "clean"}
 
@@ -59,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     make.add_argument("-j", "--jobs", type=_jobs, default=1, help="figures rendered at once (1 or more)")
     make.add_argument("--rescan", action="store_true",
                       help="only rebuild manifest.json from the records beside the published files, no rendering")
+    make.add_argument("--allow-long", action="store_true",
+                      help="publish a figure that runs over 120 s (refused otherwise)")
     stills = sub.add_parser("frames", help="save PNG stills of rendered figures for review")
     _quality(stills)
     stills.add_argument("--only", help="a chapter, or chapter/figure_id")
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "build" and args.rescan:
             build.rescan(args.quality)
         elif args.command == "build":
-            build.build(args.quality, args.only, args.jobs)
+            build.build(args.quality, args.only, args.jobs, allow_long=args.allow_long)
         elif args.command == "frames":
             for path in build.frames(args.quality, args.only, args.at):
                 print(path)
