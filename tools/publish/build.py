@@ -48,11 +48,12 @@ def check(figures: list[Figure]) -> tuple[int, int]:
         scene_file = catalogue.chapter(fig.chapter).scene_file
         if fig.scene_class not in render.scene_classes(scene_file):
             raise BuildError(f"{scene_file}: no scene class {fig.scene_class} for figure '{fig.id}'")
-        _check_cue_ids(fig, scene_file)
     if undecided := cues.undecided_readings([fig.id for fig in figures]):
         raise NarrationError(f"{len(undecided)} polyphone{'s' if len(undecided) > 1 else ''} with no settled "
                              "reading: add the phrase to [pinyin] in narration/lexicon.toml, fix it inline "
                              "([重|chong2]) or say it in other words\n" + "\n".join(undecided))
+    for fig in figures:
+        _check_cue_ids(fig, catalogue.chapter(fig.chapter).scene_file)
     fonts.check()
     return n_facts, n_cues
 
