@@ -1,5 +1,6 @@
 """Bad settings and leftovers: refused up front, or cleaned up, with a message that names them."""
 
+import re
 import shutil
 import struct
 import subprocess
@@ -146,3 +147,16 @@ def test_the_resolved_font_files_are_part_of_the_render_key():
     part = render.render_key(catalogue.figure("gates_circuit"), "l", ["k"] * 7).parts["fonts"]
     path, index, digest = part["Noto Sans CJK SC"].split(":")
     assert path.endswith(".ttc") and index.isdigit() and len(digest) == 64
+
+
+@pytest.mark.slow
+def test_a_scene_named_on_the_command_line_renders_alone_and_none_named_renders_all(tmp_path):
+    def rendered(*names: str) -> list[str]:
+        done = run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--media_dir", str(tmp_path / "m"),
+                    "scenes/optimizer.py", *names],
+                   env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), "COLUMNS": "200"})
+        assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+        return re.findall(r"Rendered (\w+)", done.stdout + done.stderr)
+
+    assert rendered("OptimalStepParabola") == ["OptimalStepParabola"]
+    assert sorted(rendered()) == sorted(fig.scene_class for fig in catalogue.chapter("optimizer").figures)
