@@ -160,3 +160,20 @@ def test_a_scene_named_on_the_command_line_renders_alone_and_none_named_renders_
 
     assert rendered("OptimalStepParabola") == ["OptimalStepParabola"]
     assert sorted(rendered()) == sorted(fig.scene_class for fig in catalogue.chapter("optimizer").figures)
+
+
+@pytest.mark.slow
+def test_a_cue_narrated_through_a_loop_variable_is_checked_by_running_the_scene(tmp_path):
+    """Ledger16Bytes narrates its cues from a loop: `lecture check` finds a renamed one by running the scene
+    with animations skipped (the layout lint's pass), not inside a render."""
+    copy = tmp_path / "project"
+    for part in ("tools", "scenes", "narration"):
+        shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "manim.cfg", copy / "manim.cfg")
+    toml = copy / "narration" / "ledger.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('id = "l16_grad"', 'id = "l16_gradient"'),
+                    encoding="utf-8")
+    done = run([sys.executable, "-m", "tools.cli", "check", "--only", "ledger/ledger_16_bytes"], cwd=copy,
+               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), "PYTHONPATH": str(copy)})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "figure 'ledger_16_bytes' has no cue 'l16_grad'" in done.stderr
