@@ -3,9 +3,11 @@
 Per figure: ``manim`` renders the scene in its own process and work folder
 (:mod:`tools.publish.render`); the clip is staged and verified
 (:mod:`tools.publish.clip`), then moved over the previous files together
-with its sidecar record and manifest entry. A figure whose render key did
-not change since the last build is not rendered again; one that must be
-rendered says why.
+with its sidecar record and manifest entry (which records how long the
+render took). A figure whose render key did not change since the last
+build is not rendered again; one that must be rendered says why. The
+renders are queued longest first, by their recorded time or, for a figure
+never rendered, an estimate from its narration's length.
 
 Then, under the manifest's lock: figures the catalogue no longer has are
 pruned, each complete chapter is joined (:mod:`tools.publish.chapter_video`)
@@ -147,13 +149,14 @@ def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, say: S
     started = time.monotonic()
     with render.work_folder(fig, quality) as work:
         rendered = render.render(fig, quality, work)
+        render_seconds = time.monotonic() - started
         with scratch.staging(target_dir) as staged:
             info = clip.stage_clip(fig, rendered, staged)
             if info.video_seconds > FIGURE_SECONDS[1] and not allow_long:
                 raise _too_long(fig, info.video_seconds, "the rendered video runs")
             with manifest.updating(out_dir) as man:
                 files = clip.move_in(staged, target_dir, f"{fig.chapter}/")
-                entry = clip.entry(fig, info, files, key.digest, key.parts)
+                entry = clip.entry(fig, info, files, key.digest, key.parts, render_seconds)
                 manifest.write_sidecar(out_dir, entry)
                 if (old := man.figures.get(fig.id)) is not None:
                     _remove_figure(old, out_dir, keep={f.path for f in files.values()} | {entry.sidecar})
@@ -163,6 +166,23 @@ def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, say: S
         say(f"  warning: {fig.chapter}/{fig.id} runs {entry.duration:.1f} s, outside the "
             f"{FIGURE_SECONDS[0]}–{FIGURE_SECONDS[1]} s a figure should run")
     return entry
+
+
+def expected_render_seconds(figures: list[Figure], published: dict[str, PublishedFigure],
+                            narration_seconds: dict[str, float]) -> dict[str, float]:
+    """How long each figure's render should take: its last recorded render time, else its narration's
+    length times the median render time per second of video among the figures that have one (or 1)."""
+    rates = sorted(entry.render_seconds / entry.duration for entry in published.values()
+                   if entry.render_seconds > 0 and entry.duration > 0)
+    rate = rates[len(rates) // 2] if rates else 1.0
+    return {fig.id: published[fig.id].render_seconds if fig.id in published and published[fig.id].render_seconds > 0
+            else rate * narration_seconds[fig.id] for fig in figures}
+
+
+def longest_first(todo: list[tuple[Figure, RenderKey]], expected: dict[str, float]) -> list[tuple[Figure, RenderKey]]:
+    """The render queue, longest expected render first: a long figure started last would hold up the
+    whole build while the other workers idle."""
+    return sorted(todo, key=lambda item: -expected[item[0].id])
 
 
 def _sweep(out_dir: Path, say: Say) -> None:
@@ -215,6 +235,8 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
         say(f"  {fig.chapter}/{fig.id}: rendering {QUALITIES[quality]} ({'; '.join(why)})")
         todo.append((fig, key))
 
+    # Each render is its own manim process; a thread per job waits on it. Longest first.
+    todo = longest_first(todo, expected_render_seconds(figures, published, narration.seconds))
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         list(pool.map(lambda item: _publish(item[0], quality, item[1], allow_long, say), todo))
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
