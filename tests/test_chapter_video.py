@@ -11,7 +11,7 @@ import pytest
 from helpers import BIN, FIGURE_B, FIGURE_C, ROOT, cut_clip, run
 
 from tools.course import catalogue
-from tools.publish import chapter_video, clip, manifest, media
+from tools.publish import chapter_video, clip, manifest, media, sound
 from tools.publish.manifest import PublishedFile, sha256
 from tools.voice import captions
 
@@ -40,9 +40,9 @@ def _web_ready(path: Path) -> media.Probe:
 
 def _loudness(path: Path, start: float, seconds: float, window: float = 0.1) -> np.ndarray:
     """RMS of the decoded sound in `window`-second steps."""
-    samples = media._decoded_audio(path)[0]
-    a, n = round(start * media.AUDIO_RATE), round(window * media.AUDIO_RATE)
-    part = samples[a:a + round(seconds * media.AUDIO_RATE)]
+    samples = sound.decoded(path)[0]
+    a, n = round(start * sound.AUDIO_RATE), round(window * sound.AUDIO_RATE)
+    part = samples[a:a + round(seconds * sound.AUDIO_RATE)]
     return np.sqrt(np.mean(part[:len(part) // n * n].reshape(-1, n) ** 2, axis=1))
 
 
