@@ -24,7 +24,7 @@ from pydub import AudioSegment
 
 from scenes import layout_probe, style
 from tools.course import catalogue
-from tools.settings import AUDIO_OUT_ENV
+from tools.settings import AUDIO_OUT_ENV, PROGRESS_OUT_ENV
 from tools.voice import audio, captions, cues, speech
 from tools.voice.cues import NarrationError
 
@@ -89,6 +89,12 @@ class Narrated:
         if remaining > 1 / config.frame_rate:
             self.wait(remaining)
         layout_probe.look(self, cue_id)  # the layout lint's look at the screen while this cue's caption shows
+
+    def play(self, *args, **kwargs):
+        super().play(*args, **kwargs)
+        if os.environ.get(PROGRESS_OUT_ENV):  # how far the render is, for lecture build's progress display
+            with open(os.environ[PROGRESS_OUT_ENV], "w", encoding="utf-8") as stream:
+                stream.write(f"{self.time:.3f}")
 
     def tear_down(self):
         expected = list(self.cues)

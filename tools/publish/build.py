@@ -26,9 +26,9 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import chapter_video, clip, fonts, layout, manifest, media, render, scratch, sheet, site
+from tools.publish import chapter_video, clip, fonts, layout, manifest, media, progress, render, scratch, sheet, site
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
-from tools.publish.render import QUALITIES, BuildError, RenderKey
+from tools.publish.render import FPS, QUALITIES, BuildError, RenderKey
 from tools.voice import audio, cues, speech
 from tools.voice.cues import NarrationError
 
@@ -138,16 +138,19 @@ def prune(man: Manifest, out_dir: Path, say: Say) -> None:
         say(f"  chapter {ch_id}: no longer in the catalogue, its video removed")
 
 
-def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, say: Say) -> PublishedFigure:
+def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool,
+             tracker: progress.BuildProgress) -> PublishedFigure:
     """Render one figure, stage its files, then move them in and record them under the lock.
 
     A figure over the time limit is not published (its previous files stay)
     unless allow_long; one under the lower limit is published with a warning.
     """
+    say = tracker.say
     out_dir = renders_dir(quality)
     target_dir = out_dir / fig.chapter
     started = time.monotonic()
     with render.work_folder(fig, quality) as work:
+        tracker.start(fig.id, render.progress_file(work))
         rendered = render.render(fig, quality, work)
         render_seconds = time.monotonic() - started
         with scratch.staging(target_dir) as staged:
@@ -162,6 +165,7 @@ def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, say: S
                     _remove_figure(old, out_dir, keep={f.path for f in files.values()} | {entry.sidecar})
                 man.figures[fig.id] = entry
     say(f"  {fig.chapter}/{fig.id}: done, {entry.duration:.1f} s of video in {time.monotonic() - started:.0f} s")
+    tracker.finish(fig.id, entry.duration)
     if not FIGURE_SECONDS[0] <= entry.duration <= FIGURE_SECONDS[1]:
         say(f"  warning: {fig.chapter}/{fig.id} runs {entry.duration:.1f} s, outside the "
             f"{FIGURE_SECONDS[0]}–{FIGURE_SECONDS[1]} s a figure should run")
@@ -237,8 +241,12 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
 
     # Each render is its own manim process; a thread per job waits on it. Longest first.
     todo = longest_first(todo, expected_render_seconds(figures, published, narration.seconds))
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda item: _publish(item[0], quality, item[1], allow_long, say), todo))
+    video_seconds = {fig.id: published[fig.id].duration if fig.id in published else narration.seconds[fig.id]
+                     for fig, _ in todo}
+    live = bool(todo) and say is print and progress.on_terminal()  # else plain lines, one per figure done
+    tracker = progress.BuildProgress(video_seconds, FPS[quality], say, live)
+    with tracker.shown(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        list(pool.map(lambda item: _publish(item[0], quality, item[1], allow_long, tracker), todo))
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
     _finish(out_dir, say)
     return manifest.load(out_dir)
