@@ -4,8 +4,8 @@ The clips are tiny synthetic ones (a 64×36 picture at 15 fps, tones for
 sound) muxed the way publishing muxes a figure, so these run in seconds."""
 
 
-import av
 import numpy as np
+from helpers import synthetic_clip
 
 from tools.publish import media, sound
 from tools.publish.sound import AUDIO_RATE, FRAME
@@ -18,29 +18,6 @@ TONE = 0.3
 def _tone(first: int, count: int, hz: float = 440.0) -> np.ndarray:
     """Samples first..first+count of one steady tone (so two pieces of it join seamlessly)."""
     return (TONE * np.sin(2 * np.pi * hz * np.arange(first, first + count) / AUDIO_RATE)).astype(np.float32)
-
-
-def _clip(dst, samples: np.ndarray, frames: int, work) -> None:
-    """A clip of `frames` video frames with `samples` as its sound, muxed as publish does."""
-    work.mkdir(parents=True, exist_ok=True)
-    video, wav = work / f"{dst.stem}.video.mp4", work / f"{dst.stem}.wav"
-    with av.open(str(video), "w") as target:
-        stream = target.add_stream("libx264", rate=FPS)
-        stream.width, stream.height, stream.pix_fmt = 64, 36, "yuv420p"
-        for i in range(frames):
-            frame = av.VideoFrame.from_ndarray(np.full((36, 64, 3), (40, 60 + i, 90), np.uint8), format="rgb24")
-            frame.pts = i
-            for packet in stream.encode(frame):
-                target.mux(packet)
-        for packet in stream.encode(None):
-            target.mux(packet)
-    with av.open(str(wav), "w") as target:
-        stream = target.add_stream("pcm_s16le", rate=AUDIO_RATE, layout="mono")
-        frame = av.AudioFrame.from_ndarray((samples * 32767).astype(np.int16)[None, :], format="s16", layout="mono")
-        frame.rate = AUDIO_RATE
-        for packet in [*stream.encode(frame), *stream.encode(None)]:
-            target.mux(packet)
-    media.mux_web(video, wav, dst)
 
 
 # A ends in silence, 37 frames long, so B's video starts off the AAC frame grid (B's sound is placed
@@ -75,7 +52,7 @@ def _chapter(tmp_path, b_ends_silent: bool) -> tuple[media.Joined, np.ndarray, n
     decoded, in its place (on the AAC frame grid when the sound was copied), one after another."""
     paths = [tmp_path / f"{name}.mp4" for name in FRAMES]
     for path, samples in zip(paths, _sounds(b_ends_silent)):
-        _clip(path, samples, FRAMES[path.stem], tmp_path / "work")
+        synthetic_clip(path, samples, FRAMES[path.stem], tmp_path / "work")
     joined = media.concat(paths, tmp_path / "joined.mp4", ["A", "B", "C"])
     heard = sound.decoded(tmp_path / "joined.mp4")[0]
     edges = _edges()
@@ -122,7 +99,7 @@ def test_a_clip_that_does_not_end_in_silence_makes_the_join_encode_the_sound_who
 def test_copying_clip_sound_where_a_tone_runs_on_would_click(tmp_path):
     """Why the join checks for silence: the clips' own packets across B|C, where B's tone runs on."""
     for name, samples in zip(FRAMES, _sounds(b_ends_silent=False)):
-        _clip(tmp_path / f"{name}.mp4", samples, FRAMES[name], tmp_path / "work")
+        synthetic_clip(tmp_path / f"{name}.mp4", samples, FRAMES[name], tmp_path / "work")
     assert sound.chapter_packets([tmp_path / f"{name}.mp4" for name in FRAMES], _edges()) is None
     b = sound.own_sound(tmp_path / "b.mp4")
     assert not b.silent(b.length - FRAME) and b.silent(b.length)
