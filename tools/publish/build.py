@@ -27,6 +27,7 @@ from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.publish import chapter_video, clip, fonts, layout, manifest, media, progress, render, scratch, sheet, site
+from tools.publish.cluster import Cluster
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import FPS, QUALITIES, BuildError, RenderKey
 from tools.voice import audio, cues, speech
@@ -90,6 +91,7 @@ RECORDING_STRETCH, RECORDING_SLACK = 3.0, 10.0
 class Narration:
     keys: dict[str, list[str]]  # each figure's cue audio keys, in cue order
     seconds: dict[str, float]  # each figure's narration, all cues end to end
+    paths: dict[str, dict[str, Path]]  # each figure's cue audio files, by cue id (shipped to cluster workers)
 
 
 def narrate(figures: list[Figure], say: Say) -> Narration:
@@ -97,10 +99,12 @@ def narrate(figures: list[Figure], say: Say) -> Narration:
     engine = speech.from_env()
     keys: dict[str, list[str]] = {}
     seconds: dict[str, float] = {}
+    paths: dict[str, dict[str, Path]] = {}
     all_cues = [c for fig in figures for c in cues.figure_cues(fig.id)]
     for n, cue in enumerate(all_cues, 1):
         sound = audio.cue_audio(cue, engine)
         keys.setdefault(cue.figure, []).append(sound.key)
+        paths.setdefault(cue.figure, {})[cue.id] = sound.path
         seconds[cue.figure] = seconds.get(cue.figure, 0.0) + sound.duration
         say(f"  narration {n}/{len(all_cues)} {cue.id}: {sound.duration:.1f} s "
             f"({'made' if sound.made else 'cached'}, {sound.source})")
@@ -109,7 +113,7 @@ def narrate(figures: list[Figure], say: Say) -> Narration:
                                                                  expected + RECORDING_SLACK):
             say(f"  warning: the recording for cue {cue.id} ({cue.recording}) lasts {sound.duration:.1f} s; "
                 f"its text takes about {expected:.1f} s to say")
-    return Narration(keys, seconds)
+    return Narration(keys, seconds, paths)
 
 
 def _too_long(fig: Figure, seconds: float, what: str) -> BuildError:
@@ -138,12 +142,13 @@ def prune(man: Manifest, out_dir: Path, say: Say) -> None:
         say(f"  chapter {ch_id}: no longer in the catalogue, its video removed")
 
 
-def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool,
-             tracker: progress.BuildProgress) -> PublishedFigure:
+def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, tracker: progress.BuildProgress,
+             on: Callable[[Figure, Path], render.Rendered]) -> PublishedFigure:
     """Render one figure, stage its files, then move them in and record them under the lock.
 
     A figure over the time limit is not published (its previous files stay)
     unless allow_long; one under the lower limit is published with a warning.
+    `on` renders it into a work folder (here, or on a cluster worker).
     """
     say = tracker.say
     out_dir = renders_dir(quality)
@@ -151,7 +156,7 @@ def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool,
     started = time.monotonic()
     with render.work_folder(fig, quality) as work:
         tracker.start(fig.id, render.progress_file(work))
-        rendered = render.render(fig, quality, work)
+        rendered = on(fig, work)
         render_seconds = time.monotonic() - started
         with scratch.staging(target_dir) as staged:
             info = clip.stage_clip(fig, rendered, staged)
@@ -208,14 +213,24 @@ def _finish(out_dir: Path, say: Say) -> None:
 
 
 def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say = print,
-          lint: bool = True, allow_long: bool = False) -> Manifest:
-    """Build the selected figures (their layout linted first, unless `lint` is False);
-    returns the manifest as this build left it."""
+          lint: bool = True, allow_long: bool = False, scheduler: str | None = None) -> Manifest:
+    """Build the selected figures (their layout linted first, unless `lint` is False), rendering
+    here or, given a Dask `scheduler` address, on its workers; returns the manifest as this build left it."""
     if quality not in QUALITIES:
         raise BuildError(f"unknown quality {quality!r}: choose one of {', '.join(QUALITIES)}")
     figures = catalogue.select(only)
     n_facts, n_cues = check(figures)
     say(f"checked {len(figures)} figures: {n_facts} facts, {n_cues} cues")
+    remote = Cluster(scheduler) if scheduler else None  # an unreachable scheduler is refused before any work
+    try:
+        return _build(figures, quality, jobs, say, lint, allow_long, remote)
+    finally:
+        if remote is not None:
+            remote.close()
+
+
+def _build(figures: list[Figure], quality: str, jobs: int, say: Say, lint: bool, allow_long: bool,
+           remote: Cluster | None) -> Manifest:
     out_dir = renders_dir(quality)
     with manifest.locked(out_dir):
         published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
@@ -245,8 +260,14 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
                      for fig, _ in todo}
     live = bool(todo) and say is print and progress.on_terminal()  # else plain lines, one per figure done
     tracker = progress.BuildProgress(video_seconds, FPS[quality], say, live)
+
+    def on(fig: Figure, work: Path) -> render.Rendered:
+        if remote is None:
+            return render.render(fig, quality, work)
+        return remote.render(fig.id, quality, narration.paths[fig.id], work)
+
     with tracker.shown(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda item: _publish(item[0], quality, item[1], allow_long, tracker), todo))
+        list(pool.map(lambda item: _publish(item[0], quality, item[1], allow_long, tracker, on), todo))
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
     _finish(out_dir, say)
     return manifest.load(out_dir)

@@ -246,8 +246,9 @@ def progress_file(media_dir: Path) -> Path:
     return media_dir / "progress"
 
 
-def render(fig: Figure, quality: str, media_dir: Path) -> Rendered:
-    """Run manim on one figure's scene in `media_dir`; raises BuildError with the log's tail."""
+def render(fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None) -> Rendered:
+    """Run manim on one figure's scene in `media_dir` (with `env` added to its environment);
+    raises BuildError with the log's tail."""
     folder = media_dir / "videos" / fig.chapter / QUALITIES[quality]
     out = Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav",
                    progress_file(media_dir))
@@ -259,7 +260,7 @@ def render(fig: Figure, quality: str, media_dir: Path) -> Rendered:
     with open(log, "w", encoding="utf-8") as stream:
         done = subprocess.run(command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL,
-                              env=render_env(quality, out.track, out.progress))
+                              env={**render_env(quality, out.track, out.progress), **(env or {})})
     if done.returncode != 0 or not out.video.exists() or not out.track.exists():
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
         raise BuildError(f"manim failed on {fig.chapter}/{fig.id} (exit {done.returncode}); log {log}:\n{tail}")
