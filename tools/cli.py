@@ -1,4 +1,4 @@
-"""The ``lecture`` command: check (facts, narration, readings, layout), build, stills and contact sheets,
+"""The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact sheets,
 list facts, write and serve the embed kit, clean the cache, hear a reading (``say``), write a recording
 script (``script``)."""
 
@@ -16,7 +16,7 @@ from tools.publish import build, clean, clip, layout, serve, site
 from tools.publish.fonts import FontError
 from tools.publish.manifest import ManifestError
 from tools.publish.render import QUALITIES, BuildError
-from tools.voice import audio, cues, script, speech
+from tools.voice import audio, cues, pacing, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
             if not args.layout:
                 n_facts, n_cues = build.check(figures)
                 print(f"ok: {len(figures)} figures, {n_facts} facts, {n_cues} cues")
+                for line in pacing.warnings(figures):  # before the layout lint, which takes longer
+                    print(line)
             if not args.no_layout:
                 layout.check(figures, args.jobs)
         elif args.command == "build" and args.rescan:
