@@ -1,6 +1,6 @@
-"""The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact sheets,
-list facts, write and serve the embed kit, clean the cache, hear a reading (``say``), write a recording
-script (``script``)."""
+"""The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact
+sheets, list facts, write and serve the embed kit, clean the cache, hear a reading (``say``), write a
+recording script (``script``), write the README's chapter table (``readme``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from tools import settings
+from tools.author import readme
 from tools.course import catalogue
 from tools.course.facts import FactError
 from tools.publish import build, clean, clip, layout, serve, site
@@ -21,7 +22,7 @@ from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
 REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError,
-            layout.LayoutError, settings.SettingsError, FontError)
+            layout.LayoutError, settings.SettingsError, FontError, readme.ReadmeError)
 # Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
 WRITERS = {"build", "frames", "site", "clean"}
 
@@ -94,7 +95,20 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--only", help="one chapter")
     rec.add_argument("--out", type=Path, default=Path("recording-script.md"),
                      help="where it goes (default recording-script.md)")
+    table = sub.add_parser("readme", help="rewrite README.md's chapter table and figure count from the catalogue")
+    table.add_argument("--check", action="store_true", help="only say whether it is up to date (exit 2 if not)")
     return parser
+
+
+def _readme(check_only: bool) -> None:
+    if check_only:
+        if readme.current() != readme.block():
+            raise readme.ReadmeError(f"{readme.README}: the chapter table is out of date; run lecture readme")
+        print(f"{readme.README.name}: the chapter table matches the catalogue")
+    elif readme.rewrite():
+        print(f"rewrote the chapter table in {readme.README.name}")
+    else:
+        print(f"{readme.README.name}: the chapter table was up to date")
 
 
 def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool) -> None:
@@ -148,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             serve.serve(site.kit_dir(build.renders_dir(args.quality)), args.port, lambda line: print(line, flush=True))
         elif args.command == "clean":
             clean.clean()
+        elif args.command == "readme":
+            _readme(args.check)
         elif args.command == "say":
             _say(args.text, args.cue, args.out, args.phonemes)
         elif args.command == "script":
