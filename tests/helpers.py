@@ -11,12 +11,19 @@ from pathlib import Path
 
 import av
 
+from tools.course import catalogue
 from tools.publish import media
 from tools.publish.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 FIGURE_B, FIGURE_C = "gates_circuit_b", "gates_circuit_c"
+
+
+def in_play_order(chapter_id: str, figure_ids) -> list[str]:
+    """Those of `figure_ids` the chapter has, in the order it plays them: equal to `figure_ids` when it plays
+    them in that order, whatever figures are added before, between or after them."""
+    return [fig.id for fig in catalogue.chapter(chapter_id).figures if fig.id in figure_ids]
 
 
 def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
