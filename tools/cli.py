@@ -1,16 +1,18 @@
 """The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact
 sheets, list facts, write and serve the embed kit, clean the cache, hear a reading (``say``), write a
-recording script (``script``), write the README's chapter table (``readme``)."""
+recording script (``script``), scaffold a figure or a chapter (``new``), write the README's chapter table
+(``readme``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 from tools import settings
-from tools.author import readme
+from tools.author import readme, scaffold
 from tools.course import catalogue
 from tools.course.facts import FactError
 from tools.publish import build, clean, clip, layout, serve, site
@@ -22,7 +24,7 @@ from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
 REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError,
-            layout.LayoutError, settings.SettingsError, FontError, readme.ReadmeError)
+            layout.LayoutError, settings.SettingsError, FontError, scaffold.ScaffoldError, readme.ReadmeError)
 # Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
 WRITERS = {"build", "frames", "site", "clean"}
 
@@ -95,9 +97,36 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--only", help="one chapter")
     rec.add_argument("--out", type=Path, default=Path("recording-script.md"),
                      help="where it goes (default recording-script.md)")
+    scaffold_one = sub.add_parser("new", help="scaffold a working figure (chapter/figure_id) or an empty chapter")
+    scaffold_one.add_argument("target", help="chapter/figure_id for a figure at the end of its chapter; "
+                                             "a chapter id alone for a new chapter")
+    scaffold_one.add_argument("title", help="its Chinese title, e.g. \"示例\"")
+    scaffold_one.add_argument("--source", help="a figure's source line (出处), shown at its end")
     table = sub.add_parser("readme", help="rewrite README.md's chapter table and figure count from the catalogue")
     table.add_argument("--check", action="store_true", help="only say whether it is up to date (exit 2 if not)")
     return parser
+
+
+def _new(target: str, title: str, source: str | None) -> None:
+    """Scaffold, then have a fresh process (which imports the new files) rewrite the README's table."""
+    chapter_id, slash, figure_id = target.partition("/")
+    if slash:
+        written = scaffold.new_figure(chapter_id, figure_id, title, source or scaffold.DEFAULT_SOURCE)
+    elif source is not None:
+        raise scaffold.ScaffoldError("--source is a figure's: write chapter/figure_id to make a figure")
+    else:
+        written = scaffold.new_chapter(chapter_id, title)
+    for path in written:
+        print(f"wrote {path.relative_to(settings.ROOT)}")
+    if subprocess.run([sys.executable, "-m", "tools.cli", "readme"], cwd=settings.ROOT).returncode != 0:
+        raise readme.ReadmeError("the new files are written, README.md's chapter table is not (see above)")
+    if not slash:
+        print(f"next: lecture new {chapter_id}/<figure_id> \"标题\" for its first figure")
+        return
+    if source is None:
+        print(f"its source line reads {scaffold.DEFAULT_SOURCE} until you name it (source= in its builder)")
+    print(f"next: lecture check --only {target}, then lecture build -q l --only {target} and "
+          f"lecture frames -q l --only {target} --at 0.5 1 (README: Adding a figure)")
 
 
 def _readme(check_only: bool) -> None:
@@ -162,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
             serve.serve(site.kit_dir(build.renders_dir(args.quality)), args.port, lambda line: print(line, flush=True))
         elif args.command == "clean":
             clean.clean()
+        elif args.command == "new":
+            _new(args.target, args.title, args.source)
         elif args.command == "readme":
             _readme(args.check)
         elif args.command == "say":
