@@ -11,6 +11,7 @@ from tools import cli, settings
 from tools.author import edits, readme, scaffold
 from tools.course import catalogue
 
+TABLE, EXAMPLE = readme.BLOCKS
 LECTURE = [sys.executable, "-m", "tools.cli"]  # run in a copy (cwd), this imports the copy's code
 
 # -- lecture new on a scratch copy --------------------------------------------------------------
@@ -25,6 +26,8 @@ def test_a_scaffolded_figure_checks_builds_and_passes_its_test_with_no_hand_edit
     new = run([*LECTURE, "new", "optimizer/demo_figure", "示例"], cwd=project, env=env)
     assert new.returncode == 0, new.stderr
     assert "wrote tests/test_optimizer_demo_figure.py" in new.stdout and "rewrote the chapter table" in new.stdout
+    written = (project / "scenes" / "optimizer.py").read_text(encoding="utf-8")
+    assert EXAMPLE.text().split("class DemoFigure")[1].split("```")[0] in written  # the README shows what is written
     check = run([*LECTURE, "check", "--no-layout"], cwd=project, env=env)
     assert check.returncode == 0 and f"ok: {figures + 1} figures" in check.stdout, check.stderr
     assert "warning" not in check.stdout
@@ -128,18 +131,25 @@ def test_a_tuple_of_strings_grows_on_its_line_or_wraps_when_it_would_run_long():
 # -- the README's chapter table -----------------------------------------------------------------
 
 
-def test_the_readmes_chapter_table_matches_the_catalogue():
-    assert readme.current() == readme.block(), "README.md's chapter table is stale: run .venv/bin/lecture readme"
+def test_the_readmes_chapter_table_and_worked_example_are_up_to_date():
+    assert readme.stale() == [], "README.md is out of date: run .venv/bin/lecture readme"
     assert cli.main(["readme", "--check"]) == 0
 
 
 def test_the_table_counts_every_figure_and_lists_every_chapter_in_play_order():
-    block = readme.block()
+    block = TABLE.text()
     assert f"({len(catalogue.figures())} figures)" in block
     rows = [line for line in block.splitlines() if "`scenes/" in line]
     assert [row.split("`scenes/")[1].split(".py`")[0] for row in rows] == list(catalogue.CHAPTER_ORDER)
     for row, chapter in zip(rows, catalogue.chapters()):
         assert f"| {chapter.title} |" in row and f"| {len(chapter.figures)} |" in row
+
+
+def test_the_worked_example_is_the_scaffolds_templates_filled_in():
+    example = EXAMPLE.text()
+    assert "from tools.course.facts import Check, data, number" in example
+    assert '@CHAPTER.figure("demo_figure", "示例", source="出处待补")' in example
+    assert 'with self.narrate("demo_figure_start") as beat:' in example and "class DemoFigure(LectureScene):" in example
 
 
 def test_a_stale_table_is_found_and_rewritten_and_nothing_else_is_touched(tmp_path, monkeypatch, capsys):
@@ -148,7 +158,7 @@ def test_a_stale_table_is_found_and_rewritten_and_nothing_else_is_touched(tmp_pa
     stale.write_text(text.replace(f"({len(catalogue.figures())} figures)", "(2 figures)"), encoding="utf-8")
     monkeypatch.setattr(readme, "README", stale)
     assert cli.main(["readme", "--check"]) == 2
-    assert "out of date; run lecture readme" in capsys.readouterr().err
+    assert "chapter table out of date; run lecture readme" in capsys.readouterr().err
     assert cli.main(["readme"]) == 0 and stale.read_text(encoding="utf-8") == text
     assert readme.rewrite(stale) is False
 
@@ -156,7 +166,7 @@ def test_a_stale_table_is_found_and_rewritten_and_nothing_else_is_touched(tmp_pa
 def test_a_readme_without_the_markers_is_refused_saying_what_to_add(tmp_path):
     bare = tmp_path / "README.md"
     bare.write_text("# a readme\n", encoding="utf-8")
-    with pytest.raises(readme.ReadmeError, match=f"no generated catalogue block; put the lines\n{readme.BEGIN}"):
+    with pytest.raises(readme.ReadmeError, match=f"no generated chapter table; put the lines\n{TABLE.begin}"):
         readme.rewrite(bare)
 
 

@@ -1,6 +1,6 @@
 """The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact
 sheets, list facts, write and serve the embed kit, clean the cache, hear a reading (``say``), write a
-recording script (``script``), scaffold a figure or a chapter (``new``), write the README's chapter table
+recording script (``script``), scaffold a figure or a chapter (``new``), write the README's generated parts
 (``readme``)."""
 
 from __future__ import annotations
@@ -102,7 +102,8 @@ def _parser() -> argparse.ArgumentParser:
                                              "a chapter id alone for a new chapter")
     scaffold_one.add_argument("title", help="its Chinese title, e.g. \"示例\"")
     scaffold_one.add_argument("--source", help="a figure's source line (出处), shown at its end")
-    table = sub.add_parser("readme", help="rewrite README.md's chapter table and figure count from the catalogue")
+    table = sub.add_parser("readme", help="rewrite README.md's chapter table (from the catalogue) and worked "
+                                          "example (from lecture new's templates)")
     table.add_argument("--check", action="store_true", help="only say whether it is up to date (exit 2 if not)")
     return parser
 
@@ -119,7 +120,7 @@ def _new(target: str, title: str, source: str | None) -> None:
     for path in written:
         print(f"wrote {path.relative_to(settings.ROOT)}")
     if subprocess.run([sys.executable, "-m", "tools.cli", "readme"], cwd=settings.ROOT).returncode != 0:
-        raise readme.ReadmeError("the new files are written, README.md's chapter table is not (see above)")
+        raise readme.ReadmeError("the new files are written, README.md's generated parts are not (see above)")
     if not slash:
         print(f"next: lecture new {chapter_id}/<figure_id> \"标题\" for its first figure")
         return
@@ -131,13 +132,13 @@ def _new(target: str, title: str, source: str | None) -> None:
 
 def _readme(check_only: bool) -> None:
     if check_only:
-        if readme.current() != readme.block():
-            raise readme.ReadmeError(f"{readme.README}: the chapter table is out of date; run lecture readme")
-        print(f"{readme.README.name}: the chapter table matches the catalogue")
+        if stale := readme.stale():
+            raise readme.ReadmeError(f"{readme.README}: {' and '.join(stale)} out of date; run lecture readme")
+        print(f"{readme.README.name}: the chapter table and the worked example are up to date")
     elif readme.rewrite():
-        print(f"rewrote the chapter table in {readme.README.name}")
+        print(f"rewrote the chapter table and the worked example in {readme.README.name}")
     else:
-        print(f"{readme.README.name}: the chapter table was up to date")
+        print(f"{readme.README.name}: the chapter table and the worked example were up to date")
 
 
 def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool) -> None:

@@ -33,6 +33,8 @@ CATALOGUE = settings.ROOT / "tools" / "course" / "catalogue.py"
 SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 DEFAULT_SOURCE = "出处待补"  # shown by finish() until the author names the figure's source
 CUES = ("start", "end")  # the template's cue ids are <figure_id>_<this>
+# A figure's builder, cues and scene, appended to the chapter's three files (README's worked example shows them).
+FIGURE_PARTS = ("figure_builder.py.tmpl", "figure_cues.toml.tmpl", "figure_scene.py.tmpl")
 
 
 class ScaffoldError(Exception):
@@ -105,6 +107,12 @@ def _write(files: dict[Path, str]) -> list[Path]:
     return changed
 
 
+def figure_fields(chapter_id: str, figure_id: str, title: str, source: str = DEFAULT_SOURCE) -> dict[str, str]:
+    """What a figure's templates are filled in with."""
+    return {"chapter": chapter_id, "figure_id": figure_id, "scene_class": catalogue.scene_class_of(figure_id),
+            "title_literal": _literal(title), "source_literal": _literal(source or DEFAULT_SOURCE)}
+
+
 def new_figure(chapter_id: str, figure_id: str, title: str, source: str = DEFAULT_SOURCE) -> list[Path]:
     """Scaffold one figure at the end of its chapter; returns the files written. Refuses, before
     writing anything, an unknown chapter, an id that is not snake_case or is taken, an empty title."""
@@ -130,12 +138,12 @@ def new_figure(chapter_id: str, figure_id: str, title: str, source: str = DEFAUL
         raise ScaffoldError(f"{narration}: cue ids {', '.join(taken)} exist already; choose another figure id")
     if test.exists():
         raise ScaffoldError(f"{test} exists already; choose another figure id")
-    fields = {"chapter": chapter_id, "figure_id": figure_id, "scene_class": scene_class,
-              "title_literal": _literal(title), "source_literal": _literal(source or DEFAULT_SOURCE)}
+    fields = figure_fields(chapter_id, figure_id, title, source)
+    builder, narrated, staged = (part(name) for name in FIGURE_PARTS)
     return _write({
-        module: _appended(module, part("figure_builder.py.tmpl"), fields),
-        narration: _appended(narration, part("figure_cues.toml.tmpl"), fields),
-        scenes: _appended(scenes, part("figure_scene.py.tmpl"), fields),
+        module: _appended(module, builder, fields),
+        narration: _appended(narration, narrated, fields),
+        scenes: _appended(scenes, staged, fields),
         test: part("figure_test.py.tmpl").text.substitute(fields),
     })
 
