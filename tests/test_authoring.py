@@ -73,7 +73,9 @@ def test_a_scaffolded_chapter_joins_the_last_topic_and_takes_a_figure(tmp_path):
 ])
 def test_lecture_new_refuses_before_writing_anything(target, complaint, capsys):
     project_files = {path: path.read_bytes() for folder in ("tools", "scenes", "narration", "tests")
-                     for path in (settings.ROOT / folder).rglob("*.py*") if "__pycache__" not in path.parts}
+                     for path in (settings.ROOT / folder).rglob("*")
+                     if path.is_file() and "__pycache__" not in path.parts}
+    project_files[settings.ROOT / "README.md"] = (settings.ROOT / "README.md").read_bytes()
     assert cli.main(["new", target, "示例"]) == 2
     assert complaint in capsys.readouterr().err
     assert {path: path.read_bytes() for path in project_files} == project_files
