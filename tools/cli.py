@@ -14,7 +14,8 @@ from tools.publish.render import QUALITIES, BuildError
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
-REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError)
+REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, catalogue.CitationCycle,
+            site.KitError, ManifestError)
 
 
 def _facts_table(as_json: bool) -> str:
