@@ -23,7 +23,7 @@ from tools import settings
 from tools.course.facts import Check, Fact
 
 # Chapter modules in the order the course plays them.
-CHAPTER_ORDER = ("backprop", "optimizer", "ledger")
+CHAPTER_ORDER = ("backprop", "optimizer", "ledger", "stability")
 
 
 class UnknownFigure(KeyError):
