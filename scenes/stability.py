@@ -397,7 +397,7 @@ class LossSpikes(LectureScene):
         back = CurvedArrow(trace.get_top() + 0.1 * LEFT, checkpoint.get_center() + 0.15 * UP, angle=0.9,
                            color=style.HIGHLIGHT, stroke_width=3, tip_length=0.18)
         back_label = style.zh(f"回滚 {facts['rollback'].text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
-        back_label.next_to(back.point_from_proportion(0.5), DOWN + RIGHT, buff=0.1)
+        back_label.move_to(zoom.c2p(0.02, 0.95), aligned_edge=LEFT)  # the corner the arrow bends away from
         skipped = VGroup(*(Cross(strip[i], stroke_color=style.BAD, stroke_width=3) for i in strip.hits))
         skip_label = style.zh(f"跳过 {facts['skip'].text}", size=style.SMALL_SIZE, color=style.BAD)
         skip_label.next_to(strip, DOWN, buff=style.GAP_S).align_to(skipped, LEFT)
@@ -409,7 +409,7 @@ class LossSpikes(LectureScene):
             self.play(trace.animate.set_stroke(opacity=0.35), Create(onward), run_time=beat.share(0.35))
 
         around = style.zh("绕过去，不是修好", size=style.LABEL_SIZE, color=style.BAD)
-        around.move_to(zoom.c2p(0.76, 0.62))
+        around.move_to(zoom.c2p(0.8, 0.5))
         with self.narrate("ls_not_fixed") as beat:
             self.play(FadeIn(around, shift=0.2 * UP), run_time=beat.share(0.4))
 
@@ -449,6 +449,7 @@ class PostLnDecay(LectureScene):
     SIDE_TOP = 2.65  # its first line; lines go down from here
     LINE = 0.62  # the column's line pitch
     MATH = 34  # the two formulas, so that each fits the column beside its name
+    VARIANCE_UNIT = 1.0  # height of a unit-variance box in the opening sum
 
     def construct(self):
         facts = self.facts
@@ -460,23 +461,23 @@ class PostLnDecay(LectureScene):
             self.play(FadeIn(post_name), Write(post), run_time=beat.share(0.6))
             self.play(Indicate(post[0][8:12], color=style.HIGHLIGHT), run_time=beat.share(0.3))
 
-        # Variance 1 + 1 = 2, then Norm pulls it back: ÷ √2.
-        unit = 0.55
-        x_bar = self._bar(unit, style.FORWARD, "x")
-        f_bar = self._bar(unit, style.BACKWARD, "F(x)")
-        stack = VGroup(x_bar, f_bar).arrange(UP, buff=0).move_to((self.SIDE_X + 0.6, 0.9, 0), aligned_edge=DOWN)
+        # Variance 1 + 1 = 2, then Norm pulls it back: ÷ √2 (drawn where the plot will stand).
+        x_bar = self._bar(self.VARIANCE_UNIT, style.FORWARD, "x")
+        f_bar = self._bar(self.VARIANCE_UNIT, style.BACKWARD, "F(x)")
+        stack = VGroup(x_bar, f_bar).arrange(UP, buff=0).move_to(self.PLOT_CENTRE + 2.2 * LEFT, aligned_edge=DOWN)
         sum_text = style.zh(f"方差 {facts['unit_variance'].text} ＋ {facts['unit_variance'].text} ＝ "
-                            f"{facts['sum_variance'].text}", size=style.LABEL_SIZE)
+                            f"{facts['sum_variance'].text}", size=style.BODY_SIZE)
         sum_text.next_to(stack, RIGHT, buff=style.GAP_L).align_to(stack, UP)
         norm_text = style.zh(f"Norm 拉回 {facts['unit_variance'].text}：÷ {facts['sqrt_two'].text}",
-                             size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        norm_text.next_to(sum_text, DOWN, buff=style.GAP_M).align_to(sum_text, LEFT)
-        squeezed = VGroup(x_bar.copy(), f_bar.copy())
+                             size=style.BODY_SIZE, color=style.HIGHLIGHT)
+        norm_text.next_to(sum_text, DOWN, buff=style.GAP_L).align_to(sum_text, LEFT)
+        squeezed = VGroup(x_bar[0].copy(), f_bar[0].copy())  # the boxes only: their names would squash
         squeezed.stretch(0.5, 1).move_to(stack, aligned_edge=DOWN)
         with self.narrate("pl_variance") as beat:
             self.play(FadeIn(x_bar), run_time=beat.share(0.2))
             self.play(FadeIn(f_bar, shift=0.3 * DOWN), FadeIn(sum_text), run_time=beat.share(0.3))
-            self.play(Transform(stack, squeezed), FadeIn(norm_text), run_time=beat.share(0.35))
+            self.play(FadeOut(x_bar[1]), FadeOut(f_bar[1]), Transform(VGroup(x_bar[0], f_bar[0]), squeezed),
+                      FadeIn(norm_text), run_time=beat.share(0.35))
 
         per_layer = style.zh(f"x₀ 的系数：每层 × {facts['half_root'].text}", size=style.LABEL_SIZE)
         per_layer = self._side_row(per_layer, 1)
@@ -542,7 +543,7 @@ class PostLnDecay(LectureScene):
         flat = Line(self._at(axes, 0, 1.0), self._at(axes, len(closed) - 1, 1.0), color=style.GOOD, stroke_width=4)
         flat_name = style.zh(f"Pre-LN：系数一直是 {facts['one'].text}", size=style.LABEL_SIZE, color=style.GOOD)
         flat_name.next_to(flat, DOWN, buff=style.GAP_S).align_to(flat, RIGHT)
-        equal = style.zh("最后再 Norm 一次：各分支平起平坐", size=style.LABEL_SIZE, color=style.GOOD)
+        equal = style.zh("最后再 Norm 一次：各分支平权", size=style.LABEL_SIZE, color=style.GOOD)
         equal = self._side_row(equal, 2)
         with self.narrate("pl_pre_path") as beat:
             self.play(Create(flat), FadeIn(flat_name), run_time=beat.share(0.45))
@@ -553,8 +554,8 @@ class PostLnDecay(LectureScene):
         readings = VGroup(disease, cure).arrange(DOWN, buff=style.GAP_L, aligned_edge=LEFT)
         readings.next_to(caveat, DOWN, buff=style.GAP_L).align_to(caveat, LEFT)
         for badge in readings:
-            badge.align_to(caveat, LEFT)
-            badge[1].align_to(caveat, LEFT)
+            for part in badge:
+                part.align_to(caveat, LEFT)
         with self.narrate("pl_pretrain") as beat:
             self.play(FadeOut(culprit), FadeIn(disease), run_time=beat.share(0.35))
             self.play(Indicate(end_dot, color=style.BAD, scale_factor=1.6), run_time=beat.share(0.35))
@@ -573,9 +574,9 @@ class PostLnDecay(LectureScene):
 
     @staticmethod
     def _bar(height, colour, name):
-        box = Rectangle(width=0.7, height=height, stroke_color=style.TEXT, stroke_width=1, fill_color=colour,
+        box = Rectangle(width=1.2, height=height, stroke_color=style.TEXT, stroke_width=1, fill_color=colour,
                         fill_opacity=0.7)
-        return VGroup(box, style.zh(name, size=style.SMALL_SIZE).move_to(box))
+        return VGroup(box, style.zh(name, size=style.LABEL_SIZE).move_to(box))
 
     def _plot(self):
         """Layers along x, x₀'s coefficient on a log₂ axis up the side (data: it carries a scale).
@@ -858,7 +859,7 @@ class DerivedNumbersAppendix(LectureScene):
     def _footnote(self, resident):
         """D9 under the table: the page's 106.75 GiB leaves out the layer being recomputed."""
         facts = self.facts
-        note = style.zh(f"D9：{facts['full_recompute'].text} 未含反向时展开的那一层；"
+        note = style.zh(f"注：{facts['full_recompute'].text} 未含反向时展开的那一层；"
                         f"算上是 {facts['working_set'].text}，分水岭 {facts['sequences_d9'].text}",
                         size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         note.move_to((self.COLUMNS[0].x, self.FOOTNOTE_Y, 0), aligned_edge=LEFT)

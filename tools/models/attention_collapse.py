@@ -14,22 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = np.exp(logits - logits.max())
-    return shifted / shifted.sum()
+from tools.models.gradients import softmax
+from tools.models.residual_norm import norm
 
 
 def entropy_bits(p: np.ndarray) -> float:
     """Shannon entropy in bits; a zero weight contributes nothing (0 · log 0 = 0)."""
     p = p[p > 0]
     return float(-(p * np.log2(p)).sum())
-
-
-def layer_norm(x: np.ndarray) -> np.ndarray:
-    """LayerNorm over the last axis, no learned gain or bias (as at initialisation)."""
-    centred = x - x.mean(axis=-1, keepdims=True)
-    return centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True))
 
 
 @dataclass(frozen=True)
@@ -48,7 +40,7 @@ class Head:
         """Scaled dot products of the query and keys after both were multiplied by `scale`."""
         q, k = scale * self.query, scale * self.keys
         if qk_norm:
-            q, k = layer_norm(q), layer_norm(k)
+            q, k = norm(q)[0], norm(k)[0]
         return k @ q / np.sqrt(len(q))
 
     def weights(self, scale: float, qk_norm: bool = False) -> np.ndarray:
