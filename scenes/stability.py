@@ -34,6 +34,7 @@ from manim import (
     VMobject,
     Write,
     always_redraw,
+    config,
     linear,
     np,
 )
@@ -48,13 +49,13 @@ from scenes.widgets import Column, curve_through, grid_row, sketch_axes, text_ro
 class StabilityOverview(LectureScene):
     """Four tools from four papers, one panel each: PaLM's rollback, QK-norm, ST-MoE's Table 4, LN placement."""
 
-    PANEL_W, PANEL_H = 6.85, 2.8
+    PANEL_W, PANEL_H = 6.6, 2.8  # two across fill the frame inside its margin (style.EDGE)
     # Panel centres: Ⓐ PaLM and Ⓑ QK-norm on top, Ⓒ Table 4 and Ⓓ LN placement under them.
-    CENTRES = {"palm": (-3.55, 1.6), "qk": (3.55, 1.6), "table": (-3.55, -1.35), "ln": (3.55, -1.35)}
+    CENTRES = {"palm": (-3.45, 1.6), "qk": (3.45, 1.6), "table": (-3.45, -1.35), "ln": (3.45, -1.35)}
     HEADERS = {"palm": "Ⓐ PaLM：回滚，跳数据", "qk": "Ⓑ QK-norm：注意力别塌成一个尖",
                "table": "Ⓒ ST-MoE Table 4：稳定 × 质量", "ln": "Ⓓ LN 放在哪"}
     BAR_W, BAR_H = 0.2, 1.05  # one attention weight's bar, and the height of weight 1
-    TABLE = (Column(-6.75), Column(-3.05), Column(-0.45, RIGHT))  # 做法 | 稳定性 | 质量 (numbers right-aligned)
+    TABLE = (Column(-6.55), Column(-2.95), Column(-0.3, RIGHT))  # 做法 | 稳定性 | 质量 (numbers right-aligned)
 
     def construct(self):
         self.show_title()
@@ -89,7 +90,7 @@ class StabilityOverview(LectureScene):
 
         Its labels stand in a column on the right, each in the colour of what it names."""
         facts = self.facts
-        axes = sketch_axes((0, 1), (0, 1), 3.9, 1.6).move_to(frame.get_center() + 1.15 * LEFT + 0.25 * DOWN)
+        axes = sketch_axes((0, 1), (0, 1), 3.6, 1.6).move_to(frame.get_center() + 1.3 * LEFT + 0.25 * DOWN)
         base = [(t, 0.22 + 0.6 * np.exp(-2.5 * t)) for t in np.linspace(0.02, 0.98, 60)]
         spiked = [(t, y + 0.6 * np.exp(-((t - 0.64) / 0.03) ** 2) * (t >= 0.6)) for t, y in base if t <= 0.74]
         before = curve_through(axes, spiked, style.SCHEMATIC, 3)
@@ -191,8 +192,8 @@ class StabilityOverview(LectureScene):
         self.table_numbers = VGroup(*(row[2] for row in rows))
         with self.narrate("ov_table") as beat:
             self.play(FadeIn(head), run_time=beat.share(0.3))
-        crashed = style.zh(f"崩 {facts['diverged'].text}", size=style.SMALL_SIZE, color=style.BAD)
-        crashed.next_to(rows[0][1], RIGHT, buff=style.GAP_S)
+        crashed = style.zh(f"（崩了 {facts['diverged'].text}）", size=style.SMALL_SIZE, color=style.BAD)
+        crashed.next_to(rows[0][0], RIGHT, buff=style.GAP_S)
         with self.narrate("ov_baseline") as beat:
             self.play(FadeIn(rows[0]), run_time=beat.share(0.4))
             self.play(FadeIn(crashed), rows[0][1].animate.set_color(style.BAD), run_time=beat.share(0.3))
@@ -445,7 +446,7 @@ class PostLnDecay(LectureScene):
     PLOT_SIZE = (6.4, 4.2)
     LOG_FLOOR = 12.8  # the plot's bottom is log₂ = −12.8, just under 2⁻¹²
     LOG_SPAN = 13.6  # up to log₂ = 0.8, just over Pre-LN's 1
-    SIDE_X = 1.1  # left edge of the right-hand column
+    SIDE_X = 0.95  # left edge of the right-hand column
     SIDE_TOP = 2.65  # its first line; lines go down from here
     LINE = 0.62  # the column's line pitch
     MATH = 34  # the two formulas, so that each fits the column beside its name
@@ -807,7 +808,8 @@ class DerivedNumbersAppendix(LectureScene):
 
         head = text_row(("数", "推导链", "可能错在哪"), self.COLUMNS, self.HEAD_Y, size=style.SMALL_SIZE,
                         color=style.MUTED)
-        rule = Line((self.COLUMNS[0].x, self.HEAD_Y - 0.25, 0), (6.9, self.HEAD_Y - 0.25, 0), color=style.MUTED,
+        right = config.frame_width / 2 - style.EDGE
+        rule = Line((self.COLUMNS[0].x, self.HEAD_Y - 0.25, 0), (right, self.HEAD_Y - 0.25, 0), color=style.MUTED,
                     stroke_width=1)
         with self.narrate("ap_table") as beat:
             self.play(FadeOut(kinds[0]), kinds[1].animate.scale(0.8).next_to(heading, RIGHT, buff=style.GAP_L),
