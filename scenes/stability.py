@@ -442,8 +442,8 @@ class LossSpikes(LectureScene):
 class PostLnDecay(LectureScene):
     """x₀'s coefficient at layer l: Post-LN's 2^(−l/2) (closed form and a real run) beside Pre-LN's 1."""
 
-    PLOT_CENTRE = np.array((-3.0, -0.3, 0))
-    PLOT_SIZE = (6.4, 4.2)
+    PLOT_CENTRE = np.array((-2.8, -0.3, 0))
+    PLOT_SIZE = (6.2, 4.2)
     LOG_FLOOR = 12.8  # the plot's bottom is log₂ = −12.8, just under 2⁻¹²
     LOG_SPAN = 13.6  # up to log₂ = 0.8, just over Pre-LN's 1
     SIDE_X = 0.95  # left edge of the right-hand column
@@ -525,7 +525,7 @@ class PostLnDecay(LectureScene):
         end_dot = Dot(self._at(axes, len(closed) - 1, closed[-1]), radius=0.1, color=style.BAD)
         end_label = style.value(facts["end"], size=style.LABEL_SIZE, color=style.BAD)
         end_label.next_to(end_dot, UP, buff=style.GAP_M)
-        culprit = style.zh("LN 是梯度消失的「元凶」之一（苏剑林）", size=style.LABEL_SIZE, color=style.BAD)
+        culprit = style.zh("LN 是梯度消失的元凶之一（苏剑林）", size=style.LABEL_SIZE, color=style.BAD)
         culprit = self._side_row(culprit, 4)
         with self.narrate("pl_culprit") as beat:
             self.play(FadeIn(end_dot, scale=2), FadeIn(end_label), run_time=beat.share(0.35))
