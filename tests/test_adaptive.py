@@ -5,10 +5,10 @@ import math
 
 import numpy as np
 import pytest
+from helpers import refused
 
 from tools.chapters import adaptive
 from tools.course import catalogue
-from tools.course.facts import Check, FactError
 from tools.models import learning_rate, moments, msign, tiny_mlp
 from tools.voice import cues
 
@@ -18,13 +18,6 @@ ORDER = ["adagrad_rmsprop_adam_chain", "adam_update_rms", "muon", "weight_update
 
 def facts(figure_id):
     return catalogue.facts(figure_id)
-
-
-def refused(build, figure_id, **inputs) -> FactError:
-    with pytest.raises(FactError) as err:
-        build(Check(figure_id), **inputs)
-    assert err.value.figure == figure_id
-    return err.value
 
 
 def test_figures_play_in_the_issues_order_between_optimizer_and_ledger():
