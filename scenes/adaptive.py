@@ -55,7 +55,7 @@ class AdagradRmspropAdamChain(LectureScene):
     without bias correction overshoot, the corrected ratio sits on 1."""
 
     PLOT_CENTRE = np.array((-2.7, 0.15, 0))
-    PANEL_X = 2.3  # left edge of the right-hand column: each method named, its formula under it
+    PANEL_X = 2.45  # left edge of the right-hand column: each method named, its formula under it
     PANEL_TOP = 2.55
     PANEL_PITCH = 1.95
 
@@ -287,7 +287,7 @@ class Muon(LectureScene):
     INPUT_Y, OUTPUT_Y, NOTE_Y = 0.65, -1.35, -2.3
     RULER_Y, RULER_RADIUS = 0.55, 1.05
     HISTOGRAM_CENTRE = np.array((0.0, -0.35, 0))
-    SPECTRUM_CENTRE = np.array((-1.5, 1.25, 0))
+    SPECTRUM_CENTRE = np.array((-1.5, 1.5, 0))
 
     def construct(self):
         self.show_title()
@@ -309,13 +309,11 @@ class Muon(LectureScene):
         middle_box = SurroundingRectangle(VGroup(*cases[1].values()), color=style.HIGHLIGHT, buff=0.15,
                                           corner_radius=0.1)
         with self.narrate("muon_diagonal") as beat:
-            self.play(FadeIn(cases[1]["head"]), FadeIn(cases[1]["input"], shift=0.2 * DOWN), run_time=beat.share(0.25))
-            self.play(*finish_case(cases[1]), run_time=beat.share(0.3))
-            self.play(Create(middle_box), run_time=beat.share(0.25))
-
-        with self.narrate("muon_vector") as beat:
-            self.play(FadeIn(cases[2]["head"]), FadeIn(cases[2]["input"], shift=0.2 * DOWN), run_time=beat.share(0.3))
-            self.play(*finish_case(cases[2]), run_time=beat.share(0.4))
+            self.play(FadeIn(cases[1]["head"]), FadeIn(cases[1]["input"], shift=0.2 * DOWN), run_time=beat.share(0.15))
+            self.play(*finish_case(cases[1]), run_time=beat.share(0.2))
+            self.play(Create(middle_box), run_time=beat.share(0.2))
+            self.play(FadeIn(cases[2]["head"]), FadeIn(cases[2]["input"], shift=0.2 * DOWN), run_time=beat.share(0.15))
+            self.play(*finish_case(cases[2]), run_time=beat.share(0.2))
 
         panel_a = VGroup(svd, middle_box, *(m for case in cases for m in case.values()))
         trace = self._trace()
@@ -448,7 +446,7 @@ class Muon(LectureScene):
         """Ⓓ: the singular values of one random matrix through the Newton–Schulz rounds."""
         f = self.facts
         spectra, rounds = f["spectra"].value, f["ns_rounds"].value
-        axes = sketch_axes([0, len(spectra[0]), 1], [0, 1.4, 1], 6.0, 2.0, corner=True).move_to(self.SPECTRUM_CENTRE)
+        axes = sketch_axes([0, len(spectra[0]), 1], [0, 1.4, 1], 6.0, 1.7, corner=True).move_to(self.SPECTRUM_CENTRE)
         one = DashedLine(axes.c2p(0, 1), axes.c2p(len(spectra[0]), 1), color=style.HIGHLIGHT, stroke_width=2)
         names = VGroup(_name(f"{f['one'].text}", style.HIGHLIGHT).next_to(one, LEFT, buff=style.GAP_S),
                        _name("奇异值，从大到小").next_to(axes, DOWN, buff=style.GAP_S))
@@ -471,7 +469,7 @@ class Muon(LectureScene):
         f = self.facts
         length = 7.0
         step = Rectangle(width=length, height=0.35, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.6)
-        step.move_to((-6.3, -0.8, 0), aligned_edge=LEFT)
+        step.move_to((-6.3, -0.45, 0), aligned_edge=LEFT)
         step_name = _name("一步的前向 + 反向", style.TEXT).next_to(step, UP, buff=style.GAP_S).align_to(step, LEFT)
         sliver = Rectangle(width=max(0.03, length * f["overhead"].value), height=0.35, stroke_width=0,
                            fill_color=style.HIGHLIGHT, fill_opacity=1).next_to(step, RIGHT, buff=0)
@@ -657,7 +655,7 @@ class LrSchedules(LectureScene):
     """GPT-3's cosine against V3's warmup-stable-decay on one normalised axis; the 10% line across the whole
     plot, V3's last step below it; the warmups under a magnifier; Ⓑ what each school makes you decide."""
 
-    PLOT_CENTRE = np.array((-2.7, 0.4, 0))
+    PLOT_CENTRE = np.array((-2.3, 0.4, 0))
     LEGEND_X = 2.2  # the right-hand column: the three words, the legend, the magnifier
     ZOOM_CENTRE = np.array((3.9, -0.85, 0))
     TABLE = (Column(-6.5, LEFT), Column(-3.7, LEFT), Column(1.3, LEFT))  # question, cosine, WSD
@@ -671,7 +669,7 @@ class LrSchedules(LectureScene):
         with self.narrate("sched_three") as beat:
             self.play(Write(three), run_time=beat.share(0.6))
 
-        axes = sketch_axes([0, 1, 0.5], [0, 1.1, 1], 7.8, 3.8, ticks=True, corner=True).move_to(self.PLOT_CENTRE)
+        axes = sketch_axes([0, 1, 0.5], [0, 1.1, 1], 7.2, 3.8, ticks=True, corner=True).move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["progress_ticks"].value, f["level_ticks"].value)
         names = VGroup(_name("训练进度（占各自总 token）").next_to(axes.x_axis, DOWN, buff=0.4),
                        _name("÷ 各自的峰值").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT))
@@ -681,8 +679,8 @@ class LrSchedules(LectureScene):
                                                       ("DeepSeek-V3：WSD", style.ORANGE, f["v3_total"]))))
         legend.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M).next_to(three, DOWN, buff=style.GAP_L)
         legend.align_to(three, LEFT)
-        no_absolute = _name(f"不画绝对学习率：峰值差 {f['peak_ratio'].text}").next_to(legend, DOWN, buff=style.GAP_M)
-        no_absolute.align_to(three, LEFT)
+        no_absolute = _name(f"不画绝对学习率：峰值差 {f['peak_ratio'].text}", style.TEXT)
+        no_absolute.next_to(names[0], DOWN, buff=style.GAP_S)
         with self.narrate("sched_axes") as beat:
             self.play(Create(axes), FadeIn(ticks, names), run_time=beat.share(0.35))
             self.play(FadeIn(no_absolute), run_time=beat.share(0.3))
@@ -717,8 +715,7 @@ class LrSchedules(LectureScene):
 
         end = f["v3_curve"].value[-1]
         dip = Dot(axes.c2p(*end), radius=0.08, color=style.ORANGE)
-        dip_name = _name(f"末段 {f['v3_last'].text}", style.ORANGE, style.LABEL_SIZE)
-        dip_name.next_to(dip, RIGHT, buff=style.GAP_S)
+        dip_name = _name(f"末段 {f['v3_last'].text}", style.ORANGE).next_to(dip, LEFT, buff=style.GAP_S)
         with self.narrate("sched_dip") as beat:
             self.play(FadeIn(dip, scale=2), FadeIn(dip_name), run_time=beat.share(0.4))
             self.play(Indicate(dip_name, color=style.ORANGE), run_time=beat.share(0.3))
@@ -774,11 +771,11 @@ class LrNumbers(LectureScene):
     """GPT-3 Table 2.1 (restored from the paper), V3 against it, the interpolation that does not rescue the
     comparison, and the batch-size ceiling η* ≈ η_max/(1 + B_noise/B)."""
 
-    TABLE = (Column(-6.75, LEFT), Column(-3.3, RIGHT), Column(-1.0, RIGHT), Column(1.3, RIGHT))
+    TABLE = (Column(-6.75, LEFT), Column(-3.55, RIGHT), Column(-1.0, RIGHT), Column(1.3, RIGHT))
     BAR_X, BAR_UNIT = 1.5, 4000.0  # bars start here; frame units per unit of lr
     TABLE_TOP, ROW_PITCH = 2.45, 0.46
     NOTES_X = 2.9
-    CEILING_CENTRE = np.array((-1.3, 0.3, 0))
+    CEILING_CENTRE = np.array((-1.3, 0.6, 0))
 
     def construct(self):
         f = self.facts
@@ -848,7 +845,7 @@ class LrNumbers(LectureScene):
         verdicts = style.caption_stack("batch 翻倍，学习率并不跟着翻倍", "Adam 下甚至可能往回降（Surge 现象，有前提）",
                                        size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         verdicts[1].set_color(style.MUTED)
-        verdicts.next_to(ceiling["axes"], DOWN, buff=0.5).align_to(ceiling["axes"], LEFT)
+        verdicts.next_to(ceiling["ticks"], DOWN, buff=style.GAP_L).align_to(ceiling["axes"], LEFT)
         with self.narrate("num_not_double") as beat:
             self.play(FadeIn(verdicts[0], shift=0.2 * UP), run_time=beat.share(0.3))
             self.play(FadeIn(verdicts[1], shift=0.2 * UP), run_time=beat.share(0.3))
@@ -875,7 +872,7 @@ class LrNumbers(LectureScene):
         f = self.facts
         formula = style.math('eta^* approx eta_"max" / (1 + B_"noise" / B)', size=style.MATH_SIZE)
         formula.move_to((4.2, 2.75, 0))
-        axes = sketch_axes([-1.5, 2.5, 1], [0, 1.1, 0.5], 8.0, 3.0, ticks=True, corner=True)
+        axes = sketch_axes([-1.5, 2.5, 1], [0, 1.1, 0.5], 8.0, 2.8, ticks=True, corner=True)
         axes.move_to(self.CEILING_CENTRE)
         ticks = tick_labels(axes, f["batch_ticks"].value)
         names = VGroup(_name("batch ÷ B_noise").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
@@ -899,7 +896,8 @@ class BetaWindows(LectureScene):
     PLOT_CENTRE = np.array((-2.6, -0.15, 0))
     TABLE = (Column(2.9, RIGHT), Column(4.9, RIGHT), Column(6.6, RIGHT))  # k, β₂, window
     TABLE_TOP, ROW_PITCH = 1.6, 0.42
-    TRACE_CENTRE = np.array((-0.2, -0.6, 0))
+    TRACE_CENTRE = np.array((-1.6, -0.6, 0))
+    TRACE_LEGEND_X = 3.3
 
     def construct(self):
         f = self.facts
@@ -1005,7 +1003,7 @@ class BetaWindows(LectureScene):
         f = self.facts
         fixed, palm = f["fixed_trace"].value, f["palm_trace"].value
         first, last = fixed[0, 0], f["trace_last"].value
-        axes = sketch_axes([first, last, last - first], [-12, -2, 2], 10.0, 3.3, ticks=True, corner=True)
+        axes = sketch_axes([first, last, last - first], [-12, -2, 2], 8.6, 3.3, ticks=True, corner=True)
         axes.move_to(self.TRACE_CENTRE)
         ticks = tick_labels(axes, [(first, f["trace_first"].text), (last, f["trace_last"].text)],
                             f["trace_ticks"].value)
@@ -1013,10 +1011,13 @@ class BetaWindows(LectureScene):
                        _name("这个 token 的二阶矩 v").next_to(axes, UP, buff=0.25).align_to(axes, LEFT))
         fixed_line = line_through(axes, fixed, style.SKY, 3)
         palm_line = line_through(axes, palm, style.ORANGE, 4)
-        fixed_name = _name(f"β₂ = {f['fixed'].text}：来回差 {f['swing_fixed'].text}", style.SKY, style.LABEL_SIZE)
-        fixed_name.next_to(axes.c2p(first, -11), RIGHT, buff=0.4)
-        palm_name = _name(f"PaLM（窗口约 {f['late_window'].text} 步）：{f['swing_palm'].text} 之内", style.ORANGE,
-                          style.LABEL_SIZE).next_to(axes.c2p(first, -2.5), RIGHT, buff=0.4)
+        fixed_name = VGroup(_name(f"β₂ = {f['fixed'].text}", style.SKY, style.LABEL_SIZE),
+                            _name(f"来回差 {f['swing_fixed'].text}", style.SKY))
+        palm_name = VGroup(_name(f"PaLM（窗口约 {f['late_window'].text} 步）", style.ORANGE, style.LABEL_SIZE),
+                           _name(f"只在 {f['swing_palm'].text} 之内起伏", style.ORANGE))
+        for name, level in ((fixed_name, -9.0), (palm_name, -3.3)):
+            name.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S)
+            name.move_to((self.TRACE_LEGEND_X, axes.c2p(first, level)[1], 0), aligned_edge=LEFT)
         return {"axes": axes, "ticks": ticks, "names": names, "fixed": fixed_line, "palm": palm_line,
                 "fixed_name": fixed_name, "palm_name": palm_name}
 
@@ -1073,7 +1074,7 @@ class WarmupExplanations(LectureScene):
             self.play(Create(boxes[1]), FadeIn(picks[1]), run_time=beat.share(0.4))
 
         length = style.zh(f"warmup 多长：GPT-3 占 {f['gpt3_warmup'].text}，V3 是头 {f['v3_warmup_steps'].text} 步",
-                          size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to(picks, aligned_edge=LEFT)
+                          size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to((-1.9, -1.95, 0), aligned_edge=LEFT)
         with self.narrate("wu_length") as beat:
             self.play(FadeOut(picks, *boxes), run_time=beat.share(0.2))
             self.play(FadeIn(length, shift=0.2 * UP), run_time=beat.share(0.4))
