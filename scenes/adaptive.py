@@ -771,7 +771,7 @@ class LrNumbers(LectureScene):
     """GPT-3 Table 2.1 (restored from the paper), V3 against it, the interpolation that does not rescue the
     comparison, and the batch-size ceiling η* ≈ η_max/(1 + B_noise/B)."""
 
-    TABLE = (Column(-6.75, LEFT), Column(-3.55, RIGHT), Column(-1.0, RIGHT), Column(1.3, RIGHT))
+    TABLE = (Column(-6.75, LEFT), Column(-3.2, RIGHT), Column(-0.8, RIGHT), Column(1.3, RIGHT))
     BAR_X, BAR_UNIT = 1.5, 4000.0  # bars start here; frame units per unit of lr
     TABLE_TOP, ROW_PITCH = 2.45, 0.46
     NOTES_X = 2.9
@@ -897,7 +897,7 @@ class BetaWindows(LectureScene):
     TABLE = (Column(2.9, RIGHT), Column(4.9, RIGHT), Column(6.6, RIGHT))  # k, β₂, window
     TABLE_TOP, ROW_PITCH = 1.6, 0.42
     TRACE_CENTRE = np.array((-1.6, -0.6, 0))
-    TRACE_LEGEND_X = 3.3
+    TRACE_LEGEND_X = 3.0
 
     def construct(self):
         f = self.facts
@@ -976,7 +976,7 @@ class BetaWindows(LectureScene):
         axes = sketch_axes([0, 5, 1], [0, 4.2, 1], 6.8, 4.0, ticks=True, corner=True).move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["step_ticks"].value, f["window_ticks"].value)
         names = VGroup(_name("步数 k").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
-                       _name("记多少步").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT))
+                       _name("记多少步").next_to(axes, UP, buff=0.25).align_to(axes, LEFT))
         level = f["fixed_level"].value
         fixed = Line(axes.c2p(0, level), axes.c2p(5, level), color=style.SKY, stroke_width=4)
         fixed_name = _name(f"β₂ = {f['fixed'].text}：{f['fixed_window'].text} 步", style.SKY, style.LABEL_SIZE)
@@ -1029,7 +1029,7 @@ class WarmupExplanations(LectureScene):
 
     TABLE = (Column(-6.6, LEFT), Column(-1.3, LEFT), Column(2.4, LEFT))  # claim, premise, verdict
     TABLE_TOP, ROW_PITCH = 2.45, 1.05
-    SKETCH_CENTRE = np.array((-4.4, -1.95, 0))
+    SKETCH_CENTRE = np.array((-4.4, -2.05, 0))
 
     def construct(self):
         f = self.facts
@@ -1067,14 +1067,14 @@ class WarmupExplanations(LectureScene):
         picks = style.caption_stack("Pre-LN（现代大模型）→ 第二种更相关", "Post-LN 又见先平后炸 → 第三种",
                                     size=style.LABEL_SIZE)
         picks.move_to((2.6, -1.95, 0))
-        boxes = [SurroundingRectangle(VGroup(*rows[i].values()), color=colour, buff=0.12, corner_radius=0.08)
+        boxes = [SurroundingRectangle(VGroup(*rows[i].values()), color=colour, buff=0.08, corner_radius=0.08)
                  for i, colour in ((1, style.GOOD), (2, style.FORWARD))]
         with self.narrate("wu_premise") as beat:
             self.play(Create(boxes[0]), FadeIn(picks[0]), run_time=beat.share(0.4))
             self.play(Create(boxes[1]), FadeIn(picks[1]), run_time=beat.share(0.4))
 
         length = style.zh(f"warmup 多长：GPT-3 占 {f['gpt3_warmup'].text}，V3 是头 {f['v3_warmup_steps'].text} 步",
-                          size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to((-1.9, -1.95, 0), aligned_edge=LEFT)
+                          size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to((-1.3, -1.95, 0), aligned_edge=LEFT)
         with self.narrate("wu_length") as beat:
             self.play(FadeOut(picks, *boxes), run_time=beat.share(0.2))
             self.play(FadeIn(length, shift=0.2 * UP), run_time=beat.share(0.4))
