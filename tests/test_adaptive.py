@@ -187,7 +187,7 @@ def test_the_swept_lr_sits_on_the_ruler_and_the_bisected_multiplier_is_the_nan_b
 
 def test_the_pages_times_2_1_does_not_reproduce_here():
     f = facts("weight_update_ratio")
-    assert f["page_multiplier"].text == "×2.1"
+    assert f["page_multiplier"].text == "2.1×"
     assert f["multiplier"].value > 2.1 * 5  # ours is far away (D24): shown, not typed
     lr = 10 ** f["chosen"].value[0]
     assert tiny_mlp.train(tiny_mlp.make_task(0), lr * 2.1).finite

@@ -67,11 +67,6 @@ def _tokens(count: float) -> Fact:
     return Fact(count, f"{text} 万亿", numbers.zh_decimal(text) + "万亿")
 
 
-def _times_page(value: float, text: str) -> Fact:
-    """A multiple exactly as the page prints it, e.g. the page's ×2.1 (kept beside what we compute)."""
-    return Fact(value, f"×{text}", numbers.zh_decimal(text) + "倍")
-
-
 # -- A22 adagrad_rmsprop_adam_chain -------------------------------------------------------------
 CHAIN_STEPS = 3000  # the plot's horizon: by then uncorrected RMSProp is within 3% of the ideal step
 ADAGRAD_CHECKPOINT = 600  # the page's step
@@ -365,7 +360,7 @@ def weight_update_ratio(check: Check, lrs: np.ndarray = SWEEP, steps: int = PAGE
         "ratio_small": scientific(tiny_mlp.steady_ratio(curves["small"], STEADY_LAST), 1),
         "ratio_large": scientific(tiny_mlp.steady_ratio(curves["large"], STEADY_LAST), 1),
         "multiplier": times(boundary, 1), "halvings": number(len(found.brackets) - 1),
-        "page_multiplier": _times_page(PAGE_NAN_MULTIPLIER, "2.1"),
+        "page_multiplier": times(PAGE_NAN_MULTIPLIER, 1),
         "sweep": data(np.log10(np.array(settled))),
         "sweep_failed": data(np.log10(np.array(failed))),
         "chosen": data((math.log10(chosen_lr), math.log10(chosen))),
