@@ -302,7 +302,7 @@ STEADY_LAST = 100  # "steady": the geometric mean over the run's last 100 steps
     "weight_update_ratio",
     "一把尺子：每步更新约为权重的千分之一",
     source="CS231n《Neural Networks Part 3》“Ratio of weights:updates”；"
-           "网络与数据为本课自设（tanh MLP 8→16→4，numpy 手写，种子 0）；页面的 ×2.1 没有数据无法复现（D24）",
+           "网络与数据为本课自设（tanh MLP 8→16→4，numpy 手写，种子 0）；页面的 2.1× 没有数据无法复现（D24）",
 )
 def weight_update_ratio(check: Check, lrs: np.ndarray = SWEEP, steps: int = PAGE_STEPS, seed: int = 0,
                         top_multiplier: float = 1000.0, tolerance: float = 0.15):
