@@ -54,7 +54,7 @@ class AdagradRmspropAdamChain(LectureScene):
     """One steady gradient, four step-size curves on log–log axes: AdaGrad decays, RMSProp and Adam
     without bias correction overshoot, the corrected ratio sits on 1."""
 
-    PLOT_CENTRE = np.array((-2.7, 0.15, 0))
+    PLOT_CENTRE = np.array((-2.45, 0.15, 0))
     PANEL_X = 2.45  # left edge of the right-hand column: each method named, its formula under it
     PANEL_TOP = 2.55
     PANEL_PITCH = 1.95
@@ -67,7 +67,7 @@ class AdagradRmspropAdamChain(LectureScene):
             self.play(LaggedStart(*(FadeIn(row["name"], shift=0.2 * RIGHT) for row in names), lag_ratio=0.4),
                       run_time=beat.share(0.6))
 
-        axes = sketch_axes([0, f["x_max"].value, 1], [-1.75, 1.6, 1], 7.6, 4.6, ticks=True, corner=True)
+        axes = sketch_axes([0, f["x_max"].value, 1], [-1.75, 1.6, 1], 7.4, 4.6, ticks=True, corner=True)
         axes.move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["x_ticks"].value, f["y_ticks"].value)
         x_name = _name("步数").next_to(axes.x_axis.get_right(), DOWN, buff=style.GAP_S).align_to(axes.x_axis, RIGHT)
@@ -148,7 +148,7 @@ class AdamUpdateRms(LectureScene):
     β₂ sets the window instead."""
 
     LEFT_X = -6.6  # the formulas' left edge
-    PLOT_CENTRE = np.array((3.75, 0.3, 0))
+    PLOT_CENTRE = np.array((3.5, 0.3, 0))
 
     def construct(self):
         f = self.facts
@@ -584,8 +584,7 @@ class WeightUpdateRatio(LectureScene):
         ring = Dot(chosen, radius=0.13, color=style.GOOD).set_fill(opacity=0).set_stroke(style.GOOD, 3)
         pick = _name(f"学习率 {f['lr'].text} → {f['ratio'].text}", style.GOOD, style.LABEL_SIZE)
         pick.next_to(chosen, DOWN + RIGHT, buff=0.2)
-        failed = VGroup(*(style.zh("×", size=style.BODY_SIZE, color=style.BAD).move_to(axes.c2p(x, -1.25))
-                          for x in f["sweep_failed"].value))
+        failed = VGroup(*(Dot(axes.c2p(x, -1.25), radius=0.06, color=style.BAD) for x in f["sweep_failed"].value))
         failed_name = _name("NaN", style.BAD, style.LABEL_SIZE).next_to(failed, UP, buff=style.GAP_S)
         return {"axes": axes, "ticks": ticks, "names": names, "dots": dots, "ruler": ruler, "ruler_name": ruler_name,
                 "ring": ring, "pick": pick, "failed": failed, "failed_name": failed_name}
@@ -817,7 +816,7 @@ class LrNumbers(LectureScene):
 
         rescue = VGroup(_name(f"按激活 {f['v3_active'].text} 插值：{f['interpolated'].text}", style.TEXT),
                         _name(f"V3 仍是它的 {f['gap'].text}", style.ORANGE, style.LABEL_SIZE),
-                        _name(f"（页面先取整成 {f['page_interpolated'].text}，得 {f['page_gap'].text}）"))
+                        _name(f"页面取整成 {f['page_interpolated'].text}：{f['page_gap'].text}"))
         rescue.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S).move_to((self.NOTES_X, -1.05, 0), aligned_edge=LEFT)
         with self.narrate("num_active") as beat:
             self.play(Indicate(VGroup(rows["rows"][-2], rows["rows"][-1]), color=style.TEXT), run_time=beat.share(0.25))

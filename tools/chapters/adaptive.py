@@ -565,7 +565,7 @@ def beta_windows(check: Check, decay: float = PALM_DECAY, fixed: float = FIXED_B
         "window_curve": data(np.column_stack([np.linspace(0, 5, 101), decay * np.linspace(0, 5, 101)])),
         "fixed_level": data(math.log10(fixed_window)),
         "step_ticks": _log_ticks(range(0, 6), powers=True), "window_ticks": _log_ticks(range(0, 5), powers=True),
-        "trace_ticks": _log_ticks(range(-12, -1, 2), powers=True),
+        "trace_ticks": _log_ticks(range(-10, -1, 2), powers=True),
         "trace_first": number(int(shown[0])), "trace_last": number(steps),
         "memory_beta": number(MEMORY_BETA, 1),
         "memory_weights": data(moments.ema_weights(np.full(MEMORY_BARS, MEMORY_BETA))),
