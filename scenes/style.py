@@ -22,6 +22,7 @@ from manim import (
 )
 
 FONT = "Noto Sans CJK SC"
+CODE_FONT = "DejaVu Sans Mono"  # a framework's own spelling: flags, field names
 # Noto Sans CJK has only ¹²³ of the superscript digits; the others fall back to
 # another font with another baseline. Exponents are set in one font instead.
 SUPERSCRIPT_FONT = "DejaVu Sans"
@@ -73,6 +74,11 @@ def zh(text: str, size: float = BODY_SIZE, color: str = TEXT, **kwargs) -> Text:
     if exponents:
         kwargs["t2f"] = exponents | kwargs.get("t2f", {})
     return Text(text, font=FONT, font_size=size, color=color, **kwargs)
+
+
+def code(text: str, size: float = LABEL_SIZE, color: str = TEXT) -> Text:
+    """A name as a framework spells it (recompute_modules = ["core_attn"]), in a monospace font."""
+    return Text(text, font=CODE_FONT, font_size=size, color=color)
 
 
 def value(fact, size: float = LABEL_SIZE, color: str = TEXT) -> Text:
