@@ -69,14 +69,15 @@ class RecomputeTradeoff(LectureScene):
     LAYER_W, LAYER_H = 1.3, 0.75
     MEMORY_X = (-5.3, -3.3)  # the two memory bars' centres
     MEMORY_BASE, MEMORY_HEIGHT = -1.9, 3.3  # the keep-all bar's height; the other is to scale
-    PASSES_LEFT = np.array((0.2, 0.9, 0))  # the pass blocks' rows start here
-    PASS_W, PASS_H, PASS_ROWS = 1.35, 0.62, 1.25
+    SPAN_OFFSET = 1.0  # the ratio's arrow stands this far right of the small bar, clear of its labels
+    PASSES_LEFT = np.array((-0.4, 0.9, 0))  # the pass blocks' rows start here
+    PASS_W, PASS_H, PASS_ROWS = 1.15, 0.62, 1.25
     RECAP_Y = 2.7
     # Ⓑ: tier | extra compute | memory removed; a value cell is a bar with its number after it.
     TIERS = (Column(-6.6, LEFT), Column(-2.6, LEFT), Column(1.9, LEFT))
-    TIER_HEADER_Y, TIER_TOP, TIER_PITCH = 1.65, 0.55, 0.85
-    COMPUTE_BAR, MEMORY_BAR = 2.4, 3.2  # bar length of 100%
-    NOTES_Y = -1.95
+    TIER_HEADER_Y, TIER_TOP, TIER_PITCH = 1.85, 0.65, 0.8
+    BAR_100 = 3.0  # a bar's length at 100%, the same in both columns
+    NOTES_Y = -1.6  # two short lines under the table
 
     def construct(self):
         facts = self.facts
@@ -141,8 +142,7 @@ class RecomputeTradeoff(LectureScene):
     # -- Ⓐ the exchange: memory against passes ------------------------------------------------------
     def _exchange(self, facts, strip):
         keep, full = facts["keep_all"], facts["full_recompute"]
-        scale = self.MEMORY_HEIGHT / keep.value  # TiB against GiB: compare in GiB
-        heights = (self.MEMORY_HEIGHT, full.value * scale * 1024 / 1024 ** 2 * 1024)
+        heights = (self.MEMORY_HEIGHT, self.MEMORY_HEIGHT / facts["asymmetry"].value)  # to scale
         bars, names, values = VGroup(), VGroup(), VGroup()
         for x, height, colour, name, fact in zip(self.MEMORY_X, heights, (style.FORWARD, style.GOOD),
                                                  ("全部留着", "只留入口 *"), (keep, full)):
@@ -162,8 +162,9 @@ class RecomputeTradeoff(LectureScene):
             self.play(FadeIn(values[0]), run_time=beat.share(0.1))
             self.play(FadeIn(names[1]), GrowFromEdge(bars[1], DOWN), FadeIn(values[1]), run_time=beat.share(0.2))
             ratio = style.value(facts["asymmetry"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
-            span = DoubleArrow(bars[1].get_top() + 0.1 * UP, (bars[1].get_x(), bars[0].get_top()[1] - 0.35, 0),
-                               buff=0, color=style.HIGHLIGHT, stroke_width=3, tip_length=0.2)
+            span_x = bars[1].get_x() + self.SPAN_OFFSET
+            span = DoubleArrow((span_x, bars[1].get_top()[1], 0), (span_x, bars[0].get_top()[1], 0), buff=0,
+                               color=style.HIGHLIGHT, stroke_width=3, tip_length=0.2)
             ratio.next_to(span, RIGHT, buff=style.GAP_M)
             self.play(GrowArrow(span), FadeIn(ratio), run_time=beat.share(0.2))
 
@@ -196,7 +197,7 @@ class RecomputeTradeoff(LectureScene):
         cut = style.value(facts["memory_cut"], size=style.BODY_SIZE, color=style.GOOD)
         cut.next_to(values[1], UP, buff=style.GAP_M)
         extra = style.zh(f"+{facts['third'].text}", size=style.BODY_SIZE, color=style.BACKWARD)
-        extra.next_to(count_after, RIGHT, buff=style.GAP_M)
+        extra.next_to(count_after, DOWN, buff=style.GAP_M)
         default = style.zh("兑换比例悬殊：默认开着", size=style.BODY_SIZE, color=style.HIGHLIGHT)
         default.next_to(after, DOWN, buff=0.55).align_to(after, LEFT)
         with self.narrate("tr_default") as beat:
@@ -245,11 +246,11 @@ class RecomputeTradeoff(LectureScene):
         selective = rows["selective"]
         page = style.value(facts["page_selective_memory"], size=style.LABEL_SIZE, color=style.MUTED)
         page_name = style.zh("页面", size=style.SMALL_SIZE, color=style.MUTED)
-        old = VGroup(page_name, page).arrange(RIGHT, buff=style.GAP_S).next_to(selective[4], RIGHT, buff=style.GAP_L)
+        old = VGroup(page_name, page).arrange(RIGHT, buff=style.GAP_S).next_to(selective[4], RIGHT, buff=style.GAP_M)
         why = style.caption_stack(f"页面的分母少了每层入口（{facts['entry'].text}）；",
                                   f"同一个分母 {facts['moe_layer'].text}，是 {facts['selective_memory'].text[1:]}",
                                   size=style.LABEL_SIZE, color=style.TEXT)
-        why.move_to((0, self.NOTES_Y, 0))
+        why.move_to((0, self.NOTES_Y, 0), aligned_edge=UP)
         with self.narrate("tr_page") as beat:
             self.play(FadeIn(old), run_time=beat.share(0.2))
             strike = _strike(page)
@@ -257,7 +258,7 @@ class RecomputeTradeoff(LectureScene):
             self.play(FadeIn(why[0]), run_time=beat.share(0.2))
             self.play(FadeIn(why[1]), Indicate(selective[4], color=style.HIGHLIGHT), run_time=beat.share(0.2))
 
-        value = style.zh(f"每份算力换回的显存：选择性是全量的 {facts['value_ratio'].text}", size=style.BODY_SIZE,
+        value = style.zh(f"每份算力换回的显存：选择性是全量的 {facts['value_ratio'].text}", size=style.LABEL_SIZE,
                          color=style.HIGHLIGHT).move_to(why[0])
         deepseek = style.zh("DeepSeek-V3：重算全部 RMSNorm 与 MLA 上投影，正是这一档", size=style.LABEL_SIZE,
                             color=style.TEXT).move_to(why[1])
@@ -268,22 +269,19 @@ class RecomputeTradeoff(LectureScene):
 
         caveat = style.caption_stack("显存按 V3 config 自推，当量级看；",
                                      f"* 只留入口：未计正在重算的那一层（一层 MoE 约 {facts['working_layer'].text}）",
-                                     size=style.SMALL_SIZE, color=style.MUTED)
-        caveat.next_to(recap, DOWN, buff=style.GAP_M)
+                                     size=style.LABEL_SIZE, color=style.MUTED)
+        caveat.move_to((0, self.NOTES_Y, 0), aligned_edge=UP)
         with self.narrate("tr_caveat") as beat:
-            self.play(FadeOut(VGroup(header, rule, *rows.values(), old, strike, value, deepseek, mark)),
-                      run_time=beat.share(0.2))
-            self.play(recap.animate.set_color(style.TEXT).move_to((0, 0.9, 0)), run_time=beat.share(0.2))
-            caveat.next_to(recap, DOWN, buff=style.GAP_L)
-            self.play(FadeIn(caveat), run_time=beat.share(0.25))
+            self.play(FadeOut(VGroup(value, deepseek)), Indicate(recap, color=style.TEXT, scale_factor=1.05),
+                      run_time=beat.share(0.3))
+            self.play(FadeIn(caveat), run_time=beat.share(0.3))
 
     def _tier_row(self, name, compute, memory, index):
         y = self.TIER_TOP - index * self.TIER_PITCH
         label = style.zh(name, size=style.BODY_SIZE)
         cells = [label]
-        for column, fact, length, colour in ((self.TIERS[1], compute, self.COMPUTE_BAR, style.BACKWARD),
-                                             (self.TIERS[2], memory, self.MEMORY_BAR, style.GOOD)):
-            bar = Rectangle(width=max(abs(fact.value) * length, 0.03), height=0.36, stroke_width=0, fill_color=colour,
+        for column, fact, colour in ((self.TIERS[1], compute, style.BACKWARD), (self.TIERS[2], memory, style.GOOD)):
+            bar = Rectangle(width=max(abs(fact.value) * self.BAR_100, 0.03), height=0.36, stroke_width=0, fill_color=colour,
                             fill_opacity=0.75)
             bar.move_to((column.x, y, 0), aligned_edge=LEFT)
             number = style.value(fact, size=style.BODY_SIZE, color=colour).next_to(bar, RIGHT, buff=style.GAP_M)
@@ -300,6 +298,7 @@ class RecomputeSqrtL(LectureScene):
     PLOT_ORIGIN = np.array((0.6, -2.3, 0))
     PLOT_W, PLOT_H = 5.6, 3.6
     K_MAX, Y_MAX = 34, 36
+    ROOT_LABEL_Y = 24  # above the total's minimum, between its two branches
     READOUT = np.array((-6.5, 1.05, 0))  # the formula's left edge; the stops' lines hang under it
     READOUT_PITCH = 0.55
 
@@ -343,8 +342,7 @@ class RecomputeSqrtL(LectureScene):
             self.play(self.k.animate.set_value(facts["k_best"].value), run_time=beat.share(0.2))
             lines.add(self._readout(facts, "best", 1))
             root = style.zh(f"√{facts['layers'].text} ＝ {facts['sqrt'].text}", size=style.BODY_SIZE,
-                            color=style.HIGHLIGHT).next_to(axes.c2p(facts["k_best"].value, 0), UP, buff=0.3)
-            root.shift(0.9 * RIGHT)
+                            color=style.HIGHLIGHT).move_to(axes.c2p(facts["k_best"].value, self.ROOT_LABEL_Y))
             self.play(FadeIn(lines[-1], shift=0.2 * RIGHT), FadeIn(ticks[1]), run_time=beat.share(0.3))
             self.play(FadeIn(root), run_time=beat.share(0.25))
         with self.narrate("sq_large") as beat:
@@ -458,11 +456,11 @@ class SelectiveRecomputeTable(LectureScene):
     # tensor | GiB saved | TFLOP to recompute | TFLOP per GiB | verdict
     TABLE = (Column(-6.8, LEFT), Column(-0.6, RIGHT), Column(1.9, RIGHT), Column(3.9, RIGHT), Column(5.2, ORIGIN))
     CUT_END = 5.75  # rules and the cut end here; the cut's name follows it
-    HEADER_Y, FIRST_ROW_Y, PITCH = 2.45, 1.9, 0.42
+    HEADER_Y, FIRST_ROW_Y, PITCH = 2.5, 2.0, 0.4
     OLD_CELL_X = 0.55  # the retracted value sits struck through left of the script's
     VERDICT_COLOURS = {"白捡": style.GOOD, "划算": style.GOOD, "边际": style.HIGHLIGHT, "绝不": style.BAD}
-    NOTE_Y = -1.75  # under the table: a footnote, later the tier's sums
-    SUM_Y = -1.4
+    NOTE_Y = -1.45  # under the table: a footnote, later the tier's sums and shares
+    SUM_Y = -1.35
 
     def construct(self):
         facts = self.facts
@@ -487,15 +485,14 @@ class SelectiveRecomputeTable(LectureScene):
             rows[rank] = text_row((row["label"], row["gib"], row["tflop"], row["per_gib"]), self.TABLE,
                                   self._y(row["forward"]), size=style.SMALL_SIZE)
         with self.narrate("tb_rows") as beat:
-            self.play(FadeOut(question), rule_text.animate.scale(0.8).move_to((0, -2.0, 0)), run_time=beat.share(0.15))
-            self.play(FadeIn(header), Create(rule), run_time=beat.share(0.1))
-            per_row = beat.share(0.7) / len(rows)
+            self.play(FadeOut(question), rule_text.animate.scale(0.8).move_to((0, -2.0, 0)), run_time=beat.share(0.1))
+            self.play(FadeIn(header), Create(rule), run_time=beat.share(0.08))
+            per_row = beat.share(0.5) / len(rows)
             for row in sorted(rows, key=lambda r: r.get_y(), reverse=True):
                 self.play(LaggedStart(*(FadeIn(cell, shift=0.15 * RIGHT) for cell in row), lag_ratio=0.25),
                           run_time=per_row)
-        with self.narrate("tb_rank") as beat:
             self.play(FadeOut(rule_text), *(row.animate.set_y(self._y(rank)) for rank, row in enumerate(rows)),
-                      run_time=beat.share(0.6))
+                      run_time=beat.share(0.3))
 
         verdicts = [style.zh(r["verdict"], size=style.SMALL_SIZE, color=self.VERDICT_COLOURS[r["verdict"]])
                     .move_to((self.TABLE[4].x, self._y(rank), 0)) for rank, r in enumerate(data)]
@@ -555,7 +552,7 @@ class SelectiveRecomputeTable(LectureScene):
 
         sums = text_row(("选择性一档：一层合计", facts["saved_cell"].text, facts["paid_cell"].text), self.TABLE,
                         self.SUM_Y, color=style.GOOD)
-        sum_rule = Line((self.TABLE[0].x, self.SUM_Y + 0.3, 0), (self.CUT_END, self.SUM_Y + 0.3, 0),
+        sum_rule = Line((self.TABLE[0].x, self.SUM_Y + 0.26, 0), (self.CUT_END, self.SUM_Y + 0.26, 0),
                         color=style.MUTED, stroke_width=1.5)
         with self.narrate("tb_sum") as beat:
             self.play(Create(sum_rule), FadeIn(sums[0]), run_time=beat.share(0.2))
@@ -563,23 +560,21 @@ class SelectiveRecomputeTable(LectureScene):
                       TransformFromCopy(VGroup(*(rows[i][2] for i in taken)), sums[2]), run_time=beat.share(0.5))
 
         shares = VGroup(
-            text_row(("占比：除以", f"÷ {facts['moe_layer'].text}", f"÷ {facts['step_tflop'].text}"), self.TABLE,
-                     self.SUM_Y - 0.45, size=style.SMALL_SIZE, color=style.MUTED),
+            text_row(("占比", f"÷ {facts['moe_layer'].text}", f"÷ {facts['step_tflop'].text}"), self.TABLE,
+                     self.SUM_Y - 0.42, size=style.SMALL_SIZE, color=style.MUTED),
             text_row(("", facts["selective_memory"].text, facts["selective_compute"].text), self.TABLE,
-                     self.SUM_Y - 0.9, color=style.HIGHLIGHT),
+                     self.SUM_Y - 0.84, color=style.HIGHLIGHT),
         )
-        with self.narrate("tb_share") as beat:
-            self.play(FadeIn(shares[0]), run_time=beat.share(0.35))
-            self.play(FadeIn(shares[1], scale=1.2), run_time=beat.share(0.35))
-
         page_name = style.zh("页面写", size=style.SMALL_SIZE, color=style.MUTED)
         page = style.value(facts["page_selective_memory"], size=style.SMALL_SIZE, color=style.MUTED)
         why = style.zh("：分母少了每层入口", size=style.SMALL_SIZE, color=style.MUTED)
         old_share = VGroup(page_name, page, why).arrange(RIGHT, buff=0.1)
-        old_share.move_to((self.TABLE[0].x, self.SUM_Y - 0.9, 0), aligned_edge=LEFT)
-        with self.narrate("tb_page") as beat:
-            self.play(FadeIn(page_name), FadeIn(page), run_time=beat.share(0.25))
-            self.play(Create(_strike(page)), FadeIn(why), run_time=beat.share(0.3))
+        old_share.move_to((self.TABLE[0].x, self.SUM_Y - 0.84, 0), aligned_edge=LEFT)
+        with self.narrate("tb_share") as beat:
+            self.play(FadeIn(shares[0]), run_time=beat.share(0.25))
+            self.play(FadeIn(shares[1], scale=1.2), run_time=beat.share(0.25))
+            self.play(FadeIn(page_name), FadeIn(page), run_time=beat.share(0.15))
+            self.play(Create(_strike(page)), FadeIn(why), run_time=beat.share(0.2))
         self.finish()
 
     def _y(self, rank: int) -> float:

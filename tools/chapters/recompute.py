@@ -60,8 +60,9 @@ def _width(k: int) -> str:
 # Which of the layer's kept tensors each of the page's rows drops, in the
 # order forward makes them (the build-up), with the page's labels; the
 # numbers in a label are the config's, formatted here.
+NORM_OUTPUTS = (v3.ATTN_NORM_OUT, v3.FFN_NORM_OUT)
 TABLE_ROWS = (
-    ("RMSNorm 输出（每层 2 个）", (v3.ATTN_NORM_OUT, v3.FFN_NORM_OUT)),
+    (f"RMSNorm 输出（每层 {len(NORM_OUTPUTS)} 个）", NORM_OUTPUTS),
     (f"Q 展开（输入宽 {_width(v3.Q_UP.k)}）", (v3.Q_UP,)),
     (f"K/V 解压（输入宽 {_width(v3.KV_UP.k)}）", (v3.KV_UP,)),
     ("attention 输出", (v3.ATTN_OUT,)),
@@ -155,8 +156,7 @@ TRADEOFF_PAGE = {"keep_all": "4.15", "full_recompute": "106.75", "extra": 1 / 3,
     "recompute_tradeoff",
     "重算：一次不对称的交换",
     source="ZeRO，arXiv 1910.02054 §3.2（33% re-computation overhead）；DeepSeek-V3，arXiv 2412.19437 §3.2.3；"
-           "显存为按 V3 config 自推的量级；页面写的 77% 少算了每层入口，按同一分母是 75.2%；"
-           "只留入口未计正在重算的那一层",
+           "页面的 77% 分母少了每层入口，同一分母为 75.2%",
 )
 def recompute_tradeoff(check: Check, passes: int = rc.STEP_PASSES, replay: int = rc.REPLAY_PASSES,
                        attention: rc.Attention = rc.V3_ATTENTION, cut: float = CUT):
@@ -271,8 +271,7 @@ def recompute_sqrt_l(check: Check, demo: tuple[int, tuple[int, int, int]] = SQRT
     "selective_recompute_table",
     "一层 V3 MoE，按每 GiB 的代价排名",
     source="按 V3 config 与闭式解生成（128K、bf16）；「gate / up / 路由 / 降维」一行沿用页面的 9.14 GiB，"
-           "实为 gate、up 与一份 576 宽的 KV 降维；选择性一档省 75.2%，页面的 77% 分母少了每层入口；"
-           "DeepSeek-V3 重算全部 RMSNorm 与 MLA 上投影：arXiv 2412.19437 §3.2.3",
+           "实为 gate、up 与一份 KV 降维；DeepSeek-V3：arXiv 2412.19437 §3.2.3",
 )
 def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTENTION, cut: float = CUT):
     tier = _selective(check, attention, cut)
@@ -416,7 +415,7 @@ PAPER_YEAR = 2022  # Korthikanti et al., arXiv 2205.05198 (2022-05)
 # with the ranked row each of them drops.
 MEGATRON_DEFAULT = "core_attn"
 MEGATRON_ROWS = {"core_attn": ("attention 输出", (v3.ATTN_OUT,)),
-                 "layernorm": ("RMSNorm 输出", (v3.ATTN_NORM_OUT, v3.FFN_NORM_OUT)),
+                 "layernorm": ("RMSNorm 输出", NORM_OUTPUTS),
                  "moe_act": ("SwiGLU 乘积", (v3.SWIGLU_PRODUCT,)),
                  "mla_up_proj": ("Q 展开、K/V 解压", (v3.Q_UP, v3.KV_UP))}
 
