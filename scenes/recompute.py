@@ -281,8 +281,8 @@ class RecomputeTradeoff(LectureScene):
         label = style.zh(name, size=style.BODY_SIZE)
         cells = [label]
         for column, fact, colour in ((self.TIERS[1], compute, style.BACKWARD), (self.TIERS[2], memory, style.GOOD)):
-            bar = Rectangle(width=max(abs(fact.value) * self.BAR_100, 0.03), height=0.36, stroke_width=0, fill_color=colour,
-                            fill_opacity=0.75)
+            bar = Rectangle(width=max(abs(fact.value) * self.BAR_100, 0.03), height=0.36, stroke_width=0,
+                            fill_color=colour, fill_opacity=0.75)
             bar.move_to((column.x, y, 0), aligned_edge=LEFT)
             number = style.value(fact, size=style.BODY_SIZE, color=colour).next_to(bar, RIGHT, buff=style.GAP_M)
             cells += [bar, number]
@@ -596,7 +596,7 @@ class AttentionCrossover(LectureScene):
         axes = sketch_axes((0, top, top / 8), (0, top, top / 8), self.PLOT_W, self.PLOT_H)
         axes.move_to(self.PLOT_ORIGIN, aligned_edge=DOWN + LEFT)
         x_name = style.zh("序列长度 S", size=style.LABEL_SIZE, color=style.MUTED)
-        x_name.next_to(axes.x_axis.get_right(), UP, buff=style.GAP_M).align_to(axes.x_axis, RIGHT)
+        x_name.next_to(axes.c2p(top / 4, 0), DOWN, buff=0.12)
         y_name = style.zh("每省一字节的 FLOPs", size=style.LABEL_SIZE, color=style.MUTED)
         y_name.next_to(axes.y_axis, UP, buff=style.GAP_S).align_to(axes.y_axis, LEFT)
         ticks = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
@@ -643,7 +643,7 @@ class AttentionCrossover(LectureScene):
         slope = facts["v3_slope"].value
         rise = Line(axes.c2p(0, 0), axes.c2p(top / slope, top), color=style.BACKWARD, stroke_width=4)
         rise_name = style.zh("attention（V3）", size=style.LABEL_SIZE, color=style.BACKWARD)
-        rise_name.next_to(rise.get_end(), LEFT, buff=0.15).shift(0.15 * DOWN)
+        rise_name.next_to(rise.point_from_proportion(0.45), UP + LEFT, buff=0.1)
         attention = style.caption_stack("attention：运算 ∝ S²，产出 ∝ S", "每字节的代价随 S 直线上升",
                                         size=style.LABEL_SIZE)
         attention.move_to((self.LEFT, 1.9, 0), aligned_edge=LEFT)
@@ -676,7 +676,7 @@ class AttentionCrossover(LectureScene):
         drop = DashedLine(axes.c2p(main["s"], main["k"]), axes.c2p(main["s"], 0), color=style.HIGHLIGHT,
                           stroke_width=2)
         where = style.zh(f"S ≈ {facts['crossover'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        where.next_to(dot, UP + LEFT, buff=0.1)
+        where.next_to(dot, DOWN + RIGHT, buff=0.1)
         with self.narrate("ac_cross") as beat:
             self.play(Indicate(lines[-1], color=style.HIGHLIGHT), Indicate(labels[-1], color=style.HIGHLIGHT),
                       run_time=beat.share(0.3))
@@ -748,7 +748,8 @@ class SeqLenFlip(LectureScene):
     PANEL_W, PANEL_H = 5.0, 3.6
     HEADER_Y = 2.5
     NOTE_Y = -2.5  # one short line under the panels, above the caption band
-    VERDICT_AT = (1.0, 0.1)  # as a share of each panel's axes: its lower right, under the attention line
+    VERDICT_AT = (1.0, 0.2)  # as a share of each panel's axes: its lower right, under the attention line
+    LINE_NAME_SIDE = {"gpt3": LEFT, "v3": RIGHT}  # the d_model line's name, at the end far from attention
     COST_SIDE = {"gpt3": DOWN + RIGHT, "v3": LEFT}  # where the point's cost label goes, clear of its lines
 
     def construct(self):
@@ -772,14 +773,14 @@ class SeqLenFlip(LectureScene):
             self.play(FadeIn(gpt3["head"]), Create(gpt3["axes"]), FadeIn(gpt3["names"]), run_time=beat.share(0.25))
             self.play(Create(gpt3["rise"]), FadeIn(gpt3["rise_name"]), run_time=beat.share(0.25))
             self.play(Create(gpt3["line"]), FadeIn(gpt3["line_name"]), run_time=beat.share(0.25))
-        self._point("gpt3", "fl_gpt3_point", "在交点左边：attention 最划算", style.GOOD)
+        self._point("gpt3", "fl_gpt3_point", ("在交点左边：", "attention 最划算"), style.GOOD)
         v3 = panels["v3"]
         with self.narrate("fl_v3") as beat:
             self.play(FadeIn(v3["head"]), Create(v3["axes"]), FadeIn(v3["names"]), run_time=beat.share(0.2))
             self.play(Create(v3["rise"]), FadeIn(v3["rise_name"]), run_time=beat.share(0.25))
             self.play(Create(v3["line"]), FadeIn(v3["line_name"]), run_time=beat.share(0.25))
             self.play(FadeIn(v3["cross"]), run_time=beat.share(0.15))
-        self._point("v3", "fl_v3_point", "在交点右边：attention 最不该重算", style.BAD)
+        self._point("v3", "fl_v3_point", ("在交点右边：", "attention 最不该重算"), style.BAD)
 
         with self.narrate("fl_both") as beat:
             self.play(*(Indicate(panels[k]["rise_name"], color=style.HIGHLIGHT) for k in panels),
@@ -850,11 +851,12 @@ class SeqLenFlip(LectureScene):
         end_x = min(x_max, y_max / slope.value)
         rise = Line(axes.c2p(0, 0), axes.c2p(end_x, slope.value * end_x), color=style.BACKWARD, stroke_width=4)
         rise_name = style.zh(f"attention 斜率 {slope.text}", size=style.SMALL_SIZE, color=style.BACKWARD)
-        rise_name.next_to(rise.point_from_proportion(0.55), DOWN + RIGHT, buff=0.1)
+        rise_name.next_to(rise.point_from_proportion(0.4), UP + LEFT, buff=0.1)
         width = facts[f"{key}_width"]
         line = Line(axes.c2p(0, width.value), axes.c2p(x_max, width.value), color=style.FORWARD, stroke_width=3)
         line_name = style.zh(f"d_model {width.text}", size=style.SMALL_SIZE, color=style.FORWARD)
-        line_name.next_to(line, UP, buff=0.08).align_to(line, RIGHT)
+        side = self.LINE_NAME_SIDE[key]
+        line_name.next_to(line, UP, buff=0.08).align_to(line, side).shift(0.15 * -side)
         crossing = facts[f"{key}_crossing"]
         cross = VGroup(Dot(axes.c2p(crossing.value, width.value), radius=0.07, color=style.HIGHLIGHT),
                        style.value(crossing, size=style.SMALL_SIZE, color=style.HIGHLIGHT)
@@ -872,8 +874,12 @@ class SeqLenFlip(LectureScene):
     def _point(self, key, cue, verdict_text, colour):
         """The model's own operating point on its attention line, and which side of its crossing it falls."""
         panel = self.panels[key]
-        verdict = style.zh(verdict_text, size=style.LABEL_SIZE, color=colour)
-        verdict.move_to(panel["axes"].c2p(*self.VERDICT_AT), aligned_edge=RIGHT + DOWN)
+        verdict = style.caption_stack(*verdict_text, size=style.LABEL_SIZE, color=colour)
+        for line in verdict:
+            line.align_to(verdict, RIGHT)
+        axes = panel["axes"]
+        verdict.move_to(axes.c2p(self.VERDICT_AT[0] * axes.x_range[1], self.VERDICT_AT[1] * axes.y_range[1]),
+                        aligned_edge=RIGHT + DOWN)
         panel["verdict"] = verdict
         with self.narrate(cue) as beat:
             self.play(Create(panel["drop"]), FadeIn(panel["seq"]), run_time=beat.share(0.25))

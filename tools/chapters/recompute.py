@@ -11,6 +11,8 @@ says why; the ids are named beside the checks that apply them.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -92,7 +94,8 @@ OTHER_CUTS = (2.5, 5.0)  # the page: these pick the same rows
 # The verdicts are the page's words; a row is free when it has no matmul (a copy or
 # elementwise: near 0 per GiB), worth it under the cut, marginal within ten cuts.
 FREE_BELOW, MARGINAL_WITHIN = 0.01, 10
-PAGE_SELECTIVE = {"saved": 53.5, "paid": 48.9, "step": 2571, "compute": 0.019, "memory_page": 0.77,
+# The page's selective tier (L168–170); "memory" is figures.md D1's 75.2%, the page's 77% is "memory_page".
+PAGE_SELECTIVE = {"saved": 53.5, "paid": 48.9, "step": 2571, "compute": 0.019, "memory": 0.752, "memory_page": 0.77,
                   "attention_vs_previous": 23, "old_compute": 0.06}
 
 
@@ -118,7 +121,39 @@ def _candidates(attention: rc.Attention) -> tuple[rc.Candidate, ...]:
     return tuple(rc.Candidate(label, parts, v3.SEQ, attention) for label, parts in TABLE_ROWS)
 
 
-def _selective(check: Check, attention: rc.Attention, cut: float) -> dict:
+@dataclass(frozen=True)
+class Tier:
+    """The ranking and the rows under the cut: what they save, what they cost, over what."""
+
+    rows: tuple[rc.Candidate, ...]  # forward order
+    order: list[rc.Candidate]  # ranked
+    selected: list[rc.Candidate]
+    forward: float  # one MoE layer's forward, TFLOP
+
+    @property
+    def saved(self) -> float:
+        return sum(r.gib for r in self.selected)
+
+    @property
+    def paid(self) -> float:
+        return sum(r.tflop for r in self.selected)
+
+    @property
+    def step(self) -> float:
+        return rc.STEP_PASSES * self.forward
+
+    @property
+    def compute(self) -> float:
+        """Extra compute over one step (3 passes): the denominator of both tiers' compute column."""
+        return self.paid / self.step
+
+    @property
+    def memory(self) -> float:
+        """Memory removed over the whole MoE layer (71.14 GiB, its entry included): figures.md D1."""
+        return self.saved / v3.moe_layer_gib()
+
+
+def _selective(check: Check, attention: rc.Attention, cut: float) -> Tier:
     """The ranking and the selective tier, checked: both routes to every TFLOP, the rows
     drawn from the layer's own tensors, the cut's rows, and the step they are divided by."""
     rows = _candidates(attention)
@@ -135,21 +170,17 @@ def _selective(check: Check, attention: rc.Attention, cut: float) -> dict:
     for other in OTHER_CUTS:
         check.equal(f"cut at {other} picks the same rows", [r.label for r in order if r.per_gib < other],
                     [r.label for r in selected])
-    saved, paid = sum(r.gib for r in selected), sum(r.tflop for r in selected)
     # The step: 3 passes of the layer's forward, by its weights (v3) and by its tensors' matmuls.
     forward = v3.moe_layer_forward_flops() / 1e12
     by_tensors = (sum(rc.recompute_flops(t) for t in layer if t.op == v3.MATMUL)
                   + 2.0 * v3.SEQ * math.prod(v3.O_PROJ) + rc.V3_ATTENTION.flops(v3.SEQ)) / 1e12
     check.close("layer forward TFLOP (weights = tensors' matmuls + o_proj + attention)", by_tensors, forward,
                 rel=1e-12)
-    step = rc.STEP_PASSES * forward
-    return {"rows": rows, "order": order, "selected": selected, "saved": saved, "paid": paid,
-            "forward": forward, "step": step, "compute": paid / step, "memory": saved / v3.moe_layer_gib()}
+    return Tier(rows, order, selected, forward)
 
 
 # -- recompute_tradeoff (A10 Ⓐ Ⓑ) -----------------------------------------------------------
-TRADEOFF_PAGE = {"keep_all": "4.15", "full_recompute": "106.75", "extra": 1 / 3, "memory_cut": 0.97,
-                 "full_memory": 0.97}
+TRADEOFF_PAGE = {"keep_all": "4.15", "full_recompute": "106.75", "extra": 1 / 3, "memory_cut": 0.97}
 
 
 @CHAPTER.figure(
@@ -164,11 +195,12 @@ def recompute_tradeoff(check: Check, passes: int = rc.STEP_PASSES, replay: int =
     keep_all, full = v3.keep_all_gib(), v3.full_recompute_gib()
     check.close("full_recompute (one entry per layer)", full, v3.LAYERS * v3.layer_entry_gib())
     shown = {"keep_all": _tib(keep_all), "full_recompute": _gib(full)}
-    for name, page in (("keep_all", "4.15"), ("full_recompute", "106.75")):
-        check.equal(name, shown[name].text.split(" ")[0], page)
+    for name in shown:
+        check.equal(name, shown[name].text.split(" ")[0], TRADEOFF_PAGE[name])
     memory_cut = 1 - full / keep_all
     check.close("memory_cut", memory_cut, TRADEOFF_PAGE["memory_cut"], abs=0.01)
-    extra = replay / passes
+    share = Fraction(replay, passes)  # the replay's share of a step, kept exact for its 1/3 on screen
+    extra = float(share)
     check.close("extra compute (ZeRO's 33%)", extra, TRADEOFF_PAGE["extra"])
     asymmetry = keep_all / full
     check.that("asymmetry", 30 < asymmetry < 50, "roughly forty times less memory", asymmetry)
@@ -178,22 +210,23 @@ def recompute_tradeoff(check: Check, passes: int = rc.STEP_PASSES, replay: int =
     layer_gib, entry = v3.moe_layer_gib(), v3.layer_entry_gib()
     full_memory = 1 - entry / layer_gib
     check.close("full_memory (one layer = whole model)", full_memory, memory_cut, abs=0.001)
-    check.close("selective_compute", tier["compute"], PAGE_SELECTIVE["compute"], abs=0.0005)
+    check.close("selective_compute", tier.compute, PAGE_SELECTIVE["compute"], abs=0.0005)
     # figures.md D1: the page's 77% divides by the layer without its entry; one denominator gives 75.2%.
-    check.close("selective_memory", tier["memory"], 0.752, abs=0.0005)
-    page_denominator = tier["saved"] / (layer_gib - entry)
+    check.close("selective_memory", tier.memory, PAGE_SELECTIVE["memory"], abs=0.0005)
+    page_denominator = tier.saved / (layer_gib - entry)
     check.close("page's 77% (denominator without the entry)", page_denominator, PAGE_SELECTIVE["memory_page"],
                 abs=0.005)
-    old = tier["paid"] / tier["forward"]  # the page's earlier denominator: one forward (L126)
+    old = tier.paid / tier.forward  # the page's earlier denominator: one forward (L126)
     check.close("old 6% (one forward as the denominator)", old, PAGE_SELECTIVE["old_compute"], abs=0.005)
-    value = (tier["memory"] / tier["compute"]) / (full_memory / extra)
+    value = (tier.memory / tier.compute) / (full_memory / extra)
     check.that("value_ratio", 10 <= value < 100, "selective buys an order of magnitude more per FLOP", value)
     return shown | {
         "memory_cut": _cut(memory_cut), "asymmetry": approx(times(asymmetry, 0)),
         "passes_before": _count(passes), "passes_after": _count(passes + replay),
         "replay": _count(replay), "forward_passes": _count(1), "backward_passes": _count(passes - 1),
-        "third": Fact(extra, "1/3", "三分之一"),
-        "selective_compute": percent(tier["compute"], 1, plus=True), "selective_memory": _cut(tier["memory"]),
+        "third": Fact(extra, f"{share.numerator}/{share.denominator}",
+                      f"{numbers.zh_int(share.denominator)}分之{numbers.zh_int(share.numerator)}"),
+        "selective_compute": percent(tier.compute, 1, plus=True), "selective_memory": _cut(tier.memory),
         "full_compute": percent(extra, 1, plus=True), "full_memory": _cut(full_memory),
         "none_compute": percent(0, 0), "none_memory": percent(0, 0),
         "page_selective_memory": percent(PAGE_SELECTIVE["memory_page"], 0),
@@ -275,14 +308,14 @@ def recompute_sqrt_l(check: Check, demo: tuple[int, tuple[int, int, int]] = SQRT
 )
 def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTENTION, cut: float = CUT):
     tier = _selective(check, attention, cut)
-    order = tier["order"]
+    order = tier.order
     rows = []
     for rank, (row, page) in enumerate(zip(order, TABLE_PAGE, strict=True)):
         gib_text, tflop_text = numbers.signed(row.gib, 2), _cell_tflop(row.tflop)
         ratio_text, verdict = _cell_ratio(row.per_gib), _verdict(row.per_gib, cut)
         check.equal(f"rank {rank + 1} '{row.label}'", (gib_text, tflop_text, ratio_text, verdict), page)
         rows.append({"label": row.label, "gib": gib_text, "tflop": tflop_text, "per_gib": ratio_text,
-                     "verdict": verdict, "forward": tier["rows"].index(row), "selected": row in tier["selected"]})
+                     "verdict": verdict, "forward": tier.rows.index(row), "selected": row in tier.selected})
 
     gate = next(r for r in order if v3.GATE in r.parts)
     check.close("9.14 GiB = gate + up + one 576-wide KV 降维 (D10)", gate.gib,
@@ -300,12 +333,12 @@ def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTE
                attention_row.label)
     vs_previous = attention_row.per_gib / before.per_gib
     check.close("attention_vs_previous", vs_previous, PAGE_SELECTIVE["attention_vs_previous"], abs=0.5)
-    check.close("saved", tier["saved"], PAGE_SELECTIVE["saved"])
-    check.close("paid", tier["paid"], PAGE_SELECTIVE["paid"], abs=0.05)
-    check.close("step_tflop", tier["step"], PAGE_SELECTIVE["step"], abs=0.5)
-    check.close("selective_memory (D1)", tier["memory"], 0.752, abs=0.0005)
-    below = max(r.per_gib for r in tier["selected"])
-    above = min(r.per_gib for r in order if r not in tier["selected"])
+    check.close("saved", tier.saved, PAGE_SELECTIVE["saved"])
+    check.close("paid", tier.paid, PAGE_SELECTIVE["paid"], abs=0.05)
+    check.close("step_tflop", tier.step, PAGE_SELECTIVE["step"], abs=0.5)
+    check.close("selective_memory (D1)", tier.memory, PAGE_SELECTIVE["memory"], abs=0.0005)
+    below = max(r.per_gib for r in tier.selected)
+    above = min(r.per_gib for r in order if r not in tier.selected)
     check.that("cut sits in the gap", below < cut < above, "the cut between the last row taken and the first left",
                (below, cut, above))
     unranked = [t for t in v3.moe_layer_tensors() if not any(t in r.parts for r in order)]
@@ -314,10 +347,10 @@ def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTE
     return {
         "rows": data(rows), "cut": number(cut), "seq": _seq(v3.SEQ), "hidden": number(v3.HIDDEN),
         "ratio_last_taken": number(below, 2), "ratio_first_left": number(above, 2),
-        "saved": _gib(tier["saved"], 1), "paid": _tflop(tier["paid"], 1),
-        "saved_cell": number(tier["saved"], 1), "paid_cell": number(tier["paid"], 1),
-        "step_tflop": approx(_tflop(tier["step"], 0)), "passes": number(rc.STEP_PASSES),
-        "selective_compute": percent(tier["compute"], 1), "selective_memory": percent(tier["memory"], 1),
+        "saved": _gib(tier.saved, 1), "paid": _tflop(tier.paid, 1),
+        "saved_cell": number(tier.saved, 1), "paid_cell": number(tier.paid, 1),
+        "step_tflop": approx(_tflop(tier.step, 0)), "passes": number(rc.STEP_PASSES),
+        "selective_compute": percent(tier.compute, 1), "selective_memory": percent(tier.memory, 1),
         "page_selective_memory": percent(PAGE_SELECTIVE["memory_page"], 0),
         "moe_layer": _gib(v3.moe_layer_gib()), "entry": _gib(v3.layer_entry_gib()),
         "gate_gib": _gib(gate.gib), "gate_tflop": _tflop(gate.tflop), "gate_ratio": number(gate.per_gib, 2),
