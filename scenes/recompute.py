@@ -74,9 +74,9 @@ class RecomputeTradeoff(LectureScene):
     PASS_W, PASS_H, PASS_ROWS = 1.15, 0.62, 1.25
     RECAP_Y = 2.7
     # Ⓑ: tier | extra compute | memory removed; a value cell is a bar with its number after it.
-    TIERS = (Column(-6.6, LEFT), Column(-2.6, LEFT), Column(1.9, LEFT))
+    TIERS = (Column(-6.6, LEFT), Column(-2.9, LEFT), Column(1.4, LEFT))
     TIER_HEADER_Y, TIER_TOP, TIER_PITCH = 1.85, 0.65, 0.8
-    BAR_100 = 3.0  # a bar's length at 100%, the same in both columns
+    BAR_100 = 2.8  # a bar's length at 100%, the same in both columns
     NOTES_Y = -1.6  # two short lines under the table
 
     def construct(self):
@@ -186,11 +186,8 @@ class RecomputeTradeoff(LectureScene):
             self.play(FadeIn(compute_name), LaggedStart(*(FadeIn(b, shift=0.2 * RIGHT) for b in before),
                                                         lag_ratio=0.4), run_time=beat.share(0.35))
             self.play(FadeIn(count_before), run_time=beat.share(0.1))
-            ghost = before.copy()
-            self.play(ghost.animate.move_to(after[0].get_center() + (before.get_center() - before[0].get_center())
-                                            * 1.0), run_time=beat.share(0.15))
-            self.remove(ghost)
-            self.add(after[0], after[2], after[3])
+            # The same three passes drop to the row below, opening a gap after the forward for the replay.
+            self.play(TransformFromCopy(before, VGroup(after[0], after[2], after[3])), run_time=beat.share(0.2))
             self.play(GrowFromEdge(after[1], LEFT), run_time=beat.share(0.2))
             self.play(FadeIn(count_after), run_time=beat.share(0.1))
 
@@ -226,7 +223,7 @@ class RecomputeTradeoff(LectureScene):
                        f"÷ 一层 MoE（{facts['moe_layer'].text}）"), self.TIERS, self.TIER_HEADER_Y - 0.42,
                      size=style.SMALL_SIZE, color=style.MUTED),
         )
-        rule = Line((self.TIERS[0].x, self.TIER_HEADER_Y - 0.72, 0), (6.8, self.TIER_HEADER_Y - 0.72, 0),
+        rule = Line((self.TIERS[0].x, self.TIER_HEADER_Y - 0.72, 0), (6.6, self.TIER_HEADER_Y - 0.72, 0),
                     color=style.MUTED, stroke_width=1.5)
         tiers = (("none", "不重算"), ("selective", "选择性重算"), ("full", "全量重算"))
         rows = {key: self._tier_row(name, facts[f"{key}_compute"], facts[f"{key}_memory"], i)
@@ -262,7 +259,7 @@ class RecomputeTradeoff(LectureScene):
                          color=style.HIGHLIGHT).move_to(why[0])
         deepseek = style.zh("DeepSeek-V3：重算全部 RMSNorm 与 MLA 上投影，正是这一档", size=style.LABEL_SIZE,
                             color=style.TEXT).move_to(why[1])
-        mark = SurroundingRectangle(selective, color=style.HIGHLIGHT, buff=0.12, corner_radius=0.08)
+        mark = SurroundingRectangle(VGroup(selective, old), color=style.HIGHLIGHT, buff=0.12, corner_radius=0.08)
         with self.narrate("tr_value") as beat:
             self.play(FadeOut(why), FadeIn(value), Create(mark), run_time=beat.share(0.3))
             self.play(FadeIn(deepseek), run_time=beat.share(0.25))
@@ -298,7 +295,7 @@ class RecomputeSqrtL(LectureScene):
     PLOT_ORIGIN = np.array((0.6, -2.3, 0))
     PLOT_W, PLOT_H = 5.6, 3.6
     K_MAX, Y_MAX = 34, 36
-    ROOT_LABEL_Y = 24  # above the total's minimum, between its two branches
+    ROOT_LABEL = (14, 26)  # (k, layers): right of the total's minimum, above its rising branch
     READOUT = np.array((-6.5, 1.05, 0))  # the formula's left edge; the stops' lines hang under it
     READOUT_PITCH = 0.55
 
@@ -306,8 +303,7 @@ class RecomputeSqrtL(LectureScene):
         facts = self.facts
         self.show_title()
         self.k = ValueTracker(1.0)
-        self.layers = facts["layers"].value
-        strip = always_redraw(self._strip)
+        strip = self._strip(facts["layers"].value)
         legend = self._legend()
         formula = style.zh("同时在场 ＝ L/k ＋ k", size=style.BODY_SIZE).move_to(self.READOUT, aligned_edge=LEFT)
         with self.narrate("sq_idea") as beat:
@@ -342,7 +338,7 @@ class RecomputeSqrtL(LectureScene):
             self.play(self.k.animate.set_value(facts["k_best"].value), run_time=beat.share(0.2))
             lines.add(self._readout(facts, "best", 1))
             root = style.zh(f"√{facts['layers'].text} ＝ {facts['sqrt'].text}", size=style.BODY_SIZE,
-                            color=style.HIGHLIGHT).move_to(axes.c2p(facts["k_best"].value, self.ROOT_LABEL_Y))
+                            color=style.HIGHLIGHT).move_to(axes.c2p(*self.ROOT_LABEL))
             self.play(FadeIn(lines[-1], shift=0.2 * RIGHT), FadeIn(ticks[1]), run_time=beat.share(0.3))
             self.play(FadeIn(root), run_time=beat.share(0.25))
         with self.narrate("sq_large") as beat:
@@ -366,9 +362,10 @@ class RecomputeSqrtL(LectureScene):
             self.play(FadeOut(VGroup(lines, why, even, ticks, root)), marker.animate.set_opacity(0),
                       run_time=beat.share(0.2))
             self.remove(marker)
-            self.layers = facts["v3_layers"].value
+            self.k.set_value(facts["v3_k_small"].value)
+            v3_strip = self._strip(facts["v3_layers"].value)
             self.play(*(Transform(a, b) for a, b in zip(curves, v3_curves)), ReplacementTransform(formula, v3_title),
-                      self.k.animate.set_value(facts["v3_k_small"].value), run_time=beat.share(0.45))
+                      ReplacementTransform(strip, v3_strip), run_time=beat.share(0.45))
         v3_marker = always_redraw(lambda: self._marker(axes, facts["v3_sweep"].value))
         v3_lines = VGroup(*(self._readout(facts, stop, i, "v3_") for i, stop in enumerate(("small", "best", "large"))))
         v3_ticks = self._ticks(axes, facts, "v3_")
@@ -388,23 +385,31 @@ class RecomputeSqrtL(LectureScene):
         self.finish()
 
     # -- pieces -------------------------------------------------------------------------------------
-    def _strip(self):
-        """L cells; every k-th a save point, the top segment (being recomputed) lit. k is rounded while it sweeps."""
+    def _strip(self, layers: int) -> VGroup:
+        """L cells; every k-th a save point, the top segment (being recomputed) lit. Repainted
+        only when k, rounded while it sweeps, changes: redrawing every cell each frame doubled the render time."""
         left, y, width, height = self.STRIP
-        layers, k = self.layers, max(1, round(self.k.get_value()))
         cell = width / layers
-        first_lit = (layers - 1) // k * k  # the last segment, where backward starts
-        group = VGroup()
-        for i in range(layers):
-            if i % k == 0:
-                colour, opacity = style.GOOD, 0.9
-            elif i >= first_lit:
-                colour, opacity = style.FORWARD, 0.7
-            else:
-                colour, opacity = style.PANEL, 1.0
-            group.add(Rectangle(width=cell, height=height, stroke_color=style.BACKGROUND, stroke_width=1,
-                                fill_color=colour, fill_opacity=opacity).move_to((left + (i + 0.5) * cell, y, 0)))
-        return group
+        cells = VGroup(*(Rectangle(width=cell, height=height, stroke_color=style.BACKGROUND, stroke_width=1)
+                         .move_to((left + (i + 0.5) * cell, y, 0)) for i in range(layers)))
+        painted = [0]
+
+        def paint(group):
+            k = max(1, round(self.k.get_value()))
+            if k == painted[0]:
+                return
+            painted[0] = k
+            first_lit = (layers - 1) // k * k  # the last segment, where backward starts
+            for i, rect in enumerate(group):
+                if i % k == 0:
+                    rect.set_fill(style.GOOD, 0.9)
+                elif i >= first_lit:
+                    rect.set_fill(style.FORWARD, 0.7)
+                else:
+                    rect.set_fill(style.PANEL, 1.0)
+
+        paint(cells)
+        return cells.add_updater(paint)
 
     def _legend(self):
         items = VGroup()
@@ -426,7 +431,7 @@ class RecomputeSqrtL(LectureScene):
     def _marker(self, axes, sweep):
         k = self.k.get_value()
         checkpoints = float(np.interp(k, sweep["k"], sweep["checkpoints"]))
-        drop = DashedLine(axes.c2p(k, 0), axes.c2p(k, checkpoints + k), color=style.MUTED, stroke_width=2)
+        drop = Line(axes.c2p(k, 0), axes.c2p(k, checkpoints + k), color=style.MUTED, stroke_width=2)
         dots = VGroup(Dot(axes.c2p(k, checkpoints + k), radius=0.08, color=style.HIGHLIGHT),
                       Dot(axes.c2p(k, checkpoints), radius=0.06, color=style.GOOD),
                       Dot(axes.c2p(k, k), radius=0.06, color=style.FORWARD))
@@ -454,10 +459,10 @@ class SelectiveRecomputeTable(LectureScene):
     """B2: one V3 MoE layer's tensors, computed row by row, ranked by TFLOP per GiB, cut at 3."""
 
     # tensor | GiB saved | TFLOP to recompute | TFLOP per GiB | verdict
-    TABLE = (Column(-6.8, LEFT), Column(-0.6, RIGHT), Column(1.9, RIGHT), Column(3.9, RIGHT), Column(5.2, ORIGIN))
-    CUT_END = 5.75  # rules and the cut end here; the cut's name follows it
+    TABLE = (Column(-6.8, LEFT), Column(-0.7, RIGHT), Column(1.8, RIGHT), Column(3.8, RIGHT), Column(5.05, ORIGIN))
+    CUT_END = 5.5  # rules and the cut end here; the cut's name follows it
     HEADER_Y, FIRST_ROW_Y, PITCH = 2.5, 2.0, 0.4
-    OLD_CELL_X = 0.55  # the retracted value sits struck through left of the script's
+    OLD_CELL_X = 0.45  # the retracted value sits struck through left of the script's
     VERDICT_COLOURS = {"白捡": style.GOOD, "划算": style.GOOD, "边际": style.HIGHLIGHT, "绝不": style.BAD}
     NOTE_Y = -1.45  # under the table: a footnote, later the tier's sums and shares
     SUM_Y = -1.35
@@ -596,7 +601,7 @@ class AttentionCrossover(LectureScene):
         axes = sketch_axes((0, top, top / 8), (0, top, top / 8), self.PLOT_W, self.PLOT_H)
         axes.move_to(self.PLOT_ORIGIN, aligned_edge=DOWN + LEFT)
         x_name = style.zh("序列长度 S", size=style.LABEL_SIZE, color=style.MUTED)
-        x_name.next_to(axes.c2p(top / 4, 0), DOWN, buff=0.12)
+        x_name.next_to(axes.c2p(0, 0), DOWN, buff=0.12, aligned_edge=LEFT)
         y_name = style.zh("每省一字节的 FLOPs", size=style.LABEL_SIZE, color=style.MUTED)
         y_name.next_to(axes.y_axis, UP, buff=style.GAP_S).align_to(axes.y_axis, LEFT)
         ticks = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
@@ -643,7 +648,7 @@ class AttentionCrossover(LectureScene):
         slope = facts["v3_slope"].value
         rise = Line(axes.c2p(0, 0), axes.c2p(top / slope, top), color=style.BACKWARD, stroke_width=4)
         rise_name = style.zh("attention（V3）", size=style.LABEL_SIZE, color=style.BACKWARD)
-        rise_name.next_to(rise.point_from_proportion(0.45), UP + LEFT, buff=0.1)
+        rise_name.next_to(rise.point_from_proportion(0.4), DOWN + RIGHT, buff=0.1)
         attention = style.caption_stack("attention：运算 ∝ S²，产出 ∝ S", "每字节的代价随 S 直线上升",
                                         size=style.LABEL_SIZE)
         attention.move_to((self.LEFT, 1.9, 0), aligned_edge=LEFT)
@@ -748,9 +753,12 @@ class SeqLenFlip(LectureScene):
     PANEL_W, PANEL_H = 5.0, 3.6
     HEADER_Y = 2.5
     NOTE_Y = -2.5  # one short line under the panels, above the caption band
-    VERDICT_AT = (1.0, 0.2)  # as a share of each panel's axes: its lower right, under the attention line
+    # Where each verdict sits, as a share of its panel's axes, and which corner sits there: in the empty
+    # corner, GPT-3's under its attention line, V3's above it (its operating point's drop line runs low right).
+    VERDICT_AT = {"gpt3": ((1.0, 0.12), RIGHT + DOWN), "v3": ((0.04, 0.96), LEFT + UP)}
     LINE_NAME_SIDE = {"gpt3": LEFT, "v3": RIGHT}  # the d_model line's name, at the end far from attention
-    COST_SIDE = {"gpt3": DOWN + RIGHT, "v3": LEFT}  # where the point's cost label goes, clear of its lines
+    COST_SIDE = {"gpt3": DOWN + RIGHT, "v3": LEFT}
+    VERDICTS = SelectiveRecomputeTable.VERDICT_COLOURS  # where the point's cost label goes, clear of its lines
 
     def construct(self):
         facts = self.facts
@@ -836,8 +844,6 @@ class SeqLenFlip(LectureScene):
                       run_time=beat.share(0.55))
         self.finish()
 
-    VERDICTS = SelectiveRecomputeTable.VERDICT_COLOURS
-
     def _panel(self, key, head, facts):
         info = facts[f"{key}_panel"].value
         x_max, y_max = info["x_max"], info["y_max"]
@@ -851,7 +857,7 @@ class SeqLenFlip(LectureScene):
         end_x = min(x_max, y_max / slope.value)
         rise = Line(axes.c2p(0, 0), axes.c2p(end_x, slope.value * end_x), color=style.BACKWARD, stroke_width=4)
         rise_name = style.zh(f"attention 斜率 {slope.text}", size=style.SMALL_SIZE, color=style.BACKWARD)
-        rise_name.next_to(rise.point_from_proportion(0.4), UP + LEFT, buff=0.1)
+        rise_name.next_to(rise.point_from_proportion(0.45), DOWN + RIGHT, buff=0.1)
         width = facts[f"{key}_width"]
         line = Line(axes.c2p(0, width.value), axes.c2p(x_max, width.value), color=style.FORWARD, stroke_width=3)
         line_name = style.zh(f"d_model {width.text}", size=style.SMALL_SIZE, color=style.FORWARD)
@@ -874,12 +880,12 @@ class SeqLenFlip(LectureScene):
     def _point(self, key, cue, verdict_text, colour):
         """The model's own operating point on its attention line, and which side of its crossing it falls."""
         panel = self.panels[key]
+        (share_x, share_y), corner = self.VERDICT_AT[key]
         verdict = style.caption_stack(*verdict_text, size=style.LABEL_SIZE, color=colour)
-        for line in verdict:
-            line.align_to(verdict, RIGHT)
+        for line in verdict:  # both lines flush with the corner's side
+            line.align_to(verdict, RIGHT if corner[0] > 0 else LEFT)
         axes = panel["axes"]
-        verdict.move_to(axes.c2p(self.VERDICT_AT[0] * axes.x_range[1], self.VERDICT_AT[1] * axes.y_range[1]),
-                        aligned_edge=RIGHT + DOWN)
+        verdict.move_to(axes.c2p(share_x * axes.x_range[1], share_y * axes.y_range[1]), aligned_edge=corner)
         panel["verdict"] = verdict
         with self.narrate(cue) as beat:
             self.play(Create(panel["drop"]), FadeIn(panel["seq"]), run_time=beat.share(0.25))
