@@ -76,7 +76,7 @@ class RecomputeTradeoff(LectureScene):
     # Ⓑ: tier | extra compute | memory removed; a value cell is a bar with its number after it.
     TIERS = (Column(-6.6, LEFT), Column(-2.9, LEFT), Column(1.4, LEFT))
     TIER_HEADER_Y, TIER_TOP, TIER_PITCH = 1.85, 0.65, 0.8
-    BAR_100 = 2.8  # a bar's length at 100%, the same in both columns
+    BAR_100 = 2.5  # a bar's length at 100%, the same in both columns
     NOTES_Y = -1.6  # two short lines under the table
 
     def construct(self):
@@ -399,7 +399,9 @@ class RecomputeSqrtL(LectureScene):
             if k == painted[0]:
                 return
             painted[0] = k
-            first_lit = (layers - 1) // k * k  # the last segment, where backward starts
+            first_lit = (layers - 1) // k * k  # the last whole segment: where backward starts recomputing
+            if layers - first_lit < k:
+                first_lit -= k
             for i, rect in enumerate(group):
                 if i % k == 0:
                     rect.set_fill(style.GOOD, 0.9)
@@ -626,10 +628,10 @@ class AttentionCrossover(LectureScene):
 
         example = facts["example"].value
         proof = style.caption_stack(
-            f"例：S ＝ {example['s']}，k ＝ {example['k']}，n ＝ {example['n']}："
+            f"例：S＝{example['s']}，k＝{example['k']}，n＝{example['n']} → "
             f"{example['flops']} ÷ {example['bytes']} ＝ {example['k']}",
             f"随机 {facts['trials'].text} 组，真乘一遍：比值都是 k",
-            size=style.LABEL_SIZE, color=style.MUTED)
+            size=style.SMALL_SIZE, color=style.MUTED)
         proof.next_to(fraction, DOWN, buff=style.GAP_L).align_to(fraction, LEFT)
         with self.narrate("ac_random") as beat:
             self.play(FadeIn(proof[0]), run_time=beat.share(0.35))
@@ -755,8 +757,9 @@ class SeqLenFlip(LectureScene):
     NOTE_Y = -2.5  # one short line under the panels, above the caption band
     # Where each verdict sits, as a share of its panel's axes, and which corner sits there: in the empty
     # corner, GPT-3's under its attention line, V3's above it (its operating point's drop line runs low right).
-    VERDICT_AT = {"gpt3": ((1.0, 0.12), RIGHT + DOWN), "v3": ((0.04, 0.96), LEFT + UP)}
-    LINE_NAME_SIDE = {"gpt3": LEFT, "v3": RIGHT}  # the d_model line's name, at the end far from attention
+    VERDICT_AT = {"gpt3": ((1.0, 0.04), RIGHT + DOWN), "v3": ((0.04, 0.96), LEFT + UP)}
+    LINE_NAME_AT = {"gpt3": 0.2, "v3": 0.55}  # the d_model line's name, centred at this share of S: clear of
+    # the attention line (left on GPT-3's panel) and of V3's operating point
     COST_SIDE = {"gpt3": DOWN + RIGHT, "v3": LEFT}
     VERDICTS = SelectiveRecomputeTable.VERDICT_COLOURS  # where the point's cost label goes, clear of its lines
 
@@ -861,8 +864,7 @@ class SeqLenFlip(LectureScene):
         width = facts[f"{key}_width"]
         line = Line(axes.c2p(0, width.value), axes.c2p(x_max, width.value), color=style.FORWARD, stroke_width=3)
         line_name = style.zh(f"d_model {width.text}", size=style.SMALL_SIZE, color=style.FORWARD)
-        side = self.LINE_NAME_SIDE[key]
-        line_name.next_to(line, UP, buff=0.08).align_to(line, side).shift(0.15 * -side)
+        line_name.next_to(axes.c2p(self.LINE_NAME_AT[key] * x_max, width.value), UP, buff=0.08)
         crossing = facts[f"{key}_crossing"]
         cross = VGroup(Dot(axes.c2p(crossing.value, width.value), radius=0.07, color=style.HIGHLIGHT),
                        style.value(crossing, size=style.SMALL_SIZE, color=style.HIGHLIGHT)
