@@ -758,7 +758,7 @@ class SeqLenFlip(LectureScene):
     # Where each verdict sits, as a share of its panel's axes, and which corner sits there: in the empty
     # corner, GPT-3's under its attention line, V3's above it (its operating point's drop line runs low right).
     VERDICT_AT = {"gpt3": ((1.0, 0.04), RIGHT + DOWN), "v3": ((0.04, 0.96), LEFT + UP)}
-    LINE_NAME_AT = {"gpt3": 0.2, "v3": 0.55}  # the d_model line's name, centred at this share of S: clear of
+    LINE_NAME_AT = {"gpt3": 0.25, "v3": 0.55}  # the d_model line's name, centred at this share of S: clear of
     # the attention line (left on GPT-3's panel) and of V3's operating point
     COST_SIDE = {"gpt3": DOWN + RIGHT, "v3": LEFT}
     VERDICTS = SelectiveRecomputeTable.VERDICT_COLOURS  # where the point's cost label goes, clear of its lines
@@ -805,15 +805,17 @@ class SeqLenFlip(LectureScene):
         y_max = facts["gpt3_panel"].value["y_max"]
         ghost = DashedLine(axes.c2p(0, 0), axes.c2p(y_max / wrong_slope, y_max), color=style.MUTED, stroke_width=2)
         ghost_dot = Dot(axes.c2p(x, wrong_slope * x), radius=0.06, color=style.MUTED)
-        wrong = style.value(facts["retracted"], size=style.SMALL_SIZE, color=style.MUTED)
-        wrong.next_to(ghost_dot, LEFT, buff=0.15).shift(0.25 * UP)
-        wrong_name = style.zh("早先套了 V3 的斜率", size=style.SMALL_SIZE, color=style.MUTED)
-        wrong_name.next_to(wrong, UP, buff=0.08).align_to(wrong, LEFT)
+        # The page's retracted label, under the panel (the plot's corner by the dot has no room for it).
+        wrong_name = style.zh("页面早先套了 V3 的斜率：", size=style.LABEL_SIZE, color=style.MUTED)
+        wrong = style.value(facts["retracted"], size=style.LABEL_SIZE, color=style.MUTED)
+        right = style.zh(f"→ {facts['gpt3_cost'].text}", size=style.LABEL_SIZE)
+        VGroup(wrong_name, wrong, right).arrange(RIGHT, buff=0.15).move_to((axes.get_x(), self.NOTE_Y, 0))
         with self.narrate("fl_retract") as beat:
             self.play(Create(ghost), FadeIn(ghost_dot), FadeIn(wrong), FadeIn(wrong_name), run_time=beat.share(0.35))
             strike = _strike(wrong)
-            self.play(Create(strike), Indicate(gpt3["cost"], color=style.HIGHLIGHT), run_time=beat.share(0.3))
-            self.play(FadeOut(VGroup(ghost, ghost_dot, wrong, wrong_name, strike)), run_time=beat.share(0.2))
+            self.play(Create(strike), FadeIn(right), Indicate(gpt3["cost"], color=style.HIGHLIGHT),
+                      run_time=beat.share(0.3))
+            self.play(FadeOut(VGroup(ghost, ghost_dot, wrong, wrong_name, strike, right)), run_time=beat.share(0.2))
 
         share = style.zh(f"论文的 {facts['paper_share'].text} 未按 causal 折半；本课口径：GPT-3 attention "
                          f"占一层前向 {facts['gpt3_share'].text}", size=style.LABEL_SIZE, color=style.MUTED)

@@ -187,7 +187,7 @@ TRADEOFF_PAGE = {"keep_all": "4.15", "full_recompute": "106.75", "extra": 1 / 3,
     "recompute_tradeoff",
     "重算：一次不对称的交换",
     source="ZeRO，arXiv 1910.02054 §3.2（33% re-computation overhead）；DeepSeek-V3，arXiv 2412.19437 §3.2.3；"
-           "页面的 77% 分母少了每层入口，同一分母为 75.2%",
+           f"页面的 {PAGE_SELECTIVE['memory_page']:.0%} 分母少了每层入口，同一分母为 {PAGE_SELECTIVE['memory']:.1%}",
 )
 def recompute_tradeoff(check: Check, passes: int = rc.STEP_PASSES, replay: int = rc.REPLAY_PASSES,
                        attention: rc.Attention = rc.V3_ATTENTION, cut: float = CUT):
@@ -275,7 +275,7 @@ def _present(value: float) -> Fact:
     "recompute_sqrt_l",
     "每隔 k 层存一个存档点：√L",
     source="√L 检查点：Chen 等 2016，Training Deep Nets with Sublinear Memory Cost，arXiv 1604.06174；"
-           "页面未给 L 与 k：演示取 L ＝ 64，再换成 V3 的 61 层",
+           f"页面未给 L 与 k：演示取 L ＝ {SQRT_DEMO[0]}，再换成 V3 的 {SQRT_V3[0]} 层",
 )
 def recompute_sqrt_l(check: Check, demo: tuple[int, tuple[int, int, int]] = SQRT_DEMO,
                      model: tuple[int, tuple[int, int, int]] = SQRT_V3):
@@ -303,7 +303,8 @@ def recompute_sqrt_l(check: Check, demo: tuple[int, tuple[int, int, int]] = SQRT
 @CHAPTER.figure(
     "selective_recompute_table",
     "一层 V3 MoE，按每 GiB 的代价排名",
-    source="按 V3 config 与闭式解生成（128K、bf16）；「gate / up / 路由 / 降维」一行沿用页面的 9.14 GiB，"
+    source=f"按 V3 config 与闭式解生成（{v3.SEQ // 1024}K、bf16）；「gate / up / 路由 / 降维」一行沿用页面的 "
+           f"{v3.GATE.gib + v3.UP.gib + v3.KV_DOWN.gib:.2f} GiB，"
            "实为 gate、up 与一份 KV 降维；DeepSeek-V3：arXiv 2412.19437 §3.2.3",
 )
 def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTENTION, cut: float = CUT):
@@ -458,7 +459,7 @@ MEGATRON_ROWS = {"core_attn": ("attention 输出", (v3.ATTN_OUT,)),
     "同一个判据，相反的结论：2K 与 128K",
     source="Korthikanti 等，Reducing Activation Recomputation in Large Transformer Models，arXiv 2205.05198；"
            "Megatron-LM transformer_config.py 的 recompute_modules（页面记为 2026-09 主干）；"
-           "对照线取各自的模型宽度，不是最宽的线性层；论文的 2.7% 未按 causal 折半",
+           f"对照线取各自的模型宽度，不是最宽的线性层；论文的 {FLIP_PAGE['paper_share']:.1%} 未按 causal 折半",
 )
 def seq_len_flip(check: Check, gpt3: gpt.Gpt = gpt.GPT3_175B, gpt3_attention: rc.Attention = rc.GPT3_ATTENTION,
                  v3_attention: rc.Attention = rc.V3_ATTENTION, cut: float = CUT):
