@@ -809,7 +809,8 @@ class SeqLenFlip(LectureScene):
         wrong_name = style.zh("页面早先套了 V3 的斜率：", size=style.LABEL_SIZE, color=style.MUTED)
         wrong = style.value(facts["retracted"], size=style.LABEL_SIZE, color=style.MUTED)
         right = style.zh(f"→ {facts['gpt3_cost'].text}", size=style.LABEL_SIZE)
-        VGroup(wrong_name, wrong, right).arrange(RIGHT, buff=0.15).move_to((axes.get_x(), self.NOTE_Y, 0))
+        VGroup(wrong_name, wrong, right).arrange(RIGHT, buff=0.15).move_to((axes.get_left()[0], self.NOTE_Y, 0),
+                                                                             aligned_edge=LEFT)
         with self.narrate("fl_retract") as beat:
             self.play(Create(ghost), FadeIn(ghost_dot), FadeIn(wrong), FadeIn(wrong_name), run_time=beat.share(0.35))
             strike = _strike(wrong)
