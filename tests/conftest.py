@@ -9,9 +9,10 @@ from dataclasses import replace
 import pytest
 from helpers import BIN, FIGURE_B, FIGURE_C, Build, ThreeFigures, build_env, cut_clip, run
 
+from tools.course import catalogue
 from tools.publish import chapter_video, manifest, media, site
 from tools.publish.manifest import PublishedFile, sha256
-from tools.voice import captions
+from tools.voice import captions, cues
 
 
 @pytest.fixture
@@ -20,6 +21,20 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("LECTURE_RENDERS", str(tmp_path / "renders"))
     monkeypatch.setenv("LECTURE_CACHE", str(tmp_path / "cache"))
     return tmp_path
+
+
+@pytest.fixture
+def narration_dir(tmp_path, monkeypatch):
+    """A scratch narration folder in place of the repository's, for a backprop chapter of gates_circuit alone."""
+    folder = tmp_path / "narration"
+    folder.mkdir()
+    monkeypatch.setattr(cues, "NARRATION_DIR", folder)
+    monkeypatch.setattr(catalogue.chapter("backprop"), "figures", [catalogue.figure("gates_circuit")])
+    cues.chapter_cues.cache_clear()
+    cues.lexicon.cache_clear()
+    yield folder
+    cues.chapter_cues.cache_clear()
+    cues.lexicon.cache_clear()
 
 
 @pytest.fixture(scope="session")

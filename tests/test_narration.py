@@ -6,23 +6,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tools.course import catalogue
 from tools.voice import audio, captions, cues, speech
 from tools.voice.cues import NarrationError
-
-
-@pytest.fixture
-def narration_dir(tmp_path, monkeypatch):
-    """A scratch narration folder in place of the repository's, for a backprop chapter of gates_circuit alone."""
-    folder = tmp_path / "narration"
-    folder.mkdir()
-    monkeypatch.setattr(cues, "NARRATION_DIR", folder)
-    monkeypatch.setattr(catalogue.chapter("backprop"), "figures", [catalogue.figure("gates_circuit")])
-    cues.chapter_cues.cache_clear()
-    cues.lexicon.cache_clear()
-    yield folder
-    cues.chapter_cues.cache_clear()
-    cues.lexicon.cache_clear()
 
 
 def write_backprop(folder, body):
@@ -30,7 +15,7 @@ def write_backprop(folder, body):
 
 
 def sample_cue(**changes):
-    base = cues.Cue("backprop", "gates_circuit", "gates_intro", "梯度是 4。", "梯度是 四。", None)
+    base = cues.Cue("backprop", "gates_circuit", "gates_intro", "梯度是 4。", "梯度是 四。", "ti1 du4 shi4 si4.", None)
     return replace(base, **changes)
 
 
@@ -72,12 +57,17 @@ def test_the_lexicon_changes_speech_but_not_captions(narration_dir):
     (narration_dir / "lexicon.toml").write_text('[say]\nZeRO = "zero"\n', encoding="utf-8")
     write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "ZeRO 分三级。"\n')
     cue = cues.chapter_cues("backprop")["gates_circuit"][0]
-    assert cue.caption == "ZeRO 分三级。" and cue.speech == "zero 分三级。"
+    assert cue.caption == "ZeRO 分三级。" and cue.speech == "zero 分三级。" and cue.pinyin == "zero fen1 san1 ji2."
 
 
-def test_cache_key_changes_with_the_text():
-    engine = speech.Espeak()
-    assert audio.cache_key(sample_cue(), engine) != audio.cache_key(sample_cue(speech="梯度是 五。"), engine)
+def test_cache_key_follows_what_the_engine_reads():
+    """espeak reads the pinyin, silence times the text: each key changes with its own input only."""
+    espeak, silent = speech.Espeak(), speech.Silent()
+    new_pinyin, new_text = sample_cue(pinyin="ti1 du4 shi4 wu3."), sample_cue(speech="梯度是 五。")
+    assert audio.cache_key(sample_cue(), espeak) != audio.cache_key(new_pinyin, espeak)
+    assert audio.cache_key(sample_cue(), espeak) == audio.cache_key(new_text, espeak)
+    assert audio.cache_key(sample_cue(), silent) != audio.cache_key(new_text, silent)
+    assert audio.cache_key(sample_cue(), silent) == audio.cache_key(new_pinyin, silent)
 
 
 @pytest.mark.parametrize("engine", [
@@ -87,9 +77,10 @@ def test_cache_key_changes_with_engine_voice_and_rate(engine):
     assert audio.cache_key(sample_cue(), speech.Espeak()) != audio.cache_key(sample_cue(), engine)
 
 
-def test_cache_key_changes_with_the_engine_version():
+def test_cache_key_changes_with_the_engine_version(monkeypatch):
     before = audio.cache_key(sample_cue(), speech.Silent())
-    assert before != audio.cache_key(sample_cue(), speech.Silent(version="2"))
+    monkeypatch.setattr(speech.Silent, "version", "2")
+    assert before != audio.cache_key(sample_cue(), speech.Silent())
 
 
 def test_second_synthesis_is_a_cache_hit(isolated, monkeypatch):
@@ -106,7 +97,9 @@ def test_silent_engine_lasts_about_as_long_as_speech(isolated):
 
 
 def test_espeak_speaks_mandarin_audibly(isolated):
-    sound = audio.cue_audio(sample_cue(speech="加法门把梯度原样分给两个输入。"), speech.Espeak())
+    cue = sample_cue(speech="加法门把梯度原样分给两个输入。", pinyin="jia1 fa3 men2 ba3 ti1 du4 yuan2 yang4 fen1 gei3 "
+                                                                "liang3 ge4 shu1 ru4.")
+    sound = audio.cue_audio(cue, speech.Espeak())
     with wave.open(str(sound.path)) as wav:
         samples = np.frombuffer(wav.readframes(wav.getnframes()), dtype=np.int16)
     assert 1.5 < sound.duration < 8 and np.sqrt(np.mean(samples.astype(float) ** 2)) > 300

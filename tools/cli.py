@@ -1,16 +1,19 @@
-"""The ``lecture`` command: check, build, list facts, write and serve the embed kit, clean the cache."""
+"""The ``lecture`` command: check, build, list facts, write and serve the embed kit, clean the cache,
+hear a reading (``say``), write a recording script (``script``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from tools.course import catalogue
 from tools.course.facts import FactError
 from tools.publish import build, clean, clip, serve, site
 from tools.publish.manifest import ManifestError
 from tools.publish.render import QUALITIES, BuildError
+from tools.voice import audio, cues, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
@@ -54,7 +57,38 @@ def _parser() -> argparse.ArgumentParser:
     _quality(show)
     show.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     sub.add_parser("clean", help="delete cached narration, manim work files and logs nothing current refers to")
+    hear = sub.add_parser("say", help="print the pinyin the engine gets for a sentence or a cue, and synthesize it")
+    hear.add_argument("text", nargs="?", help="Chinese text; [重|chong2] fixes a reading inline")
+    hear.add_argument("--cue", help="a cue instead, as chapter/cue_id, with its facts filled in")
+    hear.add_argument("--out", type=Path, default=Path("say.wav"), help="where the audio goes (default say.wav)")
+    hear.add_argument("--phonemes", action="store_true",
+                      help="then espeak-ng's own phonemes (-x) for exactly that pinyin")
+    rec = sub.add_parser("script", help="write a Markdown recording script for a human narrator")
+    rec.add_argument("--only", help="one chapter")
+    rec.add_argument("--out", type=Path, default=Path("recording-script.md"),
+                     help="where it goes (default recording-script.md)")
     return parser
+
+
+def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool) -> None:
+    """First line: the pinyin the engine gets; then, if asked, espeak-ng's phonemes for it; the audio to `out`."""
+    if (text is None) == (cue_ref is None):
+        raise NarrationError("lecture say: give either a text or --cue chapter/cue_id")
+    if cue_ref:
+        cue = cues.find_cue(cue_ref)
+        speech_text, pinyin, undecided = cue.speech, cue.pinyin, cue.undecided
+    else:
+        speech_text, reading = cues.free_text(text)
+        pinyin, undecided = reading.pinyin, reading.undecided
+    print(pinyin, flush=True)
+    if phonemes:
+        raw = speech.Espeak().phonemes(pinyin)
+        sys.stdout.write(raw if raw.endswith("\n") else raw + "\n")
+    for each in undecided:
+        print(f"undecided: {each}", file=sys.stderr)
+    engine = speech.from_env()
+    engine.synthesize(pinyin if engine.reads == "pinyin" else speech_text, out)
+    print(f"wrote {out} ({audio.wav_seconds(out):.1f} s, {engine.name})", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,6 +113,14 @@ def main(argv: list[str] | None = None) -> int:
             serve.serve(site.kit_dir(build.renders_dir(args.quality)), args.port, lambda line: print(line, flush=True))
         elif args.command == "clean":
             clean.clean()
+        elif args.command == "say":
+            _say(args.text, args.cue, args.out, args.phonemes)
+        elif args.command == "script":
+            chapters = [args.only] if args.only else [ch.id for ch in catalogue.chapters()]
+            if undecided := cues.undecided_readings([f.id for ch in chapters for f in catalogue.chapter(ch).figures]):
+                print(f"note: {len(undecided)} readings are still undecided (see lecture check)", file=sys.stderr)
+            args.out.write_text(script.recording_script(chapters, speech.from_env(), print), encoding="utf-8")
+            print(f"wrote {args.out}")
     except REFUSALS as err:
         print(f"lecture {args.command}: refused: {err}", file=sys.stderr)
         return 2

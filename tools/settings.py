@@ -2,7 +2,10 @@
 
 ``LECTURE_RENDERS`` (default ``renders/``) is where builds publish,
 ``LECTURE_CACHE`` (default ``.cache/``) holds narration audio, manim work
-files and logs, and ``LECTURE_VOICE`` picks the speech engine. A scene
+files and logs, and ``LECTURE_VOICE`` picks the speech engine; the
+``command`` engine runs ``LECTURE_VOICE_COMMAND``, hands it the cue as
+``LECTURE_VOICE_INPUT`` (``text`` or ``pinyin``) and keys its cache on the
+files in ``LECTURE_VOICE_FILES`` (separated by ``:``). A scene
 rendered by ``lecture build`` hands its whole audio track to the build
 through the file named in ``LECTURE_AUDIO_OUT``.
 """
@@ -30,3 +33,15 @@ def cache_root() -> Path:
 
 def voice() -> str:
     return os.environ.get("LECTURE_VOICE", "espeak")
+
+
+def voice_command() -> str:
+    return os.environ.get("LECTURE_VOICE_COMMAND", "")
+
+
+def voice_input() -> str:
+    return os.environ.get("LECTURE_VOICE_INPUT", "text")
+
+
+def voice_files() -> list[Path]:
+    return [Path(p) for p in os.environ.get("LECTURE_VOICE_FILES", "").split(os.pathsep) if p]

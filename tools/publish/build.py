@@ -27,6 +27,7 @@ from tools.publish import chapter_video, clip, manifest, media, render, site
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import QUALITIES, BuildError, RenderKey
 from tools.voice import audio, cues, speech
+from tools.voice.cues import NarrationError
 
 FIGURE_SECONDS = (30, 120)  # how long a figure should run (figure standard)
 
@@ -38,7 +39,7 @@ def renders_dir(quality: str) -> Path:
 
 
 def check(figures: list[Figure]) -> tuple[int, int]:
-    """Verify facts, narration and scene classes; returns (facts, cues) counted."""
+    """Verify facts, narration, its readings and scene classes; returns (facts, cues) counted."""
     n_facts = n_cues = 0
     for fig in figures:
         n_facts += len(catalogue.facts(fig.id))
@@ -46,6 +47,10 @@ def check(figures: list[Figure]) -> tuple[int, int]:
         scene_file = catalogue.chapter(fig.chapter).scene_file
         if fig.scene_class not in render.scene_classes(scene_file):
             raise BuildError(f"{scene_file}: no scene class {fig.scene_class} for figure '{fig.id}'")
+    if undecided := cues.undecided_readings([fig.id for fig in figures]):
+        raise NarrationError(f"{len(undecided)} polyphone{'s' if len(undecided) > 1 else ''} with no settled "
+                             "reading: add the phrase to [pinyin] in narration/lexicon.toml, fix it inline "
+                             "([重|chong2]) or say it in other words\n" + "\n".join(undecided))
     return n_facts, n_cues
 
 

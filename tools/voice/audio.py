@@ -1,8 +1,10 @@
 """Cue audio: synthesize or take the recording, clean it with pydub, cache it.
 
 Each cue's finished WAV is cached under a sha256 key of everything that
-shapes it (text, engine, voice, rate, engine version, processing; or the
-recording's bytes), one file per key, written atomically. A second build
+shapes it (what the engine is handed, its name, version and settings,
+the processing; or the recording's bytes), one file per key, written
+atomically. An engine that reads pinyin is keyed on the cue's pinyin, so a
+changed lexicon reading re-synthesizes the cues that use it and no other. A second build
 with nothing changed synthesizes nothing.
 """
 
@@ -21,7 +23,7 @@ from pydub.silence import detect_leading_silence
 
 from tools import settings
 from tools.voice.cues import Cue
-from tools.voice.speech import Espeak, Silent
+from tools.voice.speech import Engine
 
 PROCESSING = "trim-50dB pad-80/250ms loudness-20dBFS 44.1kHz-mono v1"
 TARGET_DBFS = -20.0
@@ -41,12 +43,17 @@ def cache_dir() -> Path:
     return settings.cache_root() / "narration"
 
 
-def cache_key(cue: Cue, engine: Espeak | Silent) -> str:
+def engine_input(cue: Cue, engine: Engine) -> str:
+    """What the engine is handed for this cue: its pinyin or its text."""
+    return cue.pinyin if engine.reads == "pinyin" else cue.speech
+
+
+def cache_key(cue: Cue, engine: Engine) -> str:
     if cue.recording is not None:
         material = {"recording": hashlib.sha256(cue.recording.read_bytes()).hexdigest()}
     else:
-        material = {"text": cue.speech, "engine": engine.name, "voice": engine.voice,
-                    "rate": engine.rate, "version": engine.version}
+        material = {"input": engine_input(cue, engine), "engine": engine.name, "version": engine.version,
+                    **{f"engine.{k}": v for k, v in engine.cache_parts().items()}}
     material["processing"] = PROCESSING
     return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
@@ -67,7 +74,7 @@ def clean(segment: AudioSegment) -> AudioSegment:
     return segment
 
 
-def cue_audio(cue: Cue, engine: Espeak | Silent) -> CueAudio:
+def cue_audio(cue: Cue, engine: Engine) -> CueAudio:
     """The cue's finished audio, from the cache when it is already there."""
     source = "recording" if cue.recording is not None else engine.name
     key = cache_key(cue, engine)
@@ -78,7 +85,7 @@ def cue_audio(cue: Cue, engine: Espeak | Silent) -> CueAudio:
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             raw = cue.recording or Path(tmp) / "raw.wav"
             if cue.recording is None:
-                engine.synthesize(cue.speech, raw)
+                engine.synthesize(engine_input(cue, engine), raw)
             finished = Path(tmp) / "finished.wav"
             clean(AudioSegment.from_wav(raw)).export(finished, format="wav")
             os.replace(finished, target)

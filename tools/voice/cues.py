@@ -9,8 +9,12 @@ A chapter file holds, per figure id, an ordered array of cues::
 ``{name}`` is a fact of the same figure, ``{figure.name}`` one of another
 figure. The caption shows the fact's screen text (``4``), the speech
 engine gets its Mandarin reading (``四``), so a number is typed once, in
-``tools``. ``narration/lexicon.toml`` tells the engine how to say Latin
-terms; captions and human recordings are not affected by it.
+``tools``. ``[重|chong2]`` fixes a reading inline; the caption shows the
+Hanzi alone. ``narration/lexicon.toml`` tells the engine how to say Latin
+terms (``[say]``) and Hanzi phrases (``[pinyin]``); captions and human
+recordings are not affected by it. Each cue carries the tone-numbered
+pinyin the engine reads (:mod:`tools.voice.readings`) and the characters
+whose reading is still undecided, which ``lecture check`` refuses.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
+from tools.voice import readings
+from tools.voice.readings import ReadingError, Undecided
 
 NARRATION_DIR = settings.NARRATION_DIR
 _CUE_ID = re.compile(r"[a-z][a-z0-9_]*")
@@ -42,8 +48,10 @@ class Cue:
     figure: str
     id: str
     caption: str  # what the viewer reads
-    speech: str  # what the engine says
+    speech: str  # what a text engine says: Hanzi, facts' readings, the lexicon's Latin terms
+    pinyin: str  # what a pinyin engine says: the same as tone-numbered pinyin
     recording: Path | None  # a human recording, which wins over synthesis
+    undecided: tuple[Undecided, ...] = ()  # polyphones nothing settles (see tools.voice.readings)
 
 
 def _read_toml(path: Path) -> dict:
@@ -55,20 +63,63 @@ def _read_toml(path: Path) -> dict:
         raise NarrationError(f"{path}: not valid TOML: {err}") from None
 
 
+@dataclass(frozen=True)
+class Lexicon:
+    say: dict[str, str]  # Latin term -> what the engine says instead
+    pinyin: dict[str, tuple[str, ...]]  # Hanzi phrase -> its syllables, as said
+    alone: dict[str, str]  # Hanzi -> its reading where no phrase covers it
+
+
 @cache
-def lexicon() -> dict[str, str]:
+def lexicon() -> Lexicon:
     path = NARRATION_DIR / "lexicon.toml"
-    return dict(_read_toml(path).get("say", {})) if path.exists() else {}
+    table = _read_toml(path) if path.exists() else {}
+    sections: dict[str, dict[str, tuple[str, ...]]] = {"pinyin": {}, "alone": {}}
+    for name, entries in sections.items():
+        for hanzi, said in table.get(name, {}).items():
+            try:
+                entries[hanzi] = readings.syllables_of(hanzi, str(said))
+            except ReadingError as err:
+                raise NarrationError(f"{path}: [{name}] {err}") from None
+            if name == "alone" and len(hanzi) > 1:
+                raise NarrationError(f"{path}: [alone] {hanzi}: one character per entry (a phrase goes in [pinyin])")
+    alone = {char: said[0] for char, said in sections["alone"].items()}
+    return Lexicon(dict(table.get("say", {})), sections["pinyin"], alone)
 
 
 def _speak_terms(text: str) -> str:
-    for term, said in lexicon().items():
+    for term, said in lexicon().say.items():
         text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", said, text)
     return text
 
 
+def spoken(text: str, where: str) -> tuple[str, readings.Reading]:
+    """What the engines get for speech text with its facts filled in: (Hanzi text, its pinyin reading)."""
+    try:
+        reading = readings.read(text, lexicon().pinyin, lexicon().alone)
+    except ReadingError as err:
+        raise NarrationError(f"{where}: {err}") from None
+    return readings.strip_fixes(text), reading
+
+
+def free_text(text: str) -> tuple[str, readings.Reading]:
+    """A sentence outside the narration files (``lecture say``): its Latin terms and readings as for a cue."""
+    if match := _PLACEHOLDER.search(text):
+        raise NarrationError(f"{match.group()}: a placeholder needs a figure; use lecture say --cue chapter/cue_id")
+    return spoken(_speak_terms(text), "lecture say")
+
+
+def find_cue(ref: str) -> Cue:
+    """The cue named ``chapter/cue_id``."""
+    chapter_id, _, cue_id = ref.partition("/")
+    found = [cue for fig_cues in chapter_cues(chapter_id).values() for cue in fig_cues if cue.id == cue_id]
+    if not found:
+        raise NarrationError(f"{NARRATION_DIR / f'{chapter_id}.toml'}: no cue '{cue_id}' (write chapter/cue_id)")
+    return found[0]
+
+
 def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
-    """Replace placeholders: (caption with screen text, speech with readings)."""
+    """Replace placeholders: (caption with screen text, speech with readings and its inline fixes)."""
     caption, speech, last = [], [], 0
     for match in _PLACEHOLDER.finditer(text):
         ref = match.group(1).strip()
@@ -80,13 +131,13 @@ def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
         if not fact.text or not fact.spoken:
             raise NarrationError(f"{where}: placeholder {{{ref}}}: that fact has no screen text or reading")
         literal = text[last:match.start()]
-        caption += [literal, fact.text]
+        caption += [readings.strip_fixes(literal), fact.text]
         speech += [_speak_terms(literal), fact.spoken]
         last = match.end()
-    caption.append(text[last:])
+    caption.append(readings.strip_fixes(text[last:]))
     speech.append(_speak_terms(text[last:]))
     said = "".join(speech).strip()
-    if misread := _MISREAD.search(said):
+    if misread := _MISREAD.search(readings.strip_fixes(said)):
         raise NarrationError(f"{where}: the voice would misread {misread.group()!r} in {said!r}: "
                              "put the number in tools and speak it through a {placeholder}")
     return "".join(caption).strip(), said
@@ -127,9 +178,11 @@ def chapter_cues(chapter_id: str) -> dict[str, tuple[Cue, ...]]:
             if not str(text).strip():
                 raise NarrationError(f"{where}: text is empty")
             seen.add(cue_id)
-            caption, speech = _fill(str(text), fig.id, where)
+            caption, marked = _fill(str(text), fig.id, where)
+            speech, reading = spoken(marked, where)
             recording = recordings_dir(chapter_id) / f"{cue_id}.wav"
-            built.append(Cue(chapter_id, fig.id, cue_id, caption, speech, recording if recording.exists() else None))
+            built.append(Cue(chapter_id, fig.id, cue_id, caption, speech, reading.pinyin,
+                             recording if recording.exists() else None, reading.undecided))
         cues[fig.id] = tuple(built)
     strays = sorted(p.name for p in recordings_dir(chapter_id).glob("*.wav") if p.stem not in seen)
     if strays:
@@ -139,3 +192,9 @@ def chapter_cues(chapter_id: str) -> dict[str, tuple[Cue, ...]]:
 
 def figure_cues(figure_id: str) -> tuple[Cue, ...]:
     return chapter_cues(catalogue.figure(figure_id).chapter)[figure_id]
+
+
+def undecided_readings(figure_ids: list[str]) -> list[str]:
+    """One line per polyphone nothing settles in these figures' cues, naming file, cue and context."""
+    return [f"{NARRATION_DIR / f'{cue.chapter}.toml'}: cue '{cue.id}': {undecided}"
+            for fig_id in figure_ids for cue in figure_cues(fig_id) for undecided in cue.undecided]
