@@ -79,7 +79,7 @@ class ExchangeRate(LectureScene):
         total_box = self._chain(facts, tags[2])
         with self.narrate("rate_caveat") as beat:
             caveat = style.zh("⚠ 这些数都是编出来的示意数", size=style.LABEL_SIZE,
-                              color=style.HIGHLIGHT).to_corner(DOWN + RIGHT, buff=style.EDGE).shift(0.45 * UP)
+                              color=style.HIGHLIGHT).to_corner(UP + RIGHT, buff=style.EDGE)
             self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.3))
             self.play(Circumscribe(total_box, color=style.HIGHLIGHT), run_time=beat.share(0.4))
         self.finish()
@@ -353,12 +353,12 @@ class FiniteDifferences(LectureScene):
 class FirstGradient(LectureScene):
     """Softmax + cross-entropy: the seed of the backward chain is p − y, on the logits."""
 
-    ROWS = (1.45, 0.7, -0.05, -0.8, -1.55)
+    ROWS = (1.75, 1.0, 0.25, -0.5, -1.25)
     CHAR_X, LOGIT_X, P_X, Y_X, SEED_X = -6.0, -4.55, -2.75, -0.5, 4.6  # column anchors
-    HEAD_Y = 2.3  # the columns' heads
+    HEAD_Y = 2.55  # the columns' heads
     LOSS = np.array((4.6, 3.25, 0))  # the loss, boxed, top right
-    SIGNS_Y = -2.25  # what a sign of p − y means, under the seed column
-    NOTE = np.array((-0.3, -2.6, 0))
+    SIGNS_Y = -1.95  # what a sign of p − y means, under the seed column
+    NOTE = np.array((-0.3, -2.12, 0))  # the note and the check under it stay above the caption band
     SCALE = 2.0  # frame units per unit of probability, for p, y and p − y alike
 
     def construct(self):
@@ -443,8 +443,8 @@ class FirstGradient(LectureScene):
             self.play(Create(seed_box), run_time=beat.share(0.2))
 
         with self.narrate("seed_logits_caveat") as beat:
-            back = CurvedArrow((self.SEED_X - 1.0, self.ROWS[-1] - 0.4, 0), (self.LOGIT_X, self.ROWS[-1] - 0.35, 0),
-                               angle=-0.3, color=style.BACKWARD, stroke_width=4)
+            back = CurvedArrow((self.SEED_X - 1.0, self.ROWS[-1] - 0.35, 0), (self.LOGIT_X, self.ROWS[-1] - 0.3, 0),
+                               angle=-0.25, color=style.BACKWARD, stroke_width=4)
             note = style.zh("对 logits（softmax 之前）求导，不是对概率 p", size=style.LABEL_SIZE,
                             color=style.BACKWARD).move_to(self.NOTE)
             self.play(FadeOut(signs), run_time=beat.share(0.1))
@@ -453,7 +453,7 @@ class FirstGradient(LectureScene):
 
         with self.narrate("seed_check") as beat:
             check = style.zh(f"有限差分核对：每个 logit 动一丁点重算损失，最大误差 {facts['fd_error'].text}",
-                             size=style.SMALL_SIZE, color=style.MUTED).next_to(note, DOWN, buff=0.15)
+                             size=style.SMALL_SIZE, color=style.MUTED).next_to(note, DOWN, buff=0.12)
             self.play(FadeIn(check), run_time=beat.share(0.3))
         self.finish()
 
@@ -501,11 +501,11 @@ class BackpropNudge3b1b(LectureScene):
     MID_Y = (1.55, 0.65, -0.25, -1.15)
     X0, X1, X2 = -5.4, -2.6, 0.4  # layer below, upstream layer, output layer
     DEVICES = np.array((4.95, 0.9, 0))  # the four devices, listed down the right
-    CLOSING_Y = -2.75  # the two closing lines, under the examples
+    CLOSING_Y = -2.35  # the two closing lines, under the examples and above the caption band
     # The examples: one row per character, one column of pushes per example, then their average.
-    EXAMPLE_ROWS = (1.5, 0.7, -0.1, -0.9, -1.7)
+    EXAMPLE_ROWS = (1.7, 0.9, 0.1, -0.7, -1.5)
     CHAR_X, EXAMPLE_XS, AVERAGE_X = -6.2, (-4.6, -2.5, -0.4), 2.0
-    EXAMPLE_HEAD_Y = 2.35
+    EXAMPLE_HEAD_Y = 2.55
 
     def construct(self):
         facts = self.facts
@@ -656,12 +656,12 @@ def _matrix(values, colour, cell: float = 0.28) -> VGroup:
 class LayerTwoMatmuls(LectureScene):
     """One linear layer on the way back: ① upstream × Wᵀ goes down, ② stored inputᵀ × upstream is kept."""
 
-    FORWARD_Y, FIRST_Y, SECOND_Y = 2.0, -0.15, -2.15  # the forward row, then one row per backward matmul
+    FORWARD_Y, FIRST_Y, SECOND_Y = 2.0, 0.05, -1.8  # the forward row, then one row per backward matmul
     INPUT_X, WEIGHT_X, OUTPUT_X = -5.6, -3.9, -2.2  # the forward row: input × weight = output
     SLOT_X = -0.3  # where the upstream sensitivity arrives, on the forward row
     RESULT_X, LEFT_X, RIGHT_X = -1.3, 0.45, 2.2  # a backward row: result = left × right
     NAME_X = 4.6  # each backward row's name
-    TALLY = np.array((0.95, 2.45, 0))  # left edge of the matmul count
+    TALLY = np.array((0.85, 2.45, 0))  # left edge of the matmul count
 
     def construct(self):
         facts = self.facts
@@ -810,6 +810,7 @@ class GatesCircuit(LectureScene):
     GATES = {"q": ((-2.9, 1.65), "+", "分发"), "m": ((0.1, 0.6), "max", "路由"), "f": ((3.1, -0.65), "×", "交换")}
     WIRES = [("a", "q"), ("b", "q"), ("q", "m"), ("d", "m"), ("m", "f"), ("c", "f")]
     OUTPUT = (5.6, -0.65)
+    RESULT = np.array((4.0, -2.1, 0))  # the three gradients, boxed, under the × gate (clear of the caption band)
 
     def construct(self):
         facts = self.facts
@@ -861,7 +862,7 @@ class GatesCircuit(LectureScene):
                 style.math(f"(partial f)/(partial a) = {facts['grad_a'].text}", color=style.BACKWARD),
                 style.math(f"(partial f)/(partial b) = {facts['grad_b'].text}", color=style.BACKWARD),
                 style.math(f"(partial f)/(partial c) = {facts['grad_c'].text}", color=style.BACKWARD),
-            ).arrange(RIGHT, buff=0.7).to_edge(DOWN, buff=1.0)
+            ).arrange(RIGHT, buff=0.7).move_to(self.RESULT)
             box = SurroundingRectangle(result, color=style.HIGHLIGHT, buff=style.GAP_M, corner_radius=0.1)
             self.play(*(Indicate(grads[n], color=style.HIGHLIGHT) for n in "abc"), run_time=beat.share(0.25))
             self.play(Write(result), run_time=beat.share(0.35))
@@ -933,7 +934,7 @@ class VanishingGradients(LectureScene):
     """Running products of 0.8, 1.0 and 1.2 over depth on a log axis; then σ(1−σ) ≤ 0.25."""
 
     COLOURS = {"shrink": style.HIGHLIGHT, "flat": style.DATA, "grow": style.BAD}
-    PLOT_CENTRE = np.array((-2.0, -0.15, 0))
+    PLOT_CENTRE = np.array((-2.0, 0.1, 0))
     FORMULA = 0.4 * UP
     CARDS_X, CARDS_Y = 4.7, (1.6, -1.2)  # where the two end cards are centred: grow, shrink
     SIGMOID_CENTRE = np.array((-2.9, -0.1, 0))  # panel Ⓒ
@@ -947,13 +948,13 @@ class VanishingGradients(LectureScene):
         ticks = facts["decade_ticks"].value
         low, high = ticks[0]["exponent"], ticks[-1]["exponent"]
         # The y axis counts decades above the floor, so the x axis sits at the bottom.
-        axes = sketch_axes([0, links, 10], [0, high - low, 1], 8.2, 4.9, ticks=True).move_to(self.PLOT_CENTRE)
+        axes = sketch_axes([0, links, 10], [0, high - low, 1], 8.2, 4.7, ticks=True).move_to(self.PLOT_CENTRE)
         self._at = lambda x, exponent: axes.c2p(x, exponent - low)
         y_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
                             .next_to(self._at(0, t["exponent"]), LEFT, buff=0.15) for t in ticks))
         x_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
                             .next_to(self._at(t["layer"], low), DOWN, buff=0.15) for t in facts["layer_ticks"].value))
-        x_name = style.zh("层数", size=style.LABEL_SIZE).next_to(x_labels, DOWN, buff=style.GAP_S)
+        x_name = style.zh("层数", size=style.LABEL_SIZE).next_to(x_labels, RIGHT, buff=style.GAP_M)
         y_name = style.zh("累乘结果（对数刻度）", size=style.LABEL_SIZE)
         y_name.next_to(axes, UP, buff=style.GAP_M).align_to(axes, LEFT)
         one = DashedLine(self._at(0, 0), self._at(links, 0), color=style.MUTED, stroke_width=1.5, dash_length=0.08)
@@ -1087,7 +1088,8 @@ class VanishingGradients(LectureScene):
         colour = self.COLOURS[key]
         dot = Dot(self._at(*points[-1]), radius=0.07, color=colour)
         label = style.zh(f"×{self.facts[f'f_{key}'].text}", size=style.LABEL_SIZE, color=colour)
-        label.next_to(dot, {"grow": UP + LEFT, "flat": UP, "shrink": DOWN + LEFT}[key], buff=style.GAP_S)
+        # Each label on the open side of its line (the falling one above-right, clear of the x axis).
+        label.next_to(dot, {"grow": UP + LEFT, "flat": UP, "shrink": UP + RIGHT}[key], buff=style.GAP_S)
         return VGroup(dot) if out else VGroup(dot, label)
 
     def _marker(self, layer, exponent, key, text):
@@ -1121,7 +1123,7 @@ class ForwardVsReverseMode(LectureScene):
     PARAMS_X, PARAM_PITCH, LOSS_X = -5.6, 0.26, 5.5  # the column of parameters, and the loss, on the chain's row
     FORWARD_Y, BACKWARD_Y = 1.5, 2.1  # the two walks along the chain, drawn over it
     TAG_X, TAG_Y = 3.2, 2.35  # forward mode's tag on the left, reverse mode's on the right
-    RULE = 2.6 * DOWN
+    RULE = 2.1 * DOWN  # the closing rule, where the chain's caption stood (above the caption band)
 
     def construct(self):
         facts = self.facts
@@ -1253,18 +1255,19 @@ class ForwardVsReverseMode(LectureScene):
 class ActivationMountain(LectureScene):
     """Activation memory over one step (schematic staircase), then the two cards and the tables behind them."""
 
-    MOUNTAIN_ORIGIN = np.array((-5.6, -2.6, 0))  # the staircase's axes cross here
-    MOUNTAIN_WIDTH, MOUNTAIN_HEIGHT = 11.0, 4.7
+    MOUNTAIN_ORIGIN = np.array((-5.6, -2.1, 0))  # the staircase's axes cross here (its labels under the axis
+    MOUNTAIN_WIDTH, MOUNTAIN_HEIGHT = 11.0, 4.2  # stay above the caption band; its top stays under the caveat)
     TOP_Y = 2.55  # the band under the title: the mountain's caveat, later the two small cards
     BIG_CARDS = 0.1 * UP
     SMALL_CARDS_X = (-3.4, 3.4)
     UNIT = 1.85 * UP  # the unit every table counts in
     # The per-layer tables: what is kept (left edge), its width (centred), its size (right edge).
     TABLE = (Column(-5.4, LEFT), Column(1.2, ORIGIN), Column(5.4, RIGHT))
-    TABLE_TOP, TABLE_PITCH = 0.6, 0.37  # the header's centre; body row to row
-    CHIPS_Y = 1.2  # a finished table shrinks to a chip on this row
-    TOTALS = np.array((-0.6, -0.75, 0))
-    NOTES = 2.85 * DOWN
+    TABLE_TOP, TABLE_PITCH = 0.75, 0.34  # the header's centre; body row to row
+    TABLE_HEAD_GAP = 0.45  # the header's centre to the first body row's
+    CHIPS_Y = 1.25  # a finished table shrinks to a chip on this row
+    TOTALS = np.array((-0.6, -0.45, 0))
+    NOTES = 2.3 * DOWN
 
     def construct(self):
         facts = self.facts
@@ -1467,9 +1470,10 @@ class ActivationMountain(LectureScene):
             return Line((cls.TABLE[0].x, y, 0), (cls.TABLE[-1].x, y, 0), color=style.MUTED, stroke_width=1.5)
 
         header = text_row((title, "宽度", "大小"), cls.TABLE, top, color=style.MUTED)
-        body = VGroup(*(text_row((r["label"], r["width"], r["size"]), cls.TABLE, top - 0.5 - cls.TABLE_PITCH * i,
+        first = top - cls.TABLE_HEAD_GAP
+        body = VGroup(*(text_row((r["label"], r["width"], r["size"]), cls.TABLE, first - cls.TABLE_PITCH * i,
                                  size=style.SMALL_SIZE) for i, r in enumerate(rows)))
-        y_sum = top - 0.5 - cls.TABLE_PITCH * len(rows) - 0.1
+        y_sum = first - cls.TABLE_PITCH * len(rows) - 0.1
         total = VGroup(rule(y_sum + 0.22), text_row(("小计", "", f"约 {subtotal.text}"), cls.TABLE, y_sum - 0.05,
                                                     color=style.HIGHLIGHT))
         return VGroup(VGroup(header, rule(top - 0.25)), body, total)
@@ -1499,7 +1503,7 @@ class GradientJourney(LectureScene):
     PARTS_Y = -0.6
     ACCUMULATOR = 1.8 * DOWN
     WEIGHTS = np.array((-2.8, -0.6, 0))
-    NOTE = 2.9 * DOWN
+    NOTE = 2.55 * DOWN  # the closing note, above the caption band
 
     def construct(self):
         facts = self.facts
@@ -1685,13 +1689,13 @@ class GradientJourney(LectureScene):
 class BatchCommVsCompute(LectureScene):
     """fig-batch: communication is flat in batch size, compute rises after a knee; shapes only, no scale."""
 
-    PLOT_CENTRE = np.array((-3.2, -0.35, 0))
+    PLOT_CENTRE = np.array((-3.2, 0.0, 0))  # high enough that the x axis's name clears the caption band
     # The right-hand panel: a head on its centre line, then a row for the small and one for the large batch.
     PANEL_HEAD = np.array((3.9, 1.6, 0))
     PANEL_ROWS = {"small": 0.7, "large": -0.4}
     SHARE_X = 4.45  # centre of the share bars
     EPOCH_LEFT = 2.0  # the epoch rows start here
-    NOTE = np.array((3.9, -2.45, 0))
+    NOTE = np.array((3.9, -2.2, 0))
 
     def construct(self):
         facts = self.facts

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from manim import DOWN, FadeIn, Scene, ThreeDScene, config
 from pydub import AudioSegment
 
-from scenes import style
+from scenes import layout_probe, style
 from tools.course import catalogue
 from tools.settings import AUDIO_OUT_ENV
 from tools.voice import audio, captions, cues, speech
@@ -81,6 +81,7 @@ class Narrated:
         remaining = start + sound.duration - self.time
         if remaining > 1 / config.frame_rate:
             self.wait(remaining)
+        layout_probe.look(self, cue_id)  # the layout lint's look at the screen while this cue's caption shows
 
     def tear_down(self):
         expected = list(self.cues)
@@ -88,6 +89,7 @@ class Narrated:
             raise NarrationError(
                 f"figure '{self.figure.id}': cues played {self._spoken}, narration file has {expected}; "
                 "play every cue once, in file order")
+        layout_probe.look(self, layout_probe.END)
         # Pad the audio track with silence to the end of the video, and hand
         # `lecture build` the whole track (manim's own mux trims its tail).
         writer = self.renderer.file_writer

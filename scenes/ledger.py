@@ -160,8 +160,9 @@ class MixedPrecisionSame16(LectureScene):
 
     UNIT = 0.6
     LEFT_EDGE = -4.4  # both rows start here
-    PURE_Y, MIXED_Y = 1.3, -1.0
+    PURE_Y, MIXED_Y = 1.45, -0.8
     MYTH = 2.55 * UP  # the myth, and the equation that replaces it
+    POINT = np.array((-0.8, -2.35, 0))  # the closing point, under the rows and above the caption band
 
     def construct(self):
         facts = self.facts
@@ -239,7 +240,7 @@ class MixedPrecisionSame16(LectureScene):
             point = style.caption_stack("混合精度换来的：算得更快，激活与通信更小", "都不在常驻这本账上",
                                         size=style.LABEL_SIZE)
             point[1].set_color(style.HIGHLIGHT)
-            point.to_edge(DOWN, buff=1.0).set_x(-0.8)
+            point.move_to(self.POINT)
             self.play(FadeIn(point[0], shift=0.2 * UP), run_time=beat.share(0.3))
             self.play(FadeIn(point[1], shift=0.2 * UP), run_time=beat.share(0.25))
         self.finish()
@@ -254,11 +255,11 @@ class WhyFp32Bf16(LectureScene):
 
     BIT = 0.26
     BITS_LEFT = -3.6
-    BIT_ROWS = {"fp32": 2.2, "bf16": 1.1, "fp16": 0.0}  # the y of each format's row of bits
-    RANGE_CENTRE = np.array((1.35, -1.55, 0))  # the log₂ axis of smallest normal numbers
-    BF16_ONE = np.array((-4.5, 0.9, 0))  # where 1.0 sits on the bf16 number line
-    FP32_ONE = np.array((-4.5, -2.1, 0))  # and on the fp32 one, under it
-    PROGRESS_CENTRE = np.array((0.5, -0.6, 0))  # the bar counting the 1,000 additions
+    BIT_ROWS = {"fp32": 2.35, "bf16": 1.25, "fp16": 0.15}  # the y of each format's row of bits
+    RANGE_CENTRE = np.array((1.35, -1.3, 0))  # the log₂ axis of smallest normal numbers (its notes above the band)
+    BF16_ONE = np.array((-4.3, 0.9, 0))  # where 1.0 sits on the bf16 number line
+    FP32_ONE = np.array((-4.3, -2.1, 0))  # and on the fp32 one, under it
+    PROGRESS_CENTRE = np.array((0.8, -0.6, 0))  # the bar counting the 1,000 additions
     LEDGER = 1.3 * UP  # the ledger row of Ⓒ
 
     def construct(self):
@@ -469,12 +470,12 @@ class OptimizerBytesTable(LectureScene):
     UNIT = 0.45
     # One row per optimizer: its name, its ledger row (boxes centred on the row's y), its sum.
     COLUMNS = (Column(-6.75, LEFT), Column(-3.9, LEFT), Column(6.75, RIGHT))
-    ROWS = (("adamw", "AdamW", 2.5), ("muon", "Muon", 1.7), ("lion", "Lion", 0.9),
-            ("adafactor", "Adafactor", 0.1), ("8bit_adam", "8-bit Adam", -1.25))
-    STACKED = ("lion_8bit", "8-bit Lion", -2.1)  # two ideas at once, under the rest
+    ROWS = (("adamw", "AdamW", 2.55), ("muon", "Muon", 1.8), ("lion", "Lion", 1.05),
+            ("adafactor", "Adafactor", 0.3), ("8bit_adam", "8-bit Adam", -1.1))
+    STACKED = ("lion_8bit", "8-bit Lion", -1.9)  # two ideas at once, under the rest
     TAG_X = -4.45  # each row's idea (拿掉, 分解, 存小), between its name and its row
     INSET_X = -0.05  # left edge of Adafactor's factored inset
-    CLASH = 2.72 * DOWN
+    CLASH = 2.5 * DOWN  # the clash, then the caveat in its place: under the rows, above the caption band
 
     def construct(self):
         facts = self.facts
@@ -885,10 +886,10 @@ class ZeroStages(LectureScene):
     UNIT = 0.42
     HEIGHT = 0.7
     X0 = -4.1  # left edge of every row
-    ROWS_Y = (1.9, 0.8, -0.3, -1.4)
+    ROWS_Y = (2.0, 1.0, 0.0, -1.0)
     COMM_X = 5.7
     HEAD_Y = 2.75  # the column heads: memory over the rows, communication over its column
-    STRIP = np.array((0.6, -2.8, 0))  # the 64 cards
+    STRIP = np.array((0.6, -2.4, 0))  # the 64 cards, above the caption band
     RULE = np.array((0.4, -0.2, 0))  # the rule's table: what each group weighs and when it is used
     RULE_COLUMNS = (Column(0.0), Column(1.9), Column(3.0))  # name, bytes, phases: left edges
 
@@ -1385,8 +1386,8 @@ class SixNdUnderestimate(LectureScene):
 class Worked125m(LectureScene):
     """GPT-3 Small on one GPU: the resident column, the activation column that outgrows it, recompute."""
 
-    BASE_Y = -2.5
-    GIB = 1.05  # frame units per GiB
+    BASE_Y = -2.15  # the columns' names hang under it, above the caption band
+    GIB = 1.0  # frame units per GiB
     RIGHT_X = -2.4  # left edge of the right-hand panel
     RES_X, ACT_X = -5.7, -4.1  # the resident and the activation columns, standing on BASE_Y
     CHIPS = 2.65 * UP  # the setup, one chip per fact

@@ -328,7 +328,7 @@ class Saddle3dRotating(LectureScene3D):
     def construct(self):
         facts = self.facts
         self.set_camera_orientation(phi=64 * DEGREES, theta=-55 * DEGREES, zoom=0.9)
-        self.show_title()
+        heading = self.show_title()
         grid = self.place(facts["surface"].value)
         n = grid.shape[0]
         surface = Surface(lambda u, v: grid[round(u), round(v)], u_range=[0, n - 1], v_range=[0, n - 1],
@@ -359,8 +359,9 @@ class Saddle3dRotating(LectureScene3D):
         ring = np.stack([radius * np.cos(angles), radius * np.sin(angles),
                          radius**2 * np.cos(2 * angles)], axis=1)
         flat = VMobject(stroke_color=style.HIGHLIGHT, stroke_width=5).set_points_smoothly(self.place(ring))
+        # The notes stand under the title, where the turning surface never reaches (and clear of the captions).
         flat_note = self.fix_in_frame(style.zh("垭口附近：坡几乎是平的", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-                                      .to_corner(DOWN + RIGHT, buff=0.9))
+                                      .next_to(heading, DOWN, buff=style.GAP_L).align_to(heading, LEFT))
         with self.narrate("spin_flat") as beat:
             self.stop_ambient_camera_rotation()
             self.move_camera(phi=58 * DEGREES, theta=70 * DEGREES, run_time=beat.share(0.35))
@@ -374,7 +375,7 @@ class Saddle3dRotating(LectureScene3D):
         self.renderer.camera.add_fixed_orientation_mobjects(*marks, rolling)
         self.add(marks, rolling)
         grind_note = self.fix_in_frame(style.zh("一小步一小步地磨", size=style.LABEL_SIZE)
-                                       .next_to(flat_note, UP, buff=style.GAP_M).align_to(flat_note, LEFT))
+                                       .next_to(flat_note, DOWN, buff=style.GAP_M).align_to(flat_note, LEFT))
         with self.narrate("spin_grind") as beat:
             last = len(path) - 1
             self.play(roll(rolling, path), reveal(marks, 0, last), run_time=beat.share(0.85))
@@ -401,11 +402,12 @@ class MomentumEscape(LectureScene):
 
     @staticmethod
     def make_axes() -> Axes:
-        return sketch_axes([-1, 13, 1], [-0.65, 2.75, 1], 12.4, 4.5, visible=False).move_to(0.45 * DOWN)
+        # Low enough to clear the legend, high enough that the spots' names clear the caption band.
+        return sketch_axes([-1, 13, 1], [-0.65, 2.75, 1], 12.4, 4.1, visible=False).move_to(0.25 * DOWN)
 
     def construct(self):
         facts = self.facts
-        self.show_title()
+        heading = self.show_title()
         per_step = facts["per_step"].value
         axes = self.make_axes()
         curve = curve_through(axes, facts["curve"].value, style.DATA, 4)
@@ -456,8 +458,9 @@ class MomentumEscape(LectureScene):
 
         with self.narrate("heavy_inertia") as beat:
             self.play(GrowArrow(arrows["inertia"]), FadeIn(arrows["inertia_label"]), run_time=beat.share(0.3))
-            quote = style.zh("运动不顺着力的方向走，因为有惯性。—— Polyak", size=style.LABEL_SIZE,
-                             color=style.GOOD).to_edge(DOWN, buff=0.45)
+            quote = style.caption_stack("运动不顺着力的方向走，", "因为有惯性。—— Polyak", size=style.LABEL_SIZE,
+                                        color=style.GOOD)
+            quote.next_to(heading, DOWN, buff=style.GAP_L).align_to(heading, LEFT)
             self.play(FadeIn(quote, shift=0.2 * UP), run_time=beat.share(0.3))
 
         with self.narrate("heavy_landing") as beat:
@@ -572,11 +575,11 @@ class LearningRateTwoPaths(LectureScene):
     MAP_SCALE = 0.5
     TAG_Y = -0.05
     # Ⓑ's two tables, side by side under the map; columns are left edges from each table's left.
-    THRESHOLD_CENTRE = np.array((-3.4, -1.35, 0))
+    THRESHOLD_CENTRE = np.array((-3.4, -1.25, 0))
     THRESHOLD_COLUMNS = (Column(0.0), Column(2.25), Column(4.85))
-    HALFWAY_CENTRE = np.array((3.6, -1.35, 0))
+    HALFWAY_CENTRE = np.array((3.6, -1.25, 0))
     HALFWAY_COLUMNS = (Column(0.0), Column(1.8), Column(3.3))
-    CAVEAT = 2.75 * DOWN
+    CAVEAT = 2.55 * DOWN  # under the tables, above the caption band
 
     @classmethod
     def on_map(cls, rows) -> np.ndarray:
@@ -604,7 +607,7 @@ class LearningRateTwoPaths(LectureScene):
                                  stroke_width=2).move_to(self.MAP_CENTRE) for a, b in facts["contours"].value))
         bottom = Dot(self.MAP_CENTRE, radius=0.06, color=style.TEXT)
         shape = style.caption_stack(f"陡峭比 {facts['kappa'].text}：上下陡，左右平", "η：学习率　λ陡：陡方向的曲率",
-                                    size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=0.3)
+                                    size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=style.EDGE)
         with self.narrate("lr_valley") as beat:
             self.play(FadeOut(VGroup(*units.values()), tag), run_time=beat.share(0.15))
             self.play(LaggedStart(*(Create(r) for r in rings[::-1]), lag_ratio=0.2), FadeIn(bottom),
@@ -725,10 +728,10 @@ class LearningRateTwoPaths(LectureScene):
 class OptimalStepParabola(LectureScene):
     """On f = a·x², |f′| / f″ is the distance to the bottom: two parabolas, four numbers each."""
 
-    PLOT_CENTRE = np.array((-3.5, -0.55, 0))
+    PLOT_CENTRE = np.array((-3.5, -0.1, 0))  # the x axis and its name above the caption band
     TABLE = (Column(1.0, LEFT), Column(4.4, ORIGIN), Column(6.0, ORIGIN))  # quantity, the gentle one, the steep one
     TABLE_TOP, ROW_PITCH = 2.35, 0.62  # the header's centre; row to row
-    LESSON = np.array((3.9, -1.75, 0))  # the optimal-step rule, under the table
+    LESSON = np.array((3.9, -1.4, 0))  # the optimal-step rule, under the table; the optimizers under it
 
     def construct(self):
         facts = self.facts
@@ -778,7 +781,7 @@ class OptimalStepParabola(LectureScene):
             box = SurroundingRectangle(best[1], color=style.HIGHLIGHT, buff=style.GAP_S)
             guess = style.caption_stack("AdaGrad、RMSProp、Adam", "都在用过去的 f′ 猜这个分母", size=style.LABEL_SIZE,
                                         color=style.HIGHLIGHT)
-            guess.next_to(best, DOWN, buff=0.35)
+            guess.next_to(best, DOWN, buff=0.25)
             self.play(Write(best), run_time=beat.share(0.3))
             self.play(Create(box), FadeIn(guess, shift=0.2 * UP), run_time=beat.share(0.35))
         self.finish()

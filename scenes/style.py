@@ -22,7 +22,7 @@ from manim import (
 )
 
 FONT = "Noto Sans CJK SC"
-CODE_FONT = "DejaVu Sans Mono"  # a framework's own spelling: flags, field names
+CODE_FONT = "DejaVu Sans Mono"  # identifiers from source code (function names)
 # Noto Sans CJK has only ¹²³ of the superscript digits; the others fall back to
 # another font with another baseline. Exponents are set in one font instead.
 SUPERSCRIPT_FONT = "DejaVu Sans"
@@ -47,6 +47,7 @@ BAD = "#FC6255"
 PANEL = "#1A1F27"
 FROZEN = "#6E7681"  # a parameter that is not updated (LoRA's base)
 COMM = "#F78FB3"  # communication between cards (all-reduce, all-to-all)
+WEIGHT_GRAD = "#C0583E"  # the weight-gradient half of a split backward (W): backward's colour, darker
 # The two cross-sections of a saddle: the cut that curves up, the cut that curves down.
 CURVES_UP = "#4FC1A6"
 CURVES_DOWN = "#F28CB1"
@@ -60,7 +61,15 @@ SMALL_SIZE = 20
 MATH_SIZE = 44
 MATH_LABEL_SIZE = 38
 
-EDGE = 0.35  # margin to the frame edge
+EDGE = 0.35  # margin to the frame edge: nothing drawn closer to it
+
+# The bottom band the player's captions cover, as a share of the frame's height: nothing drawn in it
+# while a cue plays (the source line, shown after the last cue, may sit there). Measured in Debian's
+# Chromium, an 854x480 player, the site's default captions: a 20-character line covers the bottom 6%
+# while the video plays, and moves up above the control bar, to 15-21% from the bottom, while the
+# controls show (paused, or the pointer moves). 15% clears the first with room to spare.
+CAPTION_BAND = 0.15
+CAPTION_TOP = -config.frame_height / 2 + CAPTION_BAND * config.frame_height  # the band's upper edge, y = -2.8
 
 # Gaps between neighbours (the buffers the figures use most) ----------
 GAP_S = 0.1  # a label and the thing it names
@@ -77,7 +86,7 @@ def zh(text: str, size: float = BODY_SIZE, color: str = TEXT, **kwargs) -> Text:
 
 
 def code(text: str, size: float = LABEL_SIZE, color: str = TEXT) -> Text:
-    """A name as a framework spells it (recompute_modules = ["core_attn"]), in a monospace font."""
+    """An identifier from source code, in a monospaced font."""
     return Text(text, font=CODE_FONT, font_size=size, color=color)
 
 

@@ -1,5 +1,5 @@
 """Staging pieces more than one figure uses: sketch axes, table rows, the rolling ball,
-the byte ledger's row and slivers, the verdict badge.
+the byte ledger's row and slivers, the verdict badge, a pipeline schedule's lanes, bars and meter.
 
 ``style`` says how things look (palette, type, text); this module builds the
 recurring pieces out of it, so a figure's ``construct`` only places and moves them.
@@ -13,15 +13,20 @@ from typing import NamedTuple
 from manim import (
     DOWN,
     LEFT,
+    ORIGIN,
     RIGHT,
+    UP,
     Arrow,
     Axes,
     Dot,
+    Line,
+    ManimColor,
     Mobject,
     Rectangle,
     UpdateFromAlphaFunc,
     VGroup,
     VMobject,
+    interpolate_color,
     linear,
     np,
 )
@@ -216,3 +221,182 @@ def verdict(answer: str, color: str, note: str, *, under: Mobject | None = None,
         badge.next_to(under, DOWN, buff=style.GAP_M)
     return badge
 
+
+
+# -- pipeline schedules --------------------------------------------------------------------
+
+
+def op_color(op: str, chunk: int = 0, chunks: int = 1) -> str:
+    """F blue, B red-orange, W brick; a rank's second chunk in a lighter shade of the same colour."""
+    base = {"F": style.FORWARD, "B": style.BACKWARD, "W": style.WEIGHT_GRAD}[op]
+    lighter = 0.45 if chunk > 0 and chunks > 1 else 0.0
+    return interpolate_color(ManimColor(base), ManimColor(style.TEXT), lighter).to_hex()
+
+
+def _revealable(box: Rectangle) -> Rectangle:
+    """Remember a box's full width and opacities, so :func:`_reveal` can draw part of it."""
+    box.full = (box.width, box.get_fill_opacity(), box.get_stroke_opacity())
+    return box
+
+
+def _reveal(box: Rectangle, shown: float) -> None:
+    """Draw a box from its left edge to `shown` (0 … 1) of its full width; nothing at 0."""
+    width, fill, stroke = box.full
+    box.stretch_to_fit_width(max(shown, 1e-3) * width, about_edge=LEFT)
+    box.set_fill(opacity=fill if shown > 0 else 0).set_stroke(opacity=stroke if shown > 0 else 0)
+
+
+class ScheduleLanes(VGroup):
+    """A simulated pipeline schedule on rank lanes, drawn so it can be *played*.
+
+    `timeline` is the value of a timeline fact (``tools.chapters.pipeline._timeline``):
+    ranks, makespan, slots (rank, op, name, micro, chunk, start, end, paired_chunk),
+    idle stretches and in-flight steps per rank. Lane r is rank r, top to bottom; x is
+    time, `width` long for the whole makespan (or for `span` time units, so that two
+    timelines share one scale). Ops and bubbles start hidden; :meth:`show_until`
+    reveals what ran before time τ, a running op drawn up to τ.
+
+    ``lanes.lanes`` are the lane backgrounds, ``lanes.names`` the rank labels,
+    ``lanes.ops`` and ``lanes.bubbles`` one group per rank.
+    """
+
+    LABEL_MIN = 0.2  # an op narrower than this carries no micro-batch number
+
+    def __init__(self, timeline: dict, width: float, lane_height: float = 0.5, pitch: float = 0.62, *,
+                 span: float | None = None, numbers: bool = True, names: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        self.timeline, self.unit = timeline, width / (span or timeline["makespan"])
+        self.lane_height, self.pitch = lane_height, pitch
+        ranks, chunks = timeline["ranks"], timeline["chunks"]
+        self.lanes = VGroup(*(Rectangle(width=timeline["makespan"] * self.unit, height=lane_height, stroke_width=0,
+                                        fill_color=style.PANEL, fill_opacity=1)
+                              .move_to(self._at(0, r), aligned_edge=LEFT) for r in range(ranks)))
+        self.names = VGroup(*(style.zh(f"卡 {r}", size=style.SMALL_SIZE, color=style.MUTED)
+                              .next_to(self.lanes[r], LEFT, buff=style.GAP_M) for r in range(ranks)))
+        self._spans: list[tuple[Mobject, float, float]] = []  # (piece, start, end)
+        self.ops = VGroup(*(VGroup() for _ in range(ranks)))
+        for slot in timeline["slots"]:
+            self.ops[slot["rank"]].add(self._op(slot, chunks, numbers))
+        self.bubbles = VGroup(*(VGroup() for _ in range(ranks)))
+        for r, stretches in enumerate(timeline["idle"]):
+            for a, b in stretches:
+                box = self._box(a, b, r, style.MUTED, 0.35)
+                self.bubbles[r].add(box)
+                self._spans.append((box, a, b))
+        self.add(self.lanes, *([self.names] if names else []), self.bubbles, self.ops)
+        self.show_until(0.0)
+
+    def _at(self, t: float, rank: int) -> np.ndarray:
+        return np.array((t * self.unit, -rank * self.pitch, 0.0))
+
+    def x_of(self, t: float) -> float:
+        """The x on screen of time t (wherever the lanes have been moved)."""
+        return self.lanes[0].get_left()[0] + t * self.unit
+
+    def point_at(self, t: float, rank: int) -> np.ndarray:
+        return np.array((self.x_of(t), self.lanes[rank].get_center()[1], 0.0))
+
+    def _box(self, a: float, b: float, rank: int, color: str, opacity: float, height: float | None = None) -> Rectangle:
+        box = Rectangle(width=(b - a) * self.unit, height=height or self.lane_height, stroke_color=style.BACKGROUND,
+                        stroke_width=1.5, fill_color=color, fill_opacity=opacity)
+        return _revealable(box.move_to(self._at((a + b) / 2, rank)))
+
+    def _op(self, slot: dict, chunks: int, numbers: bool) -> VGroup:
+        a, b, r = slot["start"], slot["end"], slot["rank"]
+        if slot["op"] == "F&B":  # an overlapped pair: F on top, its partner's B below, one outline round both
+            half = self.lane_height / 2
+            top = self._box(a, b, r, op_color("F", slot["chunk"], chunks), 0.9, half).shift(half / 2 * UP)
+            bottom = self._box(a, b, r, op_color("B", slot["paired_chunk"], chunks), 0.9, half).shift(half / 2 * DOWN)
+            outline = _revealable(Rectangle(width=(b - a) * self.unit, height=self.lane_height, stroke_color=style.TEXT,
+                                            stroke_width=2, fill_opacity=0).move_to(self._at((a + b) / 2, r)))
+            pieces = VGroup(top, bottom, outline)
+        else:
+            pieces = VGroup(self._box(a, b, r, op_color(slot["op"], slot["chunk"], chunks), 0.9))
+        for piece in pieces:
+            self._spans.append((piece, a, b))
+        if numbers and (b - a) * self.unit >= self.LABEL_MIN and slot["op"] != "F&B":
+            label = style.zh(str(slot["micro"]), size=style.SMALL_SIZE - 4, color=style.BACKGROUND)
+            pieces.add(label.move_to(pieces[0]))
+            self._spans.append((label, (a + b) / 2, (a + b) / 2 + 1e-9))
+        return pieces
+
+    def show_until(self, tau: float) -> None:
+        """Everything that ran before τ, a running op drawn up to τ; nothing after."""
+        for piece, a, b in self._spans:
+            shown = min(max((tau - a) / (b - a), 0.0), 1.0)
+            if isinstance(piece, Rectangle):
+                _reveal(piece, shown)
+            else:
+                piece.set_opacity(1.0 if shown > 0 else 0.0)
+
+    def show_all(self) -> None:
+        self.show_until(self.timeline["makespan"])
+
+
+class InFlightBars(VGroup):
+    """One bar per rank that rises and falls with how many micro-batches the rank holds at time τ.
+
+    `steps` is a timeline fact's ``in_flight`` (per rank, (time, count) steps). A thin tick
+    stays at the highest level each bar has reached. ``bars.bars``, ``bars.peaks``, ``bars.names``.
+    """
+
+    def __init__(self, steps: list, unit: float, width: float = 0.32, gap: float = 0.18, **kwargs):
+        super().__init__(**kwargs)
+        self.steps, self.unit, self.bar_width = steps, unit, width
+        self.base = Line(ORIGIN, (len(steps) * (width + gap) - gap) * RIGHT, color=style.MUTED, stroke_width=2)
+        self.bars = VGroup(*(_revealable(Rectangle(width=width, height=unit, stroke_width=0, fill_color=style.FORWARD,
+                                                   fill_opacity=0.8)) for _ in steps))
+        self.peaks = VGroup(*(Line(ORIGIN, width * RIGHT, color=style.HIGHLIGHT, stroke_width=3) for _ in steps))
+        for i, (bar, peak) in enumerate(zip(self.bars, self.peaks)):
+            bar.move_to(((width + gap) * i + width / 2, unit / 2, 0))
+            peak.move_to(((width + gap) * i + width / 2, 0, 0))
+        self.names = VGroup(*(style.zh(str(i), size=style.SMALL_SIZE, color=style.MUTED)
+                              .next_to(self.base, DOWN, buff=style.GAP_S).set_x(bar.get_x())
+                              for i, bar in enumerate(self.bars)))
+        self.add(self.base, self.bars, self.peaks, self.names)
+        self.show_at(0.0)
+
+    def show_at(self, tau: float) -> None:
+        floor = self.base.get_y()
+        for steps, bar, peak in zip(self.steps, self.bars, self.peaks):
+            reached = [c for t, c in steps if t <= tau + 1e-9]  # the steps start at (0, 0)
+            bar.stretch_to_fit_height(max(reached[-1] * self.unit, 1e-3), about_edge=DOWN)
+            bar.set_fill(opacity=0.8 if reached[-1] > 0 else 0)
+            peak.set_y(floor + max(reached) * self.unit).set_stroke(opacity=1 if max(reached) > 0 else 0)
+
+
+class BubbleMeter(VGroup):
+    """A bar that fills with idle time as a schedule plays: full width is ranks × makespan, so at the
+    end the grey part is the bubble fraction. ``meter.frame``, ``meter.fill``, ``meter.name``."""
+
+    def __init__(self, timeline: dict, width: float, height: float = 0.22, **kwargs):
+        super().__init__(**kwargs)
+        self.idle = [stretch for stretches in timeline["idle"] for stretch in stretches]
+        self.full = timeline["ranks"] * timeline["makespan"]
+        self.frame = Rectangle(width=width, height=height, stroke_color=style.MUTED, stroke_width=1.5)
+        self.fill = _revealable(Rectangle(width=width, height=height, stroke_width=0, fill_color=style.MUTED,
+                                          fill_opacity=0.8).move_to(self.frame))
+        self.name = style.zh("空泡", size=style.SMALL_SIZE, color=style.MUTED)
+        self.name.next_to(self.frame, LEFT, buff=style.GAP_M)
+        self.add(self.frame, self.fill, self.name)
+        self.show_until(0.0)
+
+    def show_until(self, tau: float) -> None:
+        idle = sum(min(max(tau - a, 0.0), b - a) for a, b in self.idle)
+        _reveal(self.fill, idle / self.full)
+
+    def end_x(self) -> float:
+        """Where the fill ends once the schedule has played out."""
+        return self.frame.get_left()[0] + self.frame.width * sum(b - a for a, b in self.idle) / self.full
+
+
+def play_schedule(start: float, end: float, *pieces, **kwargs) -> UpdateFromAlphaFunc:
+    """Play schedule pieces on one clock from time `start` to `end`: ScheduleLanes fill in at their
+    simulated times, InFlightBars rise and fall, a BubbleMeter fills with the idle time so far."""
+
+    def advance(group, alpha):
+        tau = start + alpha * (end - start)
+        for piece in pieces:
+            (piece.show_at if isinstance(piece, InFlightBars) else piece.show_until)(tau)
+
+    return UpdateFromAlphaFunc(VGroup(*pieces), advance, rate_func=linear, **kwargs)

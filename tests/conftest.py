@@ -81,3 +81,8 @@ def three_figures(backprop_build, tmp_path_factory) -> ThreeFigures:
     chapter_video.build_all(man, out, progress.append)
     manifest.save(out, man)
     return ThreeFigures(out, man, progress, site.write_kit(out, man))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--set_test", action="store_true",
+                     help="write the last-frame tests' control data from this machine's frames (a deliberate act)")

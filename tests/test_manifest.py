@@ -14,7 +14,7 @@ import pytest
 from helpers import BIN, build_env, run
 
 from tools.course import catalogue
-from tools.publish import build, clean, manifest, render
+from tools.publish import build, clean, manifest, render, stills
 from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile, sha256
 from tools.voice import audio, cues, speech
 
@@ -163,6 +163,10 @@ def test_clean_removes_what_nothing_refers_to_and_says_how_much(isolated):
     logs.mkdir(parents=True)
     (logs / "gates_circuit.l.log").write_text("current")
     (logs / "gone_figure.l.log").write_text("stale")
+    kept = stills.cache_dir()
+    kept.mkdir(parents=True)
+    for name, text in (("gates_circuit.json", "{}"), ("gates_circuit.png", "png"), ("gone_figure.png", "old")):
+        (kept / name).write_text(text)
     said = []
     with open(busy / ".lock") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
@@ -170,8 +174,9 @@ def test_clean_removes_what_nothing_refers_to_and_says_how_much(isolated):
     assert current.exists() and not stale.exists()
     assert busy.exists() and not idle.exists()
     assert (logs / "gates_circuit.l.log").exists() and not (logs / "gone_figure.l.log").exists()
-    assert freed == 4096 + 1000 + len("stale")
-    assert said == [f"removed 3 cache entries from {isolated / 'cache'}, freed 0.0 MiB"]
+    assert {p.name for p in kept.iterdir()} == {"gates_circuit.json", "gates_circuit.png"}
+    assert freed == 4096 + 1000 + len("stale") + len("old")
+    assert said == [f"removed 4 cache entries from {isolated / 'cache'}, freed 0.0 MiB"]
 
 
 def test_lecture_clean_runs(tmp_path):

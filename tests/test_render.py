@@ -4,11 +4,13 @@ import hashlib
 import shutil
 import sys
 
+import numpy as np
 import pytest
 from helpers import BIN, ROOT, run
+from PIL import Image
 
 from tools.course import catalogue
-from tools.publish import manifest, media
+from tools.publish import manifest, media, sheet
 from tools.voice import captions
 
 pytestmark = pytest.mark.slow  # real renders
@@ -109,3 +111,22 @@ def test_manim_refuses_a_tampered_fact_before_the_first_frame(tampered):
     assert done.returncode != 0
     _refusal_is_clear(done.stdout + done.stderr)
     assert not list(copy.glob("media/videos/**/*.mp4"))
+
+
+def test_lecture_frames_sheet_writes_one_titled_grid_per_chapter(built):
+    out, env, _ = built
+    done = run([str(BIN / "lecture"), "frames", "-q", "l", "--only", "backprop", "--at", "0.5", "1", "--sheet"],
+               env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(out / "frames" / "backprop-sheet.png")]
+    picture = Image.open(out / "frames" / "backprop-sheet.png").convert("RGB")
+    width, height = sheet.CELL
+    assert picture.size == (sheet.LABEL_WIDTH + 2 * (width + sheet.GAP) + sheet.GAP,
+                            sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + len(FIGURES) * (height + sheet.GAP) + sheet.GAP)
+    # gates_circuit's row, last column: its last frame, shrunk into the cell.
+    row = FIGURES.index("gates_circuit")
+    top = sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + row * (height + sheet.GAP)
+    left = sheet.LABEL_WIDTH + width + sheet.GAP
+    cell = np.asarray(picture.crop((left, top, left + width, top + height)), dtype=float)
+    last = media.frame_at(out / "backprop" / "gates_circuit.mp4").convert("RGB").resize(sheet.CELL)
+    assert np.abs(cell - np.asarray(last, dtype=float)).mean() < 3

@@ -1,4 +1,4 @@
-"""The shared staging pieces in scenes/widgets.py: table rows, sketch axes, the verdict badge."""
+"""The shared staging pieces in scenes/widgets.py: table rows, sketch axes, the verdict badge, a played schedule."""
 
 import numpy as np
 import pytest
@@ -52,3 +52,44 @@ def test_a_verdict_puts_its_answer_first_and_hangs_under_its_cells(widgets):
     assert badge.get_top()[1] < cells.get_bottom()[1]
     row = widgets.verdict("相差 7.9×", "#83C167", "常驻", across=True)
     assert row[1].text == "常驻" and row[1].get_x() < row[0].get_x()
+
+
+# -- a pipeline schedule, played -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gpipe():
+    from tools.course import catalogue
+    return catalogue.facts("pipeline_gpipe")["timeline"].value
+
+
+def test_lanes_draw_an_op_up_to_the_playhead_and_nothing_after(widgets, gpipe):
+    lanes = widgets.ScheduleLanes(gpipe, width=6.6)
+    unit = 6.6 / gpipe["makespan"]
+    first = lanes.ops[0][0][0]  # F0 on rank 0, from 0 to 1
+    lanes.show_until(0.5)
+    assert np.isclose(first.width, 0.5 * unit) and first.get_fill_opacity() > 0
+    later = lanes.ops[0][-1][0]  # its last B, not started at 0.5
+    assert later.get_fill_opacity() == 0
+    lanes.show_all()
+    assert np.isclose(first.width, unit) and np.isclose(later.width, 2 * unit)
+    assert np.isclose(lanes.x_of(gpipe["makespan"]) - lanes.x_of(0), 6.6)
+
+
+def test_bars_follow_the_in_flight_count_and_keep_their_peak(widgets, gpipe):
+    bars = widgets.InFlightBars(gpipe["in_flight"], unit=0.2)
+    forwards_done = max(s["end"] for s in gpipe["slots"] if s["op"] == "F")
+    bars.show_at(forwards_done)
+    assert np.isclose(bars.bars[0].height, 8 * 0.2)  # GPipe holds all m = 8 before the first B
+    bars.show_at(gpipe["makespan"])
+    assert bars.bars[0].get_fill_opacity() == 0  # all released
+    assert np.isclose(bars.peaks[0].get_y() - bars.base.get_y(), 8 * 0.2)
+
+
+def test_the_meter_ends_at_the_bubble_fraction(widgets, gpipe):
+    from tools.course import catalogue
+
+    meter = widgets.BubbleMeter(gpipe, width=5.0)
+    meter.show_until(gpipe["makespan"])
+    bubble = catalogue.facts("pipeline_gpipe")["bubble"].value
+    assert np.isclose(meter.fill.width, 5.0 * bubble)
+    assert np.isclose(meter.end_x() - meter.frame.get_left()[0], 5.0 * bubble)

@@ -1,5 +1,6 @@
-"""The ``lecture`` command: check, build, list facts, write and serve the embed kit, clean the cache,
-hear a reading (``say``), write a recording script (``script``)."""
+"""The ``lecture`` command: check (facts, narration, readings, layout), build, stills and contact sheets,
+list facts, write and serve the embed kit, clean the cache, hear a reading (``say``), write a recording
+script (``script``)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ from pathlib import Path
 
 from tools.course import catalogue
 from tools.course.facts import FactError
-from tools.publish import build, clean, clip, serve, site
+from tools.publish import build, clean, clip, layout, serve, site
 from tools.publish.manifest import ManifestError
 from tools.publish.render import QUALITIES, BuildError
 from tools.voice import audio, cues, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
-REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError)
+REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError,
+            layout.LayoutError)
 
 
 def _facts_table(as_json: bool) -> str:
@@ -37,11 +39,17 @@ def _quality(parser: argparse.ArgumentParser, default: str = "h") -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lecture", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("check", help="verify every fact and all narration, without rendering")
-    make = sub.add_parser("build", help="check, synthesize narration, render and publish to renders/")
+    verify = sub.add_parser("check", help="verify facts, narration and each figure's layout, without rendering")
+    verify.add_argument("--only", help="a chapter, or chapter/figure_id")
+    which = verify.add_mutually_exclusive_group()
+    which.add_argument("--layout", action="store_true", help="only the layout lint (overlap, frame, caption band)")
+    which.add_argument("--no-layout", action="store_true", help="skip the layout lint")
+    verify.add_argument("-j", "--jobs", type=int, default=2, help="manim processes the layout lint runs at once")
+    make = sub.add_parser("build", help="check, lint the layout, synthesize narration, render and publish to renders/")
     _quality(make)
     make.add_argument("--only", help="a chapter, or chapter/figure_id")
     make.add_argument("-j", "--jobs", type=int, default=1, help="figures rendered at once")
+    make.add_argument("--no-layout", action="store_true", help="skip the layout lint (a quick draft)")
     make.add_argument("--rescan", action="store_true",
                       help="only rebuild manifest.json from the records beside the published files, no rendering")
     stills = sub.add_parser("frames", help="save PNG stills of rendered figures for review")
@@ -49,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     stills.add_argument("--only", help="a chapter, or chapter/figure_id")
     stills.add_argument("--at", type=float, nargs="+", default=[0.5, 1.0],
                         help="fractions of each figure's length (1 = last frame)")
+    stills.add_argument("--sheet", action="store_true",
+                        help="one contact sheet per chapter instead: its figures' stills in a titled grid")
     facts = sub.add_parser("facts", help="print every figure's on-screen facts")
     facts.add_argument("--json", action="store_true", help="as {figure_id: {fact: value}}")
     kit = sub.add_parser("site", help="(re)write the embed kit renders/<quality>/site/ from what is rendered")
@@ -95,15 +105,19 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "check":
-            figures = catalogue.figures()
-            n_facts, n_cues = build.check(figures)
-            print(f"ok: {len(figures)} figures, {n_facts} facts, {n_cues} cues")
+            figures = catalogue.select(args.only)
+            if not args.layout:
+                n_facts, n_cues = build.check(figures)
+                print(f"ok: {len(figures)} figures, {n_facts} facts, {n_cues} cues")
+            if not args.no_layout:
+                layout.check(figures, args.jobs)
         elif args.command == "build" and args.rescan:
             build.rescan(args.quality)
         elif args.command == "build":
-            build.build(args.quality, args.only, args.jobs)
+            build.build(args.quality, args.only, args.jobs, lint=not args.no_layout)
         elif args.command == "frames":
-            for path in build.frames(args.quality, args.only, args.at):
+            stills = build.sheets if args.sheet else build.frames
+            for path in stills(args.quality, args.only, args.at):
                 print(path)
         elif args.command == "facts":
             print(_facts_table(args.json))

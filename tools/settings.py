@@ -7,7 +7,8 @@ files and logs, and ``LECTURE_VOICE`` picks the speech engine; the
 ``LECTURE_VOICE_INPUT`` (``text`` or ``pinyin``) and keys its cache on the
 files in ``LECTURE_VOICE_FILES`` (separated by ``:``). A scene
 rendered by ``lecture build`` hands its whole audio track to the build
-through the file named in ``LECTURE_AUDIO_OUT``.
+through the file named in ``LECTURE_AUDIO_OUT``; a scene run by the layout
+lint appends what it shows at each cue to the file named in ``LECTURE_LAYOUT_OUT``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ NARRATION_DIR = ROOT / "narration"
 MANIM_CFG = ROOT / "manim.cfg"
 
 AUDIO_OUT_ENV = "LECTURE_AUDIO_OUT"
+LAYOUT_OUT_ENV = "LECTURE_LAYOUT_OUT"
 
 
 def renders_root() -> Path:

@@ -18,12 +18,54 @@ from tools import settings
 from tools.course.facts import Check, Fact
 
 # Chapter modules in the order the course plays them.
-CHAPTER_ORDER = ("backprop", "recompute", "optimizer", "ledger")
+CHAPTER_ORDER = ("backprop", "recompute", "optimizer", "ledger", "pipeline")
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A topic of the course (专题): its number, its title, its chapters in play order."""
+
+    number: str
+    title: str
+    chapters: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.number}　{self.title}"
+
+
+# Every chapter belongs to one topic; a topic's chapters play one after another.
+# Topic 4 names all six of its chapters, including those still being written.
+TOPICS = (
+    Topic("专题四", "训练一步的账", ("backprop", "recompute", "optimizer", "adaptive", "ledger", "stability")),
+    Topic("专题五", "切开模型：流水线并行", ("pipeline",)),
+)
+
+
+def topic_of(chapter_id: str) -> Topic:
+    for topic in TOPICS:
+        if chapter_id in topic.chapters:
+            return topic
+    raise UnknownFigure(f"chapter '{chapter_id}' belongs to no topic: add it to TOPICS in tools/course/catalogue.py")
 
 
 class UnknownFigure(KeyError):
     def __str__(self) -> str:
         return self.args[0]
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file published beside a figure's clip, e.g. its simulated timeline as a trace.
+
+    It goes out as ``<figure>.<suffix>``, is recorded in the manifest with its
+    sha256, and the embed page links it with `label` and the one line `how_to`.
+    """
+
+    suffix: str
+    label: str
+    how_to: str
+    make: Callable[[], str] = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -33,6 +75,7 @@ class Figure:
     chapter: str
     source: str
     build: Callable[[Check], dict[str, Fact]] = field(repr=False)
+    attachments: tuple[Attachment, ...] = ()
 
     @property
     def scene_class(self) -> str:
@@ -49,11 +92,15 @@ class Chapter:
     def scene_file(self) -> Path:
         return settings.SCENES_DIR / f"{self.id}.py"
 
-    def figure(self, figure_id: str, title: str, source: str = ""):
-        """Register the decorated function as the builder of one figure's facts."""
+    @property
+    def topic(self) -> Topic:
+        return topic_of(self.id)
+
+    def figure(self, figure_id: str, title: str, source: str = "", attachments: tuple[Attachment, ...] = ()):
+        """Register the decorated function as the builder of one figure's facts (and its attached files)."""
 
         def register(build: Callable[[Check], dict[str, Fact]]):
-            self.figures.append(Figure(figure_id, title, self.id, source, build))
+            self.figures.append(Figure(figure_id, title, self.id, source, build, attachments))
             return build
 
         return register

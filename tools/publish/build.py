@@ -23,7 +23,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import chapter_video, clip, manifest, media, render, site
+from tools.publish import chapter_video, clip, layout, manifest, media, render, sheet, site
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import QUALITIES, BuildError, RenderKey
 from tools.voice import audio, cues, speech
@@ -47,6 +47,7 @@ def check(figures: list[Figure]) -> tuple[int, int]:
         scene_file = catalogue.chapter(fig.chapter).scene_file
         if fig.scene_class not in render.scene_classes(scene_file):
             raise BuildError(f"{scene_file}: no scene class {fig.scene_class} for figure '{fig.id}'")
+        clip.check_attachments(fig)
     if undecided := cues.undecided_readings([fig.id for fig in figures]):
         raise NarrationError(f"{len(undecided)} polyphone{'s' if len(undecided) > 1 else ''} with no settled "
                              "reading: add the phrase to [pinyin] in narration/lexicon.toml, fix it inline "
@@ -55,7 +56,7 @@ def check(figures: list[Figure]) -> tuple[int, int]:
 
 
 def course_chapters() -> list[ChapterList]:
-    return [ChapterList(ch.id, ch.title, [f.id for f in ch.figures]) for ch in catalogue.chapters()]
+    return [ChapterList(ch.id, ch.title, [f.id for f in ch.figures], ch.topic.label) for ch in catalogue.chapters()]
 
 
 def narrate(figures: list[Figure], say: Say) -> dict[str, list[str]]:
@@ -126,17 +127,21 @@ def _finish(out_dir: Path, say: Say) -> None:
         say(site.summary(site.write_kit(out_dir, man)))
 
 
-def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say = print) -> Manifest:
-    """Build the selected figures; returns the manifest as this build left it."""
+def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say = print,
+          lint: bool = True) -> Manifest:
+    """Build the selected figures (their layout linted first, unless `lint` is False);
+    returns the manifest as this build left it."""
     if quality not in QUALITIES:
         raise BuildError(f"unknown quality {quality!r}: choose one of {', '.join(QUALITIES)}")
     figures = catalogue.select(only)
     n_facts, n_cues = check(figures)
     say(f"checked {len(figures)} figures: {n_facts} facts, {n_cues} cues")
-    cue_keys = narrate(figures, say)
-
     out_dir = renders_dir(quality)
     published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
+    if lint:
+        # Two lint processes even for a one-job build: each draws only its figures' last frames.
+        layout.check(figures, max(jobs, 2), say)
+    cue_keys = narrate(figures, say)
     todo = []
     for fig in figures:
         key = render.render_key(fig, quality, cue_keys[fig.id])
@@ -179,20 +184,43 @@ def write_site(quality: str) -> site.Kit:
         return site.write_kit(out_dir, manifest.load(out_dir))
 
 
-def frames(quality: str, only: str | None, fractions: list[float]) -> list[Path]:
-    """Still PNGs of rendered figures at fractions of their length, for review."""
+def _clip_frames(quality: str, only: str | None, fractions: list[float]) -> dict[Figure, list]:
+    """Each selected figure's frames (PIL images) at fractions of its length, from the published clips."""
     out_dir = renders_dir(quality)
     published = manifest.load(out_dir).figures
-    written = []
+    stills = {}
     for fig in catalogue.select(only):
         if fig.id not in published:
             raise BuildError(f"{fig.chapter}/{fig.id} is not rendered at {QUALITIES[quality]}: run lecture build first")
         entry = published[fig.id]
-        for fraction in fractions:
-            out = out_dir / "frames" / f"{fig.id}-{round(fraction * 100):03d}.png"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            media.frame_at(
-                out_dir / entry.files["mp4"].path, None if fraction >= 1 else fraction * entry.duration
-            ).save(out)
+        clip_path = out_dir / entry.files["mp4"].path
+        stills[fig] = [media.frame_at(clip_path, None if f >= 1 else f * entry.duration) for f in fractions]
+    return stills
+
+
+def frames(quality: str, only: str | None, fractions: list[float]) -> list[Path]:
+    """Still PNGs of rendered figures at fractions of their length, for review."""
+    folder = renders_dir(quality) / "frames"
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fig, images in _clip_frames(quality, only, fractions).items():
+        for fraction, image in zip(fractions, images):
+            out = folder / f"{fig.id}-{round(fraction * 100):03d}.png"
+            image.save(out)
+            written.append(out)
+    return written
+
+
+def sheets(quality: str, only: str | None, fractions: list[float]) -> list[Path]:
+    """One contact sheet per chapter (renders/<quality>/frames/<chapter>-sheet.png): its figures'
+    stills at the fractions, one row per figure, for looking over a chapter at once."""
+    frames_of = _clip_frames(quality, only, fractions)
+    written = []
+    for chapter in catalogue.chapters():
+        rows = [sheet.Row(fig.id, fig.title, images) for fig, images in frames_of.items()
+                if fig.chapter == chapter.id]
+        if rows:
+            out = renders_dir(quality) / "frames" / f"{chapter.id}-sheet.png"
+            sheet.contact_sheet(f"{chapter.title}  ({chapter.id}, {QUALITIES[quality]})", fractions, rows, out)
             written.append(out)
     return written

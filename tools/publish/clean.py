@@ -1,8 +1,9 @@
 """``lecture clean``: delete cache entries nothing current refers to, and say how much that freed.
 
 Kept: each current cue's audio under every engine that can speak here
-(so a silent draft's cache survives a switch back to espeak), the log of
-each current figure, and any manim work folder a running build holds.
+(so a silent draft's cache survives a switch back to espeak), the log and
+the stills (looks and last frame) of each current figure, and any manim work
+folder a running build holds.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
-from tools.publish import render
+from tools.publish import render, stills
 from tools.voice import audio, cues, speech
 
 
@@ -59,10 +60,11 @@ def stale_entries() -> list[Path]:
     work = render.work_root()
     if work.is_dir():
         stale += [p for p in sorted(work.iterdir()) if not _in_use(p)]
-    logs = settings.cache_root() / "logs"
-    if logs.is_dir():
-        current = {fig.id for fig in catalogue.figures()}
-        stale += [p for p in sorted(logs.iterdir()) if p.name.split(".", 1)[0] not in current]
+    current = {fig.id for fig in catalogue.figures()}
+    for folder in (settings.cache_root() / "logs", stills.cache_dir()):
+        if folder.is_dir():
+            stale += [p for p in sorted(folder.iterdir())
+                      if not p.name.startswith(".") and p.name.split(".", 1)[0] not in current]
     return stale
 
 

@@ -1,4 +1,4 @@
-"""One figure's published files: the web MP4, its captions, a poster and a thumbnail.
+"""One figure's published files: the web MP4, its captions, a poster, a thumbnail, and its attachments.
 
 Everything is made in a staging folder beside the target, verified (h264
 + aac, audio and video within SYNC_TOLERANCE), and only then moved over
@@ -21,6 +21,8 @@ from tools.voice import captions
 
 SYNC_TOLERANCE = 0.1  # seconds between audio and video duration
 THUMBNAIL_WIDTH = 480
+# What follows the figure's id in the names of its own files; an attachment must not take one.
+CLIP_FILES = {"mp4", "srt", "vtt", "png", "webp", "json"}
 
 
 def verify(video: Path) -> media.Probe:
@@ -53,8 +55,20 @@ def move_in(staged: Path, target_dir: Path, prefix: str) -> Files:
     return files
 
 
+def check_attachments(fig: Figure) -> None:
+    """Each attachment makes a non-empty file under a name of its own; raises BuildError otherwise."""
+    seen = set()
+    for attached in fig.attachments:
+        if attached.suffix in CLIP_FILES or attached.suffix in seen or "/" in attached.suffix:
+            raise BuildError(f"figure '{fig.id}': attachment '{attached.suffix}' would collide with another "
+                             f"of its files ({', '.join(sorted(CLIP_FILES | seen))})")
+        seen.add(attached.suffix)
+        if not attached.make().strip():
+            raise BuildError(f"figure '{fig.id}': attachment '{attached.suffix}' is empty")
+
+
 def stage_clip(fig: Figure, rendered: Rendered, staged: Path) -> media.Probe:
-    """Write the figure's web files into `staged` and verify them; returns the MP4's probe."""
+    """Write the figure's web files and attachments into `staged` and verify them; returns the MP4's probe."""
     mp4 = staged / f"{fig.id}.mp4"
     media.mux_web(rendered.video, rendered.track, mp4, {"title": fig.title})
     info = verify(mp4)
@@ -65,9 +79,12 @@ def stage_clip(fig: Figure, rendered: Rendered, staged: Path) -> media.Probe:
     poster.save(staged / f"{fig.id}.png")
     thumb_size = (THUMBNAIL_WIDTH, round(THUMBNAIL_WIDTH * poster.height / poster.width))
     poster.resize(thumb_size).save(staged / f"{fig.id}.webp", quality=80)
+    for attached in fig.attachments:
+        (staged / f"{fig.id}.{attached.suffix}").write_text(attached.make(), encoding="utf-8")
     return info
 
 
 def entry(fig: Figure, info: media.Probe, files: Files, key: str, key_parts: dict) -> PublishedFigure:
+    attachments = {a.suffix: {"label": a.label, "how_to": a.how_to} for a in fig.attachments}
     return PublishedFigure(fig.chapter, fig.id, fig.title, round(info.video_seconds, 3), info.width, info.height,
-                           fact_values(fig.id), files, key, key_parts)
+                           fact_values(fig.id), files, key, key_parts, attachments)

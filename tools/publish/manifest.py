@@ -62,6 +62,7 @@ class PublishedFigure:
     files: Files
     key: str = ""  # the render key it was made from
     key_parts: dict = field(default_factory=dict)  # the key's parts, to say why a figure re-renders
+    attachments: dict = field(default_factory=dict)  # files published beside the clip: {kind: {label, how_to}}
 
     def present(self, out_dir: Path) -> bool:
         return present(self.files, out_dir)
@@ -97,6 +98,7 @@ class ChapterList:
     id: str
     title: str
     figures: list[str]
+    topic: str = ""  # the topic (专题) it belongs to, as the gallery heads it
 
 
 @dataclass
@@ -126,7 +128,7 @@ def _chapter_video(chapter: str, raw: dict) -> ChapterVideo:
 
 
 def from_json(raw: dict) -> Manifest:
-    return Manifest(raw["quality"], [ChapterList(**ch) for ch in raw.get("chapters", [])],
+    return Manifest(raw["quality"], [ChapterList(**_known(ChapterList, ch)) for ch in raw.get("chapters", [])],
                     {fig_id: _figure(entry) for fig_id, entry in raw.get("figures", {}).items()},
                     {ch: _chapter_video(ch, entry) for ch, entry in raw.get("chapter_videos", {}).items()})
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import configparser
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -68,16 +69,33 @@ def _sha_json(value) -> str:
 
 def scene_classes(scene_file: Path) -> dict[str, str]:
     """Top-level class name -> its source, read without importing manim."""
-    source = scene_file.read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    return {node.name: ast.get_source_segment(source, node) or "" for node in tree.body
-            if isinstance(node, ast.ClassDef)}
+    return dict(_classes(scene_file.read_text(encoding="utf-8")))
+
+
+@functools.lru_cache(maxsize=8)
+def _classes(source: str) -> tuple[tuple[str, str], ...]:
+    """The classes of one chapter's source, parsed once however many of its figures ask."""
+    lines = source.splitlines(keepends=True)
+
+    def segment(node: ast.ClassDef) -> str:
+        # ast.get_source_segment for a top-level class, without splitting the whole file again per
+        # class (which made a no-op build's keys take seconds); offsets count UTF-8 bytes.
+        last = lines[node.end_lineno - 1].encode()[:node.end_col_offset].decode()
+        return "".join(lines[node.lineno - 1:node.end_lineno - 1]) + last
+
+    return tuple((node.name, segment(node)) for node in ast.parse(source).body if isinstance(node, ast.ClassDef))
+
+
+# Scene modules that never change a frame: the layout lint's probe only reads the screen (its code keys
+# the stills instead), so editing it re-runs the lint but re-renders nothing.
+NOT_DRAWN = ("layout_probe.py",)
 
 
 def shared_scene_files() -> list[Path]:
-    """The scene modules every figure uses (style, base, widgets): not a chapter's file."""
+    """The scene modules every figure uses (style, base, widgets): not a chapter's file, nor one in NOT_DRAWN."""
     chapter_ids = {ch.id for ch in catalogue.chapters()}
-    return [p for p in sorted(settings.SCENES_DIR.glob("*.py")) if p.stem not in chapter_ids]
+    return [p for p in sorted(settings.SCENES_DIR.glob("*.py"))
+            if p.stem not in chapter_ids and p.name not in NOT_DRAWN]
 
 
 @dataclass(frozen=True)
@@ -94,7 +112,8 @@ class RenderKey:
 def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
     """The figure's key: its own scene class (the chapter file without the other figures'
     classes, so editing one figure does not re-render its neighbours), the shared scene
-    modules, its facts, its cues (caption lines and audio), its title, the render settings."""
+    modules, its facts, its cues (caption lines and audio), its title, the render settings,
+    and what its attachments hold."""
     chapter = catalogue.chapter(fig.chapter)
     source = chapter.scene_file.read_text(encoding="utf-8")
     figure_classes = {f.scene_class for f in chapter.figures}
@@ -102,7 +121,7 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
         if name != fig.scene_class and name in figure_classes:
             source = source.replace(segment, "")
     figure_cues = cues.figure_cues(fig.id)
-    return RenderKey({
+    parts = {
         "scene": _sha(source),
         "shared": {p.name: _sha(p.read_bytes()) for p in shared_scene_files()},
         "facts": {name: _sha_json([f.value, f.text, f.spoken]) for name, f in catalogue.facts(fig.id).items()},
@@ -111,7 +130,10 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
         "title": _sha_json([fig.title, fig.source]),
         "render": _sha_json([quality, version("manim"), settings.MANIM_CFG.read_text(encoding="utf-8"), ONE_FIGURE,
                              PUBLISHED]),
-    })
+    }
+    if fig.attachments:  # only then: a figure without attachments keeps the key it had before they existed
+        parts["attachments"] = {a.suffix: _sha(a.make()) for a in fig.attachments}
+    return RenderKey(parts)
 
 
 def _changed(old: dict, new: dict) -> list[str]:
@@ -137,6 +159,8 @@ def reasons(old: dict | None, new: RenderKey) -> list[str]:
         said.append("narration changed (cue order)")
     if old.get("title") != new.parts["title"]:
         said.append("title or source changed")
+    if old.get("attachments") != new.parts.get("attachments"):
+        said.append("attached files changed")
     if old.get("render") != new.parts["render"]:
         said.append("render settings changed (quality, manim or manim.cfg)")
     return said or ["render key changed"]

@@ -3,9 +3,9 @@
 :func:`write_kit` turns what ``lecture build`` published (``manifest.json``)
 into one folder that can be copied under any site root::
 
-    index.html             gallery: each chapter, its chapter video, its figures
-    embed/<figure>.html    a bare player per figure, for an <iframe>
-    embed.json             per figure: snippets to paste, paths, duration, poster, facts
+    index.html             gallery: the chapters under their topics, each chapter video, its figures
+    embed/<figure>.html    a bare player per figure, for an <iframe> (and a line per attachment)
+    embed.json             per figure: snippets to paste, paths, duration, poster, facts, attachments
     media/…                the published files (hard links, same relative layout)
     kit.css, kit.js
 
@@ -21,6 +21,7 @@ The kit is written to a staging folder and swapped in: never half-written.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import os
 import shutil
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from tools.publish.manifest import ChapterVideo, Manifest, PublishedFigure
+from tools.publish.manifest import ChapterList, ChapterVideo, Manifest, PublishedFigure
 
 COURSE = "训练一步的账"
 KIT = "site"
@@ -122,13 +123,23 @@ def _figure_snippets(fig_id: str, entry: PublishedFigure) -> dict[str, str]:
     return {"iframe": iframe, "video": video}
 
 
+def _attachments(entry: PublishedFigure, prefix: str = "") -> list[str]:
+    """One line per file attached to the figure: its link, then how to open it."""
+    return [f'<p class="attachment"><a href="{_attr(prefix + _media(entry.files[kind].path))}" download>'
+            f'{escape(about["label"])}</a>：{escape(about["how_to"])}</p>'
+            for kind, about in entry.attachments.items() if kind in entry.files]
+
+
 def _embed_page(fig_id: str, entry: PublishedFigure) -> str:
     files = entry.files
     player = _video("../" + _media(files["mp4"].path), "../" + _media(files["png"].path), entry.title,
                     (entry.width, entry.height), [("captions", "../" + _media(files["vtt"].path), "中文")])
     style = ("<style>html,body{margin:0;height:100%;background:#0E1116}"
-             "video{display:block;width:100%;height:100%;object-fit:contain}</style>\n")
-    return _page(entry.title, player, style)
+             "body{display:flex;flex-direction:column}"
+             "video{display:block;width:100%;flex:1;min-height:0;object-fit:contain}"
+             ".attachment{margin:0;padding:4px 8px;font:13px sans-serif;color:#8B949E}"
+             ".attachment a{color:#58C4DD}</style>\n")
+    return _page(entry.title, "\n".join([player, *_attachments(entry, "../")]), style)
 
 
 def _chapter_block(video: ChapterVideo, entries: dict[str, PublishedFigure], out_dir: Path) -> str:
@@ -151,37 +162,54 @@ def _figure_card(number: int, fig_id: str, entry: PublishedFigure, out_dir: Path
     player = _video(_media(files["mp4"].path), _media(files["png"].path), entry.title,
                     (entry.width, entry.height),
                     [("captions", _data_url(out_dir / files["vtt"].path), "中文")])
+    extra = "".join(line + "\n" for line in _attachments(entry))
     return (f'<article class="card" id="figure-{fig_id}">\n{player}\n'
-            f'<h3><span class="num">图 {number}</span> {escape(entry.title)}</h3>\n'
+            f'<h4><span class="num">图 {number}</span> {escape(entry.title)}</h4>\n'
             f'<p class="meta">时长 {_clock(entry.duration)} · <code>{fig_id}</code> · '
-            f'<a href="embed/{fig_id}.html">单独播放页</a></p>\n</article>')
+            f'<a href="embed/{fig_id}.html">单独播放页</a></p>\n{extra}</article>')
 
 
 def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo],
              out_dir: Path) -> str:
-    nav, sections = [], []
-    for chapter in man.chapters:
-        ch_id, ids = chapter.id, chapter.figures
-        shown = [fig_id for fig_id in ids if fig_id in entries]
-        nav.append(f'<a href="#chapter-{ch_id}">{escape(chapter.title)}</a>')
-        parts = [f'<section class="chapter" id="chapter-{ch_id}">', f'<h2>{escape(chapter.title)}</h2>']
-        if not ids:
-            parts.append('<p class="note">本章还没有图。</p>')
-        elif ch_id in videos:
-            parts.append(_chapter_block(videos[ch_id], entries, out_dir))
+    """The chapters in play order, under a heading for each topic they belong to."""
+    nav, topics = [], []
+    for number, (topic, chapters) in enumerate(itertools.groupby(man.chapters, key=lambda ch: ch.topic), 1):
+        chapters = list(chapters)
+        links = " ".join(f'<a href="#chapter-{ch.id}">{escape(ch.title)}</a>' for ch in chapters)
+        blocks = "\n".join(_chapter_section(ch, entries, videos, out_dir) for ch in chapters)
+        if topic:
+            head = f'<a class="topic-link" href="#topic-{number}">{escape(topic)}</a>'
+            nav.append(f'<p class="topic-nav">{head} {links}</p>')
+            topics.append(f'<section class="topic" id="topic-{number}">\n'
+                          f'<h2 class="topic-title">{escape(topic)}</h2>\n{blocks}\n</section>')
         else:
-            parts.append(f'<p class="note">整章视频要等本章 {len(ids)} 个图都渲染后才生成，'
-                         f'现已渲染 {len(shown)} 个。</p>')
-        if shown:
-            cards = [_figure_card(ids.index(fig_id) + 1, fig_id, entries[fig_id], out_dir) for fig_id in shown]
-            parts.append('<div class="grid">\n' + "\n".join(cards) + "\n</div>")
-        sections.append("\n".join(parts) + "\n</section>")
+            nav.append(f'<p class="topic-nav">{links}</p>')
+            topics.append(blocks)
     total = sum(entry.duration for entry in entries.values())
     body = (f'<header>\n<h1>{COURSE}</h1>\n<p class="meta">{len(entries)} 个图 · 共 {_clock(total)} · '
             f'画质 {escape(man.quality)} · 嵌入代码见 <a href="embed.json">embed.json</a></p>\n'
-            f'<nav>{" ".join(nav)}</nav>\n</header>\n<main>\n' + "\n".join(sections) + "\n</main>\n"
+            '<nav>\n' + "\n".join(nav) + '\n</nav>\n</header>\n<main>\n' + "\n".join(topics) + "\n</main>\n"
             '<script src="kit.js"></script>')
     return _page(f"{COURSE} · 视频", body, '<link rel="stylesheet" href="kit.css">\n')
+
+
+def _chapter_section(chapter: ChapterList, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo],
+                     out_dir: Path) -> str:
+    ch_id, ids = chapter.id, chapter.figures
+    shown = [fig_id for fig_id in ids if fig_id in entries]
+    parts = [f'<section class="chapter" id="chapter-{ch_id}">',
+             f'<h3 class="chapter-title">{escape(chapter.title)}</h3>']
+    if not ids:
+        parts.append('<p class="note">本章还没有图。</p>')
+    elif ch_id in videos:
+        parts.append(_chapter_block(videos[ch_id], entries, out_dir))
+    else:
+        parts.append(f'<p class="note">整章视频要等本章 {len(ids)} 个图都渲染后才生成，'
+                     f'现已渲染 {len(shown)} 个。</p>')
+    if shown:
+        cards = [_figure_card(ids.index(fig_id) + 1, fig_id, entries[fig_id], out_dir) for fig_id in shown]
+        parts.append('<div class="grid">\n' + "\n".join(cards) + "\n</div>")
+    return "\n".join(parts) + "\n</section>"
 
 
 def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo]) -> dict:
@@ -194,11 +222,13 @@ def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict
             "poster": _media(files["png"].path), "thumbnail": _media(files["webp"].path),
             "captions": {"vtt": _media(files["vtt"].path), "srt": _media(files["srt"].path)},
             "snippets": _figure_snippets(fig_id, entry), "facts": entry.facts,
+            "attachments": [{"path": _media(files[kind].path), **about}
+                            for kind, about in entry.attachments.items() if kind in files],
         }
     chapters = []
     for chapter in man.chapters:
         video = videos.get(chapter.id)
-        item = {"id": chapter.id, "title": chapter.title,
+        item = {"id": chapter.id, "title": chapter.title, "topic": chapter.topic,
                 "figures": [fig_id for fig_id in chapter.figures if fig_id in entries], "video": None}
         if video:
             files = video.files
@@ -275,11 +305,15 @@ body { margin: 0; background: var(--bg); color: var(--text); line-height: 1.6;
 header, main { max-width: 1200px; margin: 0 auto; padding: 0 24px; }
 header { padding-top: 24px; }
 h1 { margin: 0 0 4px; font-size: 28px; }
-h2 { margin: 40px 0 12px; font-size: 22px; border-bottom: 1px solid var(--panel); padding-bottom: 6px; }
-h3 { margin: 8px 0 2px; font-size: 17px; font-weight: 600; }
+h2.topic-title { margin: 48px 0 4px; font-size: 24px; color: var(--mark); }
+h3.chapter-title { margin: 28px 0 12px; font-size: 21px; border-bottom: 1px solid var(--panel); padding-bottom: 6px; }
+h4 { margin: 8px 0 2px; font-size: 17px; font-weight: 600; }
 a { color: var(--accent); }
-nav { display: flex; flex-wrap: wrap; gap: 8px 20px; margin: 8px 0; }
-.meta, .note, figcaption { color: var(--muted); font-size: 14px; margin: 0; }
+nav { margin: 8px 0; }
+.topic-nav { display: flex; flex-wrap: wrap; gap: 6px 20px; margin: 4px 0; }
+.topic-link { color: var(--mark); font-weight: 600; }
+.topic { border-top: 3px solid var(--panel); }
+.meta, .note, figcaption, .attachment { color: var(--muted); font-size: 14px; margin: 0; }
 .num { color: var(--muted); font-weight: 400; margin-right: 4px; }
 code { font-size: 13px; }
 video { display: block; width: 100%; height: auto; background: #000; border-radius: 6px; }

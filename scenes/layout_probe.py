@@ -1,0 +1,130 @@
+"""The layout lint's eyes inside a running scene: what is on screen, as boxes in frame units.
+
+``lecture check --layout`` runs each figure with animations skipped and
+``LECTURE_LAYOUT_OUT`` naming a file; ``narrate()`` calls :func:`look` after
+each cue's trailing wait, ``tear_down`` once more at the end. Each look
+appends one JSON line: every visible text (its words and box) and every
+other visible shape (its class and box). The rules that judge the boxes
+live in ``tools/publish/layout.py``; this module only measures, so the two
+sides meet in plain numbers. Outside a lint run it does nothing.
+
+In a 3-D scene a box is taken where the camera draws it: text fixed in
+frame as it is, a mobject that keeps facing the camera moved with its
+projected centre, anything else projected point by point.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+from manim import (
+    ImageMobject,
+    MarkupText,
+    Mobject,
+    PMobject,
+    Scene,
+    SingleStringMathTex,
+    Text,
+    Typst,
+    VMobject,
+    config,
+)
+
+from scenes import style
+from tools.settings import LAYOUT_OUT_ENV
+
+# What counts as text: words and formulas, whatever draws them.
+TEXT_CLASSES = (Text, MarkupText, Typst, SingleStringMathTex)
+END = "(end)"  # the moment after the last cue: the source line is up, no caption is
+
+
+def _words(mobject: Mobject) -> str:
+    for name in ("original_text", "typst_code", "tex_string"):
+        if isinstance(getattr(mobject, name, None), str):
+            return " ".join(getattr(mobject, name).split())
+    return type(mobject).__name__
+
+
+def _visible(mobject: Mobject) -> bool:
+    """Whether the camera would paint any of this mobject's own points (it paints only these three
+    kinds: a plain Mobject with points, such as a ValueTracker, is never drawn)."""
+    if not mobject.has_points() or not isinstance(mobject, (VMobject, PMobject, ImageMobject)):
+        return False
+    if not isinstance(mobject, VMobject):
+        return True
+    fill = np.max(mobject.get_fill_opacities(), initial=0)
+    stroke = np.max(mobject.get_stroke_opacities(), initial=0) if mobject.get_stroke_width() > 0 else 0
+    return max(fill, stroke) > 0
+
+
+def _on_screen(scene: Scene, mobject: Mobject) -> np.ndarray:
+    """The mobject's own points where the camera draws them (3-D scenes project them)."""
+    camera = scene.renderer.camera
+    points = mobject.points
+    if mobject in getattr(camera, "fixed_in_frame_mobjects", ()):
+        return points
+    if mobject in getattr(camera, "fixed_orientation_mobjects", {}):
+        centre = camera.fixed_orientation_mobjects[mobject]()
+        return points + (camera.project_point(centre) - centre)
+    if hasattr(camera, "project_points"):
+        return camera.project_points(points)
+    return points
+
+
+def _box(scene: Scene, parts: list[Mobject]) -> list[float] | None:
+    """[left, bottom, right, top] of the visible parts, or None when nothing of them shows."""
+    shown = [_on_screen(scene, m) for m in parts if _visible(m)]
+    if not shown:
+        return None
+    points = np.concatenate(shown)
+    (left, bottom), (right, top) = points[:, :2].min(axis=0), points[:, :2].max(axis=0)
+    return [round(float(v), 3) for v in (left, bottom, right, top)]
+
+
+def items(scene: Scene) -> list[dict]:
+    """Every visible text (kind "text") and every other visible shape (kind "shape") on screen."""
+    seen: set[int] = set()
+    found: list[dict] = []
+    camera = scene.renderer.camera
+    if hasattr(camera, "reset_rotation_matrix"):
+        # A 3-D camera projects with the matrix of the frame it last drew; with animations skipped, that
+        # can be before the view turned (an ambient rotation turns it during the wait that ends a cue).
+        camera.reset_rotation_matrix()
+
+    def visit(mobject: Mobject) -> None:
+        if id(mobject) in seen:
+            return
+        seen.add(id(mobject))
+        if isinstance(mobject, TEXT_CLASSES):
+            box = _box(scene, mobject.family_members_with_points())
+            if box:
+                found.append({"kind": "text", "what": _words(mobject), "box": box})
+            return
+        box = _box(scene, [mobject])
+        if box:
+            found.append({"kind": "shape", "what": type(mobject).__name__, "box": box})
+        for sub in mobject.submobjects:
+            visit(sub)
+
+    for top in scene.mobjects:
+        visit(top)
+    return found
+
+
+def look(scene: Scene, moment: str) -> None:
+    """Append what is on screen at `moment` (a cue id, or END) to the lint's file; no-op outside a lint."""
+    out = os.environ.get(LAYOUT_OUT_ENV)
+    if not out:
+        return
+    record = {
+        "figure": scene.figure.id,
+        "moment": moment,
+        "items": items(scene),
+        "frame": {"width": config.frame_width, "height": config.frame_height, "edge": style.EDGE,
+                  "caption_band": style.CAPTION_BAND},
+        "waivers": [[*pair, why] for pair, why in getattr(type(scene), "LAYOUT_WAIVERS", {}).items()],
+    }
+    with open(out, "a", encoding="utf-8") as stream:
+        stream.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -1,0 +1,175 @@
+"""Each figure run with animations skipped (``manim -s``): what it shows at every cue, and its last frame.
+
+The layout lint judges the looks (``scenes/layout_probe.py`` records them
+while the scene runs); the last-frame tests compare the PNG (480p) with
+their control data. One manim process runs a batch of one chapter's
+figures, at most `jobs` at once, with the silent voice: a look depends on
+where things are, not on how long a cue lasts.
+
+Both are kept under ``.cache/stills/`` by the figure's key: its render key
+(at 480p, silent voice), the probe's code, and the libraries and fonts that
+draw the pixels. An unchanged figure is not run again, so a no-op
+``lecture check`` or ``lecture build`` takes about a second.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+from tools import settings
+from tools.course import catalogue
+from tools.course.catalogue import Figure
+from tools.publish import render
+from tools.publish.render import BuildError
+from tools.voice import audio, cues, speech
+
+PROBE = settings.SCENES_DIR / "layout_probe.py"  # what a look records; part of the key
+# The families scenes/style.py sets text in (FONT, SUPERSCRIPT_FONT); Typst brings its own fonts.
+FONTS = ("Noto Sans CJK SC", "DejaVu Sans")
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Still:
+    """One figure run with animations skipped: its looks (one per cue, then the end) and its last frame."""
+
+    records: list[dict]
+    png: Path
+
+
+@functools.cache
+def drawing_stack() -> dict[str, str]:
+    """The versions that decide a frame's pixels: cairo, pango, Typst, and each course font (from fontconfig)."""
+    import cairo
+    import manimpango
+
+    stack = {"cairo": cairo.cairo_version_string(), "pango": manimpango.pango_version(), "typst": version("typst")}
+    for family in FONTS:
+        try:
+            found = subprocess.run(["fc-match", family, "--format=%{family[0]} %{fontversion}"], capture_output=True,
+                                   text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            found = "fontconfig not found"
+        stack[f"font {family}"] = found
+    return stack
+
+
+def still_key(fig: Figure) -> str:
+    """The figure's render key as it runs here (480p, silent voice), the probe's code and the drawing stack."""
+    engine = speech.Silent()
+    cue_keys = [audio.cache_key(cue, engine) for cue in cues.figure_cues(fig.id)]
+    material = [render.render_key(fig, "l", cue_keys).digest, hashlib.sha256(PROBE.read_bytes()).hexdigest(),
+                drawing_stack()]
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+# -- running manim -------------------------------------------------------------------------
+
+
+def _batches(figures: list[Figure], jobs: int) -> list[list[Figure]]:
+    """Figures in batches of one chapter each (one manim process imports one scene file),
+    about twice as many as `jobs`, so the processes share the work about evenly."""
+    size = max(1, math.ceil(len(figures) / (2 * max(1, jobs))))
+    batches: list[list[Figure]] = []
+    for chapter in dict.fromkeys(fig.chapter for fig in figures):
+        own = [fig for fig in figures if fig.chapter == chapter]
+        batches += [own[i:i + size] for i in range(0, len(own), size)]
+    return sorted(batches, key=len, reverse=True)
+
+
+def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
+    media, looks, log = work / "media", work / "looks.jsonl", work / "manim.log"
+    work.mkdir(parents=True)
+    command = [sys.executable, "-m", "manim", "render", "-s", "-q", "l", "--config_file", str(render.one_figure_cfg()),
+               "--media_dir", str(media), "--progress_bar", "none",
+               str(catalogue.chapter(batch[0].chapter).scene_file), *(fig.scene_class for fig in batch)]
+    env = {**os.environ, "LECTURE_VOICE": "silent", settings.LAYOUT_OUT_ENV: str(looks), "PYTHONUNBUFFERED": "1"}
+    env.pop(settings.AUDIO_OUT_ENV, None)
+    with open(log, "w", encoding="utf-8") as stream:
+        done = subprocess.run(command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, env=env)
+    names = ", ".join(f"{fig.chapter}/{fig.id}" for fig in batch)
+    if done.returncode != 0:
+        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
+        raise BuildError(f"manim failed with animations skipped on {names} (exit {done.returncode}):\n{tail}")
+    records: dict[str, list[dict]] = {fig.id: [] for fig in batch}
+    if looks.exists():
+        for line in looks.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            records.setdefault(record["figure"], []).append(record)
+    result = {}
+    for fig in batch:
+        pngs = sorted(media.glob(f"images/**/{fig.scene_class}_*.png"))
+        if not pngs:
+            raise BuildError(f"manim wrote no last frame for {fig.chapter}/{fig.id} (batch {names})")
+        result[fig.id] = Still(records[fig.id], pngs[0])
+    return result
+
+
+def run(figures: list[Figure], work: Path, jobs: int = 2) -> dict[str, Still]:
+    """Run the figures' scenes with animations skipped in `work`, `jobs` manim processes at a time."""
+    batches = _batches(figures, jobs)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        done = pool.map(lambda pair: _run_batch(pair[1], work / f"batch{pair[0]}"), enumerate(batches))
+        return {fig_id: still for part in done for fig_id, still in part.items()}
+
+
+# -- the cache -----------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    return settings.cache_root() / "stills"
+
+
+def _cached(fig: Figure, key: str) -> Still | None:
+    looks, png = cache_dir() / f"{fig.id}.json", cache_dir() / f"{fig.id}.png"
+    try:
+        stored = json.loads(looks.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return Still(stored["records"], png) if stored.get("key") == key and png.exists() else None
+
+
+def _store(fig: Figure, key: str, still: Still) -> Still:
+    """Keep a figure's last frame, then its looks with the key (written last, so a key never names a missing frame)."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    png = folder / f"{fig.id}.png"
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{fig.id}-", suffix=".png")
+    with os.fdopen(handle, "wb") as out, open(still.png, "rb") as frame:
+        shutil.copyfileobj(frame, out)
+    os.replace(tmp, png)
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{fig.id}-", suffix=".json")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump({"key": key, "records": still.records}, out, ensure_ascii=False)
+    os.replace(tmp, folder / f"{fig.id}.json")
+    return Still(still.records, png)
+
+
+def current(figures: list[Figure], jobs: int = 2, say: Say = print) -> dict[str, Still]:
+    """Each figure's looks and last frame, from the cache where its key is unchanged, else run now."""
+    keys = {fig.id: still_key(fig) for fig in figures}
+    found = {fig.id: _cached(fig, keys[fig.id]) for fig in figures}
+    todo = [fig for fig in figures if found[fig.id] is None]
+    if todo:
+        say(f"stills: running {len(todo)} figure{'s' * (len(todo) != 1)} with animations skipped "
+            f"({len(figures) - len(todo)} unchanged)")
+        with tempfile.TemporaryDirectory(prefix="lecture-stills-") as work:
+            ran = run(todo, Path(work), jobs)
+            for fig in todo:
+                found[fig.id] = _store(fig, keys[fig.id], ran[fig.id])
+    return {fig.id: found[fig.id] for fig in figures}
