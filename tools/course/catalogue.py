@@ -18,7 +18,7 @@ from tools import settings
 from tools.course.facts import Check, Fact
 
 # Chapter modules in the order the course plays them.
-CHAPTER_ORDER = ("backprop", "optimizer", "ledger", "pipeline")
+CHAPTER_ORDER = ("backprop", "recompute", "optimizer", "ledger", "pipeline")
 
 
 @dataclass(frozen=True)
