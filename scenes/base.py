@@ -28,6 +28,13 @@ from tools.settings import AUDIO_OUT_ENV
 from tools.voice import audio, captions, cues, speech
 from tools.voice.cues import NarrationError
 
+# manim.cfg turns write_all on, so `manim scenes/<chapter>.py` renders every figure of the chapter
+# without a prompt; a scene named on the command line (`manim scenes/optimizer.py OptimalStepParabola`)
+# means that scene alone. manim has read its command line, not yet chosen the scenes, when it imports
+# the chapter file, and so this module.
+if config.scene_names:
+    config.write_all = False
+
 
 class Beat:
     """One cue's audio as a block spends it: ``share(0.3)`` is 30% of its length, in seconds.

@@ -66,3 +66,16 @@ def test_lecture_check_passes_on_the_repository():
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ok:")
 
+
+
+@pytest.mark.parametrize("args, complaint", [
+    (["--only", "backprop/"], "names no figure after the '/'"),
+    (["-j", "0"], "at least one figure must render at a time"),
+    (["-j", "-3"], "at least one figure must render at a time"),
+    (["-j", "two"], "is not a whole number"),
+])
+def test_lecture_build_refuses_bad_arguments_before_doing_anything(args, complaint, tmp_path):
+    done = run([str(BIN / "lecture"), "build", "-q", "l", *args],
+               env={"LECTURE_RENDERS": str(tmp_path / "r"), "LECTURE_CACHE": str(tmp_path / "c")})
+    assert done.returncode == 2 and complaint in done.stderr, done.stderr
+    assert not (tmp_path / "r").exists()

@@ -14,7 +14,7 @@ import pytest
 from helpers import BIN, build_env, run
 
 from tools.course import catalogue
-from tools.publish import build, clean, manifest, render, stills
+from tools.publish import build, clean, manifest, render, scratch, stills
 from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile, sha256
 from tools.voice import audio, cues, speech
 
@@ -158,7 +158,7 @@ def test_clean_removes_what_nothing_refers_to_and_says_how_much(isolated):
     for folder in (idle, busy):
         folder.mkdir(parents=True)
         (folder / "partial.mp4").write_bytes(b"y" * 1000)
-        (folder / ".lock").touch()
+        (folder / scratch.OWNER).touch()
     logs = isolated / "cache" / "logs"
     logs.mkdir(parents=True)
     (logs / "gates_circuit.l.log").write_text("current")
@@ -168,7 +168,7 @@ def test_clean_removes_what_nothing_refers_to_and_says_how_much(isolated):
     for name, text in (("gates_circuit.json", "{}"), ("gates_circuit.png", "png"), ("gone_figure.png", "old")):
         (kept / name).write_text(text)
     said = []
-    with open(busy / ".lock") as held:
+    with open(busy / scratch.OWNER) as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         freed = clean.clean(said.append)
     assert current.exists() and not stale.exists()

@@ -167,3 +167,9 @@ def test_a_literal_the_voice_would_misread_is_refused(narration_dir, literal):
 def test_plain_integers_and_lexicon_terms_may_be_spoken(narration_dir):
     write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "前向 1 次，反向 2 次，bf16 也行。"\n')
     assert cues.chapter_cues("backprop")["gates_circuit"][0].speech.startswith("前向 1 次")
+
+
+def test_vtt_escapes_what_a_browser_would_read_as_markup_and_srt_keeps_it():
+    lines = [captions.Caption(0.0, 1.5, "若 a<b 且 c>d & e")]
+    assert "若 a&lt;b 且 c&gt;d &amp; e" in captions.to_vtt(lines)
+    assert "若 a<b 且 c>d & e" in captions.to_srt(lines)

@@ -9,9 +9,11 @@ import json
 import sys
 from pathlib import Path
 
+from tools import settings
 from tools.course import catalogue
 from tools.course.facts import FactError
 from tools.publish import build, clean, clip, layout, serve, site
+from tools.publish.fonts import FontError
 from tools.publish.manifest import ManifestError
 from tools.publish.render import QUALITIES, BuildError
 from tools.voice import audio, cues, script, speech
@@ -19,7 +21,9 @@ from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
 REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError,
-            layout.LayoutError)
+            layout.LayoutError, settings.SettingsError, FontError)
+# Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
+WRITERS = {"build", "frames", "site", "clean"}
 
 
 def _facts_table(as_json: bool) -> str:
@@ -29,6 +33,17 @@ def _facts_table(as_json: bool) -> str:
     rows = [f"{fig.id}.{name}\t{fact.text or '(drawn)'}"
             for fig in catalogue.figures() for name, fact in catalogue.facts(fig.id).items()]
     return "\n".join(rows)
+
+
+def _jobs(text: str) -> int:
+    """-j: a whole number of renders at once, at least 1."""
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"{jobs}: at least one figure must render at a time")
+    return jobs
 
 
 def _quality(parser: argparse.ArgumentParser, default: str = "h") -> None:
@@ -48,10 +63,12 @@ def _parser() -> argparse.ArgumentParser:
     make = sub.add_parser("build", help="check, lint the layout, synthesize narration, render and publish to renders/")
     _quality(make)
     make.add_argument("--only", help="a chapter, or chapter/figure_id")
-    make.add_argument("-j", "--jobs", type=int, default=1, help="figures rendered at once")
+    make.add_argument("-j", "--jobs", type=_jobs, default=1, help="figures rendered at once (1 or more)")
     make.add_argument("--no-layout", action="store_true", help="skip the layout lint (a quick draft)")
     make.add_argument("--rescan", action="store_true",
                       help="only rebuild manifest.json from the records beside the published files, no rendering")
+    make.add_argument("--allow-long", action="store_true",
+                      help="publish a figure that runs over 120 s (refused otherwise)")
     stills = sub.add_parser("frames", help="save PNG stills of rendered figures for review")
     _quality(stills)
     stills.add_argument("--only", help="a chapter, or chapter/figure_id")
@@ -104,6 +121,8 @@ def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool) -> No
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command in WRITERS:
+            settings.check_output_folders()
         if args.command == "check":
             figures = catalogue.select(args.only)
             if not args.layout:
@@ -114,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "build" and args.rescan:
             build.rescan(args.quality)
         elif args.command == "build":
-            build.build(args.quality, args.only, args.jobs, lint=not args.no_layout)
+            build.build(args.quality, args.only, args.jobs, lint=not args.no_layout, allow_long=args.allow_long)
         elif args.command == "frames":
             stills = build.sheets if args.sheet else build.frames
             for path in stills(args.quality, args.only, args.at):
@@ -137,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {args.out}")
     except REFUSALS as err:
         print(f"lecture {args.command}: refused: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a full disk, a folder taken away: say where, not a traceback
+        where = err.filename or "(no file named)"
+        print(f"lecture {args.command}: failed writing {where}: {err.strerror or err}", file=sys.stderr)
         return 2
     return 0
 

@@ -14,6 +14,7 @@ lint appends what it shows at each cue to the file named in ``LECTURE_LAYOUT_OUT
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,3 +48,34 @@ def voice_input() -> str:
 
 def voice_files() -> list[Path]:
     return [Path(p) for p in os.environ.get("LECTURE_VOICE_FILES", "").split(os.pathsep) if p]
+
+
+class SettingsError(Exception):
+    """A setting that cannot work, named with its value."""
+
+
+def writable_folder(variable: str, path: Path) -> Path:
+    """`path`, when files can be written there (it may not exist yet); else refuse naming the variable.
+
+    Tried for real, with a scratch file in the nearest folder that exists, so
+    a read-only mount or a file standing where the folder should be is caught
+    before any work is done.
+    """
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise SettingsError(f"{variable}={path}: {existing} is a file, not a folder; point {variable} at a folder")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise SettingsError(f"{variable}={path}: cannot write in {existing} ({err.strerror}); "
+                            f"point {variable} at a writable folder") from None
+    return path
+
+
+def check_output_folders() -> None:
+    """Refuse up front when renders or the cache cannot be written."""
+    writable_folder("LECTURE_RENDERS", renders_root())
+    writable_folder("LECTURE_CACHE", cache_root())

@@ -18,7 +18,7 @@ from tools import settings
 from tools.course.facts import Check, Fact
 
 # Chapter modules in the order the course plays them.
-CHAPTER_ORDER = ("backprop", "optimizer", "adaptive", "ledger", "pipeline")
+CHAPTER_ORDER = ("backprop", "recompute", "optimizer", "adaptive", "ledger", "pipeline")
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,10 @@ def select(only: str | None) -> list[Figure]:
     """Figures named by 'chapter' or 'chapter/figure_id' (all when None)."""
     if not only:
         return figures()
-    chapter_id, _, figure_id = only.partition("/")
+    chapter_id, slash, figure_id = only.partition("/")
+    if slash and not figure_id:
+        raise UnknownFigure(f"'{only}' names no figure after the '/': write '{chapter_id}' for the whole chapter "
+                            f"or '{chapter_id}/<figure_id>' for one figure")
     chosen = chapter(chapter_id).figures
     if figure_id:
         chosen = [fig for fig in chosen if fig.id == figure_id]

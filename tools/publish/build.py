@@ -18,12 +18,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import chapter_video, clip, layout, manifest, media, render, sheet, site
+from tools.publish import chapter_video, clip, fonts, layout, manifest, media, render, scratch, sheet, site
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import QUALITIES, BuildError, RenderKey
 from tools.voice import audio, cues, speech
@@ -39,7 +40,7 @@ def renders_dir(quality: str) -> Path:
 
 
 def check(figures: list[Figure]) -> tuple[int, int]:
-    """Verify facts, narration, its readings and scene classes; returns (facts, cues) counted."""
+    """Verify facts, narration, its readings, scene classes and fonts; returns (facts, cues) counted."""
     n_facts = n_cues = 0
     for fig in figures:
         n_facts += len(catalogue.facts(fig.id))
@@ -52,24 +53,66 @@ def check(figures: list[Figure]) -> tuple[int, int]:
         raise NarrationError(f"{len(undecided)} polyphone{'s' if len(undecided) > 1 else ''} with no settled "
                              "reading: add the phrase to [pinyin] in narration/lexicon.toml, fix it inline "
                              "([重|chong2]) or say it in other words\n" + "\n".join(undecided))
+    for fig in figures:
+        _check_cue_ids(fig, catalogue.chapter(fig.chapter).scene_file)
+    fonts.check()
     return n_facts, n_cues
+
+
+def _check_cue_ids(fig: Figure, scene_file: Path) -> None:
+    """The cues a scene narrates and the cues its narration file has must be the same, both ways."""
+    narrated = render.narrated_cues(scene_file, fig.scene_class)
+    written = [c.id for c in cues.figure_cues(fig.id)]
+    unknown = [cue for cue in narrated.ids if cue not in written]
+    if unknown:
+        raise BuildError(f"{scene_file}: {fig.scene_class} narrates cue{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(unknown)}, which narration/{fig.chapter}.toml does not have for "
+                         f"'{fig.id}' (it has: {', '.join(written)})")
+    unplayed = [cue for cue in written if cue not in narrated.ids]
+    if unplayed and not narrated.dynamic:
+        raise BuildError(f"narration/{fig.chapter}.toml: cue{'s' if len(unplayed) > 1 else ''} "
+                         f"{', '.join(unplayed)} of '{fig.id}' {'are' if len(unplayed) > 1 else 'is'} never "
+                         f"narrated by {fig.scene_class} in {scene_file}")
 
 
 def course_chapters() -> list[ChapterList]:
     return [ChapterList(ch.id, ch.title, [f.id for f in ch.figures], ch.topic.label) for ch in catalogue.chapters()]
 
 
-def narrate(figures: list[Figure], say: Say) -> dict[str, list[str]]:
-    """Make (or find cached) every cue's audio; returns each figure's cue audio keys."""
+# A human take longer than this many times what its text takes to say (and
+# by more than RECORDING_SLACK seconds) is probably the wrong file.
+RECORDING_STRETCH, RECORDING_SLACK = 3.0, 10.0
+
+
+@dataclass(frozen=True)
+class Narration:
+    keys: dict[str, list[str]]  # each figure's cue audio keys, in cue order
+    seconds: dict[str, float]  # each figure's narration, all cues end to end
+
+
+def narrate(figures: list[Figure], say: Say) -> Narration:
+    """Make (or find cached) every cue's audio; warn about a recording far longer than its text."""
     engine = speech.from_env()
     keys: dict[str, list[str]] = {}
+    seconds: dict[str, float] = {}
     all_cues = [c for fig in figures for c in cues.figure_cues(fig.id)]
     for n, cue in enumerate(all_cues, 1):
         sound = audio.cue_audio(cue, engine)
         keys.setdefault(cue.figure, []).append(sound.key)
+        seconds[cue.figure] = seconds.get(cue.figure, 0.0) + sound.duration
         say(f"  narration {n}/{len(all_cues)} {cue.id}: {sound.duration:.1f} s "
             f"({'made' if sound.made else 'cached'}, {sound.source})")
-    return keys
+        expected = speech.Silent().seconds(cue.caption)
+        if sound.source == "recording" and sound.duration > max(RECORDING_STRETCH * expected,
+                                                                 expected + RECORDING_SLACK):
+            say(f"  warning: the recording for cue {cue.id} ({cue.recording}) lasts {sound.duration:.1f} s; "
+                f"its text takes about {expected:.1f} s to say")
+    return Narration(keys, seconds)
+
+
+def _too_long(fig: Figure, seconds: float, what: str) -> BuildError:
+    return BuildError(f"{fig.chapter}/{fig.id}: {what} {seconds:.1f} s, over the {FIGURE_SECONDS[1]} s a figure "
+                      f"may run; shorten it, or pass --allow-long to publish it anyway")
 
 
 def _remove_figure(entry: PublishedFigure, out_dir: Path, keep: set[str] = frozenset()) -> None:
@@ -93,17 +136,23 @@ def prune(man: Manifest, out_dir: Path, say: Say) -> None:
         say(f"  chapter {ch_id}: no longer in the catalogue, its video removed")
 
 
-def _publish(fig: Figure, quality: str, key: RenderKey, say: Say) -> PublishedFigure:
-    """Render one figure, stage its files, then move them in and record them under the lock."""
+def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, say: Say) -> PublishedFigure:
+    """Render one figure, stage its files, then move them in and record them under the lock.
+
+    A figure over the time limit is not published (its previous files stay)
+    unless allow_long; one under the lower limit is published with a warning.
+    """
     out_dir = renders_dir(quality)
     target_dir = out_dir / fig.chapter
     started = time.monotonic()
     with render.work_folder(fig, quality) as work:
         rendered = render.render(fig, quality, work)
-        with clip.staging(target_dir) as tmp:
-            info = clip.stage_clip(fig, rendered, Path(tmp))
+        with scratch.staging(target_dir) as staged:
+            info = clip.stage_clip(fig, rendered, staged)
+            if info.video_seconds > FIGURE_SECONDS[1] and not allow_long:
+                raise _too_long(fig, info.video_seconds, "the rendered video runs")
             with manifest.updating(out_dir) as man:
-                files = clip.move_in(Path(tmp), target_dir, f"{fig.chapter}/")
+                files = clip.move_in(staged, target_dir, f"{fig.chapter}/")
                 entry = clip.entry(fig, info, files, key.digest, key.parts)
                 manifest.write_sidecar(out_dir, entry)
                 if (old := man.figures.get(fig.id)) is not None:
@@ -116,11 +165,18 @@ def _publish(fig: Figure, quality: str, key: RenderKey, say: Say) -> PublishedFi
     return entry
 
 
+def _sweep(out_dir: Path, say: Say) -> None:
+    """Remove what a killed build left behind (call under the manifest's lock)."""
+    for path in scratch.sweep(out_dir):
+        say(f"  removed {path.relative_to(out_dir)}, left by a build that was stopped")
+
+
 def _finish(out_dir: Path, say: Say) -> None:
     """Under the lock: prune, join complete chapters, save, rewrite the embed kit."""
     with manifest.locked(out_dir):
         man = manifest.load(out_dir)
         man.chapters = course_chapters()
+        _sweep(out_dir, say)
         prune(man, out_dir, say)
         chapter_video.build_all(man, out_dir, say)
         manifest.save(out_dir, man)
@@ -128,7 +184,7 @@ def _finish(out_dir: Path, say: Say) -> None:
 
 
 def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say = print,
-          lint: bool = True) -> Manifest:
+          lint: bool = True, allow_long: bool = False) -> Manifest:
     """Build the selected figures (their layout linted first, unless `lint` is False);
     returns the manifest as this build left it."""
     if quality not in QUALITIES:
@@ -137,14 +193,19 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
     n_facts, n_cues = check(figures)
     say(f"checked {len(figures)} figures: {n_facts} facts, {n_cues} cues")
     out_dir = renders_dir(quality)
-    published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
+    with manifest.locked(out_dir):
+        published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
+        _sweep(out_dir, say)
     if lint:
         # Two lint processes even for a one-job build: each draws only its figures' last frames.
         layout.check(figures, max(jobs, 2), say)
-    cue_keys = narrate(figures, say)
+    narration = narrate(figures, say)
+    for fig in figures:  # a video is never shorter than its narration: refuse before rendering
+        if narration.seconds[fig.id] > FIGURE_SECONDS[1] and not allow_long:
+            raise _too_long(fig, narration.seconds[fig.id], "its narration alone lasts")
     todo = []
     for fig in figures:
-        key = render.render_key(fig, quality, cue_keys[fig.id])
+        key = render.render_key(fig, quality, narration.keys[fig.id])
         old = published.get(fig.id)
         if old is not None and old.key == key.digest and old.present(out_dir):
             say(f"  {fig.chapter}/{fig.id}: unchanged")
@@ -155,7 +216,7 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
         todo.append((fig, key))
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda item: _publish(item[0], quality, item[1], say), todo))
+        list(pool.map(lambda item: _publish(item[0], quality, item[1], allow_long, say), todo))
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
     _finish(out_dir, say)
     return manifest.load(out_dir)

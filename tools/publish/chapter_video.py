@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tools.publish import manifest, media
-from tools.publish.clip import move_in, staging, verify
+from tools.publish.clip import move_in, verify
 from tools.publish.manifest import ChapterList, ChapterVideo, Manifest, PublishedFigure
 from tools.publish.render import BuildError
+from tools.publish.scratch import staging
 from tools.voice import captions
 
 
@@ -24,8 +25,7 @@ def assemble(chapter: ChapterList, figures: list[PublishedFigure], out_dir: Path
     chapters track), verified before they replace anything.
     """
     titles = [fig.title for fig in figures]
-    with staging(out_dir) as tmp:
-        staged = Path(tmp)
+    with staging(out_dir) as staged:
         mp4 = staged / f"{chapter.id}.mp4"
         joined = media.concat([out_dir / fig.files["mp4"].path for fig in figures], mp4, titles,
                               {"title": chapter.title})

@@ -8,14 +8,13 @@ folder a running build holds.
 
 from __future__ import annotations
 
-import fcntl
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
-from tools.publish import render, stills
+from tools.publish import render, scratch, stills
 from tools.voice import audio, cues, speech
 
 
@@ -36,20 +35,6 @@ def _current_audio_keys() -> set[str]:
     return keys
 
 
-def _in_use(folder: Path) -> bool:
-    """Whether a running build holds this manim work folder's lock."""
-    lock = folder / ".lock"
-    if not lock.exists():
-        return False
-    with open(lock) as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
-
-
 def stale_entries() -> list[Path]:
     """Cache files and folders that nothing current refers to."""
     stale = []
@@ -59,7 +44,7 @@ def stale_entries() -> list[Path]:
         stale += [p for p in sorted(narration.iterdir()) if p.stem not in keep]
     work = render.work_root()
     if work.is_dir():
-        stale += [p for p in sorted(work.iterdir()) if not _in_use(p)]
+        stale += [p for p in sorted(work.iterdir()) if not scratch.in_use(p)]
     current = {fig.id for fig in catalogue.figures()}
     for folder in (settings.cache_root() / "logs", stills.cache_dir()):
         if folder.is_dir():

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import media
+from tools.publish import media, scratch
 from tools.publish.manifest import Files, PublishedFigure, PublishedFile, sha256
 from tools.publish.render import BuildError, Rendered
 from tools.voice import captions
@@ -40,16 +39,10 @@ def fact_values(figure_id: str) -> dict:
     return json.loads(json.dumps(values, default=lambda o: o.tolist()))
 
 
-def staging(target_dir: Path) -> tempfile.TemporaryDirectory:
-    """A folder beside the published files, named so a killed build's leftovers are recognised."""
-    target_dir.mkdir(parents=True, exist_ok=True)
-    return tempfile.TemporaryDirectory(dir=target_dir, prefix=".staging-")
-
-
 def move_in(staged: Path, target_dir: Path, prefix: str) -> Files:
     """Move every staged file into target_dir; their records keyed by the name after the stem."""
     files = {}
-    for path in sorted(staged.iterdir()):
+    for path in sorted(p for p in staged.iterdir() if p.name != scratch.OWNER):
         files[path.name.split(".", 1)[1]] = PublishedFile(f"{prefix}{path.name}", sha256(path))
         os.replace(path, target_dir / path.name)
     return files

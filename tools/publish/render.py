@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import ast
 import configparser
-import fcntl
 import functools
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +26,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
+from tools.publish import fonts, scratch
 from tools.voice import captions, cues
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
@@ -91,6 +90,30 @@ def _classes(source: str) -> tuple[tuple[str, str], ...]:
 NOT_DRAWN = ("layout_probe.py",)
 
 
+@dataclass(frozen=True)
+class NarratedCues:
+    """The cue ids a scene class passes to ``self.narrate`` as string literals."""
+
+    ids: list[str]
+    dynamic: bool  # some narrate() call takes a computed id, which only running the scene shows
+
+
+def narrated_cues(scene_file: Path, class_name: str) -> NarratedCues:
+    """Read, without importing manim, which cues a scene class narrates (helper methods included)."""
+    tree = ast.parse(scene_file.read_text(encoding="utf-8"))
+    node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
+    ids, dynamic = [], False
+    for call in ast.walk(node):
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "narrate"
+                and call.args):
+            arg = call.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                ids.append(arg.value)
+            else:
+                dynamic = True
+    return NarratedCues(ids, dynamic)
+
+
 def shared_scene_files() -> list[Path]:
     """The scene modules every figure uses (style, base, widgets): not a chapter's file, nor one in NOT_DRAWN."""
     chapter_ids = {ch.id for ch in catalogue.chapters()}
@@ -128,6 +151,7 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
         "cues": {c.id: _sha_json([captions.split_lines(c.caption), k]) for c, k in zip(figure_cues, cue_keys)},
         "cue_order": [c.id for c in figure_cues],
         "title": _sha_json([fig.title, fig.source]),
+        "fonts": fonts.key_part(),
         "render": _sha_json([quality, version("manim"), settings.MANIM_CFG.read_text(encoding="utf-8"), ONE_FIGURE,
                              PUBLISHED]),
     }
@@ -157,6 +181,8 @@ def reasons(old: dict | None, new: RenderKey) -> list[str]:
         said.append(f"narration changed (cue{'s' if len(changed) > 1 else ''} {', '.join(changed)})")
     elif old.get("cue_order") != new.parts["cue_order"]:
         said.append("narration changed (cue order)")
+    if old.get("fonts") != new.parts["fonts"]:
+        said.append("fonts changed")
     if old.get("title") != new.parts["title"]:
         said.append("title or source changed")
     if old.get("attachments") != new.parts.get("attachments"):
@@ -208,15 +234,8 @@ def work_folder(fig: Figure, quality: str) -> Iterator[Path]:
     Two builds rendering the same figure never share manim's files, and
     ``lecture clean`` leaves a folder alone while its lock is held.
     """
-    root = work_root()
-    root.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(dir=root, prefix=f"{fig.id}.{quality}."))
-    try:
-        with open(folder / ".lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with scratch.owned_folder(work_root(), f"{fig.id}.{quality}.") as folder:
+        yield folder
 
 
 def render(fig: Figure, quality: str, media_dir: Path) -> Rendered:

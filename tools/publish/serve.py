@@ -16,7 +16,11 @@ from tools.publish.site import KitError
 
 
 class _Handler(SimpleHTTPRequestHandler):
-    """Static files with the media types a player needs and byte ranges."""
+    """The kit's regular files, with the media types a player needs and byte ranges.
+
+    Only files that resolve inside the kit are served: a symlink that leads
+    out of it is a 404, and so is a folder (no listings; ``/`` is index.html).
+    """
 
     extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".mp4": "video/mp4", ".vtt": "text/vtt",
                       ".srt": "text/plain", ".webp": "image/webp", ".json": "application/json",
@@ -27,23 +31,46 @@ class _Handler(SimpleHTTPRequestHandler):
         self.send_header("Accept-Ranges", "bytes")
         super().end_headers()
 
-    def send_head(self):
-        wanted = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", "").strip())
+    def _inside(self) -> str | None:
+        """The requested file's real path when it is a regular file inside the kit, else None."""
         path = self.translate_path(self.path)
-        if not wanted or wanted.group(1, 2) == ("", "") or not os.path.isfile(path):
-            return super().send_head()
-        source = open(path, "rb")
-        size = os.fstat(source.fileno()).st_size
+        if os.path.isdir(path):
+            path = os.path.join(path, "index.html")
+        root = os.path.realpath(self.directory)
+        real = os.path.realpath(path)
+        if os.path.commonpath([root, real]) != root or not os.path.isfile(real):
+            return None
+        return real
+
+    def list_directory(self, path):
+        self.send_error(404, "File not found")
+        return None
+
+    def _refuse_range(self, size: int):
+        self.send_response(416)
+        self.send_header("Content-Range", f"bytes */{size}")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def send_head(self):
+        path = self._inside()
+        if path is None:
+            self.send_error(404, "File not found")
+            return None
+        wanted = re.fullmatch(r"bytes=(\d{0,18})-(\d{0,18})", self.headers.get("Range", "").strip())
+        size = os.path.getsize(path)
+        if "Range" in self.headers and not wanted:
+            self._refuse_range(size)  # malformed, or a number no file could reach
+            return None
+        if not wanted or wanted.group(1, 2) == ("", ""):
+            return self._whole(path, size)
         first, last = wanted.groups()
         start = int(first) if first else max(0, size - int(last))
         end = min(size - 1, int(last)) if first and last else size - 1
-        if start > end:
-            source.close()
-            self.send_response(416)
-            self.send_header("Content-Range", f"bytes */{size}")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+        if start > end or start >= size:
+            self._refuse_range(size)
             return None
+        source = open(path, "rb")
         self.send_response(206)
         self.send_header("Content-Type", self.guess_type(path))
         self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
@@ -51,6 +78,14 @@ class _Handler(SimpleHTTPRequestHandler):
         self.end_headers()
         source.seek(start)
         self._remaining = end - start + 1
+        return source
+
+    def _whole(self, path: str, size: int):
+        source = open(path, "rb")
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
         return source
 
     def copyfile(self, source, outputfile):

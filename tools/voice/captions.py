@@ -118,8 +118,14 @@ def to_srt(captions: list[Caption]) -> str:
     return "\n".join(blocks)
 
 
+def _vtt_text(text: str) -> str:
+    """Cue text as WebVTT reads it: & < > escaped, or a browser takes `a<b` for a tag."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def to_vtt(captions: list[Caption]) -> str:
-    blocks = [f"{_stamp(c.start, '.')} --> {_stamp(c.end, '.')}\n{c.text}\n" for c in captions]
+    """WebVTT, the text escaped; the SRT (to_srt) keeps it as written."""
+    blocks = [f"{_stamp(c.start, '.')} --> {_stamp(c.end, '.')}\n{_vtt_text(c.text)}\n" for c in captions]
     return "WEBVTT\n\n" + "\n".join(blocks)
 
 

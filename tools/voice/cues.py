@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import wave
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -143,6 +144,21 @@ def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
     return "".join(caption).strip(), said
 
 
+RECORDING_FORMAT = "a PCM WAV file (8-, 16-, 24- or 32-bit integer samples; any rate; mono or stereo)"
+
+
+def check_recording(path: Path, where: str) -> float:
+    """A human take's length in seconds; refuses a file that is not PCM WAV audio, naming it and the cue."""
+    try:
+        with wave.open(str(path)) as wav:
+            if wav.getnframes() == 0:
+                raise NarrationError(f"{where}: recording {path} holds no audio; expected {RECORDING_FORMAT}")
+            return wav.getnframes() / wav.getframerate()
+    except (wave.Error, EOFError) as err:
+        raise NarrationError(f"{where}: recording {path} is not audio this build can read ({err}); "
+                             f"expected {RECORDING_FORMAT}") from None
+
+
 def recordings_dir(chapter_id: str) -> Path:
     return NARRATION_DIR / "recordings" / chapter_id
 
@@ -175,12 +191,16 @@ def chapter_cues(chapter_id: str) -> dict[str, tuple[Cue, ...]]:
                 raise NarrationError(f"{where}: id must be lower-case letters, digits and _")
             if cue_id in seen:
                 raise NarrationError(f"{where}: id is used twice in this chapter")
-            if not str(text).strip():
+            if not isinstance(text, str):
+                raise NarrationError(f"{where}: text must be a string in quotes, not {type(text).__name__} {text!r}")
+            if not text.strip():
                 raise NarrationError(f"{where}: text is empty")
             seen.add(cue_id)
             caption, marked = _fill(str(text), fig.id, where)
             speech, reading = spoken(marked, where)
             recording = recordings_dir(chapter_id) / f"{cue_id}.wav"
+            if recording.exists():
+                check_recording(recording, where)
             built.append(Cue(chapter_id, fig.id, cue_id, caption, speech, reading.pinyin,
                              recording if recording.exists() else None, reading.undecided))
         cues[fig.id] = tuple(built)

@@ -1,0 +1,116 @@
+"""Faults during a build: killed while rendering or publishing, two builds of one figure, a full disk.
+
+Afterwards renders/ holds only whole files: every file is one the manifest
+lists with its sha256 (or the manifest, a sidecar, the lock), and a rebuild
+completes."""
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from helpers import BIN, build_env
+
+from tools.publish import manifest
+from tools.publish.manifest import sha256
+
+pytestmark = pytest.mark.slow  # real renders
+
+FIGURE = "backprop/gates_circuit"
+
+
+def _start(env: dict, only: str = FIGURE) -> subprocess.Popen:
+    """`lecture build` in its own process group, so a kill takes its manim with it."""
+    return subprocess.Popen([str(BIN / "lecture"), "build", "-q", "l", "--only", only], env={**os.environ, **env},
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def _kill_when(process: subprocess.Popen, appears, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not appears():
+        assert process.poll() is None, "the build ended before the moment to kill it"
+        assert time.monotonic() < deadline, "the moment to kill never came"
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _only_whole_files(out: Path) -> None:
+    man = manifest.load(out)
+    listed = {f.path: f.sha256 for item in [*man.figures.values(), *man.chapter_videos.values()]
+              for f in item.files.values()}
+    sidecars = {item.sidecar for item in [*man.figures.values(), *man.chapter_videos.values()]}
+    for path in out.rglob("*"):
+        relative = path.relative_to(out).as_posix()
+        if relative.startswith(("site/", "frames/")) or relative in ("site", "frames"):
+            continue
+        assert not path.name.startswith((".staging-", ".site-")), f"left behind: {relative}"
+        if path.is_dir():
+            continue
+        if relative in listed:
+            assert sha256(path) == listed[relative], f"{relative} is not the file the manifest lists"
+        else:
+            assert relative in sidecars | {"manifest.json", ".lock"}, f"unlisted file: {relative}"
+
+
+def _rebuild(env: dict) -> str:
+    process = _start(env)
+    output = process.communicate(timeout=600)[0]
+    assert process.returncode == 0, output
+    return output
+
+
+def test_killed_while_rendering_then_rebuilt(tmp_path):
+    env = build_env(tmp_path)
+    work = tmp_path / "cache" / "manim"
+    _kill_when(_start(env), lambda: work.is_dir() and any(work.iterdir()))
+    output = _rebuild(env)
+    assert "gates_circuit: done" in output
+    _only_whole_files(tmp_path / "renders" / "480p15")
+
+
+def test_killed_while_publishing_then_rebuilt(tmp_path):
+    env = build_env(tmp_path)
+    chapter = tmp_path / "renders" / "480p15" / "backprop"
+    _kill_when(_start(env), lambda: chapter.is_dir() and any(p.name.startswith(".staging-") for p in chapter.iterdir()))
+    assert any(p.name.startswith(".staging-") for p in chapter.iterdir())  # the kill left a half-staged clip
+    output = _rebuild(env)
+    assert "left by a build that was stopped" in output
+    _only_whole_files(tmp_path / "renders" / "480p15")
+
+
+def test_two_builds_of_the_same_figure_at_once_both_finish_and_it_is_listed_once(tmp_path):
+    env = build_env(tmp_path)
+    builds = [_start(env), _start(env)]
+    outputs = [b.communicate(timeout=600)[0] for b in builds]
+    assert [b.returncode for b in builds] == [0, 0], "\n".join(outputs)
+    out = tmp_path / "renders" / "480p15"
+    assert list(manifest.load(out).figures) == ["gates_circuit"]
+    _only_whole_files(out)
+
+
+def test_a_full_disk_fails_naming_the_path_and_keeps_the_files_already_there(tmp_path):
+    renders = tmp_path / "renders"
+    renders.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(renders)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {mounted.stderr.decode().strip()}")
+    try:
+        env = build_env(tmp_path)
+        _rebuild(env)
+        out = renders / "480p15"
+        before = {f.path: f.sha256 for f in manifest.load(out).figures["gates_circuit"].files.values()}
+        filler = renders / "filler"
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True)  # until full
+        process = _start(env, "optimizer/optimal_step_parabola")
+        output = process.communicate(timeout=600)[0]
+        assert process.returncode == 2 and "Traceback" not in output, output
+        assert f"failed writing {renders}" in output and "No space left on device" in output, output
+        filler.unlink()
+        assert {path: sha256(out / path) for path in before} == before
+        assert list(manifest.load(out).figures) == ["gates_circuit"]
+    finally:
+        subprocess.run(["umount", str(renders)], check=True)

@@ -1,0 +1,82 @@
+"""`lecture serve` against hostile requests: only the kit's own files, no listings, sane ranges."""
+
+import http.client
+import threading
+
+import pytest
+
+from tools.publish import serve
+
+
+@pytest.fixture
+def kit(tmp_path):
+    """A small kit: a page, a clip, a folder, and two symlinks, one of them leading out."""
+    root = tmp_path / "site"
+    (root / "embed").mkdir(parents=True)
+    (root / "index.html").write_text("<h1>训练一步的账</h1>", encoding="utf-8")
+    (root / "clip.mp4").write_bytes(bytes(range(256)) * 40)
+    (root / "embed" / "page.html").write_text("page")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the kit")
+    (root / "leak.txt").symlink_to(secret)
+    (root / "alias.mp4").symlink_to(root / "clip.mp4")
+    return root
+
+
+@pytest.fixture
+def server(kit):
+    running = serve.make_server(kit, 0)
+    thread = threading.Thread(target=running.serve_forever, daemon=True)
+    thread.start()
+    yield running
+    running.shutdown()
+    running.server_close()
+
+
+def _get(server, path: str, headers: dict | None = None) -> tuple[int, bytes, http.client.HTTPMessage]:
+    """A raw request (no client-side path clean-up), answered on a connection that must survive."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    connection.putrequest("GET", path, skip_host=False, skip_accept_encoding=True)
+    for name, value in (headers or {}).items():
+        connection.putheader(name, value)
+    connection.endheaders()
+    response = connection.getresponse()
+    body = response.read()
+    connection.close()
+    return response.status, body, response.headers
+
+
+def test_it_binds_to_localhost_only(server):
+    assert server.server_address[0] == "127.0.0.1"
+
+
+def test_the_kit_is_served_and_a_folder_means_its_index(server):
+    status, body, _ = _get(server, "/")
+    assert status == 200 and "训练一步的账" in body.decode("utf-8")
+    assert _get(server, "/embed/page.html")[:2] == (200, b"page")
+
+
+def test_a_symlink_out_of_the_kit_is_not_followed(server):
+    status, body, _ = _get(server, "/leak.txt")
+    assert status == 404 and b"outside the kit" not in body
+    assert _get(server, "/alias.mp4")[0] == 200  # a link that stays inside is fine
+
+
+@pytest.mark.parametrize("path", ["/../secret.txt", "/embed/../../secret.txt", "/%2e%2e/secret.txt"])
+def test_traversal_stays_refused(server, path):
+    status, body, _ = _get(server, path)
+    assert status == 404 and b"outside the kit" not in body
+
+
+def test_folders_are_not_listed(server):
+    status, body, _ = _get(server, "/embed/")
+    assert status == 404 and b"page.html" not in body
+
+
+def test_ranges_seek_and_absurd_ranges_get_416(server, kit):
+    data = (kit / "clip.mp4").read_bytes()
+    status, body, headers = _get(server, "/clip.mp4", {"Range": "bytes=100-199"})
+    assert status == 206 and body == data[100:200] and headers["Content-Range"] == f"bytes 100-199/{len(data)}"
+    for absurd in ("bytes=" + "9" * 5000 + "-", f"bytes={len(data)}-", "bytes=5-2", "bytes=abc"):
+        status, body, headers = _get(server, "/clip.mp4", {"Range": absurd})
+        assert status == 416 and body == b"" and headers["Content-Range"] == f"bytes */{len(data)}", absurd
