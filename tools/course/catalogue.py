@@ -18,7 +18,7 @@ from tools import settings
 from tools.course.facts import Check, Fact
 
 # Chapter modules in the order the course plays them.
-CHAPTER_ORDER = ("backprop", "recompute", "optimizer", "ledger", "pipeline")
+CHAPTER_ORDER = ("backprop", "recompute", "optimizer", "adaptive", "ledger", "pipeline")
 
 
 @dataclass(frozen=True)
