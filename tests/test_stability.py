@@ -219,6 +219,7 @@ def test_fp16_tampered_probe_or_value_is_refused():
 
 APPENDIX_SOURCES = {
     "activation_mountain": ("keep_all", "full_recompute"),
+    "attention_crossover": ("crossover",),
     "six_nd_underestimate": ("attention_share", "multiplier"),
     "peak_memory_timeline": ("resident_tib", "sequences_round", "recompute_gib"),
 }
@@ -236,7 +237,7 @@ def test_appendix_numbers_are_the_pages():
                  "resident_tib", "sequences_round", "cards") == (
         "4.15 TiB", "106.75 GiB", "82.1%", "5.6×", "9.76 TiB", "≈ 94 条", "125 张")
     rows = facts("derived_numbers_appendix")["rows"].value
-    assert [r["number"] for r in rows][:2] == ["4.15 TiB / 106.75 GiB", "82.1%"]
+    assert [r["number"] for r in rows][:3] == ["4.15 TiB / 106.75 GiB", "82.1%", "S ≈ 5,734"]
 
 
 def test_appendix_footnotes_d9():

@@ -293,7 +293,7 @@ def fp16_vs_bf16(check: Check, tiny: float = TINY_GRADIENT, probes: tuple[float,
 
 # The page's §7.2 table, as it prints each number; every row comes from the figure that computes it.
 APPENDIX_PAGE = {"keep_all": "4.15 TiB", "full_recompute": "106.75 GiB", "attention_share": "82.1%",
-                 "resident_tib": "9.76 TiB", "sequences_round": "≈ 94 条", "cards": "125 张"}
+                 "crossover": "5,734", "resident_tib": "9.76 TiB", "sequences_round": "≈ 94 条", "cards": "125 张"}
 CARD_GIB = 80  # the page's conversion base (L544), not a particular card
 D9_PAGE = {"working_set_gib": 177.9, "sequences": 56}  # figures.md D9: one recomputed MoE layer's working set added
 
@@ -308,9 +308,10 @@ def derived_numbers_appendix(check: Check, cite=catalogue.cite, card_gib: float 
     mountain = {name: cite(f"activation_mountain.{name}")
                 for name in ("keep_all", "full_recompute", "moe_layer_exact", "copies")}
     share = {name: cite(f"six_nd_underestimate.{name}") for name in ("attention_share", "weight_share", "multiplier")}
+    crossing = {name: cite(f"attention_crossover.{name}") for name in ("crossover", "v3_slope", "hidden")}
     step = {name: cite(f"peak_memory_timeline.{name}")
             for name in ("resident_tib", "sequences_round", "recompute_gib", "params", "bytes", "tib", "kib")}
-    cited = mountain | share | step
+    cited = mountain | share | crossing | step
     for name, page in APPENDIX_PAGE.items():
         if name in cited:
             check.equal(name, cited[name].text, page)
@@ -321,6 +322,8 @@ def derived_numbers_appendix(check: Check, cite=catalogue.cite, card_gib: float 
                 mountain["full_recompute"].value)
     check.close("attention_share + weight_share", share["attention_share"].value + share["weight_share"].value, 1.0)
     check.close("multiplier = 1 ÷ weight_share", share["multiplier"].value, 1 / share["weight_share"].value)
+    check.close("crossover = hidden ÷ v3_slope", crossing["crossover"].value,
+                crossing["hidden"].value / crossing["v3_slope"].value)
     # Derived live from the cited facts: the card count, and D9's footnote.
     tib_in_gib = step["kib"].value
     cards = step["resident_tib"].value * tib_in_gib / card_gib
@@ -342,13 +345,17 @@ def derived_numbers_appendix(check: Check, cite=catalogue.cite, card_gib: float 
     facts = cited | derived
     t = {name: fact.text for name, fact in facts.items()}
     title = {figure_id: catalogue.figure(figure_id).title
-             for figure_id in ("activation_mountain", "six_nd_underestimate", "peak_memory_timeline")}
+             for figure_id in ("activation_mountain", "attention_crossover", "six_nd_underestimate",
+                               "peak_memory_timeline")}
     rows = [
         {"id": "activations", "what": "激活", "number": f"{t['keep_all']} / {t['full_recompute']}",
          "chain": ["按算子逐项推（1.7 两张表）"], "risk": f"算子融合程度；{t['copies']} 份是否真存",
          "source": title["activation_mountain"]},
         {"id": "attention", "what": "注意力占一层算力", "number": t["attention_share"],
          "chain": ["causal 折半口径"], "risk": "口径；换头维度就变", "source": title["six_nd_underestimate"]},
+        {"id": "crossing", "what": "attention 与线性层交点", "number": f"S ≈ {t['crossover']}",
+         "chain": [f"{t['v3_slope']} · S = {t['hidden']}"], "risk": "对照哪条线；粗略交点，不是阈值",
+         "source": title["attention_crossover"]},
         {"id": "six_nd", "what": "6ND 低估", "number": t["multiplier"],
          "chain": [f"1 ÷ {t['one_minus_share']}"], "risk": f"继承 {t['attention_share']} 的全部不确定",
          "source": title["six_nd_underestimate"]},

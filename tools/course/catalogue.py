@@ -23,7 +23,7 @@ from tools import settings
 from tools.course.facts import Check, Fact
 
 # Chapter modules in the order the course plays them.
-CHAPTER_ORDER = ("backprop", "optimizer", "ledger", "stability", "pipeline")
+CHAPTER_ORDER = ("backprop", "recompute", "optimizer", "adaptive", "ledger", "stability", "pipeline")
 
 
 @dataclass(frozen=True)
