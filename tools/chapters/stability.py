@@ -354,7 +354,7 @@ def derived_numbers_appendix(check: Check, cite=catalogue.cite, card_gib: float 
         {"id": "attention", "what": "注意力占一层算力", "number": t["attention_share"],
          "chain": ["causal 折半口径"], "risk": "口径；换头维度就变", "source": title["six_nd_underestimate"]},
         {"id": "crossing", "what": "attention 与线性层交点", "number": f"S ≈ {t['crossover']}",
-         "chain": [f"{t['v3_slope']} · S = {t['hidden']}"], "risk": "对照哪条线；粗略交点，不是阈值",
+         "chain": [f"{t['v3_slope']} · S = {t['hidden']}"], "risk": "粗略交点；随对照线而挪",
          "source": title["attention_crossover"]},
         {"id": "six_nd", "what": "6ND 低估", "number": t["multiplier"],
          "chain": [f"1 ÷ {t['one_minus_share']}"], "risk": f"继承 {t['attention_share']} 的全部不确定",
