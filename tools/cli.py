@@ -20,8 +20,8 @@ from tools.voice import audio, cues, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
-REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError,
-            layout.LayoutError, settings.SettingsError, FontError)
+REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, catalogue.CitationCycle,
+            site.KitError, ManifestError, layout.LayoutError, settings.SettingsError, FontError)
 # Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
 WRITERS = {"build", "frames", "site", "clean"}
 
