@@ -1,5 +1,6 @@
 """Helpers the tests share: run the project's commands, cut a clip, the figure ids of the three-figure
-chapter. Fixtures live in conftest.py; this module is imported like any other."""
+chapter, a builder refused on a broken input. Fixtures live in conftest.py; this module is imported
+like any other."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import av
+import pytest
 
 from tools.course import catalogue
+from tools.course.facts import Check, FactError
 from tools.publish import media
 from tools.publish.manifest import Manifest
 
@@ -98,3 +101,11 @@ def cut_clip(clip: Path, dst: Path, seconds: float, work: Path) -> None:
         for packet in a_out.encode(None):
             target.mux(packet)
     media.mux_web(video, wav, dst)
+
+
+def refused(build, figure_id: str, **inputs) -> FactError:
+    """A figure's builder run on broken inputs: the FactError it raises, checked to name the figure."""
+    with pytest.raises(FactError) as err:
+        build(Check(figure_id), **inputs)
+    assert err.value.figure == figure_id
+    return err.value

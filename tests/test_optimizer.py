@@ -5,11 +5,10 @@ import re
 
 import numpy as np
 import pytest
-from helpers import in_play_order
+from helpers import in_play_order, refused
 
 from tools.chapters import backprop, optimizer
 from tools.course import catalogue
-from tools.course.facts import Check, FactError
 from tools.models import circuit, descent
 from tools.voice import cues
 
@@ -20,13 +19,6 @@ NUMBER_FREE = ["gradient_descent_ball", "saddle_point", "saddle_3d_rotating"]
 
 def facts(figure_id):
     return catalogue.facts(figure_id)
-
-
-def refused(build, figure_id, **inputs) -> FactError:
-    with pytest.raises(FactError) as err:
-        build(Check(figure_id), **inputs)
-    assert err.value.figure == figure_id
-    return err.value
 
 
 def test_figures_play_in_the_issues_order():

@@ -23,8 +23,9 @@ from tools.voice import audio, cues, pacing, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
-REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError,
-            layout.LayoutError, settings.SettingsError, FontError, scaffold.ScaffoldError, readme.ReadmeError)
+REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, catalogue.CitationCycle,
+            site.KitError, ManifestError, layout.LayoutError, settings.SettingsError, FontError, scaffold.ScaffoldError,
+            readme.ReadmeError)
 # Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
 WRITERS = {"build", "frames", "site", "clean"}
 

@@ -4,6 +4,11 @@ Each chapter module in ``tools/chapters`` makes one :class:`Chapter` and
 registers a builder per figure with ``@CHAPTER.figure(id, title, source)``.
 Figure ids are those of ``shared/spec/figures.md``; the scene class of a
 figure is its id in CamelCase (``gates_circuit`` -> ``GatesCircuit``).
+
+A builder may show another figure's number: ``cite("activation_mountain.keep_all")``
+returns that figure's checked fact, the same object its own figure and the
+narration's ``{figure.fact}`` get, so it is computed and checked once and a
+change to it shows up everywhere it is cited.
 """
 
 from __future__ import annotations
@@ -53,6 +58,10 @@ def topic_of(chapter_id: str) -> Topic:
 class UnknownFigure(KeyError):
     def __str__(self) -> str:
         return self.args[0]
+
+
+class CitationCycle(Exception):
+    """Figures whose builders cite each other in a circle: neither can be computed first."""
 
 
 @dataclass(frozen=True)
@@ -161,11 +170,30 @@ def figure(figure_id: str) -> Figure:
     raise UnknownFigure(f"no figure '{figure_id}' in the catalogue")
 
 
+# Figures whose builders are running, innermost last: a builder citing one of them is a cycle.
+_building: list[str] = []
+
+
 @cache
 def facts(figure_id: str) -> FigureFacts:
     """Compute and check one figure's facts; raises FactError on a mismatch."""
     fig = figure(figure_id)
-    return FigureFacts(figure_id, fig.build(Check(figure_id)))
+    if figure_id in _building:
+        chain = " -> ".join([*_building[_building.index(figure_id):], figure_id])
+        raise CitationCycle(f"figures cite each other in a circle: {chain}")
+    _building.append(figure_id)
+    try:
+        return FigureFacts(figure_id, fig.build(Check(figure_id)))
+    finally:
+        _building.pop()
+
+
+def cite(ref: str) -> Fact:
+    """Another figure's checked fact by 'figure_id.fact_name', as {figure.fact} cites it in narration."""
+    figure_id, dot, name = ref.partition(".")
+    if not dot or not figure_id or not name:
+        raise UnknownFigure(f"cite({ref!r}): write 'figure_id.fact_name'")
+    return facts(figure_id)[name]
 
 
 def select(only: str | None) -> list[Figure]:

@@ -125,9 +125,8 @@ def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
     caption, speech, last = [], [], 0
     for match in _PLACEHOLDER.finditer(text):
         ref = match.group(1).strip()
-        owner, _, name = ref.rpartition(".")
         try:
-            fact = catalogue.facts(owner or figure_id)[name]
+            fact = catalogue.cite(ref if "." in ref else f"{figure_id}.{ref}")
         except KeyError as err:
             raise NarrationError(f"{where}: placeholder {{{ref}}}: {err}") from None
         if not fact.text or not fact.spoken:
