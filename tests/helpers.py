@@ -5,6 +5,7 @@ like any other."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from pathlib import Path
 import av
 import pytest
 
+from tools.course import catalogue
 from tools.course.facts import Check, FactError
 from tools.publish import media
 from tools.publish.manifest import Manifest
@@ -20,6 +22,21 @@ from tools.publish.manifest import Manifest
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 FIGURE_B, FIGURE_C = "gates_circuit_b", "gates_circuit_c"
+
+
+def in_play_order(chapter_id: str, figure_ids) -> list[str]:
+    """Those of `figure_ids` the chapter has, in the order it plays them: equal to `figure_ids` when it plays
+    them in that order, whatever figures are added before, between or after them."""
+    return [fig.id for fig in catalogue.chapter(chapter_id).figures if fig.id in figure_ids]
+
+
+def copy_project(dst: Path) -> Path:
+    """A scratch copy of the project: its sources, narration and tests, not its environment, caches or renders.
+    Commands run in it as ``python -m tools.cli`` with ``cwd=dst`` import its code, not this checkout's."""
+    skip = shutil.ignore_patterns(".git", ".venv", ".cache", "renders", "media", "__pycache__", "*.egg-info",
+                                  ".pytest_cache", ".ruff_cache")
+    shutil.copytree(ROOT, dst, ignore=skip)
+    return dst
 
 
 def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:

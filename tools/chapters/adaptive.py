@@ -17,7 +17,10 @@ from tools.course.catalogue import Chapter
 from tools.course.facts import Check, Fact, data, myriad, number, percent, scientific, times, year
 from tools.models import learning_rate, moments, msign, tiny_mlp
 
-CHAPTER = Chapter("adaptive", "自适应优化器：分母、步长与学习率曲线")
+CHAPTER = Chapter("adaptive", "自适应优化器：分母、步长与学习率曲线",
+                  summary=("AdaGrad → RMSProp → Adam, Adam's update RMS, Muon, the 1e-3 update ruler, "
+                           "learning-rate schedules, GPT-3's and V3's learning-rate numbers, β's memory window, "
+                           "three explanations of warmup"))
 
 ADAM_BETAS = (0.9, 0.999)  # Adam's defaults, arXiv 1412.6980 Algorithm 1
 

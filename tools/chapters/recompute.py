@@ -22,7 +22,10 @@ from tools.course.facts import Check, Fact, approx, data, number, percent, times
 from tools.models import gpt, v3
 from tools.models import recompute as rc
 
-CHAPTER = Chapter("recompute", "重算：拿算力换显存")
+CHAPTER = Chapter("recompute", "重算：拿算力换显存",
+                  summary=("the asymmetric exchange and its three tiers, √L checkpointing, one V3 MoE layer ranked "
+                           "by TFLOP per GiB, linear layers vs attention per byte saved, the same criterion at 2K "
+                           "and 128K"))
 
 
 def _gib(value: float, digits: int = 2) -> Fact:

@@ -18,7 +18,10 @@ from tools.course.catalogue import Chapter
 from tools.course.facts import Check, Fact, approx, data, myriad, number, percent, power, scientific, times
 from tools.models import attention_collapse, half, residual_norm, spikes
 
-CHAPTER = Chapter("stability", "训练为什么会飞：稳定性，与本课自推的数")
+CHAPTER = Chapter("stability", "训练为什么会飞：稳定性，与本课自推的数",
+                  summary=("four tools from four papers (PaLM, ST-MoE's Table 4, QK-norm, LN placement), "
+                           "PaLM's loss spikes, Post-LN's fading direct path, where fp16 underflows, "
+                           "the course's self-derived numbers"))
 
 
 def _quote(value, text: str, spoken: str) -> Fact:

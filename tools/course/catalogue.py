@@ -22,9 +22,6 @@ from pathlib import Path
 from tools import settings
 from tools.course.facts import Check, Fact
 
-# Chapter modules in the order the course plays them.
-CHAPTER_ORDER = ("backprop", "recompute", "optimizer", "adaptive", "ledger", "stability", "pipeline")
-
 
 @dataclass(frozen=True)
 class Topic:
@@ -45,6 +42,10 @@ TOPICS = (
     Topic("专题四", "训练一步的账", ("backprop", "recompute", "optimizer", "adaptive", "ledger", "stability")),
     Topic("专题五", "切开模型：流水线并行", ("pipeline",)),
 )
+
+# Chapter modules in the order the course plays them: the topics' chapters that have a module in
+# tools/chapters (a chapter a topic names may still be being written).
+CHAPTER_ORDER = tuple(ch for topic in TOPICS for ch in topic.chapters if (settings.CHAPTERS_DIR / f"{ch}.py").exists())
 
 
 def topic_of(chapter_id: str) -> Topic:
@@ -88,13 +89,19 @@ class Figure:
 
     @property
     def scene_class(self) -> str:
-        return "".join(part.capitalize() for part in self.id.split("_"))
+        return scene_class_of(self.id)
+
+
+def scene_class_of(figure_id: str) -> str:
+    """A figure's scene class: its id in CamelCase (``saddle_3d_rotating`` -> ``Saddle3dRotating``)."""
+    return "".join(part.capitalize() for part in figure_id.split("_"))
 
 
 @dataclass
 class Chapter:
     id: str
     title: str
+    summary: str = ""  # what its figures show, in one line: the README's chapter table (``lecture readme``)
     figures: list[Figure] = field(default_factory=list)
 
     @property
@@ -137,6 +144,11 @@ class FigureFacts(Mapping):
 
 @cache
 def chapters() -> tuple[Chapter, ...]:
+    """Every chapter in play order; refuses a chapter module no topic names (it would never play)."""
+    if strays := sorted(p.stem for p in settings.CHAPTERS_DIR.glob("*.py")
+                        if p.stem != "__init__" and p.stem not in CHAPTER_ORDER):
+        raise UnknownFigure(f"{settings.CHAPTERS_DIR}: {', '.join(strays)} belong{'s' * (len(strays) == 1)} to no "
+                            "topic: add each to a topic's chapters in TOPICS in tools/course/catalogue.py")
     return tuple(importlib.import_module(f"tools.chapters.{name}").CHAPTER for name in CHAPTER_ORDER)
 
 

@@ -27,10 +27,9 @@ from tools.course.catalogue import Figure
 from tools.publish import chapter_video, clip, fonts, layout, manifest, media, render, scratch, sheet, site
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import QUALITIES, BuildError, RenderKey
-from tools.voice import audio, cues, speech
+from tools.voice import audio, cues, pacing, speech
 from tools.voice.cues import NarrationError
-
-FIGURE_SECONDS = (30, 120)  # how long a figure should run (figure standard)
+from tools.voice.pacing import FIGURE_SECONDS
 
 Say = Callable[[str], None]
 
@@ -192,6 +191,8 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
     figures = catalogue.select(only)
     n_facts, n_cues = check(figures)
     say(f"checked {len(figures)} figures: {n_facts} facts, {n_cues} cues")
+    for line in pacing.warnings(figures):
+        say(line)
     out_dir = renders_dir(quality)
     with manifest.locked(out_dir):
         published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
