@@ -27,7 +27,7 @@ from pydub import AudioSegment
 from scenes import layout_probe, style
 from tools.course import catalogue
 from tools.settings import AUDIO_OUT_ENV, CUE_AUDIO_ENV, PROGRESS_OUT_ENV
-from tools.voice import audio, captions, cues, speech
+from tools.voice import audio, captions, cues, pacing, speech
 from tools.voice.cues import NarrationError
 
 # manim.cfg turns write_all on, so `manim scenes/<chapter>.py` renders every figure of the chapter
@@ -132,16 +132,16 @@ class Narrated:
     def show_title(self):
         """Fade in the figure's title; returns it."""
         heading = self.fix_in_frame(style.title(self.figure.title))
-        self.play(FadeIn(heading, shift=0.2 * DOWN), run_time=0.6)
+        self.play(FadeIn(heading, shift=0.2 * DOWN), run_time=pacing.TITLE_SECONDS)
         return heading
 
     def show_source(self):
         """Fade in the page's source note for this figure; returns it."""
         note = self.fix_in_frame(style.source_line(self.figure.source))
-        self.play(FadeIn(note), run_time=0.5)
+        self.play(FadeIn(note), run_time=pacing.SOURCE_SECONDS)
         return note
 
-    def finish(self, hold: float = 1.5):
+    def finish(self, hold: float = pacing.HOLD_SECONDS):
         """End the figure: the source note fades in, then the finished picture holds for `hold` seconds."""
         self.show_source()
         self.wait(hold)

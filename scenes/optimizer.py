@@ -12,7 +12,6 @@ from manim import (
     Arrow,
     Axes,
     Brace,
-    Circle,
     Create,
     DashedLine,
     Dot,
@@ -28,7 +27,6 @@ from manim import (
     Rectangle,
     ReplacementTransform,
     ShowIncreasingSubsets,
-    Square,
     Surface,
     SurroundingRectangle,
     Transform,
@@ -48,9 +46,11 @@ from scenes.widgets import (
     curve_through,
     grid_row,
     h_arrow,
+    norm_ball,
     reveal,
     roll,
     sketch_axes,
+    steepest_step,
     text_row,
 )
 
@@ -180,20 +180,10 @@ class GradientDescentBall(LectureScene):
                                                                                         color=style.MUTED))
         names[0].next_to(plane[0], RIGHT, buff=style.GAP_S)
         names[1].next_to(plane[1], UP, buff=style.GAP_S)
-        g = np.array((*facts["gradient_2d"].value, 0.0))
-
-        def best(direction, colour):
-            tip = centre + radius * np.array((*direction, 0.0))
-            arrow = Arrow(centre, tip, buff=0, color=colour, stroke_width=6)
-            # The lowest level line the step reaches: perpendicular to the gradient, through the tip.
-            along = np.array((-g[1], g[0], 0.0)) / np.linalg.norm(g)
-            level = DashedLine(tip - 1.3 * along, tip + 1.3 * along, color=style.BACKWARD, stroke_width=3)
-            return arrow, level
-
-        circle = Circle(radius=radius, color=style.TEXT, stroke_width=3).move_to(centre)
-        square = Square(side_length=2 * radius, color=style.TEXT, stroke_width=3).move_to(centre)
-        circle_arrow, circle_level = best(facts["steepest_circle"].value, style.HIGHLIGHT)
-        square_arrow, square_level = best(facts["steepest_square"].value, style.HIGHLIGHT)
+        g = facts["gradient_2d"].value
+        circle, square = norm_ball("circle", centre, radius), norm_ball("square", centre, radius)
+        circle_arrow, circle_level = steepest_step(centre, radius, facts["steepest_circle"].value, g, style.HIGHLIGHT)
+        square_arrow, square_level = steepest_step(centre, radius, facts["steepest_square"].value, g, style.HIGHLIGHT)
         arrow_name = style.zh("−梯度", size=style.SMALL_SIZE, color=style.BACKWARD)
         arrow_name.next_to(circle_arrow.get_center(), DOWN, buff=style.GAP_M)
         circle_name = style.zh("用圆量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=style.GAP_M)

@@ -48,6 +48,10 @@ PANEL = "#1A1F27"
 FROZEN = "#6E7681"  # a parameter that is not updated (LoRA's base)
 COMM = "#F78FB3"  # communication between cards (all-reduce, all-to-all)
 WEIGHT_GRAD = "#C0583E"  # the weight-gradient half of a split backward (W): backward's colour, darker
+# Several methods or runs on one plot (optimizers, schedules, learning rates): hues of their own,
+# none of them a precision or a direction. The page draws RMSProp without bias correction orange.
+ORANGE = "#F5A142"
+SKY = "#6CA6E0"
 # The two cross-sections of a saddle: the cut that curves up, the cut that curves down.
 CURVES_UP = "#4FC1A6"
 CURVES_DOWN = "#F28CB1"

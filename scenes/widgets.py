@@ -1,5 +1,6 @@
-"""Staging pieces more than one figure uses: sketch axes, table rows, the rolling ball,
-the byte ledger's row and slivers, the verdict badge, a pipeline schedule's lanes, bars and meter.
+"""Staging pieces more than one figure uses: sketch axes and tick labels, table rows, the rolling
+ball, the unit balls of a norm, the byte ledger's row and slivers, the verdict badge, a pipeline
+schedule's lanes, bars and meter.
 
 ``style`` says how things look (palette, type, text); this module builds the
 recurring pieces out of it, so a figure's ``construct`` only places and moves them.
@@ -18,11 +19,14 @@ from manim import (
     UP,
     Arrow,
     Axes,
+    Circle,
+    DashedLine,
     Dot,
     Line,
     ManimColor,
     Mobject,
     Rectangle,
+    Square,
     UpdateFromAlphaFunc,
     VGroup,
     VMobject,
@@ -36,23 +40,56 @@ from scenes import style
 # -- sketch axes ---------------------------------------------------------------------------
 
 
+class _CornerAxes(Axes):
+    """Axes that meet at the lower-left corner of their ranges, wherever 0 is.
+
+    manim puts each axis through the other's 0; on a log axis (0 is 10⁰) or a range that
+    does not start at 0 that draws the x axis through the middle of the data. Both the
+    axis placement and ``c2p`` go through ``_origin_shift``, so they stay consistent.
+    """
+
+    @staticmethod
+    def _origin_shift(axis_range: Sequence[float]) -> float:
+        return axis_range[0]
+
+
 def sketch_axes(x_range: Sequence[float], y_range: Sequence[float], x_length: float, y_length: float, *,
-                tips: bool = False, ticks: bool = False, visible: bool = True) -> Axes:
+                tips: bool = False, ticks: bool = False, visible: bool = True, corner: bool = False) -> Axes:
     """Muted axes in the course's sketch style: no ticks (no scale, see the figure standard), no tips.
 
     ``ticks=True`` is for the rare data axis that carries a scale; ``visible=False`` keeps only
-    the coordinate system, for a curve that stands on its own (its lines are drawn at zero opacity).
+    the coordinate system, for a curve that stands on its own (its lines are drawn at zero opacity);
+    ``corner=True`` makes the axes meet at the ranges' lower-left corner (log axes, offset ranges).
     """
     line = {"color": style.MUTED, "stroke_width": 2, "include_ticks": ticks}
     if not visible:
         line["stroke_opacity"] = 0
-    return Axes(x_range=list(x_range), y_range=list(y_range), x_length=x_length, y_length=y_length, tips=tips,
+    kind = _CornerAxes if corner else Axes
+    return kind(x_range=list(x_range), y_range=list(y_range), x_length=x_length, y_length=y_length, tips=tips,
                 axis_config=line)
+
+
+def tick_labels(axes: Axes, x=(), y=(), size: float = style.SMALL_SIZE) -> VGroup:
+    """Labels of a data axis's ticks: (position, text) pairs (a fact's value), under the x axis
+    and left of the y axis. The text is the fact's, so a log axis reads 1, 10, 100 at 0, 1, 2."""
+    labels = VGroup()
+    for at, text in x:
+        labels.add(style.zh(text, size=size, color=style.MUTED).next_to(axes.x_axis.n2p(at), DOWN, buff=style.GAP_S))
+    for at, text in y:
+        labels.add(style.zh(text, size=size, color=style.MUTED).next_to(axes.y_axis.n2p(at), LEFT, buff=style.GAP_S))
+    return labels
 
 
 def curve_through(axes: Axes, samples, color: str, width: float = 4) -> VMobject:
     """A smooth curve through sampled (x, y) rows, in the axes' coordinates."""
     return VMobject(stroke_color=color, stroke_width=width).set_points_smoothly(
+        [axes.c2p(x, y) for x, y in samples])
+
+
+def line_through(axes: Axes, samples, color: str, width: float = 4) -> VMobject:
+    """Straight segments through sampled (x, y) rows: for data with corners, steps or noise, which
+    smoothing would round off (a schedule's drop, a run's per-step ratio)."""
+    return VMobject(stroke_color=color, stroke_width=width).set_points_as_corners(
         [axes.c2p(x, y) for x, y in samples])
 
 
@@ -136,6 +173,30 @@ def h_arrow(start, end, color: str, width: float = 5) -> Arrow:
     """A step drawn as an arrow to scale: no buffer, and a tip that stays small on a short step."""
     return Arrow(start, end, buff=0, color=color, stroke_width=width, max_tip_length_to_length_ratio=0.3,
                  max_stroke_width_to_length_ratio=12)
+
+
+# -- steepest descent under a norm -------------------------------------------------------------
+
+
+def norm_ball(kind: str, centre, radius: float, color: str = style.TEXT) -> VMobject:
+    """The unit ball a step is measured by, drawn at `centre`: "circle" (length) or "square" (largest entry)."""
+    if kind == "circle":
+        return Circle(radius=radius, color=color, stroke_width=3).move_to(centre)
+    if kind == "square":
+        return Square(side_length=2 * radius, color=color, stroke_width=3).move_to(centre)
+    raise ValueError(f"a norm ball is a 'circle' or a 'square', not {kind!r}")
+
+
+def steepest_step(centre, radius: float, direction, gradient, color: str) -> tuple[Arrow, DashedLine]:
+    """The steepest step on a ball's boundary (`direction`, a tools fact) and the lowest level
+    line it reaches: perpendicular to the gradient, through the arrow's tip."""
+    centre = np.asarray(centre, dtype=float)
+    tip = centre + radius * np.array((*direction, 0.0))
+    arrow = Arrow(centre, tip, buff=0, color=color, stroke_width=6)
+    g = np.asarray(gradient, dtype=float)
+    along = np.array((-g[1], g[0], 0.0)) / np.linalg.norm(g)
+    level = DashedLine(tip - 1.3 * along, tip + 1.3 * along, color=style.BACKWARD, stroke_width=3)
+    return arrow, level
 
 
 # -- the byte ledger -----------------------------------------------------------------------

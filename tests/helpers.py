@@ -1,22 +1,42 @@
 """Helpers the tests share: run the project's commands, cut a clip, the figure ids of the three-figure
-chapter. Fixtures live in conftest.py; this module is imported like any other."""
+chapter, a builder refused on a broken input. Fixtures live in conftest.py; this module is imported
+like any other."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import av
+import pytest
 
+from tools.course import catalogue
+from tools.course.facts import Check, FactError
 from tools.publish import media
 from tools.publish.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 FIGURE_B, FIGURE_C = "gates_circuit_b", "gates_circuit_c"
+
+
+def in_play_order(chapter_id: str, figure_ids) -> list[str]:
+    """Those of `figure_ids` the chapter has, in the order it plays them: equal to `figure_ids` when it plays
+    them in that order, whatever figures are added before, between or after them."""
+    return [fig.id for fig in catalogue.chapter(chapter_id).figures if fig.id in figure_ids]
+
+
+def copy_project(dst: Path) -> Path:
+    """A scratch copy of the project: its sources, narration and tests, not its environment, caches or renders.
+    Commands run in it as ``python -m tools.cli`` with ``cwd=dst`` import its code, not this checkout's."""
+    skip = shutil.ignore_patterns(".git", ".venv", ".cache", "renders", "media", "__pycache__", "*.egg-info",
+                                  ".pytest_cache", ".ruff_cache")
+    shutil.copytree(ROOT, dst, ignore=skip)
+    return dst
 
 
 def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -109,3 +129,11 @@ def cut_clip(clip: Path, dst: Path, seconds: float, work: Path) -> None:
         for packet in a_out.encode(None):
             target.mux(packet)
     media.mux_web(video, wav, dst)
+
+
+def refused(build, figure_id: str, **inputs) -> FactError:
+    """A figure's builder run on broken inputs: the FactError it raises, checked to name the figure."""
+    with pytest.raises(FactError) as err:
+        build(Check(figure_id), **inputs)
+    assert err.value.figure == figure_id
+    return err.value

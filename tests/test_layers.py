@@ -15,7 +15,8 @@ ALLOWED = {
     "chapters": {"models", "course"},
     "voice": {"settings", "course"},
     "publish": {"settings", "course", "voice"},
-    "cli": {"settings", "course", "voice", "publish"},
+    "author": {"settings", "course"},
+    "cli": {"settings", "course", "voice", "publish", "author"},
 }
 
 

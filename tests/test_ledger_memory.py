@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import pytest
+from helpers import in_play_order
 
 from tools.chapters import ledger as chapter
 from tools.course import catalogue
@@ -220,5 +221,4 @@ def test_125m_tampered_width_is_refused():
 # -- narration -----------------------------------------------------------------------------
 
 def test_figures_play_in_the_order_of_the_issue():
-    ids = [fig.id for fig in catalogue.chapter("ledger").figures]
-    assert [i for i in ids if i in FIGURES] == list(FIGURES)
+    assert in_play_order("ledger", FIGURES) == list(FIGURES)

@@ -7,7 +7,7 @@ from tools.models import byte_ledger, v3
 
 
 def test_v3_activation_tables_reproduce_the_pages_subtotals():
-    assert v3.Kept("x", v3.HIDDEN).gib == 1.75
+    assert v3.Tensor("x", v3.HIDDEN, v3.ENTRY).gib == 1.75
     assert v3.subtotal(v3.ATTENTION_KEPT) == pytest.approx(22.578, abs=1e-3)
     assert v3.subtotal(v3.MOE_KEPT) == pytest.approx(48.5625)
     assert v3.moe_layer_gib() == pytest.approx(71.140625)

@@ -164,6 +164,21 @@ def test_a_literal_the_voice_would_misread_is_refused(narration_dir, literal):
         cues.chapter_cues("backprop")
 
 
+def test_the_refusal_quotes_the_cue_as_written_with_the_literal_marked(narration_dir):
+    write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "[重|chong2]算 {grad_a}，约 1.9 倍。"\n')
+    with pytest.raises(NarrationError) as err:
+        cues.chapter_cues("backprop")
+    assert "'1.9' in “[重|chong2]算 {grad_a}，约 «1.9» 倍。”" in str(err.value)
+
+
+def test_a_literal_the_lexicon_brings_in_is_blamed_on_the_lexicon(narration_dir):
+    (narration_dir / "lexicon.toml").write_text('[say]\nbf16 = "1.6"\n', encoding="utf-8")
+    write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "用 bf16 存。"\n')
+    with pytest.raises(NarrationError) as err:
+        cues.chapter_cues("backprop")
+    assert "'1.6', which the [say] section of" in str(err.value) and "puts into “用 bf16 存。”" in str(err.value)
+
+
 def test_plain_integers_and_lexicon_terms_may_be_spoken(narration_dir):
     write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "前向 1 次，反向 2 次，bf16 也行。"\n')
     assert cues.chapter_cues("backprop")["gates_circuit"][0].speech.startswith("前向 1 次")

@@ -5,10 +5,10 @@ import re
 
 import numpy as np
 import pytest
+from helpers import in_play_order, refused
 
 from tools.chapters import backprop, optimizer
 from tools.course import catalogue
-from tools.course.facts import Check, FactError
 from tools.models import circuit, descent
 from tools.voice import cues
 
@@ -21,15 +21,8 @@ def facts(figure_id):
     return catalogue.facts(figure_id)
 
 
-def refused(build, figure_id, **inputs) -> FactError:
-    with pytest.raises(FactError) as err:
-        build(Check(figure_id), **inputs)
-    assert err.value.figure == figure_id
-    return err.value
-
-
 def test_figures_play_in_the_issues_order():
-    assert [fig.id for fig in catalogue.chapter("optimizer").figures] == ORDER
+    assert in_play_order("optimizer", ORDER) == ORDER
 
 
 # -- number-free figures ---------------------------------------------------------------

@@ -54,6 +54,39 @@ def test_a_verdict_puts_its_answer_first_and_hangs_under_its_cells(widgets):
     assert row[1].text == "常驻" and row[1].get_x() < row[0].get_x()
 
 
+def test_corner_axes_meet_at_the_lower_left_of_their_ranges(widgets):
+    axes = widgets.sketch_axes([0, 3, 1], [-2, 1, 1], 6.0, 3.0, corner=True)
+    assert np.allclose(axes.x_axis.get_start(), axes.c2p(0, -2))  # the x axis runs along y = −2, not y = 0
+    assert np.allclose(axes.y_axis.get_start(), axes.c2p(0, -2))
+    assert np.isclose(axes.c2p(3, 1)[0] - axes.c2p(0, 1)[0], 6.0)
+
+
+def test_tick_labels_sit_under_and_left_of_their_ticks(widgets):
+    axes = widgets.sketch_axes([0, 3, 1], [-2, 1, 1], 6.0, 3.0, ticks=True, corner=True)
+    labels = widgets.tick_labels(axes, x=[(1, "10")], y=[(0, "1")])
+    assert labels[0].text == "10" and np.isclose(labels[0].get_x(), axes.c2p(1, -2)[0])
+    assert labels[0].get_top()[1] < axes.x_axis.get_y()
+    assert labels[1].get_right()[0] < axes.y_axis.get_x() and np.isclose(labels[1].get_y(), axes.c2p(0, 0)[1])
+
+
+def test_line_through_keeps_a_step_square(widgets):
+    axes = widgets.sketch_axes([0, 2, 1], [0, 1, 1], 2.0, 1.0)
+    step = widgets.line_through(axes, [(0, 1), (1, 1), (1, 0.5), (2, 0.5)], "#FFFFFF")
+    corners = [axes.p2c(p) for p in step.get_anchors()]
+    assert any(np.allclose(c, (1, 0.5)) for c in corners)  # the drop is a corner, not a curve
+
+
+def test_steepest_step_tips_on_the_ball_and_its_level_line_is_square_to_the_gradient(widgets):
+    centre = np.array((1.0, -0.5, 0.0))
+    arrow, level = widgets.steepest_step(centre, 1.2, (0.6, -0.8), (-3.0, 4.0), "#FFFFFF")
+    assert np.allclose(arrow.get_end(), centre + 1.2 * np.array((0.6, -0.8, 0.0)), atol=1e-6)
+    along = level.get_end() - level.get_start()
+    assert np.isclose(along[:2] @ np.array((-3.0, 4.0)), 0.0, atol=1e-6)
+    assert widgets.norm_ball("square", centre, 1.2).width == pytest.approx(2.4)
+    with pytest.raises(ValueError):
+        widgets.norm_ball("diamond", centre, 1.0)
+
+
 # -- a pipeline schedule, played -----------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -1,27 +1,31 @@
-"""The ``lecture`` command: check (facts, narration, readings, layout), build, stills and contact sheets,
-list facts, write and serve the embed kit, clean the cache, hear a reading (``say``), write a recording
-script (``script``)."""
+"""The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact
+sheets, list facts, write and serve the embed kit, clean the cache, hear a reading (``say``), write a
+recording script (``script``), scaffold a figure or a chapter (``new``), write the README's generated parts
+(``readme``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 from tools import settings
+from tools.author import readme, scaffold
 from tools.course import catalogue
 from tools.course.facts import FactError
 from tools.publish import build, clean, clip, layout, serve, site
 from tools.publish.fonts import FontError
 from tools.publish.manifest import ManifestError
 from tools.publish.render import QUALITIES, BuildError
-from tools.voice import audio, cues, script, speech
+from tools.voice import audio, cues, pacing, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
-REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, site.KitError, ManifestError,
-            layout.LayoutError, settings.SettingsError, FontError)
+REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, catalogue.CitationCycle,
+            site.KitError, ManifestError, layout.LayoutError, settings.SettingsError, FontError, scaffold.ScaffoldError,
+            readme.ReadmeError)
 # Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
 WRITERS = {"build", "frames", "site", "clean"}
 
@@ -96,7 +100,48 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--only", help="one chapter")
     rec.add_argument("--out", type=Path, default=Path("recording-script.md"),
                      help="where it goes (default recording-script.md)")
+    scaffold_one = sub.add_parser("new", help="scaffold a working figure (chapter/figure_id) or an empty chapter")
+    scaffold_one.add_argument("target", help="chapter/figure_id for a figure at the end of its chapter; "
+                                             "a chapter id alone for a new chapter")
+    scaffold_one.add_argument("title", help="its Chinese title, e.g. \"示例\"")
+    scaffold_one.add_argument("--source", help="a figure's source line (出处), shown at its end")
+    table = sub.add_parser("readme", help="rewrite README.md's chapter table (from the catalogue) and worked "
+                                          "example (from lecture new's templates)")
+    table.add_argument("--check", action="store_true", help="only say whether it is up to date (exit 2 if not)")
     return parser
+
+
+def _new(target: str, title: str, source: str | None) -> None:
+    """Scaffold, then have a fresh process (which imports the new files) rewrite the README's table."""
+    chapter_id, slash, figure_id = target.partition("/")
+    if slash:
+        written = scaffold.new_figure(chapter_id, figure_id, title, source or scaffold.DEFAULT_SOURCE)
+    elif source is not None:
+        raise scaffold.ScaffoldError("--source is a figure's: write chapter/figure_id to make a figure")
+    else:
+        written = scaffold.new_chapter(chapter_id, title)
+    for path in written:
+        print(f"wrote {path.relative_to(settings.ROOT)}")
+    if subprocess.run([sys.executable, "-m", "tools.cli", "readme"], cwd=settings.ROOT).returncode != 0:
+        raise readme.ReadmeError("the new files are written, README.md's generated parts are not (see above)")
+    if not slash:
+        print(f"next: lecture new {chapter_id}/<figure_id> \"标题\" for its first figure")
+        return
+    if source is None:
+        print(f"its source line reads {scaffold.DEFAULT_SOURCE} until you name it (source= in its builder)")
+    print(f"next: lecture check --only {target}, then lecture build -q l --only {target} and "
+          f"lecture frames -q l --only {target} --at 0.5 1 (README: Adding a figure)")
+
+
+def _readme(check_only: bool) -> None:
+    if check_only:
+        if stale := readme.stale():
+            raise readme.ReadmeError(f"{readme.README}: {' and '.join(stale)} out of date; run lecture readme")
+        print(f"{readme.README.name}: the chapter table and the worked example are up to date")
+    elif readme.rewrite():
+        print(f"rewrote the chapter table and the worked example in {readme.README.name}")
+    else:
+        print(f"{readme.README.name}: the chapter table and the worked example were up to date")
 
 
 def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool) -> None:
@@ -130,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
             if not args.layout:
                 n_facts, n_cues = build.check(figures)
                 print(f"ok: {len(figures)} figures, {n_facts} facts, {n_cues} cues")
+                for line in pacing.warnings(figures):  # before the layout lint, which takes longer
+                    print(line)
             if not args.no_layout:
                 layout.check(figures, args.jobs)
         elif args.command == "build" and args.rescan:
@@ -149,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
             serve.serve(site.kit_dir(build.renders_dir(args.quality)), args.port, lambda line: print(line, flush=True))
         elif args.command == "clean":
             clean.clean()
+        elif args.command == "new":
+            _new(args.target, args.title, args.source)
+        elif args.command == "readme":
+            _readme(args.check)
         elif args.command == "say":
             _say(args.text, args.cue, args.out, args.phonemes)
         elif args.command == "script":

@@ -24,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES_DIR = ROOT / "scenes"
+CHAPTERS_DIR = ROOT / "tools" / "chapters"
 NARRATION_DIR = ROOT / "narration"
 MANIM_CFG = ROOT / "manim.cfg"
 

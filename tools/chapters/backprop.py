@@ -11,7 +11,10 @@ from tools.course.catalogue import Chapter
 from tools.course.facts import Check, Fact, data, number, scientific
 from tools.models import chain, circuit, grad_path, gradients, timespan, v3
 
-CHAPTER = Chapter("backprop", "反向传播：三倍算力与扔不掉的激活")
+CHAPTER = Chapter("backprop", "反向传播：三倍算力与扔不掉的激活",
+                  summary=("exchange rate, finite differences, the first gradient, 3B1B's nudges, "
+                           "two matmuls per layer, the gates circuit, vanishing gradients, forward vs reverse mode, "
+                           "the activation mountain, the gradient's journey, batch vs communication"))
 
 def _decimals(value: float) -> int:
     """Digits a made-up factor needs on screen: 2 -> '2', 0.5 -> '0.5'."""

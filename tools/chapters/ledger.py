@@ -34,7 +34,9 @@ def sum_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
 
 GIB = 2**30
 
-CHAPTER = Chapter("ledger", "每参数 16 字节：训练一步的显存账")
+CHAPTER = Chapter("ledger", "每参数 16 字节：训练一步的显存账",
+                  summary=("the 16-byte ledger, mixed precision, why fp32/bf16, optimizer variants, checkpoints, LoRA, "
+                           "ZeRO, the peak timeline, 6ND, the 125M worked example"))
 
 # -- §3.1–§3.4 and the checkpoint: the ledger row and its variants ----------------
 

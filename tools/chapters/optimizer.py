@@ -12,7 +12,9 @@ from tools.course.facts import Check, Fact, data, number, scientific
 from tools.course.numbers import zh_digits
 from tools.models import circuit, descent
 
-CHAPTER = Chapter("optimizer", "优化器：下山、鞍点与小重球")
+CHAPTER = Chapter("optimizer", "优化器：下山、鞍点与小重球",
+                  summary=("the descending ball, saddle cross-sections, the rotating saddle, momentum escaping the "
+                           "shallow pit, two learning rates, the optimal step"))
 
 
 def _sampled(fn, lo: float, hi: float, samples: int) -> np.ndarray:

@@ -24,7 +24,10 @@ from tools.course.facts import Check, Fact, data, number, percent, times
 from tools.models import moe, v3
 from tools.models import pipeline as pp
 
-CHAPTER = Chapter("pipeline", "流水线并行：把模型切到多张卡上")
+CHAPTER = Chapter("pipeline", "流水线并行：把模型切到多张卡上",
+                  summary=("GPipe, 1F1B, interleaved 1F1B, zero bubble, bidirectional (Chimera, DualPipeV), "
+                           "the summary table, MoE's nine copies; every timeline from one schedule simulator, "
+                           "each published as a trace"))
 
 P, M, V = 4, 8, 2  # ranks, micro-batches per step, chunks per rank (VPP): Part C's example
 TIMES = pp.Times(f=Fraction(1), b=Fraction(2), w=Fraction(1))

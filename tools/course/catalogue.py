@@ -4,6 +4,11 @@ Each chapter module in ``tools/chapters`` makes one :class:`Chapter` and
 registers a builder per figure with ``@CHAPTER.figure(id, title, source)``.
 Figure ids are those of ``shared/spec/figures.md``; the scene class of a
 figure is its id in CamelCase (``gates_circuit`` -> ``GatesCircuit``).
+
+A builder may show another figure's number: ``cite("activation_mountain.keep_all")``
+returns that figure's checked fact, the same object its own figure and the
+narration's ``{figure.fact}`` get, so it is computed and checked once and a
+change to it shows up everywhere it is cited.
 """
 
 from __future__ import annotations
@@ -16,9 +21,6 @@ from pathlib import Path
 
 from tools import settings
 from tools.course.facts import Check, Fact
-
-# Chapter modules in the order the course plays them.
-CHAPTER_ORDER = ("backprop", "optimizer", "ledger", "pipeline")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ TOPICS = (
     Topic("专题五", "切开模型：流水线并行", ("pipeline",)),
 )
 
+# Chapter modules in the order the course plays them: the topics' chapters that have a module in
+# tools/chapters (a chapter a topic names may still be being written).
+CHAPTER_ORDER = tuple(ch for topic in TOPICS for ch in topic.chapters if (settings.CHAPTERS_DIR / f"{ch}.py").exists())
+
 
 def topic_of(chapter_id: str) -> Topic:
     for topic in TOPICS:
@@ -52,6 +58,10 @@ def topic_of(chapter_id: str) -> Topic:
 class UnknownFigure(KeyError):
     def __str__(self) -> str:
         return self.args[0]
+
+
+class CitationCycle(Exception):
+    """Figures whose builders cite each other in a circle: neither can be computed first."""
 
 
 @dataclass(frozen=True)
@@ -79,13 +89,19 @@ class Figure:
 
     @property
     def scene_class(self) -> str:
-        return "".join(part.capitalize() for part in self.id.split("_"))
+        return scene_class_of(self.id)
+
+
+def scene_class_of(figure_id: str) -> str:
+    """A figure's scene class: its id in CamelCase (``saddle_3d_rotating`` -> ``Saddle3dRotating``)."""
+    return "".join(part.capitalize() for part in figure_id.split("_"))
 
 
 @dataclass
 class Chapter:
     id: str
     title: str
+    summary: str = ""  # what its figures show, in one line: the README's chapter table (``lecture readme``)
     figures: list[Figure] = field(default_factory=list)
 
     @property
@@ -128,6 +144,11 @@ class FigureFacts(Mapping):
 
 @cache
 def chapters() -> tuple[Chapter, ...]:
+    """Every chapter in play order; refuses a chapter module no topic names (it would never play)."""
+    if strays := sorted(p.stem for p in settings.CHAPTERS_DIR.glob("*.py")
+                        if p.stem != "__init__" and p.stem not in CHAPTER_ORDER):
+        raise UnknownFigure(f"{settings.CHAPTERS_DIR}: {', '.join(strays)} belong{'s' * (len(strays) == 1)} to no "
+                            "topic: add each to a topic's chapters in TOPICS in tools/course/catalogue.py")
     return tuple(importlib.import_module(f"tools.chapters.{name}").CHAPTER for name in CHAPTER_ORDER)
 
 
@@ -149,11 +170,30 @@ def figure(figure_id: str) -> Figure:
     raise UnknownFigure(f"no figure '{figure_id}' in the catalogue")
 
 
+# Figures whose builders are running, innermost last: a builder citing one of them is a cycle.
+_building: list[str] = []
+
+
 @cache
 def facts(figure_id: str) -> FigureFacts:
     """Compute and check one figure's facts; raises FactError on a mismatch."""
     fig = figure(figure_id)
-    return FigureFacts(figure_id, fig.build(Check(figure_id)))
+    if figure_id in _building:
+        chain = " -> ".join([*_building[_building.index(figure_id):], figure_id])
+        raise CitationCycle(f"figures cite each other in a circle: {chain}")
+    _building.append(figure_id)
+    try:
+        return FigureFacts(figure_id, fig.build(Check(figure_id)))
+    finally:
+        _building.pop()
+
+
+def cite(ref: str) -> Fact:
+    """Another figure's checked fact by 'figure_id.fact_name', as {figure.fact} cites it in narration."""
+    figure_id, dot, name = ref.partition(".")
+    if not dot or not figure_id or not name:
+        raise UnknownFigure(f"cite({ref!r}): write 'figure_id.fact_name'")
+    return facts(figure_id)[name]
 
 
 def select(only: str | None) -> list[Figure]:

@@ -36,12 +36,22 @@ ACTIVE_PARAMS = 37e9
 COPIES = TOP_K + SHARED_EXPERTS  # 「9 份」: each token goes to 8 routed + 1 shared expert
 
 
-@dataclass(frozen=True)
-class Kept:
-    """One tensor a layer keeps for backward: per token `width` numbers of `nbytes`."""
+# How forward makes a kept tensor, which is what recomputing it costs
+# (tools.models.recompute): a matmul from an input k wide, attention's core,
+# a copy, an elementwise op, or nothing (the layer's entry is the save point).
+ENTRY, RESIDUAL, COPY, NORM, SWIGLU, MATMUL, ATTENTION = (
+    "entry", "residual", "copy", "norm", "swiglu", "matmul", "attention")
 
-    label: str
+
+@dataclass(frozen=True)
+class Tensor:
+    """One tensor forward makes and backward needs: per token `width` numbers of `nbytes`,
+    made by `op` (a matmul's input is `k` wide)."""
+
+    name: str
     width: int
+    op: str
+    k: int = 0
     nbytes: int = BF16
 
     @property
@@ -49,31 +59,81 @@ class Kept:
         return SEQ * self.width * self.nbytes / GIB
 
 
+# One MoE layer's kept tensors, each once; the tables below group them the page's way.
+ATTN_NORM_IN = Tensor("attention 的 norm 输入", HIDDEN, ENTRY)
+ATTN_NORM_OUT = Tensor("attention 的 norm 输出", HIDDEN, NORM)
+Q_DOWN = Tensor("Q 降维", Q_LORA, MATMUL, k=HIDDEN)
+Q_DOWN_NORMED = Tensor("Q 降维后 norm", Q_LORA, NORM)
+KV_DOWN = Tensor("KV 降维（含 RoPE）", KV_LORA + ROPE, MATMUL, k=HIDDEN)
+KV_DOWN_NORMED = Tensor("KV 降维后 norm", KV_LORA, NORM)
+Q_UP = Tensor("Q 展开", HEADS * QK_HEAD, MATMUL, k=Q_LORA)
+KV_UP = Tensor("K/V 解压", HEADS * (QK_HEAD - ROPE + V_HEAD), MATMUL, k=KV_LORA)
+ATTN_OUT = Tensor("attention 输出", HEADS * V_HEAD, ATTENTION)
+LOGSUMEXP = Tensor("logsumexp", HEADS, ATTENTION, nbytes=FP32)
+FFN_NORM_IN = Tensor("FFN 的 norm 输入", HIDDEN, RESIDUAL)
+FFN_NORM_OUT = Tensor("FFN 的 norm 输出", HIDDEN, NORM)
+ROUTER = Tensor("路由分数", ROUTED_EXPERTS, MATMUL, k=HIDDEN)
+DISPATCHED = Tensor("MoE 派发", COPIES * HIDDEN, COPY)
+GATE = Tensor("gate", COPIES * EXPERT_FFN, MATMUL, k=HIDDEN)
+UP = Tensor("up", COPIES * EXPERT_FFN, MATMUL, k=HIDDEN)
+SWIGLU_PRODUCT = Tensor("SwiGLU 乘积", COPIES * EXPERT_FFN, SWIGLU)
+EXPERT_OUT = Tensor("专家输出", COPIES * HIDDEN, MATMUL, k=EXPERT_FFN)
+# The attention output projection makes the residual, not a kept tensor; the FLOP check needs it.
+O_PROJ = (HEADS * V_HEAD, HIDDEN)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One row of the page's activation tables: tensors a layer keeps for backward."""
+
+    label: str
+    parts: tuple[Tensor, ...]
+
+    @property
+    def width(self) -> int:
+        return sum(t.width for t in self.parts)
+
+    @property
+    def nbytes(self) -> int:
+        return self.parts[0].nbytes
+
+    @property
+    def gib(self) -> float:
+        return sum(t.gib for t in self.parts)
+
+
 ATTENTION_KEPT = (
-    Kept("norm 的输入", HIDDEN),
-    Kept("norm 的输出", HIDDEN),
-    Kept("Q 降维结果", 2 * Q_LORA),
-    Kept("KV 降维结果", (KV_LORA + ROPE) + KV_LORA),
-    Kept("Q 展开后", HEADS * QK_HEAD),
-    Kept("K、V 解压后", HEADS * (QK_HEAD - ROPE + V_HEAD)),
-    Kept("attention 输出", HEADS * V_HEAD),
-    Kept("logsumexp", HEADS, FP32),
+    Kept("norm 的输入", (ATTN_NORM_IN,)),
+    Kept("norm 的输出", (ATTN_NORM_OUT,)),
+    Kept("Q 降维结果", (Q_DOWN, Q_DOWN_NORMED)),
+    Kept("KV 降维结果", (KV_DOWN, KV_DOWN_NORMED)),
+    Kept("Q 展开后", (Q_UP,)),
+    Kept("K、V 解压后", (KV_UP,)),
+    Kept("attention 输出", (ATTN_OUT,)),
+    Kept("logsumexp", (LOGSUMEXP,)),
 )
 
 MOE_KEPT = (
-    Kept("norm 的输入 / 输出", 2 * HIDDEN),
-    Kept("路由分数", ROUTED_EXPERTS),
-    Kept("派发出去的激活", COPIES * HIDDEN),
-    Kept("gate / up / SwiGLU 乘积", 3 * COPIES * EXPERT_FFN),
-    Kept("专家输出（合并前）", COPIES * HIDDEN),
+    Kept("norm 的输入 / 输出", (FFN_NORM_IN, FFN_NORM_OUT)),
+    Kept("路由分数", (ROUTER,)),
+    Kept("派发出去的激活", (DISPATCHED,)),
+    Kept("gate / up / SwiGLU 乘积", (GATE, UP, SWIGLU_PRODUCT)),
+    Kept("专家输出（合并前）", (EXPERT_OUT,)),
 )
 
 # The page's dense block (约 40 GiB) is reproduced by attention + norms +
 # gate/up/product at 18,432, without the FFN output (figures.md D18).
 DENSE_FFN_KEPT = (
-    Kept("norm 的输入 / 输出", 2 * HIDDEN),
-    Kept("gate / up / 乘积", 3 * DENSE_FFN),
+    Kept("norm 的输入 / 输出", (FFN_NORM_IN, FFN_NORM_OUT)),
+    Kept("gate / up / 乘积", (Tensor("dense gate", DENSE_FFN, MATMUL, k=HIDDEN),
+                             Tensor("dense up", DENSE_FFN, MATMUL, k=HIDDEN),
+                             Tensor("dense 乘积", DENSE_FFN, SWIGLU))),
 )
+
+
+def moe_layer_tensors() -> tuple[Tensor, ...]:
+    """Every tensor one MoE layer keeps, in forward order."""
+    return tuple(t for kept in ATTENTION_KEPT + MOE_KEPT for t in kept.parts)
 
 
 def subtotal(kept: tuple[Kept, ...]) -> float:
@@ -95,7 +155,7 @@ def keep_all_gib() -> float:
 
 def layer_entry_gib() -> float:
     """One layer's residual entry, the only tensor full recompute keeps."""
-    return Kept("entry", HIDDEN).gib
+    return ATTN_NORM_IN.gib
 
 
 def full_recompute_gib() -> float:

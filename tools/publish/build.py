@@ -30,10 +30,9 @@ from tools.publish import chapter_video, clip, fonts, layout, manifest, media, p
 from tools.publish.cluster import Cluster
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import FPS, QUALITIES, BuildError, RenderKey
-from tools.voice import audio, cues, speech
+from tools.voice import audio, cues, pacing, speech
 from tools.voice.cues import NarrationError
-
-FIGURE_SECONDS = (30, 120)  # how long a figure should run (figure standard)
+from tools.voice.pacing import FIGURE_SECONDS
 
 Say = Callable[[str], None]
 
@@ -221,6 +220,8 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
     figures = catalogue.select(only)
     n_facts, n_cues = check(figures)
     say(f"checked {len(figures)} figures: {n_facts} facts, {n_cues} cues")
+    for line in pacing.warnings(figures):
+        say(line)
     remote = Cluster(scheduler) if scheduler else None  # an unreachable scheduler is refused before any work
     try:
         return _build(figures, quality, jobs, say, lint, allow_long, remote)

@@ -74,6 +74,12 @@ def clean(segment: AudioSegment) -> AudioSegment:
     return segment
 
 
+def cached_seconds(cue: Cue, engine: Engine) -> float | None:
+    """The length of the cue's finished audio if it is already in the cache, without making it."""
+    target = cache_dir() / f"{cache_key(cue, engine)}.wav"
+    return wav_seconds(target) if target.exists() else None
+
+
 def cue_audio(cue: Cue, engine: Engine) -> CueAudio:
     """The cue's finished audio, from the cache when it is already there."""
     source = "recording" if cue.recording is not None else engine.name

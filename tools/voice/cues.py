@@ -37,6 +37,7 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 # What espeak-ng's Mandarin voice misreads (it drops decimal points and minus
 # signs, spells notation): such numbers must come in through a placeholder.
 _MISREAD = re.compile(r"\d[.,]\d|\d\s*[eE][-+]?\d|(?<![A-Za-z0-9])[-−]\d|[−⁰¹²³⁴⁵⁶⁷⁸⁹≈＝=＋×÷%]")
+_MASK = "□"  # stands in for what the misread check sets aside; in no class of _MISREAD
 
 
 class NarrationError(Exception):
@@ -124,9 +125,8 @@ def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
     caption, speech, last = [], [], 0
     for match in _PLACEHOLDER.finditer(text):
         ref = match.group(1).strip()
-        owner, _, name = ref.rpartition(".")
         try:
-            fact = catalogue.facts(owner or figure_id)[name]
+            fact = catalogue.cite(ref if "." in ref else f"{figure_id}.{ref}")
         except KeyError as err:
             raise NarrationError(f"{where}: placeholder {{{ref}}}: {err}") from None
         if not fact.text or not fact.spoken:
@@ -138,10 +138,24 @@ def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
     caption.append(readings.strip_fixes(text[last:]))
     speech.append(_speak_terms(text[last:]))
     said = "".join(speech).strip()
-    if misread := _MISREAD.search(readings.strip_fixes(said)):
-        raise NarrationError(f"{where}: the voice would misread {misread.group()!r} in {said!r}: "
+    if misread := _misread_as_written(text):
+        start, end = misread.span()
+        raise NarrationError(f"{where}: the voice would misread {misread.group()!r} in "
+                             f"“{text[:start]}«{text[start:end]}»{text[end:]}”: "
                              "put the number in tools and speak it through a {placeholder}")
+    if misread := _MISREAD.search(readings.strip_fixes(said)):
+        raise NarrationError(f"{where}: the voice would misread {misread.group()!r}, which the [say] section of "
+                             f"{NARRATION_DIR / 'lexicon.toml'} puts into “{text}”: say that term without it")
     return "".join(caption).strip(), said
+
+
+def _misread_as_written(text: str) -> re.Match | None:
+    """The first literal the voice would misread in a cue's text as the author typed it. Placeholders and
+    the pinyin of inline fixes are masked character for character, so the match's span is the text's."""
+    masked = _PLACEHOLDER.sub(lambda m: _MASK * len(m.group()), text)
+    masked = readings.INLINE_FIX.sub(
+        lambda m: _MASK + m.group(1) + _MASK * (len(m.group()) - len(m.group(1)) - 1), masked)
+    return _MISREAD.search(masked)
 
 
 RECORDING_FORMAT = "a PCM WAV file (8-, 16-, 24- or 32-bit integer samples; any rate; mono or stereo)"
