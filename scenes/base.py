@@ -16,15 +16,17 @@ in shares; shares that add up to more than the whole cue are refused.
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import contextmanager
+from pathlib import Path
 
 from manim import DOWN, FadeIn, Scene, ThreeDScene, config
 from pydub import AudioSegment
 
 from scenes import layout_probe, style
 from tools.course import catalogue
-from tools.settings import AUDIO_OUT_ENV
+from tools.settings import AUDIO_OUT_ENV, CUE_AUDIO_ENV, PROGRESS_OUT_ENV
 from tools.voice import audio, captions, cues, pacing, speech
 from tools.voice.cues import NarrationError
 
@@ -65,9 +67,21 @@ class Narrated:
         self.figure = _figure_of(type(self))
         self.facts = catalogue.facts(self.figure.id)
         self.cues = {cue.id: cue for cue in cues.figure_cues(self.figure.id)}
-        self.engine = speech.from_env()
+        self._given_audio = _given_cue_audio()
+        self.engine = None if self._given_audio is not None else speech.from_env()
         self._spoken: list[str] = []
         super().__init__(*args, **kwargs)
+
+    def _cue_sound(self, cue: cues.Cue) -> tuple[Path, float]:
+        """The cue's WAV and its length: the one the build handed over, else made or found in the cache."""
+        if self._given_audio is None:
+            sound = audio.cue_audio(cue, self.engine)
+            return sound.path, sound.duration
+        if cue.id not in self._given_audio:
+            raise NarrationError(f"figure '{self.figure.id}': no audio for cue '{cue.id}' in the map "
+                                 f"{os.environ[CUE_AUDIO_ENV]} ({CUE_AUDIO_ENV}); it is never synthesized here")
+        path = Path(self._given_audio[cue.id])
+        return path, audio.wav_seconds(path)
 
     @contextmanager
     def narrate(self, cue_id: str):
@@ -75,20 +89,26 @@ class Narrated:
         if cue_id not in self.cues:
             raise NarrationError(f"figure '{self.figure.id}' has no cue '{cue_id}' (cues: {', '.join(self.cues)})")
         cue = self.cues[cue_id]
-        sound = audio.cue_audio(cue, self.engine)
+        path, duration = self._cue_sound(cue)
         start = self.time
         # Straight to the file writer: Scene.add_sound drops a sound while
         # manim is skipping, and it is still "skipping" right after an
         # animation it took from its partial-movie cache.
-        self.renderer.file_writer.add_sound(str(sound.path), start)
-        for line, offset, length in captions.timed_lines(cue.caption, sound.duration):
+        self.renderer.file_writer.add_sound(str(path), start)
+        for line, offset, length in captions.timed_lines(cue.caption, duration):
             self.add_subcaption(line, duration=length, offset=offset)
         self._spoken.append(cue_id)
-        yield Beat(self.figure.id, cue_id, sound.duration)
-        remaining = start + sound.duration - self.time
+        yield Beat(self.figure.id, cue_id, duration)
+        remaining = start + duration - self.time
         if remaining > 1 / config.frame_rate:
             self.wait(remaining)
         layout_probe.look(self, cue_id)  # the layout lint's look at the screen while this cue's caption shows
+
+    def play(self, *args, **kwargs):
+        super().play(*args, **kwargs)
+        if os.environ.get(PROGRESS_OUT_ENV):  # how far the render is, for lecture build's progress display
+            with open(os.environ[PROGRESS_OUT_ENV], "w", encoding="utf-8") as stream:
+                stream.write(f"{self.time:.3f}")
 
     def tear_down(self):
         expected = list(self.cues)
@@ -139,6 +159,12 @@ class LectureScene3D(Narrated, ThreeDScene):
         it still enters through an animation (FadeIn, Write) or self.add."""
         self.renderer.camera.add_fixed_in_frame_mobjects(*mobjects)
         return mobjects[0] if mobjects else None
+
+
+def _given_cue_audio() -> dict[str, str] | None:
+    """The build's {cue id: WAV path} for this scene, when it handed one over (a cluster worker's render)."""
+    path = os.environ.get(CUE_AUDIO_ENV)
+    return json.loads(Path(path).read_text(encoding="utf-8")) if path else None
 
 
 def _figure_of(scene_class: type) -> catalogue.Figure:

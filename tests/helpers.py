@@ -79,6 +79,34 @@ class ThreeFigures:
     kit: object  # site.Kit
 
 
+def synthetic_clip(dst: Path, samples, frames: int, work: Path, size: tuple[int, int] = (64, 36), fps: int = 15,
+                   options: dict | None = None) -> None:
+    """A clip of `frames` plain video frames (slowly changing colour) with `samples` (floats in -1..1 at
+    48 kHz) as its sound, muxed as publish does."""
+    import numpy as np
+
+    work.mkdir(parents=True, exist_ok=True)
+    video, wav = work / f"{dst.stem}.video.mp4", work / f"{dst.stem}.wav"
+    width, height = size
+    with av.open(str(video), "w") as target:
+        stream = target.add_stream("libx264", rate=fps, options=options or {})
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        for i in range(frames):
+            frame = av.VideoFrame.from_ndarray(np.full((height, width, 3), (40, 60 + i, 90), np.uint8), format="rgb24")
+            frame.pts = i
+            for packet in stream.encode(frame):
+                target.mux(packet)
+        for packet in stream.encode(None):
+            target.mux(packet)
+    with av.open(str(wav), "w") as target:
+        stream = target.add_stream("pcm_s16le", rate=48000, layout="mono")
+        frame = av.AudioFrame.from_ndarray((samples * 32767).astype(np.int16)[None, :], format="s16", layout="mono")
+        frame.rate = 48000
+        for packet in [*stream.encode(frame), *stream.encode(None)]:
+            target.mux(packet)
+    media.mux_web(video, wav, dst)
+
+
 def cut_clip(clip: Path, dst: Path, seconds: float, work: Path) -> None:
     """A shorter clip with the same h264 parameters: the video packets before
     the first keyframe at or after `seconds`, its sound muxed as publish does."""

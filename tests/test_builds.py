@@ -1,12 +1,16 @@
-"""Whole builds: reproducible to the byte, and two at once into one folder both kept."""
+"""Whole builds: reproducible to the byte, two at once into one folder both kept, encoded as manim.cfg says."""
 
+import configparser
 import hashlib
 import os
+import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
+import av
+import numpy as np
 import pytest
-from helpers import BIN, build_env, run
+from helpers import BIN, ROOT, build_env, build_figure, run
 
 from tools.course import catalogue
 from tools.publish import manifest
@@ -59,3 +63,35 @@ def test_two_builds_at_once_into_one_folder_both_end_up_listed(tmp_path):
     for fig_id in man.figures:
         assert (out / catalogue.figure(fig_id).chapter / f"{fig_id}.json").exists()  # the sidecar
 
+
+
+def _x264_options(path) -> str:
+    """The settings libx264 writes into the stream it encodes (an SEI message)."""
+    found = re.search(rb"x264 - core [^\x00]*options: ([^\x00]*)", path.read_bytes())
+    assert found, f"{path}: no x264 settings in the stream"
+    return found.group(1).decode("latin-1")
+
+
+def test_clips_are_encoded_with_the_encoder_options_of_manim_cfg(tmp_path):
+    """manim.cfg's [video_encoder.options] (one thread, the measured preset) reach a built clip: its
+    x264 settings are those of a tiny clip encoded here with the same options at the same frame rate."""
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "manim.cfg", encoding="utf-8")
+    options = dict(parser["video_encoder.options"])
+    assert options["threads"] == "1" and options["preset"] != "medium"
+    done = build_figure("optimizer/optimal_step_parabola", tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    tiny = tmp_path / "tiny.mp4"
+    with av.open(str(tiny), "w") as target:
+        stream = target.add_stream("libx264", rate=15, options=options)
+        stream.width, stream.height, stream.pix_fmt = 64, 36, "yuv420p"
+        for i in range(3):
+            frame = av.VideoFrame.from_ndarray(np.zeros((36, 64, 3), np.uint8), format="rgb24")
+            frame.pts = i
+            for packet in stream.encode(frame):
+                target.mux(packet)
+        for packet in stream.encode(None):
+            target.mux(packet)
+    built = tmp_path / "renders" / "480p15" / "optimizer" / "optimal_step_parabola.mp4"
+    assert _x264_options(built) == _x264_options(tiny)
+    assert " threads=1 " in _x264_options(built)

@@ -8,10 +8,10 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
-from helpers import BIN, FIGURE_B, FIGURE_C, ROOT, cut_clip, run
+from helpers import BIN, FIGURE_B, FIGURE_C, ROOT, cut_clip, run, synthetic_clip
 
 from tools.course import catalogue
-from tools.publish import chapter_video, clip, manifest, media
+from tools.publish import chapter_video, clip, manifest, media, sound
 from tools.publish.manifest import PublishedFile, sha256
 from tools.voice import captions
 
@@ -40,9 +40,9 @@ def _web_ready(path: Path) -> media.Probe:
 
 def _loudness(path: Path, start: float, seconds: float, window: float = 0.1) -> np.ndarray:
     """RMS of the decoded sound in `window`-second steps."""
-    samples = media._decoded_audio(path)[0]
-    a, n = round(start * media.AUDIO_RATE), round(window * media.AUDIO_RATE)
-    part = samples[a:a + round(seconds * media.AUDIO_RATE)]
+    samples = sound.decoded(path)[0]
+    a, n = round(start * sound.AUDIO_RATE), round(window * sound.AUDIO_RATE)
+    part = samples[a:a + round(seconds * sound.AUDIO_RATE)]
     return np.sqrt(np.mean(part[:len(part) // n * n].reshape(-1, n) ** 2, axis=1))
 
 
@@ -148,24 +148,8 @@ def test_clips_that_cannot_share_a_stream_are_re_encoded(three_figures, tmp_path
     """A clip whose h264 parameters differ (here: Main profile, another
     encoder) cannot be copied next to manim's; the join re-encodes."""
     odd = tmp_path / "odd.mp4"
-    with av.open(str(tmp_path / "raw.mp4"), "w") as target:
-        stream = target.add_stream("libx264", rate=15, options={"profile": "main"})
-        stream.width, stream.height, stream.pix_fmt = 854, 480, "yuv420p"
-        for i in range(45):
-            frame = av.VideoFrame.from_ndarray(np.full((480, 854, 3), (40, 60 + i, 90), np.uint8), format="rgb24")
-            frame.pts = i
-            for packet in stream.encode(frame):
-                target.mux(packet)
-        for packet in stream.encode(None):
-            target.mux(packet)
-    silence = tmp_path / "silence.wav"
-    with av.open(str(silence), "w") as target:
-        a_out = target.add_stream("pcm_s16le", rate=48000, layout="mono")
-        frame = av.AudioFrame.from_ndarray(np.zeros((1, 48000 * 3), np.int16), format="s16", layout="mono")
-        frame.rate = 48000
-        for packet in [*a_out.encode(frame), *a_out.encode(None)]:
-            target.mux(packet)
-    media.mux_web(tmp_path / "raw.mp4", silence, odd)
+    synthetic_clip(odd, np.zeros(48000 * 3, np.float32), 45, tmp_path / "odd", size=(854, 480),
+                   options={"profile": "main"})
     short = tmp_path / "short.mp4"
     cut_clip(three_figures.out / "backprop" / "gates_circuit.mp4", short, 6.0, tmp_path / "cut")
     joined = media.concat([short, odd], tmp_path / "joined.mp4", ["短", "异"])

@@ -187,7 +187,7 @@ def test_lecture_clean_runs(tmp_path):
 def test_a_figure_entry_keeps_fields_a_newer_build_added_out_of_the_way(tmp_path):
     entry = _publish_stand_in(tmp_path, "backprop", "gates_circuit")
     raw = {"quality": "480p15", "chapters": [], "figures": {"gates_circuit": manifest.to_json(
-        Manifest("480p15", [], {"gates_circuit": entry}))["figures"]["gates_circuit"] | {"render_seconds": 3.5}}}
+        Manifest("480p15", [], {"gates_circuit": entry}))["figures"]["gates_circuit"] | {"a_later_field": 3.5}}}
     (tmp_path / "manifest.json").write_text(json.dumps(raw))
     assert manifest.load(tmp_path).figures["gates_circuit"] == replace(entry)
     assert os.path.exists(tmp_path / entry.sidecar)

@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="only rebuild manifest.json from the records beside the published files, no rendering")
     make.add_argument("--allow-long", action="store_true",
                       help="publish a figure that runs over 120 s (refused otherwise)")
+    make.add_argument("--scheduler", metavar="tcp://HOST:8786",
+                      help="render on this Dask cluster's workers (pip install '.[cluster]'); -j figures at once")
     stills = sub.add_parser("frames", help="save PNG stills of rendered figures for review")
     _quality(stills)
     stills.add_argument("--only", help="a chapter, or chapter/figure_id")
@@ -180,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "build" and args.rescan:
             build.rescan(args.quality)
         elif args.command == "build":
-            build.build(args.quality, args.only, args.jobs, lint=not args.no_layout, allow_long=args.allow_long)
+            build.build(args.quality, args.only, args.jobs, lint=not args.no_layout, allow_long=args.allow_long,
+                        scheduler=args.scheduler)
         elif args.command == "frames":
             stills = build.sheets if args.sheet else build.frames
             for path in stills(args.quality, args.only, args.at):

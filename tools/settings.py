@@ -7,8 +7,13 @@ files and logs, and ``LECTURE_VOICE`` picks the speech engine; the
 ``LECTURE_VOICE_INPUT`` (``text`` or ``pinyin``) and keys its cache on the
 files in ``LECTURE_VOICE_FILES`` (separated by ``:``). A scene
 rendered by ``lecture build`` hands its whole audio track to the build
-through the file named in ``LECTURE_AUDIO_OUT``; a scene run by the layout
-lint appends what it shows at each cue to the file named in ``LECTURE_LAYOUT_OUT``.
+through the file named in ``LECTURE_AUDIO_OUT`` and writes the seconds of
+video rendered so far, after every play, to the file named in
+``LECTURE_PROGRESS_OUT`` (the build's progress display), and takes its cue
+audio from the JSON map {cue id: WAV path} named in ``LECTURE_CUE_AUDIO``
+when there is one (a cluster worker never synthesizes); a scene run by the
+layout lint appends what it shows at each cue to the file named in
+``LECTURE_LAYOUT_OUT``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ MANIM_CFG = ROOT / "manim.cfg"
 
 AUDIO_OUT_ENV = "LECTURE_AUDIO_OUT"
 LAYOUT_OUT_ENV = "LECTURE_LAYOUT_OUT"
+PROGRESS_OUT_ENV = "LECTURE_PROGRESS_OUT"
+CUE_AUDIO_ENV = "LECTURE_CUE_AUDIO"
 
 
 def renders_root() -> Path:

@@ -3,9 +3,11 @@
 Per figure: ``manim`` renders the scene in its own process and work folder
 (:mod:`tools.publish.render`); the clip is staged and verified
 (:mod:`tools.publish.clip`), then moved over the previous files together
-with its sidecar record and manifest entry. A figure whose render key did
-not change since the last build is not rendered again; one that must be
-rendered says why.
+with its sidecar record and manifest entry (which records how long the
+render took). A figure whose render key did not change since the last
+build is not rendered again; one that must be rendered says why. The
+renders are queued longest first, by their recorded time or, for a figure
+never rendered, an estimate from its narration's length.
 
 Then, under the manifest's lock: figures the catalogue no longer has are
 pruned, each complete chapter is joined (:mod:`tools.publish.chapter_video`)
@@ -24,9 +26,10 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import chapter_video, clip, fonts, layout, manifest, media, render, scratch, sheet, site
+from tools.publish import chapter_video, clip, fonts, layout, manifest, media, progress, render, scratch, sheet, site
+from tools.publish.cluster import Cluster
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
-from tools.publish.render import QUALITIES, BuildError, RenderKey
+from tools.publish.render import FPS, QUALITIES, BuildError, RenderKey
 from tools.voice import audio, cues, pacing, speech
 from tools.voice.cues import NarrationError
 from tools.voice.pacing import FIGURE_SECONDS
@@ -87,6 +90,7 @@ RECORDING_STRETCH, RECORDING_SLACK = 3.0, 10.0
 class Narration:
     keys: dict[str, list[str]]  # each figure's cue audio keys, in cue order
     seconds: dict[str, float]  # each figure's narration, all cues end to end
+    paths: dict[str, dict[str, Path]]  # each figure's cue audio files, by cue id (shipped to cluster workers)
 
 
 def narrate(figures: list[Figure], say: Say) -> Narration:
@@ -94,10 +98,12 @@ def narrate(figures: list[Figure], say: Say) -> Narration:
     engine = speech.from_env()
     keys: dict[str, list[str]] = {}
     seconds: dict[str, float] = {}
+    paths: dict[str, dict[str, Path]] = {}
     all_cues = [c for fig in figures for c in cues.figure_cues(fig.id)]
     for n, cue in enumerate(all_cues, 1):
         sound = audio.cue_audio(cue, engine)
         keys.setdefault(cue.figure, []).append(sound.key)
+        paths.setdefault(cue.figure, {})[cue.id] = sound.path
         seconds[cue.figure] = seconds.get(cue.figure, 0.0) + sound.duration
         say(f"  narration {n}/{len(all_cues)} {cue.id}: {sound.duration:.1f} s "
             f"({'made' if sound.made else 'cached'}, {sound.source})")
@@ -106,7 +112,7 @@ def narrate(figures: list[Figure], say: Say) -> Narration:
                                                                  expected + RECORDING_SLACK):
             say(f"  warning: the recording for cue {cue.id} ({cue.recording}) lasts {sound.duration:.1f} s; "
                 f"its text takes about {expected:.1f} s to say")
-    return Narration(keys, seconds)
+    return Narration(keys, seconds, paths)
 
 
 def _too_long(fig: Figure, seconds: float, what: str) -> BuildError:
@@ -135,33 +141,56 @@ def prune(man: Manifest, out_dir: Path, say: Say) -> None:
         say(f"  chapter {ch_id}: no longer in the catalogue, its video removed")
 
 
-def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, say: Say) -> PublishedFigure:
+def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, tracker: progress.BuildProgress,
+             on: Callable[[Figure, Path], render.Rendered]) -> PublishedFigure:
     """Render one figure, stage its files, then move them in and record them under the lock.
 
     A figure over the time limit is not published (its previous files stay)
     unless allow_long; one under the lower limit is published with a warning.
+    `on` renders it into a work folder (here, or on a cluster worker).
     """
+    say = tracker.say
     out_dir = renders_dir(quality)
     target_dir = out_dir / fig.chapter
     started = time.monotonic()
     with render.work_folder(fig, quality) as work:
-        rendered = render.render(fig, quality, work)
+        tracker.start(fig.id, render.progress_file(work))
+        rendered = on(fig, work)
+        render_seconds = time.monotonic() - started
         with scratch.staging(target_dir) as staged:
             info = clip.stage_clip(fig, rendered, staged)
             if info.video_seconds > FIGURE_SECONDS[1] and not allow_long:
                 raise _too_long(fig, info.video_seconds, "the rendered video runs")
             with manifest.updating(out_dir) as man:
                 files = clip.move_in(staged, target_dir, f"{fig.chapter}/")
-                entry = clip.entry(fig, info, files, key.digest, key.parts)
+                entry = clip.entry(fig, info, files, key.digest, key.parts, render_seconds)
                 manifest.write_sidecar(out_dir, entry)
                 if (old := man.figures.get(fig.id)) is not None:
                     _remove_figure(old, out_dir, keep={f.path for f in files.values()} | {entry.sidecar})
                 man.figures[fig.id] = entry
     say(f"  {fig.chapter}/{fig.id}: done, {entry.duration:.1f} s of video in {time.monotonic() - started:.0f} s")
+    tracker.finish(fig.id, entry.duration)
     if not FIGURE_SECONDS[0] <= entry.duration <= FIGURE_SECONDS[1]:
         say(f"  warning: {fig.chapter}/{fig.id} runs {entry.duration:.1f} s, outside the "
             f"{FIGURE_SECONDS[0]}–{FIGURE_SECONDS[1]} s a figure should run")
     return entry
+
+
+def expected_render_seconds(figures: list[Figure], published: dict[str, PublishedFigure],
+                            narration_seconds: dict[str, float]) -> dict[str, float]:
+    """How long each figure's render should take: its last recorded render time, else its narration's
+    length times the median render time per second of video among the figures that have one (or 1)."""
+    rates = sorted(entry.render_seconds / entry.duration for entry in published.values()
+                   if entry.render_seconds > 0 and entry.duration > 0)
+    rate = rates[len(rates) // 2] if rates else 1.0
+    return {fig.id: published[fig.id].render_seconds if fig.id in published and published[fig.id].render_seconds > 0
+            else rate * narration_seconds[fig.id] for fig in figures}
+
+
+def longest_first(todo: list[tuple[Figure, RenderKey]], expected: dict[str, float]) -> list[tuple[Figure, RenderKey]]:
+    """The render queue, longest expected render first: a long figure started last would hold up the
+    whole build while the other workers idle."""
+    return sorted(todo, key=lambda item: -expected[item[0].id])
 
 
 def _sweep(out_dir: Path, say: Say) -> None:
@@ -183,9 +212,9 @@ def _finish(out_dir: Path, say: Say) -> None:
 
 
 def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say = print,
-          lint: bool = True, allow_long: bool = False) -> Manifest:
-    """Build the selected figures (their layout linted first, unless `lint` is False);
-    returns the manifest as this build left it."""
+          lint: bool = True, allow_long: bool = False, scheduler: str | None = None) -> Manifest:
+    """Build the selected figures (their layout linted first, unless `lint` is False), rendering
+    here or, given a Dask `scheduler` address, on its workers; returns the manifest as this build left it."""
     if quality not in QUALITIES:
         raise BuildError(f"unknown quality {quality!r}: choose one of {', '.join(QUALITIES)}")
     figures = catalogue.select(only)
@@ -193,6 +222,16 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
     say(f"checked {len(figures)} figures: {n_facts} facts, {n_cues} cues")
     for line in pacing.warnings(figures):
         say(line)
+    remote = Cluster(scheduler) if scheduler else None  # an unreachable scheduler is refused before any work
+    try:
+        return _build(figures, quality, jobs, say, lint, allow_long, remote)
+    finally:
+        if remote is not None:
+            remote.close()
+
+
+def _build(figures: list[Figure], quality: str, jobs: int, say: Say, lint: bool, allow_long: bool,
+           remote: Cluster | None) -> Manifest:
     out_dir = renders_dir(quality)
     with manifest.locked(out_dir):
         published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
@@ -216,8 +255,20 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
         say(f"  {fig.chapter}/{fig.id}: rendering {QUALITIES[quality]} ({'; '.join(why)})")
         todo.append((fig, key))
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda item: _publish(item[0], quality, item[1], allow_long, say), todo))
+    # Each render is its own manim process; a thread per job waits on it. Longest first.
+    todo = longest_first(todo, expected_render_seconds(figures, published, narration.seconds))
+    video_seconds = {fig.id: published[fig.id].duration if fig.id in published else narration.seconds[fig.id]
+                     for fig, _ in todo}
+    live = bool(todo) and say is print and progress.on_terminal()  # else plain lines, one per figure done
+    tracker = progress.BuildProgress(video_seconds, FPS[quality], say, live)
+
+    def on(fig: Figure, work: Path) -> render.Rendered:
+        if remote is None:
+            return render.render(fig, quality, work)
+        return remote.render(fig.id, quality, narration.paths[fig.id], work)
+
+    with tracker.shown(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        list(pool.map(lambda item: _publish(item[0], quality, item[1], allow_long, tracker, on), todo))
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
     _finish(out_dir, say)
     return manifest.load(out_dir)

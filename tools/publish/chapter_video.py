@@ -16,13 +16,15 @@ from tools.publish.scratch import staging
 from tools.voice import captions
 
 
-def assemble(chapter: ChapterList, figures: list[PublishedFigure], out_dir: Path, key: str) -> ChapterVideo:
+def assemble(chapter: ChapterList, figures: list[PublishedFigure], out_dir: Path,
+             key: str) -> tuple[ChapterVideo, bool]:
     """Join a chapter's published clips, in page order, into ``out_dir``.
 
     Writes ``<chapter>.mp4`` (one chapter marker per clip, titled with the
     figure's title), ``<chapter>.vtt``/``.srt`` (each clip's captions moved
     to where the clip starts) and ``<chapter>.chapters.vtt`` (a WebVTT
-    chapters track), verified before they replace anything.
+    chapters track), verified before they replace anything. Returns the
+    chapter video and whether the clips' sound was copied (not encoded again).
     """
     titles = [fig.title for fig in figures]
     with staging(out_dir) as staged:
@@ -43,7 +45,7 @@ def assemble(chapter: ChapterList, figures: list[PublishedFigure], out_dir: Path
         files = move_in(staged, out_dir, "")
     return ChapterVideo(chapter.id, chapter.title, round(info.video_seconds, 3), info.width, info.height,
                         joined.copied, [{"title": c.text, "start": round(c.start, 3), "end": round(c.end, 3)}
-                                        for c in marks], files, list(chapter.figures), key)
+                                        for c in marks], files, list(chapter.figures), key), joined.sound_copied
 
 
 def _key(chapter: ChapterList, figures: list[PublishedFigure]) -> str:
@@ -83,8 +85,9 @@ def build_all(man: Manifest, out_dir: Path, say: Callable[[str], None] = print) 
             say(f"  chapter {chapter.id}: unchanged")
             continue
         started = time.monotonic()
-        video = assemble(chapter, figures, out_dir, key)
+        video, sound_copied = assemble(chapter, figures, out_dir, key)
         manifest.write_sidecar(out_dir, video)
         man.chapter_videos[chapter.id] = video
         say(f"  chapter {chapter.id}: {len(ids)} clip{'' if len(ids) == 1 else 's'} joined, {video.duration:.1f} s "
-            f"({'video copied' if video.copied else 'video re-encoded'}) in {time.monotonic() - started:.0f} s")
+            f"(video {'copied' if video.copied else 're-encoded'}, sound {'copied' if sound_copied else 're-encoded'}) "
+            f"in {time.monotonic() - started:.1f} s")

@@ -77,7 +77,8 @@ def stage_clip(fig: Figure, rendered: Rendered, staged: Path) -> media.Probe:
     return info
 
 
-def entry(fig: Figure, info: media.Probe, files: Files, key: str, key_parts: dict) -> PublishedFigure:
+def entry(fig: Figure, info: media.Probe, files: Files, key: str, key_parts: dict,
+          render_seconds: float) -> PublishedFigure:
     attachments = {a.suffix: {"label": a.label, "how_to": a.how_to} for a in fig.attachments}
     return PublishedFigure(fig.chapter, fig.id, fig.title, round(info.video_seconds, 3), info.width, info.height,
-                           fact_values(fig.id), files, key, key_parts, attachments)
+                           fact_values(fig.id), files, key, key_parts, attachments, round(render_seconds, 1))

@@ -63,6 +63,7 @@ class PublishedFigure:
     key: str = ""  # the render key it was made from
     key_parts: dict = field(default_factory=dict)  # the key's parts, to say why a figure re-renders
     attachments: dict = field(default_factory=dict)  # files published beside the clip: {kind: {label, how_to}}
+    render_seconds: float = 0.0  # wall time of its last manim render (0: not recorded), to queue the longest first
 
     def present(self, out_dir: Path) -> bool:
         return present(self.files, out_dir)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import av
 
+from tools.publish.sound import AUDIO_LAYOUT, AUDIO_RATE, chapter_packets, decoded, encoded, fitted
+
 
 @dataclass(frozen=True)
 class Probe:
@@ -59,41 +61,6 @@ def frame_at(path: Path, seconds: float | None = None):
         return chosen.to_image()
 
 
-AUDIO_RATE, AUDIO_LAYOUT = 48000, "mono"
-
-
-def _decoded_audio(path: Path):
-    """The first audio stream of a WAV or a clip as float samples, shape (1, n),
-    at AUDIO_RATE (a clip's AAC encoder delay is dropped by the decoder)."""
-    import numpy as np
-
-    with av.open(str(path)) as source:
-        resampler = av.AudioResampler(format="fltp", layout=AUDIO_LAYOUT, rate=AUDIO_RATE)
-        chunks = [out.to_ndarray() for frame in source.decode(audio=0) for out in resampler.resample(frame)]
-        chunks += [out.to_ndarray() for out in resampler.resample(None)]
-    return np.concatenate(chunks, axis=1) if chunks else np.zeros((1, 0), np.float32)
-
-
-def _fitted(samples, wanted: int):
-    """Samples cut or padded with silence to exactly `wanted`."""
-    import numpy as np
-
-    return np.pad(samples[:, :wanted], ((0, 0), (0, max(0, wanted - samples.shape[1]))))
-
-
-def _encoded(samples, stream) -> list:
-    """AAC packets of the samples, pts in samples from 0."""
-    import numpy as np
-
-    packets, block = [], stream.codec_context.frame_size or 1024
-    for start in range(0, samples.shape[1], block):
-        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(samples[:, start:start + block]),
-                                           format="fltp", layout=AUDIO_LAYOUT)
-        frame.rate, frame.pts = stream.rate, start
-        packets += stream.encode(frame)
-    return packets + list(stream.encode(None))
-
-
 def _interleave(target, video_packets, audio_packets: list) -> None:
     """Mux video packets (already pointed at their output stream) and audio
     packets in decoding-time order."""
@@ -123,14 +90,14 @@ def mux_web(video: Path, wav: Path, dst: Path, metadata: dict[str, str] | None =
         v_in = source.streams.video[0]
         v_out = target.add_stream_from_template(v_in)
         a_out = target.add_stream("aac", rate=AUDIO_RATE, layout=AUDIO_LAYOUT)
-        samples = _fitted(_decoded_audio(wav), round(_stream_seconds(v_in) * AUDIO_RATE))
+        samples = fitted(decoded(wav), round(_stream_seconds(v_in) * AUDIO_RATE))
 
         def copied():
             for packet in source.demux(v_in):
                 packet.stream = v_out
                 yield packet
 
-        _interleave(target, copied(), _encoded(samples, a_out))
+        _interleave(target, copied(), encoded(samples, a_out))
 
 
 def moov_before_mdat(path: Path) -> bool:
@@ -159,6 +126,7 @@ class Joined:
 
     starts: list[float]  # seconds, one per clip, then the end of the last
     copied: bool  # video packets copied (True) or re-encoded (False)
+    sound_copied: bool  # the clips' own AAC packets copied (True) or the whole sound encoded again
 
 
 def _video_signature(stream) -> tuple:
@@ -175,9 +143,11 @@ def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, 
     Video packets are copied with shifted timestamps when every clip's
     h264 stream has the same parameters (always true for clips of one
     quality rendered by one manim), else re-encoded to the first clip's
-    size and rate. Audio is decoded, each clip's samples fitted to its
-    video length, and encoded once: AAC frames cannot be cut at a clip
-    boundary without a click or drift (encoder delay, overlapping windows).
+    size and rate. The clips' AAC packets are copied too, each clip's
+    sound starting on the AAC frame nearest its video start, when that
+    joins them exactly (:func:`tools.publish.sound.chapter_packets`); else
+    each clip's sound is decoded, fitted to its video length, and the whole
+    encoded once. Either way there is no click or drift at a boundary.
     """
     from contextlib import ExitStack
     from fractions import Fraction
@@ -197,13 +167,21 @@ def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, 
         else:
             v_out = target.add_stream("libx264", rate=first.guessed_rate)
             v_out.width, v_out.height, v_out.pix_fmt = first.codec_context.width, first.codec_context.height, "yuv420p"
-        a_out = target.add_stream("aac", rate=AUDIO_RATE, layout=AUDIO_LAYOUT)
+        edges = [round(start * AUDIO_RATE) for start in starts]
+        sound = chapter_packets(clips, edges)
+        sound_copied = sound is not None
+        if not sound_copied:
+            a_out = target.add_stream("aac", rate=AUDIO_RATE, layout=AUDIO_LAYOUT)
+            samples = np.concatenate([fitted(decoded(clip), b - a) for clip, a, b in zip(clips, edges, edges[1:])],
+                                     axis=1)
+            sound = encoded(samples, a_out)
+        else:
+            a_out = target.add_stream_from_template(sources[0].streams.audio[0])  # what encoded the packets
+            for packet in sound:
+                packet.stream = a_out
         target.set_chapters([{"id": i + 1, "start": round(start * 1000), "end": round(end * 1000),
                               "time_base": Fraction(1, 1000), "metadata": {"title": title}}
                              for i, (start, end, title) in enumerate(zip(starts, starts[1:], titles))])
-        edges = [round(start * AUDIO_RATE) for start in starts]
-        samples = np.concatenate([_fitted(_decoded_audio(clip), b - a)
-                                  for clip, a, b in zip(clips, edges, edges[1:])], axis=1)
 
         def copied():
             for source, stream, start in zip(sources, streams, starts):
@@ -230,8 +208,8 @@ def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, 
                     yield from v_out.encode(frame)
             yield from v_out.encode(None)
 
-        _interleave(target, copied() if copy else reencoded(), _encoded(samples, a_out))
-    return Joined([float(s) for s in starts], copy)
+        _interleave(target, copied() if copy else reencoded(), sound)
+    return Joined([float(s) for s in starts], copy, sound_copied)
 
 
 def chapter_marks(path: Path) -> list[tuple[float, float, str]]:

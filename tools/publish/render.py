@@ -30,6 +30,7 @@ from tools.publish import fonts, scratch
 from tools.voice import captions, cues
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
+FPS = {flag: int(name.split("p")[1]) for flag, name in QUALITIES.items()}
 # `lecture build` renders one figure per manim process: the repository's
 # manim.cfg with these [CLI] settings changed (see one_figure_cfg).
 ONE_FIGURE = {"write_all": "False"}
@@ -45,10 +46,11 @@ PIXEL_WIDTH = {"l": 854, "m": 1280, "h": 1920, "k": 3840}
 MALLOC_FILL = {"MALLOC_PERTURB_": "165"}
 
 
-def render_env(quality: str, track: Path) -> dict[str, str]:
+def render_env(quality: str, track: Path, progress: Path) -> dict[str, str]:
     """The environment of a figure's manim process."""
     fill = MALLOC_FILL if PIXEL_WIDTH[quality] % 64 else {}
-    return {**os.environ, **fill, "PYTHONUNBUFFERED": "1", settings.AUDIO_OUT_ENV: str(track)}
+    return {**os.environ, **fill, "PYTHONUNBUFFERED": "1", settings.AUDIO_OUT_ENV: str(track),
+            settings.PROGRESS_OUT_ENV: str(progress)}
 # What publish writes for a figure; part of the render key, so a change
 # here republishes figures built before it.
 PUBLISHED = "mp4 srt vtt png webp; facts, size; sidecar; v3"
@@ -225,6 +227,7 @@ class Rendered:
     video: Path  # manim's mp4, silent
     srt: Path  # its subcaptions
     track: Path  # the whole narration track (see scenes/base.py)
+    progress: Path  # the seconds of video rendered so far, rewritten after every play
 
 
 @contextmanager
@@ -238,10 +241,17 @@ def work_folder(fig: Figure, quality: str) -> Iterator[Path]:
         yield folder
 
 
-def render(fig: Figure, quality: str, media_dir: Path) -> Rendered:
-    """Run manim on one figure's scene in `media_dir`; raises BuildError with the log's tail."""
+def progress_file(media_dir: Path) -> Path:
+    """Where a render in `media_dir` reports the seconds of video it has rendered (see scenes/base.py)."""
+    return media_dir / "progress"
+
+
+def render(fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None) -> Rendered:
+    """Run manim on one figure's scene in `media_dir` (with `env` added to its environment);
+    raises BuildError with the log's tail."""
     folder = media_dir / "videos" / fig.chapter / QUALITIES[quality]
-    out = Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav")
+    out = Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav",
+                   progress_file(media_dir))
     log = log_path(fig, quality)
     command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file", str(one_figure_cfg()),
                "--media_dir", str(media_dir), "-o", fig.id, "--progress_bar", "none",
@@ -250,7 +260,7 @@ def render(fig: Figure, quality: str, media_dir: Path) -> Rendered:
     with open(log, "w", encoding="utf-8") as stream:
         done = subprocess.run(command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL,
-                              env=render_env(quality, out.track))
+                              env={**render_env(quality, out.track, out.progress), **(env or {})})
     if done.returncode != 0 or not out.video.exists() or not out.track.exists():
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
         raise BuildError(f"manim failed on {fig.chapter}/{fig.id} (exit {done.returncode}); log {log}:\n{tail}")

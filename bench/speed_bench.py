@@ -1,0 +1,99 @@
+"""Compare `lecture build` with plain `manim` on one chapter, in one run, and print the ratios.
+
+    .venv/bin/python bench/speed_bench.py [--chapter optimizer] [--edit optimal_step_parabola] [-q l] [-j 2]
+
+In scratch cache and render folders (the repository's own are untouched),
+after the chapter's narration is synthesized once (untimed, a dry run), so
+both sides find the same narration cache:
+
+- plain ``manim -q<q> scenes/<chapter>.py`` (every figure, one process);
+- a cold ``lecture build -j <j> --no-layout --only <chapter>`` (the layout lint
+  is timed by build_bench.py);
+- the same build again, nothing changed;
+- a one-figure edit: that figure's manifest entry is dropped, so the build
+  renders it again and re-joins the chapter; the ratio is the whole
+  build's time over that figure's render time (recorded in the manifest);
+- the cold build again, on a local Dask cluster of as many one-thread
+  worker processes as jobs (``--scheduler``), against the local pool.
+
+Prints a Markdown table and the machine's core count. A figure is not yet
+split across cores (no segments), so `-j 2` cannot speed up one figure
+alone, and that row is not measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from distributed import LocalCluster
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+QUALITY_DIRS = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
+
+
+def timed(command: list[str], env: dict) -> float:
+    """Seconds the command took; its output is dropped, but for the end of it when it fails."""
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chapter", default="optimizer")
+    parser.add_argument("--edit", default="optimal_step_parabola", help="the figure the one-figure edit renders")
+    parser.add_argument("-q", "--quality", default="l")
+    parser.add_argument("-j", "--jobs", default="2")
+    parser.add_argument("--voice", default="espeak")
+    args = parser.parse_args()
+    scene_file = f"scenes/{args.chapter}.py"
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "LECTURE_CACHE": f"{tmp}/cache", "LECTURE_RENDERS": f"{tmp}/renders",
+               "LECTURE_VOICE": args.voice}
+        subprocess.run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--progress_bar", "none", "--media_dir",
+                        f"{tmp}/dry", scene_file], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
+                       stdin=subprocess.DEVNULL)
+        build = [str(BIN / "lecture"), "build", "-q", args.quality, "-j", args.jobs, "--no-layout",
+                 "--only", args.chapter]
+        plain = timed([str(BIN / "manim"), f"-q{args.quality}", "--media_dir", f"{tmp}/media", scene_file], env)
+        cold = timed(build, env)
+        unchanged = timed(build, env)
+        out = Path(tmp) / "renders" / QUALITY_DIRS[args.quality]
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        del manifest["figures"][args.edit]
+        (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+        edited = timed(build, env)
+        render = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["figures"][args.edit]["render_seconds"]
+        os.environ["LECTURE_CACHE"] = f"{tmp}/worker-cache"  # the workers' own (they inherit this environment)
+        with LocalCluster(n_workers=int(args.jobs), threads_per_worker=1, processes=True,
+                          dashboard_address=None) as local:
+            remote_env = {**env, "LECTURE_RENDERS": f"{tmp}/renders-cluster"}
+            on_cluster = timed([*build, "--scheduler", local.scheduler_address], remote_env)
+    rows = [
+        (f"cold {args.chapter} chapter, `-j {args.jobs}`", f"{cold:.1f} s", f"{plain:.1f} s", f"{plain / cold:.2f}×"),
+        ("nothing changed", f"{unchanged:.1f} s", f"{plain:.1f} s", f"{plain / unchanged:.0f}×"),
+        (f"one figure edited ({args.edit}): whole build / its render", f"{edited:.1f} s", f"{render:.1f} s render",
+         f"{edited / render:.2f}"),
+        (f"cold chapter on a {args.jobs}-worker LocalCluster vs the local pool", f"{on_cluster:.1f} s",
+         f"{cold:.1f} s local pool", f"{cold / on_cluster:.2f}×"),
+    ]
+    print(f"{os.cpu_count()} cores, -q {args.quality}, voice {args.voice}")
+    print(f"| work | `lecture build` | plain `manim -q{args.quality} {scene_file}` | ratio |")
+    print("|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

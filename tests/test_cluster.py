@@ -1,0 +1,63 @@
+"""Renders on a Dask cluster: the source check, and a two-worker LocalCluster giving the same video as a local build."""
+
+import hashlib
+import os
+from importlib.metadata import version
+
+import pytest
+from helpers import BIN, build_env, build_figure, run
+
+from tools.publish import cluster
+from tools.publish.cluster import ClusterError, Task
+
+
+def test_the_source_digest_follows_the_code_and_the_narration(tmp_path):
+    for part in ("tools", "scenes", "narration"):
+        (tmp_path / part).mkdir()
+    (tmp_path / "scenes" / "a.py").write_text("x = 1")
+    (tmp_path / "narration" / "a.toml").write_text("[[f]]")
+    (tmp_path / "notes.txt").write_text("not part of a render")
+    before = cluster.source_digest(tmp_path)
+    (tmp_path / "notes.txt").write_text("changed")
+    assert cluster.source_digest(tmp_path) == before
+    (tmp_path / "narration" / "a.toml").write_text("[[g]]")
+    assert cluster.source_digest(tmp_path) != before
+
+
+def test_a_worker_with_other_source_refuses_the_task_naming_both():
+    task = Task("optimal_step_parabola", "l", "0" * 64, version("manim"), {})
+    with pytest.raises(ClusterError) as refused:
+        cluster.render_task(task)
+    message = str(refused.value)
+    assert "refuses optimal_step_parabola" in message and "000000000000" in message
+    assert cluster.source_digest()[:12] in message and "same commit" in message
+
+
+def test_without_distributed_or_a_scheduler_the_build_says_so(tmp_path):
+    done = run([str(BIN / "lecture"), "build", "-q", "l", "--no-layout", "--only", "optimizer/optimal_step_parabola",
+                "--scheduler", "tcp://127.0.0.1:9"], env=build_env(tmp_path))
+    assert done.returncode == 2 and "no Dask scheduler at tcp://127.0.0.1:9" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_figure_rendered_on_a_two_worker_local_cluster_matches_a_local_render(tmp_path, monkeypatch):
+    from distributed import LocalCluster
+
+    # The workers inherit this environment: their own cache, and no voice at all, so a worker that
+    # tried to synthesize instead of using the shipped audio would fail.
+    monkeypatch.setenv("LECTURE_CACHE", str(tmp_path / "worker-cache"))
+    monkeypatch.setenv("LECTURE_VOICE", "no-such-voice")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local:
+        env = build_env(tmp_path / "remote") | {"LECTURE_VOICE": "silent"}
+        done = run([str(BIN / "lecture"), "build", "-q", "l", "--no-layout", "--only",
+                    "optimizer/optimal_step_parabola", "--scheduler", local.scheduler_address], env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert os.listdir(tmp_path / "worker-cache" / "logs")  # the render ran on a worker
+    here = build_figure("optimizer/optimal_step_parabola", tmp_path / "local")
+    assert here.returncode == 0, here.stdout + here.stderr
+
+    def digest(root) -> str:
+        path = root / "renders" / "480p15" / "optimizer" / "optimal_step_parabola.mp4"
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    assert digest(tmp_path / "remote") == digest(tmp_path / "local")

@@ -1,0 +1,46 @@
+"""The build's progress: frames rendered across running renders, plain lines without a terminal, and the
+scene's report of how far it is."""
+
+import pytest
+from helpers import BIN, run
+
+from tools.publish import progress
+from tools.settings import PROGRESS_OUT_ENV
+
+
+def test_frames_count_finished_figures_and_the_running_renders_reports(tmp_path):
+    lines: list[str] = []
+    tracker = progress.BuildProgress({"a": 40.0, "b": 20.0}, 15, lines.append, live=False)
+    assert tracker.frames() == (0, 900)
+    report = tmp_path / "progress"
+    tracker.start("a", report)
+    assert tracker.frames() == (0, 900)  # no play finished yet: no file
+    report.write_text("10.0")
+    assert tracker.frames() == (150, 900)
+    report.write_text("")  # caught mid-write
+    assert tracker.frames() == (0, 900)
+    report.write_text("99")  # longer than expected: counted up to the expectation while it runs
+    assert tracker.frames() == (600, 900)
+    tracker.finish("a", 42.0)  # the real length replaces the expectation
+    assert tracker.frames() == (630, 930)
+    assert len(lines) == 1 and lines[0].startswith("  progress: 1/2 figures, 630/930 frames, ")
+    assert "s elapsed, about" in lines[0] and lines[0].endswith("s to go")
+
+
+def test_a_live_display_prints_the_build_lines_above_it(capsys):
+    tracker = progress.BuildProgress({"a": 2.0}, 15, print, live=True)
+    with tracker.shown():
+        tracker.say("  optimizer/a: rendering")
+        tracker.finish("a", 2.0)
+    out = capsys.readouterr().out
+    assert "optimizer/a: rendering" in out and "figures" in out and "1/1" in out
+
+
+@pytest.mark.slow
+def test_a_scene_reports_the_seconds_of_video_it_has_rendered(tmp_path):
+    report = tmp_path / "progress"
+    done = run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--media_dir", str(tmp_path / "m"),
+                "scenes/optimizer.py", "OptimalStepParabola"],
+               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), PROGRESS_OUT_ENV: str(report)})
+    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+    assert 30 <= float(report.read_text()) <= 120  # the whole figure, after its last play

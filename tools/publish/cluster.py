@@ -1,0 +1,112 @@
+"""Renders on a Dask cluster: ``lecture build --scheduler tcp://HOST:8786``.
+
+A worker is a machine with the project checked out and installed
+(``pip install '.[cluster]'``) running ``dask worker tcp://HOST:8786`` from
+the repository root. The build sends it one figure at a time, with every
+cue's audio in the task (a worker never synthesizes), and gets the render's
+files back as bytes (no shared disk); publishing then goes on locally as
+for a local render. A worker whose project source or manim version differs
+from the client's refuses the task, naming both, rather than render a
+different video. Fonts, cairo and pango are not in that hash: the layout
+lint and the last-frame tests check them where they run, so install the
+same system packages on every worker (``make system``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+from tools import settings
+from tools.course import catalogue
+from tools.publish import render
+from tools.publish.render import BuildError, Rendered
+
+# What a render depends on in the checkout: the code, the narration and its recordings, manim's settings.
+SOURCE_GLOBS = ("tools/**/*.py", "scenes/**/*.py", "narration/**/*", "manim.cfg", "pyproject.toml")
+
+
+CONNECT_TIMEOUT = "5s"
+
+
+class ClusterError(BuildError):
+    """A cluster that cannot take the build, or a worker that refused a task."""
+
+
+def source_digest(root: Path = settings.ROOT) -> str:
+    """sha256 over the project files a render depends on (paths and contents), and manim's version."""
+    digest = hashlib.sha256(version("manim").encode())
+    files = sorted({p for pattern in SOURCE_GLOBS for p in root.glob(pattern) if p.is_file()})
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Task:
+    """One figure to render on a worker, with what the client knows that the worker must match."""
+
+    figure: str
+    quality: str
+    source: str  # the client's source_digest()
+    manim: str  # the client's manim version
+    cue_audio: dict[str, bytes]  # cue id -> its WAV
+
+
+def render_task(task: Task) -> dict[str, bytes]:
+    """Run on a worker: check the source, render the figure with the shipped audio, return its files."""
+    ours = (source_digest(), version("manim"))
+    if ours != (task.source, task.manim):
+        raise ClusterError(f"worker refuses {task.figure}: its project source {ours[0][:12]} / manim {ours[1]} "
+                           f"differ from the client's {task.source[:12]} / manim {task.manim}; check out and "
+                           f"install the same commit on every worker")
+    fig = catalogue.figure(task.figure)
+    with tempfile.TemporaryDirectory(prefix=f"lecture-{fig.id}-") as tmp:
+        folder = Path(tmp)
+        paths = {}
+        for cue_id, wav in task.cue_audio.items():
+            paths[cue_id] = str(folder / f"{cue_id}.wav")
+            Path(paths[cue_id]).write_bytes(wav)
+        cue_map = folder / "cue_audio.json"
+        cue_map.write_text(json.dumps(paths), encoding="utf-8")
+        rendered = render.render(fig, task.quality, folder / "media", {settings.CUE_AUDIO_ENV: str(cue_map)})
+        return {"video": rendered.video.read_bytes(), "track": rendered.track.read_bytes(),
+                "srt": rendered.srt.read_bytes() if rendered.srt.exists() else b""}
+
+
+class Cluster:
+    """The client's side: a connection to the scheduler, and renders sent through it."""
+
+    def __init__(self, address: str):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ClusterError("--scheduler needs Dask's distributed: pip install '.[cluster]'") from None
+        try:
+            self.client = Client(address, timeout=CONNECT_TIMEOUT)
+        except OSError as err:
+            raise ClusterError(f"no Dask scheduler at {address}: {err}") from None
+        self.source = source_digest()
+
+    def render(self, fig_id: str, quality: str, cue_audio: dict[str, Path], work: Path) -> Rendered:
+        """Render a figure on some worker; its files are written into `work` as a local render would."""
+        task = Task(fig_id, quality, self.source, version("manim"),
+                    {cue_id: path.read_bytes() for cue_id, path in cue_audio.items()})
+        files = self.client.submit(render_task, task, pure=False).result()
+        fig = catalogue.figure(fig_id)
+        folder = work / "videos" / fig.chapter / render.QUALITIES[quality]
+        folder.mkdir(parents=True, exist_ok=True)
+        out = Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", work / "narration.wav",
+                       render.progress_file(work))
+        out.video.write_bytes(files["video"])
+        out.track.write_bytes(files["track"])
+        if files["srt"]:
+            out.srt.write_bytes(files["srt"])
+        return out
+
+    def close(self) -> None:
+        self.client.close()
