@@ -45,14 +45,6 @@ def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int
                           capture_output=True, text=True, timeout=timeout)
 
 
-def dry_run(chapter: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    """`manim -ql scenes/<chapter>.py` as typed, plus a dry run at one frame a
-    second: every figure is constructed and played, no file is written."""
-    return run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--media_dir", str(tmp_path / "media"),
-                f"scenes/{chapter}.py"],
-               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache"), "COLUMNS": "200"})
-
-
 def build_env(tmp_path: Path, voice: str = "silent") -> dict[str, str]:
     """Renders and caches under tmp_path, with the given voice."""
     return {"LECTURE_RENDERS": str(tmp_path / "renders"), "LECTURE_CACHE": str(tmp_path / "cache"),
