@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import av
 import numpy as np
 import pytest
-from helpers import BIN, ROOT, build_env, build_figure, run
+from helpers import BIN, ROOT, build_env, run
 
 from tools.course import catalogue
 from tools.publish import manifest
@@ -73,15 +73,13 @@ def _x264_options(path) -> str:
     return found.group(1).decode("latin-1")
 
 
-def test_clips_are_encoded_with_the_encoder_options_of_manim_cfg(tmp_path):
+def test_clips_are_encoded_with_the_encoder_options_of_manim_cfg(backprop_build, tmp_path):
     """manim.cfg's [video_encoder.options] (one thread, the measured preset) reach a built clip: its
     x264 settings are those of a tiny clip encoded here with the same options at the same frame rate."""
     parser = configparser.ConfigParser()
     parser.read(ROOT / "manim.cfg", encoding="utf-8")
     options = dict(parser["video_encoder.options"])
     assert options["threads"] == "1" and options["preset"] != "medium"
-    done = build_figure("optimizer/optimal_step_parabola", tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
     tiny = tmp_path / "tiny.mp4"
     with av.open(str(tiny), "w") as target:
         stream = target.add_stream("libx264", rate=15, options=options)
@@ -93,6 +91,6 @@ def test_clips_are_encoded_with_the_encoder_options_of_manim_cfg(tmp_path):
                 target.mux(packet)
         for packet in stream.encode(None):
             target.mux(packet)
-    built = tmp_path / "renders" / "480p15" / "optimizer" / "optimal_step_parabola.mp4"
+    built = backprop_build.out / "backprop" / "gates_circuit.mp4"
     assert _x264_options(built) == _x264_options(tiny)
     assert " threads=1 " in _x264_options(built)

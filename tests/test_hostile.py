@@ -150,16 +150,13 @@ def test_the_resolved_font_files_are_part_of_the_render_key():
 
 
 @pytest.mark.slow
-def test_a_scene_named_on_the_command_line_renders_alone_and_none_named_renders_all(tmp_path):
-    def rendered(*names: str) -> list[str]:
-        done = run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--media_dir", str(tmp_path / "m"),
-                    "scenes/optimizer.py", *names],
-                   env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), "COLUMNS": "200"})
-        assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
-        return re.findall(r"Rendered (\w+)", done.stdout + done.stderr)
-
-    assert rendered("OptimalStepParabola") == ["OptimalStepParabola"]
-    assert sorted(rendered()) == sorted(fig.scene_class for fig in catalogue.chapter("optimizer").figures)
+def test_a_scene_named_on_the_command_line_renders_alone(tmp_path):
+    """With none named, all render: test_chapters renders scenes/optimizer.py as typed."""
+    done = run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--media_dir", str(tmp_path / "m"),
+                "scenes/optimizer.py", "OptimalStepParabola"],
+               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), "COLUMNS": "200"})
+    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+    assert re.findall(r"Rendered (\w+)", done.stdout + done.stderr) == ["OptimalStepParabola"]
 
 
 @pytest.mark.slow
