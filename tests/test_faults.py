@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import BIN, build_env
+from helpers import BIN, build_env, tmpfs
 
 from tools.publish import manifest
 from tools.publish.manifest import sha256
@@ -93,12 +93,7 @@ def test_two_builds_of_the_same_figure_at_once_both_finish_and_it_is_listed_once
 
 
 def test_a_full_disk_fails_naming_the_path_and_keeps_the_files_already_there(tmp_path):
-    renders = tmp_path / "renders"
-    renders.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(renders)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {mounted.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "renders", "size=4m") as renders:
         env = build_env(tmp_path)
         _rebuild(env)
         out = renders / "480p15"
@@ -112,5 +107,3 @@ def test_a_full_disk_fails_naming_the_path_and_keeps_the_files_already_there(tmp
         filler.unlink()
         assert {path: sha256(out / path) for path in before} == before
         assert list(manifest.load(out).figures) == ["gates_circuit"]
-    finally:
-        subprocess.run(["umount", str(renders)], check=True)

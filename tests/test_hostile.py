@@ -8,7 +8,7 @@ import sys
 import wave
 
 import pytest
-from helpers import BIN, ROOT, run
+from helpers import BIN, ROOT, run, tmpfs
 
 from tools.course import catalogue
 from tools.publish import build, fonts, render, scratch
@@ -34,15 +34,8 @@ def test_an_output_folder_that_is_a_file_is_refused_naming_the_variable(tmp_path
 
 
 def test_a_read_only_renders_folder_is_refused(tmp_path):
-    target = tmp_path / "ro"
-    target.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(target)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a read-only tmpfs here (needs root): {mounted.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "ro", "ro,size=1m") as target:
         done = _build({"LECTURE_RENDERS": str(target), "LECTURE_CACHE": str(tmp_path / "c")})
-    finally:
-        subprocess.run(["umount", str(target)], check=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"LECTURE_RENDERS={target}" in done.stderr and "cannot write" in done.stderr
 
