@@ -2,7 +2,8 @@
 
 A worker is a machine with the project checked out and installed
 (``pip install '.[cluster]'``) running ``dask worker tcp://HOST:8786`` from
-the repository root. The build sends it one figure at a time, with every
+the repository root. The build sends it one figure, or one part of a
+figure (tools/publish/segments.py), at a time, with every
 cue's audio in the task (a worker never synthesizes), and gets the render's
 files back as bytes (no shared disk); publishing then goes on locally as
 for a local render. A worker whose project source or manim version differs
@@ -55,6 +56,7 @@ class Task:
     source: str  # the client's source_digest()
     manim: str  # the client's manim version
     cue_audio: dict[str, bytes]  # cue id -> its WAV
+    start: float = 0.0  # the part of it from here on (tools/publish/segments.py)
 
 
 def render_task(task: Task) -> dict[str, bytes]:
@@ -73,9 +75,14 @@ def render_task(task: Task) -> dict[str, bytes]:
             Path(paths[cue_id]).write_bytes(wav)
         cue_map = folder / "cue_audio.json"
         cue_map.write_text(json.dumps(paths), encoding="utf-8")
-        rendered = render.render(fig, task.quality, folder / "media", {settings.CUE_AUDIO_ENV: str(cue_map)})
-        return {"video": rendered.video.read_bytes(), "track": rendered.track.read_bytes(),
-                "srt": rendered.srt.read_bytes() if rendered.srt.exists() else b""}
+        rendered = render.render(fig, task.quality, folder / "media", {settings.CUE_AUDIO_ENV: str(cue_map)},
+                                 task.start)
+        return {name: path.read_bytes() for name, path in _files(rendered).items() if path.exists()}
+
+
+def _files(rendered: Rendered) -> dict[str, Path]:
+    """A render's files by name, as a task ships them back (a part may lack its video, track or captions)."""
+    return {"video": rendered.video, "track": rendered.track, "srt": rendered.srt}
 
 
 class Cluster:
@@ -92,20 +99,17 @@ class Cluster:
             raise ClusterError(f"no Dask scheduler at {address}: {err}") from None
         self.source = source_digest()
 
-    def render(self, fig_id: str, quality: str, cue_audio: dict[str, Path], work: Path) -> Rendered:
-        """Render a figure on some worker; its files are written into `work` as a local render would."""
+    def render(self, fig_id: str, quality: str, cue_audio: dict[str, Path], work: Path, start: float = 0.0) -> Rendered:
+        """Render a figure (or its part from `start` seconds on) on some worker; its files are written into
+        `work` as a local render would write them."""
         task = Task(fig_id, quality, self.source, version("manim"),
-                    {cue_id: path.read_bytes() for cue_id, path in cue_audio.items()})
+                    {cue_id: path.read_bytes() for cue_id, path in cue_audio.items()}, start)
         files = self.client.submit(render_task, task, pure=False).result()
-        fig = catalogue.figure(fig_id)
-        folder = work / "videos" / fig.chapter / render.QUALITIES[quality]
-        folder.mkdir(parents=True, exist_ok=True)
-        out = Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", work / "narration.wav",
-                       render.progress_file(work))
-        out.video.write_bytes(files["video"])
-        out.track.write_bytes(files["track"])
-        if files["srt"]:
-            out.srt.write_bytes(files["srt"])
+        out = render.outputs(catalogue.figure(fig_id), quality, work)
+        for name, path in _files(out).items():
+            if name in files:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(files[name])
         return out
 
     def close(self) -> None:

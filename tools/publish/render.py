@@ -12,11 +12,11 @@ import ast
 import configparser
 import functools
 import hashlib
+import io
 import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +26,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
+from tools.files import write_atomically
 from tools.publish import fonts, scratch
 from tools.voice import captions, cues
 
@@ -203,13 +204,10 @@ def one_figure_cfg() -> Path:
     parser = configparser.ConfigParser()
     parser.read(settings.MANIM_CFG, encoding="utf-8")
     parser["CLI"].update(ONE_FIGURE)
-    folder = settings.cache_root()
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".one_figure-", suffix=".cfg")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        parser.write(out)
-    target = folder / "one_figure.cfg"
-    os.replace(tmp, target)
+    text = io.StringIO()
+    parser.write(text)
+    target = settings.cache_root() / "one_figure.cfg"
+    write_atomically(target, text.getvalue())
     return target
 
 
@@ -218,15 +216,17 @@ def work_root() -> Path:
     return settings.cache_root() / "manim"
 
 
-def log_path(fig: Figure, quality: str) -> Path:
-    return settings.cache_root() / "logs" / f"{fig.id}.{quality}.log"
+def log_path(fig: Figure, quality: str, start: float = 0.0) -> Path:
+    """The log of a figure's render, or of its part from `start` seconds on."""
+    part = f".from{start:.1f}s" if start else ""
+    return settings.cache_root() / "logs" / f"{fig.id}.{quality}{part}.log"
 
 
 @dataclass(frozen=True)
 class Rendered:
-    video: Path  # manim's mp4, silent
+    video: Path  # manim's mp4, silent (a part that began after the figure's last play has none)
     srt: Path  # its subcaptions
-    track: Path  # the whole narration track (see scenes/base.py)
+    track: Path  # the whole narration track (see scenes/base.py); a part told to stop early has none
     progress: Path  # the seconds of video rendered so far, rewritten after every play
 
 
@@ -242,26 +242,43 @@ def work_folder(fig: Figure, quality: str) -> Iterator[Path]:
 
 
 def progress_file(media_dir: Path) -> Path:
-    """Where a render in `media_dir` reports the seconds of video it has rendered (see scenes/base.py)."""
+    """Where a render in `media_dir` reports how far it is (see scenes/base.py)."""
     return media_dir / "progress"
 
 
-def render(fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None) -> Rendered:
-    """Run manim on one figure's scene in `media_dir` (with `env` added to its environment);
-    raises BuildError with the log's tail."""
+def stop_file(media_dir: Path) -> Path:
+    """Where the build tells a render in `media_dir` to stop early (see scenes/segments.py)."""
+    return media_dir / "stop"
+
+
+def outputs(fig: Figure, quality: str, media_dir: Path) -> Rendered:
+    """Where manim, run in `media_dir`, writes the figure's files."""
     folder = media_dir / "videos" / fig.chapter / QUALITIES[quality]
-    out = Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav",
-                   progress_file(media_dir))
-    log = log_path(fig, quality)
+    return Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav",
+                    progress_file(media_dir))
+
+
+def render(fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None,
+           start: float = 0.0) -> Rendered:
+    """Run manim on one figure's scene in `media_dir` (with `env` added to its environment), from `start`
+    seconds on (a part of it: scenes/segments.py); raises BuildError with the log's tail."""
+    out = outputs(fig, quality, media_dir)
+    log = log_path(fig, quality, start)
     command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file", str(one_figure_cfg()),
                "--media_dir", str(media_dir), "-o", fig.id, "--progress_bar", "none",
                str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class]
+    part = {settings.FROM_SECONDS_ENV: repr(start), settings.STOP_FILE_ENV: str(stop_file(media_dir))}
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as stream:
         done = subprocess.run(command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL,
-                              env={**render_env(quality, out.track, out.progress), **(env or {})})
-    if done.returncode != 0 or not out.video.exists() or not out.track.exists():
+                              env={**render_env(quality, out.track, out.progress), **part, **(env or {})})
+    told_to_stop = stop_file(media_dir).exists()
+    missing = [name for name, path, needed in (("video", out.video, start == 0), ("narration track", out.track,
+                                                                                  not told_to_stop))
+               if needed and not path.exists()]
+    if done.returncode != 0 or missing:
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
-        raise BuildError(f"manim failed on {fig.chapter}/{fig.id} (exit {done.returncode}); log {log}:\n{tail}")
+        wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {done.returncode})"
+        raise BuildError(f"manim {wrote} on {fig.chapter}/{fig.id}; log {log}:\n{tail}")
     return out
