@@ -7,6 +7,7 @@ from importlib.metadata import version
 import pytest
 from helpers import BIN, build_env, build_figure, run
 
+from tools import files
 from tools.publish import cluster
 from tools.publish.cluster import ClusterError, Task
 
@@ -17,11 +18,11 @@ def test_the_source_digest_follows_the_code_and_the_narration(tmp_path):
     (tmp_path / "scenes" / "a.py").write_text("x = 1")
     (tmp_path / "narration" / "a.toml").write_text("[[f]]")
     (tmp_path / "notes.txt").write_text("not part of a render")
-    before = cluster.source_digest(tmp_path)
+    before = files.source_digest(tmp_path)
     (tmp_path / "notes.txt").write_text("changed")
-    assert cluster.source_digest(tmp_path) == before
+    assert files.source_digest(tmp_path) == before
     (tmp_path / "narration" / "a.toml").write_text("[[g]]")
-    assert cluster.source_digest(tmp_path) != before
+    assert files.source_digest(tmp_path) != before
 
 
 def test_a_worker_with_other_source_refuses_the_task_naming_both():
@@ -30,7 +31,7 @@ def test_a_worker_with_other_source_refuses_the_task_naming_both():
         cluster.render_task(task)
     message = str(refused.value)
     assert "refuses optimal_step_parabola" in message and "000000000000" in message
-    assert cluster.source_digest()[:12] in message and "same commit" in message
+    assert files.source_digest()[:12] in message and "same commit" in message
 
 
 def test_without_distributed_or_a_scheduler_the_build_says_so(tmp_path):

@@ -1,10 +1,17 @@
-"""Writing a file so that no reader ever sees half of it: two builds, or a build killed halfway, share the caches."""
+"""The project's files: written so no reader sees half of one, and its source hashed as one digest."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+from importlib.metadata import version
 from pathlib import Path
+
+from tools import settings
+
+# What a render depends on in the checkout: the code, the narration and its recordings, manim's settings.
+SOURCE_GLOBS = ("tools/**/*.py", "scenes/**/*.py", "narration/**/*", "manim.cfg", "pyproject.toml")
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:
@@ -18,3 +25,12 @@ def write_atomically(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def source_digest(root: Path = settings.ROOT) -> str:
+    """sha256 over the project files a render depends on (paths and contents), and manim's version."""
+    digest = hashlib.sha256(version("manim").encode())
+    files = sorted({p for pattern in SOURCE_GLOBS for p in root.glob(pattern) if p.is_file()})
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()

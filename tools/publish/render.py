@@ -69,6 +69,12 @@ def _sha_json(value) -> str:
     return _sha(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
 
 
+@functools.cache
+def _caption_code() -> str:
+    """What decides a caption's lines besides its text: the line-breaking code."""
+    return _sha(Path(captions.__file__).read_bytes())
+
+
 def scene_classes(scene_file: Path) -> dict[str, str]:
     """Top-level class name -> its source, read without importing manim."""
     return dict(_classes(scene_file.read_text(encoding="utf-8")))
@@ -85,7 +91,13 @@ def _classes(source: str) -> tuple[tuple[str, str], ...]:
         last = lines[node.end_lineno - 1].encode()[:node.end_col_offset].decode()
         return "".join(lines[node.lineno - 1:node.end_lineno - 1]) + last
 
-    return tuple((node.name, segment(node)) for node in ast.parse(source).body if isinstance(node, ast.ClassDef))
+    return tuple((node.name, segment(node)) for node in _parsed(source).body if isinstance(node, ast.ClassDef))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(source: str) -> ast.Module:
+    """A chapter's source parsed once, however many of its figures ask (parsing it is most of a no-op build)."""
+    return ast.parse(source)
 
 
 # Scene modules that never change a frame: the layout lint's probe only reads the screen (its code keys
@@ -103,7 +115,7 @@ class NarratedCues:
 
 def narrated_cues(scene_file: Path, class_name: str) -> NarratedCues:
     """Read, without importing manim, which cues a scene class narrates (helper methods included)."""
-    tree = ast.parse(scene_file.read_text(encoding="utf-8"))
+    tree = _parsed(scene_file.read_text(encoding="utf-8"))
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
     ids, dynamic = [], False
     for call in ast.walk(node):
@@ -151,7 +163,8 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
         "scene": _sha(source),
         "shared": {p.name: _sha(p.read_bytes()) for p in shared_scene_files()},
         "facts": {name: _sha_json([f.value, f.text, f.spoken]) for name, f in catalogue.facts(fig.id).items()},
-        "cues": {c.id: _sha_json([captions.split_lines(c.caption), k]) for c, k in zip(figure_cues, cue_keys)},
+        # A caption's lines are its text as captions.py breaks it: the text and that code, without breaking it.
+        "cues": {c.id: _sha_json([c.caption, _caption_code(), k]) for c, k in zip(figure_cues, cue_keys)},
         "cue_order": [c.id for c in figure_cues],
         "title": _sha_json([fig.title, fig.source]),
         "fonts": fonts.key_part(),

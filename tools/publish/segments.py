@@ -30,7 +30,7 @@ from pathlib import Path
 import av
 
 from tools.files import write_atomically
-from tools.publish import progress
+from tools.publish import progress, render
 from tools.publish.render import Rendered
 
 # What a new process costs before it draws its first frame: starting manim, and running the figure's
@@ -51,11 +51,11 @@ class Part:
 
     @property
     def stop_file(self) -> Path:
-        return self.work / "stop"
+        return render.stop_file(self.work)
 
     @property
     def progress_file(self) -> Path:
-        return self.work / "progress"
+        return render.progress_file(self.work)
 
     def tell_stop(self, seconds: float) -> None:
         """Have the process stop at the first play starting at or after `seconds` (repr: read back exactly)."""
