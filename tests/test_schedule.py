@@ -1,16 +1,19 @@
 """The render queue: longest expected render first, from recorded render times or the narration's length;
 a figure that would hold up the build cut into segments."""
 
+import contextlib
 import json
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from tools.course import catalogue
 from tools.publish import build, manifest, segments
 from tools.publish.manifest import PublishedFigure
-from tools.publish.segments import Segment
+from tools.publish.render import Rendered
 from tools.publish.work_queue import WorkQueue
 
 
@@ -100,29 +103,56 @@ def test_the_first_failure_stops_the_queue_and_is_raised():
     assert started == ["running"]
 
 
-def test_cuts_fall_between_plays_cover_every_play_once_and_balance_the_work():
-    frames = [15, 90, 30, 30, 120, 45, 15, 60, 30, 15]
-    for pieces in (2, 3, 4):
-        cuts = segments.cut(frames, pieces)
-        assert len(cuts) == pieces and cuts[0].first == 0 and cuts[-1].last is None
-        assert all(a.last + 1 == b.first for a, b in zip(cuts, cuts[1:]))
-        worst = max(segments.cost(frames, c.first, len(frames) - 1 if c.last is None else c.last) for c in cuts)
-        # No other cut into as many pieces has a cheaper worst segment (all of them, tried for 2 pieces).
-        if pieces == 2:
-            assert worst == min(max(segments.cost(frames, 0, k - 1), segments.cost(frames, k, len(frames) - 1))
-                                for k in range(1, len(frames)))
-    assert segments.cut(frames, 1) == [Segment(0, None)]
-    assert segments.cut([40], 2) == [Segment(0, None)]  # one play cannot be cut
-    assert Segment(3, 7).flag == "3,7" and Segment(8, None).flag == "8"
+def test_a_thread_with_nothing_queued_asks_for_the_rest_of_a_running_figure_once_per_change():
+    queue, started, offered = WorkQueue(2, idle=lambda: offered.pop() if offered else None), [], []
+    first_running = threading.Event()
+
+    def first():
+        first_running.set()
+        offered.append(lambda: started.append("second half"))
+        time.sleep(0.3)  # the other thread, idle, takes the offer meanwhile
+        started.append("first half")
+
+    queue.add(10.0, first)
+    queue.run()
+    assert sorted(started) == ["first half", "second half"] and not offered
 
 
-def test_a_lone_figure_is_split_across_the_workers_and_a_chapter_of_similar_ones_is_not():
-    assert segments.pieces_for({"saddle_3d_rotating": 71.0}, jobs=2) == {"saddle_3d_rotating": 2}
-    assert segments.pieces_for({"saddle_3d_rotating": 71.0}, jobs=1) == {"saddle_3d_rotating": 1}
-    similar = {f"figure_{n}": 20.0 + n for n in range(6)}
-    assert set(segments.pieces_for(similar, jobs=2).values()) == {1}
-    # One figure far longer than the rest: it is cut, the rest are not.
-    lopsided = {"long": 120.0, "a": 10.0, "b": 12.0}
-    assert segments.pieces_for(lopsided, jobs=2) == {"long": 2, "a": 1, "b": 1}
-    assert segments.makespan(lopsided, {"long": 2, "a": 1, "b": 1}, 2) < segments.makespan(
-        lopsided, dict.fromkeys(lopsided, 1), 2)
+def _figure(tmp_path, video_seconds=60.0, render_seconds=30.0) -> segments.FigureRender:
+    return segments.FigureRender(video_seconds, render_seconds,
+                                 lambda: contextlib.nullcontext(Path(tempfile.mkdtemp(dir=tmp_path))))
+
+
+def test_a_running_figure_is_cut_in_the_middle_of_what_it_has_left_and_a_cut_carries_the_old_stop(tmp_path):
+    job = _figure(tmp_path)  # 60 s of video, expected to take 30 s to render
+    first = job.first()
+    first.began -= 10.0
+    first.progress_file.write_text("20.0 20.0")  # 20 s of video in 10 s: 0.5 s per second of video
+    second = job.split()
+    # 40 s of video left, 20 s of render: halves, the new process's START_SECONDS made up for.
+    assert second.start == pytest.approx(20.0 + (20.0 + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
+    assert float(first.stop_file.read_text()) == second.start == first.stop  # repr: read back exactly
+    assert second.stop is None and not second.stop_file.exists()
+    # first now has (43 - 20) × 0.5 = 11.5 s left, second (60 - 43) × 0.5 = 8.5 s: first is cut again,
+    # and the new part between them stops where first was to stop.
+    third = job.split()
+    assert third.start == pytest.approx(20.0 + (11.5 + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
+    assert third.stop == second.start and float(third.stop_file.read_text()) == second.start
+    assert first.stop == third.start
+
+
+def test_a_figure_with_little_left_is_not_cut_and_is_complete_when_every_part_is(tmp_path):
+    job = _figure(tmp_path)
+    first = job.first()
+    first.began -= 27.5
+    first.progress_file.write_text("55.0 55.0")  # 5 s of video left: 2.5 s of render, less than two starts
+    assert job.split() is None and first.stop is None
+    job = _figure(tmp_path)
+    first = job.first()
+    second = job.split()
+    done = {part.start: Rendered(part.work / "v.mp4", part.work / "c.srt", part.work / "t.wav", part.progress_file)
+            for part in (first, second)}
+    assert not job.finished(second, done[second.start])  # the first part still runs
+    assert job.finished(first, done[first.start])
+    assert job.split() is None  # nothing left running to cut
+    assert job.render_seconds() > 0
