@@ -12,6 +12,10 @@ drives the timing::
 (short Chinese lines) through manim's subcaptions, and on leaving waits
 out whatever the cue still has to say. The block spends the cue's audio
 in shares; shares that add up to more than the whole cue are refused.
+
+A scene renders through :class:`scenes.segments.SegmentRenderer`, so
+``lecture build`` can render a figure in parts on several cores, each
+frame for frame what one process draws.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def render_env(quality: str, track: Path, progress: Path) -> dict[str, str]:
             settings.PROGRESS_OUT_ENV: str(progress)}
 # What publish writes for a figure; part of the render key, so a change
 # here republishes figures built before it.
-PUBLISHED = "mp4 srt vtt png webp; facts, size; sidecar; v3"
+PUBLISHED = "mp4 (aac fast coder) srt vtt png webp; facts, size; sidecar; v4"
 
 
 class BuildError(Exception):

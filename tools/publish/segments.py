@@ -150,13 +150,19 @@ class FigureRender:
 
 
 def join(videos: list[Path], dst: Path) -> None:
-    """One video from consecutive parts' videos: their h264 packets copied, timestamps shifted."""
+    """One video from consecutive parts' videos: their h264 packets copied, timestamps shifted.
+
+    Each part is shifted by its frame count (one packet per frame) times a frame's ticks, not by its
+    stream's duration: the MP4 muxer gives a file's last packet a shorter duration (1,019 ticks of 1,024
+    in exchange_rate), which would move every later packet by those few ticks.
+    """
     with av.open(str(videos[0])) as first, av.open(str(dst), "w", format="mp4") as target:
         v_out = target.add_stream_from_template(first.streams.video[0])
         shift = 0
         for path in videos:
             with av.open(str(path)) as source:
                 stream = source.streams.video[0]
+                frames = 0
                 for packet in source.demux(stream):
                     if packet.dts is None:
                         continue
@@ -164,4 +170,5 @@ def join(videos: list[Path], dst: Path) -> None:
                     packet.pts += shift
                     packet.stream = v_out
                     target.mux(packet)
-                shift += stream.duration
+                    frames += 1
+                shift += round(frames / (stream.guessed_rate * stream.time_base))
