@@ -54,9 +54,10 @@ def check(fig: catalogue.Figure, at: float, work: Path) -> str:
         stream = container.streams.video[0]
         cut = repr(float(stream.duration * stream.time_base) * at)
     (work / "stop").write_text(cut)
-    parts = [rendered(fig, work / "first", {**env, STOP_FILE_ENV: str(work / "stop")}),
-             rendered(fig, work / "rest", {**env, FROM_SECONDS_ENV: cut})]
-    segments.join([part for part in parts if part is not None], work / "joined.mp4")
+    rendered(fig, work / "first", {**env, STOP_FILE_ENV: str(work / "stop")})
+    rendered(fig, work / "rest", {**env, FROM_SECONDS_ENV: cut})
+    movies = [m for part in ("first", "rest") for m in (work / part).glob("videos/**/partial_movie_files/**/*.mp4")]
+    segments.join(sorted(movies, key=lambda movie: movie.name), work / "joined.mp4")
     expected, got = frame_hashes(whole), frame_hashes(work / "joined.mp4")
     differing = sum(a != b for a, b in zip(expected, got)) + abs(len(expected) - len(got))
     return "same" if differing == 0 else f"DIFFERENT: {differing} of {len(expected)} frames"

@@ -150,8 +150,8 @@ def test_a_figure_with_little_left_is_not_cut_and_is_complete_when_every_part_is
     job = _figure(tmp_path)
     first = job.first()
     second = job.split()
-    done = {part.start: Rendered(part.work / "v.mp4", part.work / "c.srt", part.work / "t.wav", part.progress_file)
-            for part in (first, second)}
+    done = {part.start: Rendered(part.work / "v.mp4", part.work / "c.srt", part.work / "t.wav", part.progress_file,
+                                 part.work / "partials") for part in (first, second)}
     assert not job.finished(second, done[second.start])  # the first part still runs
     assert job.finished(first, done[first.start])
     assert job.split() is None  # nothing left running to cut

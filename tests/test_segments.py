@@ -7,7 +7,8 @@ saddle_3d_rotating (a ``dt`` updater on the camera), why_fp32_bf16's
 ``always_redraw`` riders on a tracker and its trailing waits. Each
 is rendered whole, then in three parts cut by play number (``manim -n``)
 and in two cut at a time (as ``lecture build`` cuts a running figure), at a
-tiny size and frame rate; the parts are joined as the build joins them and
+tiny size and frame rate; the parts are joined as the build joins them (their
+partial movies, as manim joins a whole render's) and
 every decoded frame is compared by hash.
 """
 
@@ -46,8 +47,14 @@ def _frame_hashes(path) -> list[str]:
                 for frame in container.decode(video=0)]
 
 
-def _same_frames(figure: str, whole, parts: list, joined) -> None:
-    segments.join([part for part in parts if part is not None], joined)
+def _partial_movies(folders: list) -> list:
+    """The parts' partial movies in play order (each is named by its play's number), as the build joins them."""
+    return sorted((movie for folder in folders for movie in folder.glob("videos/**/partial_movie_files/**/*.mp4")),
+                  key=lambda movie: movie.name)
+
+
+def _same_frames(figure: str, whole, folders: list, joined) -> None:
+    segments.join(_partial_movies(folders), joined)
     expected, got = _frame_hashes(whole), _frame_hashes(joined)
     assert len(got) == len(expected)
     differing = [n for n, (a, b) in enumerate(zip(expected, got)) if a != b]
@@ -62,17 +69,17 @@ def test_parts_joined_are_the_whole_render_frame_for_frame(figure, tmp_path, mon
     whole = _render(figure, tmp_path / "whole", [], env)
     with av.open(str(whole)) as container:
         seconds = float(container.streams.video[0].duration * container.streams.video[0].time_base)
-    plays = len(list((tmp_path / "whole").glob("videos/**/partial_movie_files/**/*.mp4")))
+    plays = len(_partial_movies([tmp_path / "whole"]))
     assert plays > 6
     a, b = plays // 3, 2 * plays // 3
-    by_number = [_render(figure, tmp_path / f"n{i}", ["-n", cut], env)
-                 for i, cut in enumerate((f"0,{a - 1}", f"{a},{b - 1}", f"{b}"))]
-    _same_frames(figure, whole, by_number, tmp_path / "by_number.mp4")
+    for i, cut in enumerate((f"0,{a - 1}", f"{a},{b - 1}", f"{b}")):
+        _render(figure, tmp_path / f"n{i}", ["-n", cut], env)
+    _same_frames(figure, whole, [tmp_path / f"n{i}" for i in range(3)], tmp_path / "by_number.mp4")
     # As the build cuts a running figure: the first part told to stop at T, the second from T on.
     cut = repr(seconds * 0.45)
     stop = tmp_path / "stop"
     stop.write_text(cut)
-    by_time = [_render(figure, tmp_path / "t0", [], {**env, STOP_FILE_ENV: str(stop)}),
-               _render(figure, tmp_path / "t1", [], {**env, FROM_SECONDS_ENV: cut})]
-    _same_frames(figure, whole, by_time, tmp_path / "by_time.mp4")
-    assert os.path.getsize(by_time[0]) < os.path.getsize(whole)  # it did stop early
+    first = _render(figure, tmp_path / "t0", [], {**env, STOP_FILE_ENV: str(stop)})
+    _render(figure, tmp_path / "t1", [], {**env, FROM_SECONDS_ENV: cut})
+    _same_frames(figure, whole, [tmp_path / "t0", tmp_path / "t1"], tmp_path / "by_time.mp4")
+    assert os.path.getsize(first) < os.path.getsize(whole)  # it did stop early

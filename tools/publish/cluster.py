@@ -31,6 +31,7 @@ from tools.publish.render import BuildError, Rendered
 
 CONNECT_TIMEOUT = "5s"
 RELAY_SECONDS = 0.5
+CHANNEL_FILES = ("progress", "stop")  # what a part's relay carries
 
 
 class ClusterError(BuildError):
@@ -71,7 +72,8 @@ def render_task(task: Task) -> dict[str, bytes]:
         # The worker's half of the relay: its progress out, a stop time in.
         with _Relay(task.channel, ("progress", render.progress_file(media)), ("stop", render.stop_file(media))):
             rendered = render.render(fig, task.quality, media, {settings.CUE_AUDIO_ENV: str(cue_map)}, task.start)
-        return {name: path.read_bytes() for name, path in _files(rendered).items() if path.exists()}
+        files = {name: path.read_bytes() for name, path in _files(rendered).items() if path.exists()}
+        return files | {f"partial {movie.name}": movie.read_bytes() for movie in rendered.partials.glob("*.mp4")}
 
 
 class _Relay:
@@ -89,11 +91,19 @@ class _Relay:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     @staticmethod
+    def open(channel: str, client) -> None:
+        """Create a part's two Variables, empty: reading one never waits (nor logs a timeout on the scheduler)."""
+        from distributed import Variable
+
+        for name in CHANNEL_FILES:
+            Variable(f"{channel}-{name}", client).set("")
+
+    @staticmethod
     def forget(channel: str, client) -> None:
         """Drop a finished part's Variables from the scheduler."""
         from distributed import Variable
 
-        for name in ("progress", "stop"):
+        for name in CHANNEL_FILES:
             Variable(f"{channel}-{name}", client).delete()
 
     def __enter__(self) -> _Relay:
@@ -114,11 +124,8 @@ class _Relay:
             if text and text != sent:
                 self._out.set(text)
                 sent = text
-            try:
-                value = self._in.get(timeout=0)
-            except TimeoutError:
-                continue
-            if value != received:
+            value = self._in.get()
+            if value and value != received:
                 write_atomically(self._receive, value)
                 received = value
 
@@ -148,14 +155,17 @@ class Cluster:
         task = Task(fig_id, quality, self.source, version("manim"),
                     {cue_id: path.read_bytes() for cue_id, path in cue_audio.items()}, start, f"lecture-{uuid.uuid4()}")
         # The client's half of the relay: the stop time the build may write out, the worker's progress in.
-        with _Relay(task.channel, ("stop", render.stop_file(work)), ("progress", render.progress_file(work)),
-                    self.client):
-            try:
+        _Relay.open(task.channel, self.client)
+        try:
+            with _Relay(task.channel, ("stop", render.stop_file(work)), ("progress", render.progress_file(work)),
+                        self.client):
                 files = self.client.submit(render_task, task, pure=False).result()
-            finally:
-                _Relay.forget(task.channel, self.client)
+        finally:
+            _Relay.forget(task.channel, self.client)
         out = render.outputs(catalogue.figure(fig_id), quality, work)
-        for name, path in _files(out).items():
+        written = _files(out) | {name: out.partials / name.removeprefix("partial ")
+                                 for name in files if name.startswith("partial ")}
+        for name, path in written.items():
             if name in files:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(files[name])

@@ -34,7 +34,8 @@ QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 FPS = {flag: int(name.split("p")[1]) for flag, name in QUALITIES.items()}
 # `lecture build` renders one figure per manim process: the repository's
 # manim.cfg with these [CLI] settings changed (see one_figure_cfg).
-ONE_FIGURE = {"write_all": "False"}
+# A split figure is joined from its parts' partial movies: manim must keep every one (it prunes past 100).
+ONE_FIGURE = {"write_all": "False", "max_files_cached": "-1"}
 PIXEL_WIDTH = {"l": 854, "m": 1280, "h": 1920, "k": 3840}
 # libx264's lookahead reads a few bytes of memory it never wrote when the
 # frame's width is not a multiple of 64 (854 px at -q l): the same frames then
@@ -241,6 +242,7 @@ class Rendered:
     srt: Path  # its subcaptions
     track: Path  # the whole narration track (see scenes/base.py); a part told to stop early has none
     progress: Path  # the seconds of video rendered so far, rewritten after every play
+    partials: Path  # manim's folder of partial movies, one per play it drew, named by the play's number
 
 
 @contextmanager
@@ -268,7 +270,7 @@ def outputs(fig: Figure, quality: str, media_dir: Path) -> Rendered:
     """Where manim, run in `media_dir`, writes the figure's files."""
     folder = media_dir / "videos" / fig.chapter / QUALITIES[quality]
     return Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav",
-                    progress_file(media_dir))
+                    progress_file(media_dir), folder / "partial_movie_files" / fig.scene_class)
 
 
 def render(fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None,

@@ -20,6 +20,7 @@ in one process.
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from collections.abc import Callable
@@ -145,30 +146,22 @@ class FigureRender:
         if len(parts) == 1:
             return last
         video = work / "joined.mp4"
-        join([p.rendered.video for p in parts if p.rendered.video.exists()], video)
-        return Rendered(video, last.srt, last.track, last.progress)
+        join(sorted((path for p in parts for path in p.rendered.partials.glob("*.mp4")), key=lambda f: f.name), video)
+        return Rendered(video, last.srt, last.track, last.progress, last.partials)
 
 
-def join(videos: list[Path], dst: Path) -> None:
-    """One video from consecutive parts' videos: their h264 packets copied, timestamps shifted.
-
-    Each part is shifted by its frame count (one packet per frame) times a frame's ticks, not by its
-    stream's duration: the MP4 muxer gives a file's last packet a shorter duration (1,019 ticks of 1,024
-    in exchange_rate), which would move every later packet by those few ticks.
-    """
-    with av.open(str(videos[0])) as first, av.open(str(dst), "w", format="mp4") as target:
-        v_out = target.add_stream_from_template(first.streams.video[0])
-        shift = 0
-        for path in videos:
-            with av.open(str(path)) as source:
-                stream = source.streams.video[0]
-                frames = 0
-                for packet in source.demux(stream):
-                    if packet.dts is None:
-                        continue
-                    packet.dts += shift
-                    packet.pts += shift
-                    packet.stream = v_out
-                    target.mux(packet)
-                    frames += 1
-                shift += round(frames / (stream.guessed_rate * stream.time_base))
+def join(partial_movies: list[Path], dst: Path) -> None:
+    """One video from the parts' partial movies (one per play, in play order), joined as manim joins a
+    whole render's: FFmpeg's concat demuxer, packets copied. Each play is encoded alone, so a part's
+    partial movies are the whole render's, and the joined file is the whole render's file."""
+    listing = "".join(f"file 'file:{path.as_posix()}'\n" for path in partial_movies)
+    with av.open(io.BytesIO(listing.encode()), format="concat", options={"safe": "0", "an": "1"}) as source, \
+            av.open(str(dst), "w") as target:
+        stream = source.streams.video[0]
+        v_out = target.add_stream_from_template(template=stream)
+        for packet in source.demux(stream):
+            if packet.dts is None:
+                continue
+            packet.dts = None  # as manim does: libav computes it across the files
+            packet.stream = v_out
+            target.mux(packet)
