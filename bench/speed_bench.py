@@ -15,8 +15,8 @@ both sides find the same narration cache:
   renders it again and re-joins the chapter; the ratio is the whole
   build's time over the time plain ``manim`` takes to render that figure
   alone (``manim -q<q> scenes/<chapter>.py <Scene>``);
-- the long figure alone, built cold with ``-j 1`` and with ``-j <j>`` (cut
-  into segments, by the plan its chapter build left);
+- the long figure alone, built cold with ``-j 1`` and with ``-j <j>`` (the
+  idle cores take over parts of it);
 - the cold build again, on a local Dask cluster of as many one-thread
   worker processes as jobs (``--scheduler``), against the local pool.
 
