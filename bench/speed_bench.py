@@ -1,6 +1,7 @@
 """Compare `lecture build` with plain `manim` on one chapter, in one run, and print the ratios.
 
-    .venv/bin/python bench/speed_bench.py [--chapter optimizer] [--edit optimal_step_parabola] [-q l] [-j 2]
+    .venv/bin/python bench/speed_bench.py [--chapter optimizer] [--edit optimal_step_parabola]
+                                          [--long saddle_3d_rotating] [-q l] [-j 2]
 
 In scratch cache and render folders (the repository's own are untouched),
 after the chapter's narration is synthesized once (untimed, a dry run), so
@@ -12,13 +13,14 @@ both sides find the same narration cache:
 - the same build again, nothing changed;
 - a one-figure edit: that figure's manifest entry is dropped, so the build
   renders it again and re-joins the chapter; the ratio is the whole
-  build's time over that figure's render time (recorded in the manifest);
+  build's time over the time plain ``manim`` takes to render that figure
+  alone (``manim -q<q> scenes/<chapter>.py <Scene>``);
+- the long figure alone, built cold with ``-j 1`` and with ``-j <j>`` (the
+  idle cores take over parts of it);
 - the cold build again, on a local Dask cluster of as many one-thread
   worker processes as jobs (``--scheduler``), against the local pool.
 
-Prints a Markdown table and the machine's core count. A figure is not yet
-split across cores (no segments), so `-j 2` cannot speed up one figure
-alone, and that row is not measured.
+Prints a Markdown table and the machine's core count.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from pathlib import Path
 from distributed import LocalCluster
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+MANIM = [sys.executable, "-m", "manim"]
+LECTURE = [sys.executable, "-m", "tools.cli"]  # this checkout's code, whatever the venv has installed
 QUALITY_DIRS = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 
 
@@ -49,10 +52,15 @@ def timed(command: list[str], env: dict) -> float:
     return time.perf_counter() - start
 
 
+def scene_class(figure: str) -> str:
+    return "".join(part.capitalize() for part in figure.split("_"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chapter", default="optimizer")
     parser.add_argument("--edit", default="optimal_step_parabola", help="the figure the one-figure edit renders")
+    parser.add_argument("--long", default="saddle_3d_rotating", help="the figure timed alone with -j 1 and -j J")
     parser.add_argument("-q", "--quality", default="l")
     parser.add_argument("-j", "--jobs", default="2")
     parser.add_argument("--voice", default="espeak")
@@ -61,12 +69,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "LECTURE_CACHE": f"{tmp}/cache", "LECTURE_RENDERS": f"{tmp}/renders",
                "LECTURE_VOICE": args.voice}
-        subprocess.run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--progress_bar", "none", "--media_dir",
+        subprocess.run([*MANIM, "-ql", "--dry_run", "--fps", "1", "--progress_bar", "none", "--media_dir",
                         f"{tmp}/dry", scene_file], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
                        stdin=subprocess.DEVNULL)
-        build = [str(BIN / "lecture"), "build", "-q", args.quality, "-j", args.jobs, "--no-layout",
-                 "--only", args.chapter]
-        plain = timed([str(BIN / "manim"), f"-q{args.quality}", "--media_dir", f"{tmp}/media", scene_file], env)
+        build = [*LECTURE, "build", "-q", args.quality, "-j", args.jobs, "--no-layout", "--only", args.chapter]
+        plain = timed([*MANIM, f"-q{args.quality}", "--media_dir", f"{tmp}/media", scene_file], env)
+        plain_edit = timed([*MANIM, f"-q{args.quality}", "--media_dir", f"{tmp}/media-one", scene_file,
+                            scene_class(args.edit)], env)
         cold = timed(build, env)
         unchanged = timed(build, env)
         out = Path(tmp) / "renders" / QUALITY_DIRS[args.quality]
@@ -74,7 +83,9 @@ def main() -> None:
         del manifest["figures"][args.edit]
         (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
         edited = timed(build, env)
-        render = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["figures"][args.edit]["render_seconds"]
+        alone = {jobs: timed([*LECTURE, "build", "-q", args.quality, "-j", jobs, "--no-layout", "--only",
+                              f"{args.chapter}/{args.long}"], {**env, "LECTURE_RENDERS": f"{tmp}/alone-{jobs}"})
+                 for jobs in ("1", args.jobs)}
         os.environ["LECTURE_CACHE"] = f"{tmp}/worker-cache"  # the workers' own (they inherit this environment)
         with LocalCluster(n_workers=int(args.jobs), threads_per_worker=1, processes=True,
                           dashboard_address=None) as local:
@@ -83,8 +94,10 @@ def main() -> None:
     rows = [
         (f"cold {args.chapter} chapter, `-j {args.jobs}`", f"{cold:.1f} s", f"{plain:.1f} s", f"{plain / cold:.2f}×"),
         ("nothing changed", f"{unchanged:.1f} s", f"{plain:.1f} s", f"{plain / unchanged:.0f}×"),
-        (f"one figure edited ({args.edit}): whole build / its render", f"{edited:.1f} s", f"{render:.1f} s render",
-         f"{edited / render:.2f}"),
+        (f"one figure edited ({args.edit}): whole build / plain manim on that figure", f"{edited:.1f} s",
+         f"{plain_edit:.1f} s", f"{edited / plain_edit:.2f}"),
+        (f"{args.long} alone, `-j {args.jobs}` vs `-j 1`", f"{alone[args.jobs]:.1f} s",
+         f"{alone['1']:.1f} s (`-j 1`)", f"{alone['1'] / alone[args.jobs]:.2f}×"),
         (f"cold chapter on a {args.jobs}-worker LocalCluster vs the local pool", f"{on_cluster:.1f} s",
          f"{cold:.1f} s local pool", f"{cold / on_cluster:.2f}×"),
     ]
@@ -93,7 +106,6 @@ def main() -> None:
     print("|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
-
 
 if __name__ == "__main__":
     main()

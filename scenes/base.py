@@ -12,6 +12,10 @@ drives the timing::
 (short Chinese lines) through manim's subcaptions, and on leaving waits
 out whatever the cue still has to say. The block spends the cue's audio
 in shares; shares that add up to more than the whole cue are refused.
+
+A scene renders through :class:`scenes.segments.SegmentRenderer`, so
+``lecture build`` can render a figure in parts on several cores, each
+frame for frame what one process draws.
 """
 
 from __future__ import annotations
@@ -22,9 +26,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from manim import DOWN, FadeIn, Scene, ThreeDScene, config
+from manim.camera.camera import Camera
+from manim.camera.three_d_camera import ThreeDCamera
 from pydub import AudioSegment
 
 from scenes import layout_probe, style
+from scenes.segments import SegmentRenderer
 from tools.course import catalogue
 from tools.settings import AUDIO_OUT_ENV, CUE_AUDIO_ENV, PROGRESS_OUT_ENV
 from tools.voice import audio, captions, cues, pacing, speech
@@ -63,6 +70,8 @@ class Beat:
 class Narrated:
     """Mixin for Scene / ThreeDScene: facts, cues and narrated timing."""
 
+    camera_kind = Camera  # what its SegmentRenderer draws with
+
     def __init__(self, *args, **kwargs):
         self.figure = _figure_of(type(self))
         self.facts = catalogue.facts(self.figure.id)
@@ -70,6 +79,7 @@ class Narrated:
         self._given_audio = _given_cue_audio()
         self.engine = None if self._given_audio is not None else speech.from_env()
         self._spoken: list[str] = []
+        kwargs.setdefault("renderer", SegmentRenderer(camera_class=self.camera_kind))
         super().__init__(*args, **kwargs)
 
     def _cue_sound(self, cue: cues.Cue) -> tuple[Path, float]:
@@ -107,11 +117,18 @@ class Narrated:
     def play(self, *args, **kwargs):
         super().play(*args, **kwargs)
         if os.environ.get(PROGRESS_OUT_ENV):  # how far the render is, for lecture build's progress display
+            # Seconds rendered by this process, then where the figure is: progress.py reads the first,
+            # segments.py the second (where to cut the rest of the figure).
             with open(os.environ[PROGRESS_OUT_ENV], "w", encoding="utf-8") as stream:
-                stream.write(f"{self.time:.3f}")
+                stream.write(f"{self.renderer.rendered_seconds():.3f} {self.time!r}")
 
     def tear_down(self):
         expected = list(self.cues)
+        if self.renderer.ended_early and self._spoken == expected[:len(self._spoken)]:
+            # A segment that stops before the figure's end (scenes/segments.py): the cues so far were in
+            # order; the segment that runs on to the end hands over the whole narration track.
+            super().tear_down()
+            return
         if self._spoken != expected:
             raise NarrationError(
                 f"figure '{self.figure.id}': cues played {self._spoken}, narration file has {expected}; "
@@ -153,6 +170,8 @@ class LectureScene(Narrated, Scene):
 
 class LectureScene3D(Narrated, ThreeDScene):
     """A 3-D course figure (2-D text must be fixed in frame)."""
+
+    camera_kind = ThreeDCamera
 
     def fix_in_frame(self, *mobjects):
         """Register text with the camera so it stays flat on screen while the view turns;

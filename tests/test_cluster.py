@@ -1,4 +1,5 @@
-"""Renders on a Dask cluster: the source check, and a two-worker LocalCluster giving the same video as a local build."""
+"""Renders on a Dask cluster: the source check, and one figure split across a two-worker LocalCluster giving the
+same video as a local render of it whole."""
 
 import hashlib
 import os
@@ -7,6 +8,7 @@ from importlib.metadata import version
 import pytest
 from helpers import BIN, build_env, build_figure, run
 
+from tools import files
 from tools.publish import cluster
 from tools.publish.cluster import ClusterError, Task
 
@@ -17,11 +19,11 @@ def test_the_source_digest_follows_the_code_and_the_narration(tmp_path):
     (tmp_path / "scenes" / "a.py").write_text("x = 1")
     (tmp_path / "narration" / "a.toml").write_text("[[f]]")
     (tmp_path / "notes.txt").write_text("not part of a render")
-    before = cluster.source_digest(tmp_path)
+    before = files.source_digest(tmp_path)
     (tmp_path / "notes.txt").write_text("changed")
-    assert cluster.source_digest(tmp_path) == before
+    assert files.source_digest(tmp_path) == before
     (tmp_path / "narration" / "a.toml").write_text("[[g]]")
-    assert cluster.source_digest(tmp_path) != before
+    assert files.source_digest(tmp_path) != before
 
 
 def test_a_worker_with_other_source_refuses_the_task_naming_both():
@@ -30,7 +32,7 @@ def test_a_worker_with_other_source_refuses_the_task_naming_both():
         cluster.render_task(task)
     message = str(refused.value)
     assert "refuses optimal_step_parabola" in message and "000000000000" in message
-    assert cluster.source_digest()[:12] in message and "same commit" in message
+    assert files.source_digest()[:12] in message and "same commit" in message
 
 
 def test_without_distributed_or_a_scheduler_the_build_says_so(tmp_path):
@@ -40,7 +42,7 @@ def test_without_distributed_or_a_scheduler_the_build_says_so(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_figure_rendered_on_a_two_worker_local_cluster_matches_a_local_render(tmp_path, monkeypatch):
+def test_a_figure_split_across_a_two_worker_local_cluster_matches_a_local_whole_render(tmp_path, monkeypatch):
     from distributed import LocalCluster
 
     # The workers inherit this environment: their own cache, and no voice at all, so a worker that
@@ -49,10 +51,12 @@ def test_a_figure_rendered_on_a_two_worker_local_cluster_matches_a_local_render(
     monkeypatch.setenv("LECTURE_VOICE", "no-such-voice")
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local:
         env = build_env(tmp_path / "remote") | {"LECTURE_VOICE": "silent"}
-        done = run([str(BIN / "lecture"), "build", "-q", "l", "--no-layout", "--only",
+        done = run([str(BIN / "lecture"), "build", "-q", "l", "-j", "2", "--no-layout", "--only",
                     "optimizer/optimal_step_parabola", "--scheduler", local.scheduler_address], env=env)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert os.listdir(tmp_path / "worker-cache" / "logs")  # the render ran on a worker
+        # The second worker, idle, took over the rest of the figure: two parts, two logs on the workers.
+        assert "optimal_step_parabola: from " in done.stdout and "s on in another process" in done.stdout
+        assert len(os.listdir(tmp_path / "worker-cache" / "logs")) == 2
     here = build_figure("optimizer/optimal_step_parabola", tmp_path / "local")
     assert here.returncode == 0, here.stdout + here.stderr
 

@@ -130,10 +130,22 @@ def test_no_chinese_font_means_lecture_check_and_build_refuse(tmp_path):
     assert not (tmp_path / "r" / "480p15" / "backprop").exists()
 
 
-def test_a_character_no_font_covers_is_refused_naming_where_it_is_shown(monkeypatch):
+def test_a_character_no_font_covers_is_refused_naming_where_it_is_shown(isolated, monkeypatch):
     monkeypatch.setattr(fonts, "shown_text", lambda: {"梯": "cue gates_intro", "\ue000": "cue gates_add"})
-    with pytest.raises(fonts.FontError, match=r"1 character\(s\).*U\+E000 \(cue gates_add\)"):
-        fonts.check()
+    for _ in range(2):  # a refusal is not kept: refused again
+        with pytest.raises(fonts.FontError, match=r"1 character\(s\).*U\+E000 \(cue gates_add\)"):
+            fonts.check()
+
+
+def test_a_passed_glyph_check_is_kept_until_the_source_or_the_fonts_change(isolated, monkeypatch):
+    looked: list[int] = []
+    monkeypatch.setattr(fonts, "shown_text", lambda: looked.append(1) or {"梯": "cue gates_intro"})
+    fonts.check()
+    fonts.check()
+    assert len(looked) == 1
+    monkeypatch.setattr(fonts, "source_digest", lambda: "an edited checkout")
+    fonts.check()
+    assert len(looked) == 2
 
 
 def test_the_resolved_font_files_are_part_of_the_render_key():

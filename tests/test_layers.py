@@ -10,13 +10,14 @@ from helpers import ROOT
 # loading chapter modules by name (importlib) is the one registry lookup, not an import.
 ALLOWED = {
     "settings": set(),
+    "files": {"settings"},
     "models": set(),
     "course": {"settings"},
     "chapters": {"models", "course"},
-    "voice": {"settings", "course"},
-    "publish": {"settings", "course", "voice"},
+    "voice": {"settings", "files", "course"},
+    "publish": {"settings", "files", "course", "voice"},
     "author": {"settings", "course"},
-    "cli": {"settings", "course", "voice", "publish", "author"},
+    "cli": {"settings", "files", "course", "voice", "publish", "author"},
 }
 
 

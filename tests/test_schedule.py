@@ -1,11 +1,20 @@
-"""The render queue: longest expected render first, from recorded render times or the narration's length."""
+"""The render queue: longest expected render first, from recorded render times or the narration's length;
+a figure that would hold up the build cut into segments."""
 
+import contextlib
 import json
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
 
 from tools.course import catalogue
-from tools.publish import build, manifest
+from tools.publish import build, manifest, segments
 from tools.publish.manifest import PublishedFigure
-from tools.publish.render import RenderKey
+from tools.publish.render import Rendered
+from tools.publish.work_queue import WorkQueue
 
 
 def _published(fig_id: str, duration: float, render_seconds: float) -> PublishedFigure:
@@ -16,15 +25,23 @@ def _published(fig_id: str, duration: float, render_seconds: float) -> Published
 OPTIMIZER = [fig.id for fig in catalogue.chapter("optimizer").figures]
 
 
+def _run_order(expected: dict[str, float]) -> list[str]:
+    """The order a one-thread WorkQueue starts tasks queued with these estimates."""
+    queue, started = WorkQueue(1), []
+    for fig_id, seconds in expected.items():
+        queue.add(seconds, lambda fig_id=fig_id: started.append(fig_id))
+    queue.run()
+    return started
+
+
 def test_recorded_render_times_put_the_longest_render_first():
     figures = [catalogue.figure(fig_id) for fig_id in OPTIMIZER]
     recorded = {fig_id: 10.0 + n for n, fig_id in enumerate(OPTIMIZER)}
     recorded["saddle_3d_rotating"] = 71.0
     published = {fig_id: _published(fig_id, 60.0, seconds) for fig_id, seconds in recorded.items()}
     expected = build.expected_render_seconds(figures, published, {fig_id: 60.0 for fig_id in OPTIMIZER})
-    queue = build.longest_first([(fig, RenderKey({})) for fig in figures], expected)
-    assert [fig.id for fig, _ in queue] == sorted(OPTIMIZER, key=lambda fig_id: -recorded[fig_id])
-    assert queue[0][0].id == "saddle_3d_rotating"
+    assert _run_order(expected) == sorted(OPTIMIZER, key=lambda fig_id: -recorded[fig_id])
+    assert _run_order(expected)[0] == "saddle_3d_rotating"
 
 
 def test_a_figure_never_rendered_is_estimated_from_its_narration_at_the_median_rate():
@@ -33,16 +50,14 @@ def test_a_figure_never_rendered_is_estimated_from_its_narration_at_the_median_r
     published = {a.id: _published(a.id, 40.0, 80.0), b.id: _published(b.id, 20.0, 60.0)}
     expected = build.expected_render_seconds([a, b, new], published, {a.id: 40.0, b.id: 20.0, new.id: 50.0})
     assert expected == {a.id: 80.0, b.id: 60.0, new.id: 150.0}
-    queue = build.longest_first([(fig, RenderKey({})) for fig in (a, b, new)], expected)
-    assert [fig.id for fig, _ in queue] == [new.id, a.id, b.id]
+    assert _run_order(expected) == [new.id, a.id, b.id]
 
 
 def test_with_no_render_times_at_all_the_longest_narration_goes_first():
     figures = [catalogue.figure(fig_id) for fig_id in OPTIMIZER[:3]]
     narration = dict(zip(OPTIMIZER[:3], (30.0, 90.0, 60.0)))
     expected = build.expected_render_seconds(figures, {}, narration)
-    queue = build.longest_first([(fig, RenderKey({})) for fig in figures], expected)
-    assert [fig.id for fig, _ in queue] == [OPTIMIZER[1], OPTIMIZER[2], OPTIMIZER[0]]
+    assert _run_order(expected) == [OPTIMIZER[1], OPTIMIZER[2], OPTIMIZER[0]]
 
 
 def test_a_manifest_from_before_render_times_loads_with_none_recorded(tmp_path):
@@ -52,3 +67,92 @@ def test_a_manifest_from_before_render_times_loads_with_none_recorded(tmp_path):
     del raw["figures"][entry.figure]["render_seconds"]
     (tmp_path / manifest.NAME).write_text(json.dumps(raw))
     assert manifest.load(tmp_path).figures[entry.figure].render_seconds == 0.0
+
+
+def test_a_task_can_queue_more_and_the_longer_one_runs_first():
+    queue, started = WorkQueue(1), []
+
+    def plan():
+        started.append("plan")
+        queue.add(5.0, lambda: started.append("segment 1"))
+        queue.add(9.0, lambda: started.append("segment 0"))
+
+    queue.add(7.0, lambda: started.append("other"))
+    queue.add(20.0, plan)
+    queue.run()
+    assert started == ["plan", "segment 0", "other", "segment 1"]
+
+
+def test_the_first_failure_stops_the_queue_and_is_raised():
+    queue, started, other_running = WorkQueue(2), [], threading.Event()
+
+    def fails():
+        other_running.wait(5)
+        raise RuntimeError("manim failed on optimizer/saddle_3d_rotating")
+
+    def running():  # still running when the other fails: it finishes
+        other_running.set()
+        time.sleep(0.3)
+        started.append("running")
+
+    queue.add(10.0, fails)
+    queue.add(9.0, running)
+    queue.add(1.0, lambda: started.append("never"))
+    with pytest.raises(RuntimeError, match="saddle_3d_rotating"):
+        queue.run()
+    assert started == ["running"]
+
+
+def test_a_thread_with_nothing_queued_asks_for_the_rest_of_a_running_figure_once_per_change():
+    queue, started, offered = WorkQueue(2, idle=lambda: offered.pop() if offered else None), [], []
+    first_running = threading.Event()
+
+    def first():
+        first_running.set()
+        offered.append(lambda: started.append("second half"))
+        time.sleep(0.3)  # the other thread, idle, takes the offer meanwhile
+        started.append("first half")
+
+    queue.add(10.0, first)
+    queue.run()
+    assert sorted(started) == ["first half", "second half"] and not offered
+
+
+def _figure(tmp_path, video_seconds=60.0, render_seconds=30.0) -> segments.FigureRender:
+    return segments.FigureRender(video_seconds, render_seconds,
+                                 lambda: contextlib.nullcontext(Path(tempfile.mkdtemp(dir=tmp_path))))
+
+
+def test_a_running_figure_is_cut_in_the_middle_of_what_it_has_left_and_a_cut_carries_the_old_stop(tmp_path):
+    job = _figure(tmp_path)  # 60 s of video, expected to take 30 s to render
+    first = job.first()
+    first.began -= 10.0
+    first.progress_file.write_text("20.0 20.0")  # 20 s of video in 10 s: 0.5 s per second of video
+    second = job.split()
+    # 40 s of video left, 20 s of render: halves, the new process's START_SECONDS made up for.
+    assert second.start == pytest.approx(20.0 + (20.0 + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
+    assert float(first.stop_file.read_text()) == second.start == first.stop  # repr: read back exactly
+    assert second.stop is None and not second.stop_file.exists()
+    # first now has (43 - 20) × 0.5 = 11.5 s left, second (60 - 43) × 0.5 = 8.5 s: first is cut again,
+    # and the new part between them stops where first was to stop.
+    third = job.split()
+    assert third.start == pytest.approx(20.0 + (11.5 + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
+    assert third.stop == second.start and float(third.stop_file.read_text()) == second.start
+    assert first.stop == third.start
+
+
+def test_a_figure_with_little_left_is_not_cut_and_is_complete_when_every_part_is(tmp_path):
+    job = _figure(tmp_path)
+    first = job.first()
+    first.began -= 27.5
+    first.progress_file.write_text("55.0 55.0")  # 5 s of video left: 2.5 s of render, less than two starts
+    assert job.split() is None and first.stop is None
+    job = _figure(tmp_path)
+    first = job.first()
+    second = job.split()
+    done = {part.start: Rendered(part.work / "v.mp4", part.work / "c.srt", part.work / "t.wav", part.progress_file,
+                                 part.work / "partials") for part in (first, second)}
+    assert not job.finished(second, done[second.start])  # the first part still runs
+    assert job.finished(first, done[first.start])
+    assert job.split() is None  # nothing left running to cut
+    assert job.render_seconds() > 0

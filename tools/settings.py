@@ -11,7 +11,10 @@ through the file named in ``LECTURE_AUDIO_OUT`` and writes the seconds of
 video rendered so far, after every play, to the file named in
 ``LECTURE_PROGRESS_OUT`` (the build's progress display), and takes its cue
 audio from the JSON map {cue id: WAV path} named in ``LECTURE_CUE_AUDIO``
-when there is one (a cluster worker never synthesizes); a scene run by the
+when there is one (a cluster worker never synthesizes). A segment of a
+figure (scenes/segments.py) renders the plays from ``LECTURE_FROM_SECONDS``
+on, until the time the build writes into the file ``LECTURE_STOP_FILE``
+names. A scene run by the
 layout lint appends what it shows at each cue to the file named in
 ``LECTURE_LAYOUT_OUT``.
 """
@@ -32,6 +35,8 @@ AUDIO_OUT_ENV = "LECTURE_AUDIO_OUT"
 LAYOUT_OUT_ENV = "LECTURE_LAYOUT_OUT"
 PROGRESS_OUT_ENV = "LECTURE_PROGRESS_OUT"
 CUE_AUDIO_ENV = "LECTURE_CUE_AUDIO"
+FROM_SECONDS_ENV = "LECTURE_FROM_SECONDS"
+STOP_FILE_ENV = "LECTURE_STOP_FILE"
 
 
 def renders_root() -> Path:

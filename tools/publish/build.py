@@ -17,19 +17,34 @@ one folder each wait for the other there, and both end up listed.
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import chapter_video, clip, fonts, layout, manifest, media, progress, render, scratch, sheet, site
+from tools.publish import (
+    chapter_video,
+    clip,
+    fonts,
+    layout,
+    manifest,
+    media,
+    progress,
+    render,
+    scratch,
+    sheet,
+    site,
+)
 from tools.publish.cluster import Cluster
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import FPS, QUALITIES, BuildError, RenderKey
+from tools.publish.segments import FigureRender, Part
+from tools.publish.work_queue import WorkQueue
 from tools.voice import audio, cues, pacing, speech
 from tools.voice.cues import NarrationError
 from tools.voice.pacing import FIGURE_SECONDS
@@ -142,38 +157,91 @@ def prune(man: Manifest, out_dir: Path, say: Say) -> None:
 
 
 def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, tracker: progress.BuildProgress,
-             on: Callable[[Figure, Path], render.Rendered]) -> PublishedFigure:
-    """Render one figure, stage its files, then move them in and record them under the lock.
+             rendered: render.Rendered, render_seconds: float) -> PublishedFigure:
+    """Stage a rendered figure's files, then move them in and record them under the lock.
 
     A figure over the time limit is not published (its previous files stay)
     unless allow_long; one under the lower limit is published with a warning.
-    `on` renders it into a work folder (here, or on a cluster worker).
     """
-    say = tracker.say
     out_dir = renders_dir(quality)
     target_dir = out_dir / fig.chapter
     started = time.monotonic()
-    with render.work_folder(fig, quality) as work:
-        tracker.start(fig.id, render.progress_file(work))
-        rendered = on(fig, work)
-        render_seconds = time.monotonic() - started
-        with scratch.staging(target_dir) as staged:
-            info = clip.stage_clip(fig, rendered, staged)
-            if info.video_seconds > FIGURE_SECONDS[1] and not allow_long:
-                raise _too_long(fig, info.video_seconds, "the rendered video runs")
-            with manifest.updating(out_dir) as man:
-                files = clip.move_in(staged, target_dir, f"{fig.chapter}/")
-                entry = clip.entry(fig, info, files, key.digest, key.parts, render_seconds)
-                manifest.write_sidecar(out_dir, entry)
-                if (old := man.figures.get(fig.id)) is not None:
-                    _remove_figure(old, out_dir, keep={f.path for f in files.values()} | {entry.sidecar})
-                man.figures[fig.id] = entry
-    say(f"  {fig.chapter}/{fig.id}: done, {entry.duration:.1f} s of video in {time.monotonic() - started:.0f} s")
+    with scratch.staging(target_dir) as staged:
+        info = clip.stage_clip(fig, rendered, staged)
+        if info.video_seconds > FIGURE_SECONDS[1] and not allow_long:
+            raise _too_long(fig, info.video_seconds, "the rendered video runs")
+        with manifest.updating(out_dir) as man:
+            files = clip.move_in(staged, target_dir, f"{fig.chapter}/")
+            entry = clip.entry(fig, info, files, key.digest, key.parts, render_seconds)
+            manifest.write_sidecar(out_dir, entry)
+            if (old := man.figures.get(fig.id)) is not None:
+                _remove_figure(old, out_dir, keep={f.path for f in files.values()} | {entry.sidecar})
+            man.figures[fig.id] = entry
+    tracker.say(f"  {fig.chapter}/{fig.id}: done, {entry.duration:.1f} s of video, rendered in {render_seconds:.0f} s "
+                f"and published in {time.monotonic() - started:.0f} s")
     tracker.finish(fig.id, entry.duration)
     if not FIGURE_SECONDS[0] <= entry.duration <= FIGURE_SECONDS[1]:
-        say(f"  warning: {fig.chapter}/{fig.id} runs {entry.duration:.1f} s, outside the "
-            f"{FIGURE_SECONDS[0]}–{FIGURE_SECONDS[1]} s a figure should run")
+        tracker.say(f"  warning: {fig.chapter}/{fig.id} runs {entry.duration:.1f} s, outside the "
+                    f"{FIGURE_SECONDS[0]}–{FIGURE_SECONDS[1]} s a figure should run")
     return entry
+
+
+class _Renders:
+    """The build's renders on a WorkQueue, longest first, each figure published as soon as it is complete.
+
+    A figure starts as one process; a core that would idle takes over half of what the running figure
+    with the most left still has to render (tools/publish/segments.py).
+    """
+
+    def __init__(self, quality: str, jobs: int, allow_long: bool, tracker: progress.BuildProgress,
+                 remote: Cluster | None, narration: Narration):
+        self.quality, self.allow_long, self.tracker, self.remote, self.narration = (
+            quality, allow_long, tracker, remote, narration)
+        self.queue = WorkQueue(jobs, idle=self._split_one)
+        self._running: dict[str, tuple[Figure, RenderKey, FigureRender]] = {}
+        self._all: list[FigureRender] = []
+        self._lock = threading.Lock()
+
+    def add(self, fig: Figure, key: RenderKey, render_seconds: float, video_seconds: float) -> None:
+        self.queue.add(render_seconds, functools.partial(self._first, fig, key, render_seconds, video_seconds))
+
+    def run(self) -> None:
+        try:
+            self.queue.run()
+        finally:  # work folders of figures a failure left unfinished
+            for job in self._all:
+                job.close()
+
+    def _first(self, fig: Figure, key: RenderKey, render_seconds: float, video_seconds: float) -> None:
+        job = FigureRender(video_seconds, render_seconds, functools.partial(render.work_folder, fig, self.quality))
+        with self._lock:
+            self._running[fig.id] = (fig, key, job)
+            self._all.append(job)
+        self._render_part(fig, key, job, job.first())
+
+    def _render_part(self, fig: Figure, key: RenderKey, job: FigureRender, part: Part) -> None:
+        self.tracker.start(fig.id, part.progress_file)
+        if self.remote is None:
+            rendered = render.render(fig, self.quality, part.work, start=part.start)
+        else:
+            rendered = self.remote.render(fig.id, self.quality, self.narration.paths[fig.id], part.work, part.start)
+        if job.finished(part, rendered):  # the figure's last part: join, publish, drop the work folders
+            with self._lock:
+                del self._running[fig.id]
+            with job:
+                _publish(fig, self.quality, key, self.allow_long, self.tracker, job.whole(part.work),
+                         job.render_seconds())
+
+    def _split_one(self) -> Callable[[], None] | None:
+        """For a thread with nothing queued: the rest of a running figure to render, if any is worth a process."""
+        with self._lock:
+            running = list(self._running.values())
+        for fig, key, job in sorted(running, key=lambda item: -item[2].left()):
+            part = job.split()
+            if part is not None:
+                self.tracker.say(f"  {fig.chapter}/{fig.id}: from {part.start:.1f} s on in another process")
+                return functools.partial(self._render_part, fig, key, job, part)
+        return None
 
 
 def expected_render_seconds(figures: list[Figure], published: dict[str, PublishedFigure],
@@ -185,12 +253,6 @@ def expected_render_seconds(figures: list[Figure], published: dict[str, Publishe
     rate = rates[len(rates) // 2] if rates else 1.0
     return {fig.id: published[fig.id].render_seconds if fig.id in published and published[fig.id].render_seconds > 0
             else rate * narration_seconds[fig.id] for fig in figures}
-
-
-def longest_first(todo: list[tuple[Figure, RenderKey]], expected: dict[str, float]) -> list[tuple[Figure, RenderKey]]:
-    """The render queue, longest expected render first: a long figure started last would hold up the
-    whole build while the other workers idle."""
-    return sorted(todo, key=lambda item: -expected[item[0].id])
 
 
 def _sweep(out_dir: Path, say: Say) -> None:
@@ -255,20 +317,18 @@ def _build(figures: list[Figure], quality: str, jobs: int, say: Say, lint: bool,
         say(f"  {fig.chapter}/{fig.id}: rendering {QUALITIES[quality]} ({'; '.join(why)})")
         todo.append((fig, key))
 
-    # Each render is its own manim process; a thread per job waits on it. Longest first.
-    todo = longest_first(todo, expected_render_seconds(figures, published, narration.seconds))
+    # Each render is its own manim process, on a queue of `jobs` threads, longest first; a figure that
+    # would hold up the build is cut into segments (tools/publish/segments.py).
+    expected = expected_render_seconds([fig for fig, _ in todo], published, narration.seconds)
     video_seconds = {fig.id: published[fig.id].duration if fig.id in published else narration.seconds[fig.id]
                      for fig, _ in todo}
     live = bool(todo) and say is print and progress.on_terminal()  # else plain lines, one per figure done
     tracker = progress.BuildProgress(video_seconds, FPS[quality], say, live)
-
-    def on(fig: Figure, work: Path) -> render.Rendered:
-        if remote is None:
-            return render.render(fig, quality, work)
-        return remote.render(fig.id, quality, narration.paths[fig.id], work)
-
-    with tracker.shown(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda item: _publish(item[0], quality, item[1], allow_long, tracker, on), todo))
+    renders = _Renders(quality, jobs, allow_long, tracker, remote, narration)
+    for fig, key in todo:
+        renders.add(fig, key, expected[fig.id], video_seconds[fig.id])
+    with tracker.shown():
+        renders.run()
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
     _finish(out_dir, say)
     return manifest.load(out_dir)

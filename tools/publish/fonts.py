@@ -19,10 +19,12 @@ import subprocess
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
+from importlib.metadata import version
 from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
+from tools.files import source_digest, write_atomically
 from tools.voice import cues
 
 STYLE = settings.SCENES_DIR / "style.py"
@@ -117,9 +119,23 @@ def _typst_families() -> set[str]:
 
 
 def check() -> list[Resolved]:
-    """Resolve the style's fonts and check every shown character has a glyph; returns the faces."""
+    """Resolve the style's fonts and check every shown character has a glyph; returns the faces.
+
+    The glyph check passed once for the same project source and font files is not run again
+    (``.cache/fonts-checked``): finding every character shown means computing every figure's facts.
+    """
     names = style_fonts()
     main, superscript = resolve(names["FONT"]), resolve(names["SUPERSCRIPT_FONT"])
+    passed = settings.cache_root() / "fonts-checked"
+    key = hashlib.sha256(f"{source_digest()} {key_part()} {version('typst')}".encode()).hexdigest()
+    if passed.exists() and passed.read_text(encoding="utf-8") == key:
+        return [main, superscript]
+    _check_glyphs(main, superscript)
+    write_atomically(passed, key)
+    return [main, superscript]
+
+
+def _check_glyphs(main: Resolved, superscript: Resolved) -> None:
     # Exponents are set in SUPERSCRIPT_FONT (style.zh); the few symbols the CJK face lacks (⅓ ₁ ⋮ ✗)
     # are drawn from fontconfig's fallback, which is that same DejaVu face: either face may cover them.
     missing = {char: place for char, place in shown_text().items()
@@ -133,7 +149,6 @@ def check() -> list[Resolved]:
     if absent:
         raise FontError(f"Typst, which sets the formulas, cannot find its font(s) {', '.join(absent)}: "
                         f"reinstall the typst package")
-    return [main, superscript]
 
 
 @cache

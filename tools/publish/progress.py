@@ -1,7 +1,7 @@
 """How far a build's renders are: figures done, frames rendered across the running manim processes, ETA.
 
-Each figure's manim process writes the seconds of video it has rendered to
-a file after every play (``LECTURE_PROGRESS_OUT``, see scenes/base.py); the
+Each manim process (a whole figure or one segment of it) writes the seconds
+of video it has rendered to a file after every play (``LECTURE_PROGRESS_OUT``, see scenes/base.py); the
 build reads those files. On a terminal a live ``rich`` display shows
 figures done/total, frames rendered/total, elapsed time and ETA, and the
 build's other lines print above it. Without a terminal (CI, a log) there
@@ -23,12 +23,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 POLL_SECONDS = 0.5
 
 
-def rendered_seconds(path: Path) -> float:
-    """The seconds of video a running render reports (0 before its first play, or mid-write)."""
+def reported(path: Path) -> tuple[float, float]:
+    """What a running render last reported: the seconds of video it rendered, and the time it is at in the
+    figure (zeros before its first play, or mid-write)."""
     try:
-        return float(path.read_text(encoding="utf-8"))
+        rendered, at = path.read_text(encoding="utf-8").split()
+        return float(rendered), float(at)
     except (OSError, ValueError):
-        return 0.0
+        return 0.0, 0.0
+
+
+def rendered_seconds(path: Path) -> float:
+    return reported(path)[0]
 
 
 class BuildProgress:
@@ -39,7 +45,7 @@ class BuildProgress:
         self.expected = {fig_id: max(1, round(seconds * fps)) for fig_id, seconds in expected_seconds.items()}
         self.fps = fps
         self.done: dict[str, int] = {}  # frames of each figure finished
-        self.running: dict[str, Path] = {}  # each render in progress and its progress file
+        self.running: dict[str, list[Path]] = {}  # each figure in progress and its renders' progress files
         self.started = time.monotonic()
         self._lock = threading.Lock()
         self._say = say
@@ -59,15 +65,16 @@ class BuildProgress:
     def frames(self) -> tuple[int, int]:
         """Frames rendered so far (finished figures and the running ones) and the expected total."""
         with self._lock:
-            running = {fig_id: min(round(rendered_seconds(path) * self.fps), self.expected[fig_id])
-                       for fig_id, path in self.running.items()}
+            running = {fig_id: min(round(sum(map(rendered_seconds, paths)) * self.fps), self.expected[fig_id])
+                       for fig_id, paths in self.running.items()}
             finished = dict(self.done)
         total = sum(finished.get(fig_id, frames) for fig_id, frames in self.expected.items())
         return sum(finished.values()) + sum(running.values()), total
 
     def start(self, fig_id: str, progress_file: Path) -> None:
+        """A render of the figure (the whole of it, or one segment) began, reporting to `progress_file`."""
         with self._lock:
-            self.running[fig_id] = progress_file
+            self.running.setdefault(fig_id, []).append(progress_file)
 
     def finish(self, fig_id: str, seconds: float) -> None:
         with self._lock:

@@ -12,11 +12,11 @@ import ast
 import configparser
 import functools
 import hashlib
+import io
 import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +26,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
+from tools.files import write_atomically
 from tools.publish import fonts, scratch
 from tools.voice import captions, cues
 
@@ -33,7 +34,8 @@ QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 FPS = {flag: int(name.split("p")[1]) for flag, name in QUALITIES.items()}
 # `lecture build` renders one figure per manim process: the repository's
 # manim.cfg with these [CLI] settings changed (see one_figure_cfg).
-ONE_FIGURE = {"write_all": "False"}
+# A split figure is joined from its parts' partial movies: manim must keep every one (it prunes past 100).
+ONE_FIGURE = {"write_all": "False", "max_files_cached": "-1"}
 PIXEL_WIDTH = {"l": 854, "m": 1280, "h": 1920, "k": 3840}
 # libx264's lookahead reads a few bytes of memory it never wrote when the
 # frame's width is not a multiple of 64 (854 px at -q l): the same frames then
@@ -53,7 +55,7 @@ def render_env(quality: str, track: Path, progress: Path) -> dict[str, str]:
             settings.PROGRESS_OUT_ENV: str(progress)}
 # What publish writes for a figure; part of the render key, so a change
 # here republishes figures built before it.
-PUBLISHED = "mp4 srt vtt png webp; facts, size; sidecar; v3"
+PUBLISHED = "mp4 (aac fast coder) srt vtt png webp; facts, size; sidecar; v4"
 
 
 class BuildError(Exception):
@@ -66,6 +68,12 @@ def _sha(data: bytes | str) -> str:
 
 def _sha_json(value) -> str:
     return _sha(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+
+
+@functools.cache
+def _caption_code() -> str:
+    """What decides a caption's lines besides its text: the line-breaking code."""
+    return _sha(Path(captions.__file__).read_bytes())
 
 
 def scene_classes(scene_file: Path) -> dict[str, str]:
@@ -84,7 +92,13 @@ def _classes(source: str) -> tuple[tuple[str, str], ...]:
         last = lines[node.end_lineno - 1].encode()[:node.end_col_offset].decode()
         return "".join(lines[node.lineno - 1:node.end_lineno - 1]) + last
 
-    return tuple((node.name, segment(node)) for node in ast.parse(source).body if isinstance(node, ast.ClassDef))
+    return tuple((node.name, segment(node)) for node in _parsed(source).body if isinstance(node, ast.ClassDef))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(source: str) -> ast.Module:
+    """A chapter's source parsed once, however many of its figures ask (parsing it is most of a no-op build)."""
+    return ast.parse(source)
 
 
 # Scene modules that never change a frame: the layout lint's probe only reads the screen (its code keys
@@ -102,7 +116,7 @@ class NarratedCues:
 
 def narrated_cues(scene_file: Path, class_name: str) -> NarratedCues:
     """Read, without importing manim, which cues a scene class narrates (helper methods included)."""
-    tree = ast.parse(scene_file.read_text(encoding="utf-8"))
+    tree = _parsed(scene_file.read_text(encoding="utf-8"))
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
     ids, dynamic = [], False
     for call in ast.walk(node):
@@ -150,7 +164,8 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
         "scene": _sha(source),
         "shared": {p.name: _sha(p.read_bytes()) for p in shared_scene_files()},
         "facts": {name: _sha_json([f.value, f.text, f.spoken]) for name, f in catalogue.facts(fig.id).items()},
-        "cues": {c.id: _sha_json([captions.split_lines(c.caption), k]) for c, k in zip(figure_cues, cue_keys)},
+        # A caption's lines are its text as captions.py breaks it: the text and that code, without breaking it.
+        "cues": {c.id: _sha_json([c.caption, _caption_code(), k]) for c, k in zip(figure_cues, cue_keys)},
         "cue_order": [c.id for c in figure_cues],
         "title": _sha_json([fig.title, fig.source]),
         "fonts": fonts.key_part(),
@@ -203,13 +218,10 @@ def one_figure_cfg() -> Path:
     parser = configparser.ConfigParser()
     parser.read(settings.MANIM_CFG, encoding="utf-8")
     parser["CLI"].update(ONE_FIGURE)
-    folder = settings.cache_root()
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".one_figure-", suffix=".cfg")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        parser.write(out)
-    target = folder / "one_figure.cfg"
-    os.replace(tmp, target)
+    text = io.StringIO()
+    parser.write(text)
+    target = settings.cache_root() / "one_figure.cfg"
+    write_atomically(target, text.getvalue())
     return target
 
 
@@ -218,16 +230,19 @@ def work_root() -> Path:
     return settings.cache_root() / "manim"
 
 
-def log_path(fig: Figure, quality: str) -> Path:
-    return settings.cache_root() / "logs" / f"{fig.id}.{quality}.log"
+def log_path(fig: Figure, quality: str, start: float = 0.0) -> Path:
+    """The log of a figure's render, or of its part from `start` seconds on."""
+    part = f".from{start:.1f}s" if start else ""
+    return settings.cache_root() / "logs" / f"{fig.id}.{quality}{part}.log"
 
 
 @dataclass(frozen=True)
 class Rendered:
-    video: Path  # manim's mp4, silent
+    video: Path  # manim's mp4, silent (a part that began after the figure's last play has none)
     srt: Path  # its subcaptions
-    track: Path  # the whole narration track (see scenes/base.py)
+    track: Path  # the whole narration track (see scenes/base.py); a part told to stop early has none
     progress: Path  # the seconds of video rendered so far, rewritten after every play
+    partials: Path  # manim's folder of partial movies, one per play it drew, named by the play's number
 
 
 @contextmanager
@@ -242,26 +257,43 @@ def work_folder(fig: Figure, quality: str) -> Iterator[Path]:
 
 
 def progress_file(media_dir: Path) -> Path:
-    """Where a render in `media_dir` reports the seconds of video it has rendered (see scenes/base.py)."""
+    """Where a render in `media_dir` reports how far it is (see scenes/base.py)."""
     return media_dir / "progress"
 
 
-def render(fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None) -> Rendered:
-    """Run manim on one figure's scene in `media_dir` (with `env` added to its environment);
-    raises BuildError with the log's tail."""
+def stop_file(media_dir: Path) -> Path:
+    """Where the build tells a render in `media_dir` to stop early (see scenes/segments.py)."""
+    return media_dir / "stop"
+
+
+def outputs(fig: Figure, quality: str, media_dir: Path) -> Rendered:
+    """Where manim, run in `media_dir`, writes the figure's files."""
     folder = media_dir / "videos" / fig.chapter / QUALITIES[quality]
-    out = Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav",
-                   progress_file(media_dir))
-    log = log_path(fig, quality)
+    return Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav",
+                    progress_file(media_dir), folder / "partial_movie_files" / fig.scene_class)
+
+
+def render(fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None,
+           start: float = 0.0) -> Rendered:
+    """Run manim on one figure's scene in `media_dir` (with `env` added to its environment), from `start`
+    seconds on (a part of it: scenes/segments.py); raises BuildError with the log's tail."""
+    out = outputs(fig, quality, media_dir)
+    log = log_path(fig, quality, start)
     command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file", str(one_figure_cfg()),
                "--media_dir", str(media_dir), "-o", fig.id, "--progress_bar", "none",
                str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class]
+    part = {settings.FROM_SECONDS_ENV: repr(start), settings.STOP_FILE_ENV: str(stop_file(media_dir))}
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as stream:
         done = subprocess.run(command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL,
-                              env={**render_env(quality, out.track, out.progress), **(env or {})})
-    if done.returncode != 0 or not out.video.exists() or not out.track.exists():
+                              env={**render_env(quality, out.track, out.progress), **part, **(env or {})})
+    told_to_stop = stop_file(media_dir).exists()
+    missing = [name for name, path, needed in (("video", out.video, start == 0), ("narration track", out.track,
+                                                                                  not told_to_stop))
+               if needed and not path.exists()]
+    if done.returncode != 0 or missing:
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
-        raise BuildError(f"manim failed on {fig.chapter}/{fig.id} (exit {done.returncode}); log {log}:\n{tail}")
+        wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {done.returncode})"
+        raise BuildError(f"manim {wrote} on {fig.chapter}/{fig.id}; log {log}:\n{tail}")
     return out

@@ -19,7 +19,6 @@ import hashlib
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
+from tools.files import write_atomically
 from tools.publish import render
 from tools.publish.render import BuildError
 from tools.voice import audio, cues, speech
@@ -147,16 +147,9 @@ def _cached(fig: Figure, key: str) -> Still | None:
 def _store(fig: Figure, key: str, still: Still) -> Still:
     """Keep a figure's last frame, then its looks with the key (written last, so a key never names a missing frame)."""
     folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     png = folder / f"{fig.id}.png"
-    handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{fig.id}-", suffix=".png")
-    with os.fdopen(handle, "wb") as out, open(still.png, "rb") as frame:
-        shutil.copyfileobj(frame, out)
-    os.replace(tmp, png)
-    handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{fig.id}-", suffix=".json")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump({"key": key, "records": still.records}, out, ensure_ascii=False)
-    os.replace(tmp, folder / f"{fig.id}.json")
+    write_atomically(png, still.png.read_bytes())
+    write_atomically(folder / f"{fig.id}.json", json.dumps({"key": key, "records": still.records}, ensure_ascii=False))
     return Still(still.records, png)
 
 

@@ -19,15 +19,19 @@ whose reading is still undecided, which ``lecture check`` refuses.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
 import wave
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from functools import cache
+from importlib.metadata import version
 from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
+from tools.files import write_atomically
 from tools.voice import readings
 from tools.voice.readings import ReadingError, Undecided
 
@@ -71,6 +75,11 @@ class Lexicon:
     pinyin: dict[str, tuple[str, ...]]  # Hanzi phrase -> its syllables, as said
     alone: dict[str, str]  # Hanzi -> its reading where no phrase covers it
 
+    @property
+    def digest(self) -> str:
+        """What in the lexicon decides a reading: its [pinyin] and [alone] sections."""
+        return _sha([sorted(self.pinyin.items()), sorted(self.alone.items())])
+
 
 @cache
 def lexicon() -> Lexicon:
@@ -98,10 +107,37 @@ def _speak_terms(text: str) -> str:
 def spoken(text: str, where: str) -> tuple[str, readings.Reading]:
     """What the engines get for speech text with its facts filled in: (Hanzi text, its pinyin reading)."""
     try:
-        reading = readings.read(text, lexicon().pinyin, lexicon().alone)
+        reading = _reading(text)
     except ReadingError as err:
         raise NarrationError(f"{where}: {err}") from None
     return readings.strip_fixes(text), reading
+
+
+def _reading(text: str) -> readings.Reading:
+    """readings.read with the lexicon, kept in .cache/readings/ by the text and what decides its reading (the
+    lexicon, the reading code, the dictionaries' versions): loading jieba and the phrase dictionaries takes
+    seconds, in every process that loads a chapter's cues (each render, each check)."""
+    path = settings.cache_root() / "readings" / f"{_sha([text, lexicon().digest, _reading_code()])}.json"
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        return readings.Reading(kept["pinyin"], tuple(Undecided(*u) for u in kept["undecided"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    reading = readings.read(text, lexicon().pinyin, lexicon().alone)
+    write_atomically(path, json.dumps({"pinyin": reading.pinyin, "undecided": [astuple(u) for u in reading.undecided]},
+                                      ensure_ascii=False))
+    return reading
+
+
+@cache
+def _reading_code() -> str:
+    """The reading code and the versions of the dictionaries it reads."""
+    return _sha([Path(readings.__file__).read_text(encoding="utf-8"),
+                 [version(name) for name in ("pypinyin", "pypinyin-dict", "jieba")]])
+
+
+def _sha(value) -> str:
+    return hashlib.sha256(json.dumps(value, ensure_ascii=False).encode()).hexdigest()
 
 
 def free_text(text: str) -> tuple[str, readings.Reading]:

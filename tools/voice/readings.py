@@ -32,9 +32,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from pypinyin.constants import PHRASES_DICT, PINYIN_DICT
-from pypinyin.contrib.tone_convert import to_tone3
-
 INLINE_FIX = re.compile(r"\[([^\[\]|]*)\|([^\[\]]*)\]")
 SYLLABLE = re.compile(r"[a-zü]+[1-5]")
 _HANZI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -107,13 +104,16 @@ def syllables_of(hanzi: str, said: str) -> tuple[str, ...]:
 
 
 def _tone3(marked: str) -> str:
+    from pypinyin.contrib.tone_convert import to_tone3  # pypinyin takes 0.2 s to import: only when reading
+
     return to_tone3(marked, neutral_tone_with_five=True)
 
 
 @cache
 def _phrases() -> dict[str, list[list[str]]]:
     """Multi-character words with their readings: CC-CEDICT's, where pypinyin's own has the word, pypinyin's."""
-    from pypinyin_dict.phrase_pinyin_data import cc_cedict  # 0.5 s to load: only when something is read
+    from pypinyin.constants import PHRASES_DICT  # 0.2 s to load: only when something is read
+    from pypinyin_dict.phrase_pinyin_data import cc_cedict  # 0.5 s
 
     merged = {}
     for source in (cc_cedict.phrases_dict, PHRASES_DICT):
@@ -125,6 +125,7 @@ def _phrases() -> dict[str, list[list[str]]]:
 @cache
 def _standard_readings(char: str) -> frozenset[str]:
     """The character's readings in the standard dictionary (pypinyin's list for a character it lacks)."""
+    from pypinyin.constants import PINYIN_DICT
     from pypinyin_dict.pinyin_data.ktghz2013 import pinyin_dict as standard
 
     listed = standard.get(ord(char)) or PINYIN_DICT.get(ord(char), "")
@@ -136,6 +137,8 @@ def _alone(char: str) -> str:
 
     pypinyin's neutral tone stays (子 in 根子 is zi5, where the dictionary lists zǐ alone).
     """
+    from pypinyin.constants import PINYIN_DICT
+
     if ord(char) not in PINYIN_DICT:
         raise ReadingError(f"no reading is known for {char}: fix it inline, [{char}|…]")
     first = _tone3(PINYIN_DICT[ord(char)].split(",")[0])

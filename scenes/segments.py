@@ -1,0 +1,101 @@
+"""One figure in segments, each frame for frame what a whole render of the figure draws there.
+
+A segment is a run of the figure's plays: those that start at or after
+``LECTURE_FROM_SECONDS`` (or ``manim -n FROM``), up to the first play that
+starts at or after the time written in the file ``LECTURE_STOP_FILE`` names
+(or past ``-n …,UPTO``). The build writes that file while the segment
+renders, to hand the rest of the figure to an idle core
+(tools/publish/segments.py); a cut always falls between two plays.
+
+manim itself skips a play before FROM in one step: its updaters see one
+``dt`` of the whole run time, so a time-based updater (the ambient camera
+rotation of ``saddle_3d_rotating``) ends somewhere else, and its clock moves
+by the exact run time where a rendered play moves by whole frames, which
+changes ``narrate()``'s trailing waits and so every later play. The
+:class:`SegmentRenderer` steps a play before the segment the way a render
+plays it (the same frame times, the same updates, the clock moved frame by
+frame) and only leaves out drawing and writing, which cost nearly all of a
+render. So two processes that cut at the same time agree on the play
+where one stops and the other begins, and the segments' videos, joined,
+are the whole render's.
+"""
+
+from __future__ import annotations
+
+import os
+
+from manim import config
+from manim.renderer.cairo_renderer import CairoRenderer
+from manim.utils.exceptions import EndSceneEarlyException
+
+from tools.settings import FROM_SECONDS_ENV, STOP_FILE_ENV
+
+
+class SegmentRenderer(CairoRenderer):
+    """manim's Cairo renderer, but a play before the segment is stepped frame by frame without being drawn,
+    and the segment may be told to end early."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stepping = False  # inside a play before the segment
+        self.from_seconds = float(os.environ.get(FROM_SECONDS_ENV, "0"))
+        self.stop_file = os.environ.get(STOP_FILE_ENV)
+        self.segment_start: float | None = None  # the clock when the first rendered play began
+        self.ended_early = False  # stopped before the figure's end (a stop time, or -n …,UPTO)
+
+    def before_segment(self) -> bool:
+        by_number = config.from_animation_number > 0 and self.num_plays < config.from_animation_number
+        return by_number or self.time < self.from_seconds
+
+    def _stop_seconds(self) -> float | None:
+        try:
+            with open(self.stop_file, encoding="utf-8") as stream:
+                return float(stream.read())
+        except (TypeError, OSError, ValueError):  # no stop file named, none written yet, or mid-write
+            return None
+
+    def play(self, scene, *args, **kwargs) -> None:
+        if self.before_segment():
+            self.stepping = True
+            try:
+                self._step(scene, *args, **kwargs)
+            finally:
+                self.stepping = False
+            return
+        stop = self._stop_seconds()
+        if stop is not None and self.time >= stop:
+            self.ended_early = True
+            raise EndSceneEarlyException()
+        if self.segment_start is None:
+            self.segment_start = self.time
+        try:
+            super().play(scene, *args, **kwargs)
+        except EndSceneEarlyException:  # past -n …,UPTO
+            self.ended_early = True
+            raise
+
+    def _step(self, scene, *args, **kwargs) -> None:
+        """CairoRenderer.play as it goes for a rendered play (caching off), without drawing or writing a frame."""
+        self.skip_animations = False  # a rendered play's time progression, and its closing update_mobjects(0)
+        scene.compile_animation_data(*args, **kwargs)
+        self.file_writer.add_partial_movie_file(None)  # None: no partial movie, nothing for the file writer to join
+        self.animations_hashes.append(None)
+        self.file_writer.begin_animation(False, animation_index=self.num_plays)
+        scene.begin_animations()
+        if scene.is_current_animation_frozen_frame():
+            dt = 1 / self.camera.frame_rate
+            self.time += int(scene.duration / dt) * dt  # what freeze_current_frame's add_frame adds
+        else:
+            scene.play_internal()  # calls render() once per frame
+        self.file_writer.end_animation(False)
+        self.num_plays += 1
+
+    def render(self, scene, time, moving_mobjects=None) -> None:
+        if self.stepping:
+            self.time += 1 / self.camera.frame_rate  # what add_frame adds for one frame
+            return
+        super().render(scene, time, moving_mobjects)
+
+    def rendered_seconds(self) -> float:
+        """Seconds of video this process has rendered so far."""
+        return 0.0 if self.segment_start is None else self.time - self.segment_start

@@ -1,0 +1,85 @@
+"""A figure rendered in parts and joined is the whole render, frame for frame.
+
+The figures here carry state from play to play in ways manim's own skipping
+gets wrong (with it, both fail: saddle_3d_rotating's frames differ, and
+why_fp32_bf16 gains 10 frames): the ambient camera rotation of
+saddle_3d_rotating (a ``dt`` updater on the camera), why_fp32_bf16's
+``always_redraw`` riders on a tracker and its trailing waits. Each
+is rendered whole, then in three parts cut by play number (``manim -n``)
+and in two cut at a time (as ``lecture build`` cuts a running figure), at a
+tiny size and frame rate; the parts are joined as the build joins them (their
+partial movies, as manim joins a whole render's) and
+every decoded frame is compared by hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+
+import av
+import pytest
+from helpers import build_env, run
+
+from tools.course import catalogue
+from tools.publish import render, segments
+from tools.settings import FROM_SECONDS_ENV, STOP_FILE_ENV
+
+# 128 px: a multiple of 64, where libx264 encodes the same frames to the same bytes (see render.MALLOC_FILL).
+TINY = ["-r", "128,72", "--fps", "4"]
+
+
+def _render(figure: str, media, flags: list[str], env: dict):
+    """manim on one figure as `lecture build` runs it, at the tiny size; its video, or None if it drew nothing."""
+    fig = catalogue.figure(figure)
+    done = run([sys.executable, "-m", "manim", "render", "-q", "l", *TINY, "--config_file",
+                str(render.one_figure_cfg()), "--media_dir", str(media), "-o", fig.id, "--progress_bar", "none",
+                *flags, str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class], env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    videos = list(media.glob(f"videos/**/{fig.id}.mp4"))
+    return videos[0] if videos else None
+
+
+def _frame_hashes(path) -> list[str]:
+    with av.open(str(path)) as container:
+        return [hashlib.sha256(frame.to_ndarray(format="rgb24").tobytes()).hexdigest()
+                for frame in container.decode(video=0)]
+
+
+def _partial_movies(folders: list) -> list:
+    """The parts' partial movies in play order (each is named by its play's number), as the build joins them."""
+    return sorted((movie for folder in folders for movie in folder.glob("videos/**/partial_movie_files/**/*.mp4")),
+                  key=lambda movie: movie.name)
+
+
+def _same_frames(figure: str, whole, folders: list, joined) -> None:
+    segments.join(_partial_movies(folders), joined)
+    expected, got = _frame_hashes(whole), _frame_hashes(joined)
+    assert len(got) == len(expected)
+    differing = [n for n, (a, b) in enumerate(zip(expected, got)) if a != b]
+    assert not differing, f"{figure}: {len(differing)} of {len(expected)} frames differ, the first is {differing[0]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("figure", ["saddle_3d_rotating", "why_fp32_bf16"])
+def test_parts_joined_are_the_whole_render_frame_for_frame(figure, tmp_path, monkeypatch):
+    env = build_env(tmp_path)
+    monkeypatch.setenv("LECTURE_CACHE", env["LECTURE_CACHE"])  # where one_figure_cfg() writes
+    whole = _render(figure, tmp_path / "whole", [], env)
+    with av.open(str(whole)) as container:
+        seconds = float(container.streams.video[0].duration * container.streams.video[0].time_base)
+    plays = len(_partial_movies([tmp_path / "whole"]))
+    assert plays > 6
+    a, b = plays // 3, 2 * plays // 3
+    for i, cut in enumerate((f"0,{a - 1}", f"{a},{b - 1}", f"{b}")):
+        _render(figure, tmp_path / f"n{i}", ["-n", cut], env)
+    _same_frames(figure, whole, [tmp_path / f"n{i}" for i in range(3)], tmp_path / "by_number.mp4")
+    # As the build cuts a running figure: the first part told to stop at T, the second from T on.
+    cut = repr(seconds * 0.45)
+    stop = tmp_path / "stop"
+    stop.write_text(cut)
+    first = _render(figure, tmp_path / "t0", [], {**env, STOP_FILE_ENV: str(stop)})
+    _render(figure, tmp_path / "t1", [], {**env, FROM_SECONDS_ENV: cut})
+    _same_frames(figure, whole, [tmp_path / "t0", tmp_path / "t1"], tmp_path / "by_time.mp4")
+    assert os.path.getsize(first) < os.path.getsize(whole)  # it did stop early
