@@ -1,5 +1,5 @@
 """The render queue: longest expected render first, from recorded render times or the narration's length;
-a figure that would hold up the build cut into segments."""
+an idle thread taking over the rest of a running figure, and where that cut falls."""
 
 import contextlib
 import json

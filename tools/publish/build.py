@@ -27,19 +27,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import (
-    chapter_video,
-    clip,
-    fonts,
-    layout,
-    manifest,
-    media,
-    progress,
-    render,
-    scratch,
-    sheet,
-    site,
-)
+from tools.publish import chapter_video, clip, fonts, layout, manifest, media, progress, render, scratch, sheet, site
 from tools.publish.cluster import Cluster
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import FPS, QUALITIES, BuildError, RenderKey
@@ -317,8 +305,8 @@ def _build(figures: list[Figure], quality: str, jobs: int, say: Say, lint: bool,
         say(f"  {fig.chapter}/{fig.id}: rendering {QUALITIES[quality]} ({'; '.join(why)})")
         todo.append((fig, key))
 
-    # Each render is its own manim process, on a queue of `jobs` threads, longest first; a figure that
-    # would hold up the build is cut into segments (tools/publish/segments.py).
+    # Each render is its own manim process, on a queue of `jobs` threads, longest first; a thread with
+    # nothing left to start takes over the rest of a running figure (tools/publish/segments.py).
     expected = expected_render_seconds([fig for fig, _ in todo], published, narration.seconds)
     video_seconds = {fig.id: published[fig.id].duration if fig.id in published else narration.seconds[fig.id]
                      for fig, _ in todo}

@@ -9,13 +9,14 @@ for the new process's start: T goes into the part's stop file, and a new
 part renders from T on. scenes/segments.py makes both processes agree
 on the cut (the first play that starts at or after T, on the same
 clock) and makes the new one step through the plays before T exactly as
-a render would, so when every part is done their videos, joined by
-copying packets, are the whole render's. The part that reached the
-figure's end hands over the whole narration track and captions.
+a render would. When every part is done, their partial movies (one per
+play) are joined as manim joins a whole render's, which gives the whole
+render's file byte for byte. The part that reached the figure's end
+hands over the whole narration track and captions.
 
-A cut is made only while both sides keep at least START_SECONDS of
-rendering each, so short figures and the last seconds of a figure stay
-in one process.
+A cut is made only while the part has more than two START_SECONDS (and
+a second) of rendering left, so short figures and the last seconds of a
+figure stay in one process.
 """
 
 from __future__ import annotations
@@ -139,8 +140,8 @@ class FigureRender:
         return sum(p.ended - p.began for p in self.parts if p.ended is not None)
 
     def whole(self, work: Path) -> Rendered:
-        """The figure from its parts: their videos joined in order (in `work`), under the track and captions of
-        the part that ran to the end."""
+        """The figure from its parts: their partial movies joined in play order (in `work`), under the track and
+        captions of the part that ran to the end."""
         parts = sorted(self.parts, key=lambda p: p.start)
         last = next(p.rendered for p in parts if p.stop is None)
         if len(parts) == 1:
