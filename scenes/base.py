@@ -124,23 +124,28 @@ class Narrated:
 
     def tear_down(self):
         expected = list(self.cues)
-        if self.renderer.ended_early and self._spoken == expected[:len(self._spoken)]:
-            # A segment that stops before the figure's end (scenes/segments.py): the cues so far were in
-            # order; the segment that runs on to the end hands over the whole narration track.
-            super().tear_down()
-            return
+        # A segment that stops before the figure's end (scenes/segments.py) has played its cues so far in
+        # order; the segment that runs on to the end hands over the whole narration track.
+        if not (self.renderer.ended_early and self._spoken == expected[:len(self._spoken)]):
+            self._hand_over_track(expected)
+        if os.environ.get(AUDIO_OUT_ENV):
+            # `lecture build` lays the track under the video itself, with a faster AAC coder
+            # (tools/publish/media.mux_web): manim's own AAC pass would cost a quarter of the render.
+            self.renderer.file_writer.includes_sound = False
+        super().tear_down()
+
+    def _hand_over_track(self, expected: list[str]) -> None:
+        """Check every cue was played in order, then pad the audio track with silence to the end of the
+        video and hand `lecture build` the whole track (manim's own mux trims its tail)."""
         if self._spoken != expected:
             raise NarrationError(
                 f"figure '{self.figure.id}': cues played {self._spoken}, narration file has {expected}; "
                 "play every cue once, in file order")
         layout_probe.look(self, layout_probe.END)
-        # Pad the audio track with silence to the end of the video, and hand
-        # `lecture build` the whole track (manim's own mux trims its tail).
         writer = self.renderer.file_writer
         writer.add_audio_segment(AudioSegment.silent(0), time=self.time)
         if os.environ.get(AUDIO_OUT_ENV):
             writer.audio_segment.export(os.environ[AUDIO_OUT_ENV], format="wav")
-        super().tear_down()
 
     def fix_in_frame(self, *mobjects):
         """Keep 2-D text flat on the screen; a no-op outside 3-D scenes. Returns the first."""

@@ -131,7 +131,7 @@ def test_no_chinese_font_means_lecture_check_and_build_refuse(tmp_path):
 
 
 def test_a_character_no_font_covers_is_refused_naming_where_it_is_shown(isolated, monkeypatch):
-    monkeypatch.setattr(fonts, "shown_text", lambda: {"梯": "cue gates_intro", "\ue000": "cue gates_add"})
+    monkeypatch.setattr(fonts, "shown_text", lambda figures: {"梯": "cue gates_intro", "\ue000": "cue gates_add"})
     for _ in range(2):  # a refusal is not kept: refused again
         with pytest.raises(fonts.FontError, match=r"1 character\(s\).*U\+E000 \(cue gates_add\)"):
             fonts.check()
@@ -139,13 +139,25 @@ def test_a_character_no_font_covers_is_refused_naming_where_it_is_shown(isolated
 
 def test_a_passed_glyph_check_is_kept_until_the_source_or_the_fonts_change(isolated, monkeypatch):
     looked: list[int] = []
-    monkeypatch.setattr(fonts, "shown_text", lambda: looked.append(1) or {"梯": "cue gates_intro"})
+    monkeypatch.setattr(fonts, "shown_text", lambda figures: looked.append(1) or {"梯": "cue gates_intro"})
     fonts.check()
     fonts.check()
     assert len(looked) == 1
     monkeypatch.setattr(fonts, "source_digest", lambda: "an edited checkout")
     fonts.check()
     assert len(looked) == 2
+
+
+def test_the_glyph_check_computes_the_facts_of_the_chapters_built_only(isolated, monkeypatch):
+    computed: list[str] = []
+    facts = catalogue.facts
+    monkeypatch.setattr(catalogue, "facts", lambda fig_id: computed.append(fig_id) or facts(fig_id))
+    fonts.check(catalogue.select("optimizer/saddle_3d_rotating"))  # its cues quote its chapter's facts
+    assert "saddle_3d_rotating" in computed
+    assert {catalogue.figure(fig_id).chapter for fig_id in computed} == {"optimizer"}
+    computed.clear()
+    fonts.check()  # every figure: checked again
+    assert len(set(computed)) == len(catalogue.figures())
 
 
 def test_the_resolved_font_files_are_part_of_the_render_key():

@@ -10,6 +10,9 @@ and in two cut at a time (as ``lecture build`` cuts a running figure), at a
 tiny size and frame rate; the parts are joined as the build joins them (their
 partial movies, as manim joins a whole render's) and
 every decoded frame is compared by hash.
+
+Also here, with the same tiny renders: manim under ``lecture build`` writes
+no sound of its own, and hands over the whole narration track instead.
 """
 
 from __future__ import annotations
@@ -17,14 +20,15 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import wave
 
 import av
 import pytest
 from helpers import build_env, run
 
 from tools.course import catalogue
-from tools.publish import render, segments
-from tools.settings import FROM_SECONDS_ENV, STOP_FILE_ENV
+from tools.publish import media, render, segments
+from tools.settings import AUDIO_OUT_ENV, FROM_SECONDS_ENV, STOP_FILE_ENV
 
 # 128 px: a multiple of 64, where libx264 encodes the same frames to the same bytes (see render.MALLOC_FILL).
 TINY = ["-r", "128,72", "--fps", "4"]
@@ -83,3 +87,17 @@ def test_parts_joined_are_the_whole_render_frame_for_frame(figure, tmp_path, mon
     _render(figure, tmp_path / "t1", [], {**env, FROM_SECONDS_ENV: cut})
     _same_frames(figure, whole, [tmp_path / "t0", tmp_path / "t1"], tmp_path / "by_time.mp4")
     assert os.path.getsize(first) < os.path.getsize(whole)  # it did stop early
+
+
+@pytest.mark.slow
+def test_a_build_render_leaves_the_sound_to_publishing_and_plain_manim_keeps_it(tmp_path, monkeypatch):
+    """Under `lecture build` manim hands over the narration track, as long as the video, and writes no
+    sound of its own (publishing lays the track under the video: media.mux_web); plain manim muxes it."""
+    env = build_env(tmp_path)
+    monkeypatch.setenv("LECTURE_CACHE", env["LECTURE_CACHE"])
+    track = tmp_path / "track.wav"
+    built = media.probe(_render("optimal_step_parabola", tmp_path / "built", [], {**env, AUDIO_OUT_ENV: str(track)}))
+    plain = media.probe(_render("optimal_step_parabola", tmp_path / "plain", [], env))
+    assert (built.audio_codec, plain.audio_codec) == (None, "aac")
+    with wave.open(str(track)) as wav:
+        assert wav.getnframes() / wav.getframerate() == pytest.approx(built.video_seconds, abs=0.25)

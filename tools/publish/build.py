@@ -60,7 +60,7 @@ def check(figures: list[Figure]) -> tuple[int, int]:
                              "([重|chong2]) or say it in other words\n" + "\n".join(undecided))
     for fig in figures:
         _check_cue_ids(fig, catalogue.chapter(fig.chapter).scene_file)
-    fonts.check()
+    fonts.check(figures)
     return n_facts, n_cues
 
 

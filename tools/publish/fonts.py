@@ -4,8 +4,8 @@ Without the Chinese font, manim only logs a warning and draws boxes (tofu),
 so a build would publish a video whose every label is a box. This module
 asks fontconfig which file each font in ``scenes/style.py`` resolves to,
 refuses a fallback to another family, and checks that the file covers every
-character the course puts on screen: titles, source notes, captions, fact
-texts and the string literals of the scene files. Typst finds its fonts on
+character the figures being built put on screen: titles, source notes,
+captions, fact texts and the string literals of their scene files. Typst finds its fonts on
 its own; its default families are checked too. The resolved files (path and
 sha256) go into every figure's render key, so a font change re-renders.
 """
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
+from tools.course.catalogue import Figure
 from tools.files import source_digest, write_atomically
 from tools.voice import cues
 
@@ -95,15 +96,20 @@ def _literals(path: Path) -> list[str]:
     return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
 
 
-def shown_text() -> dict[str, str]:
-    """Each character the course puts on screen, with the first place it comes from."""
+def shown_text(figures: list[Figure]) -> dict[str, str]:
+    """Each character the figures put on screen, with the first place it comes from: their titles,
+    source notes, cues and facts, and the string literals of their chapters' scene files and of the
+    shared scene modules."""
     sources: list[tuple[str, str]] = []
-    for fig in catalogue.figures():
+    for fig in figures:
         sources += [(f"title of {fig.id}", fig.title), (f"source note of {fig.id}", fig.source)]
         sources += [(f"cue {cue.id}", cue.caption) for cue in cues.figure_cues(fig.id)]
         sources += [(f"fact {fig.id}.{name}", fact.text) for name, fact in catalogue.facts(fig.id).items()]
+    chapter_files = {ch.scene_file for ch in catalogue.chapters()}
+    shown_files = {catalogue.chapter(fig.chapter).scene_file for fig in figures}
     for path in sorted(settings.SCENES_DIR.glob("*.py")):
-        sources += [(f"a string in scenes/{path.name}", text) for text in _literals(path)]
+        if path in shown_files or path not in chapter_files:
+            sources += [(f"a string in scenes/{path.name}", text) for text in _literals(path)]
     where: dict[str, str] = {}
     for place, text in sources:
         for char in text:
@@ -118,27 +124,30 @@ def _typst_families() -> set[str]:
     return {family.lower() for family in typst.Fonts().families()}
 
 
-def check() -> list[Resolved]:
-    """Resolve the style's fonts and check every shown character has a glyph; returns the faces.
+def check(figures: list[Figure] | None = None) -> list[Resolved]:
+    """Resolve the style's fonts and check every character the figures (all by default) show has a
+    glyph; returns the faces.
 
-    The glyph check passed once for the same project source and font files is not run again
-    (``.cache/fonts-checked``): finding every character shown means computing every figure's facts.
+    A glyph check passed once for the same figures, project source and font files is not run again
+    (``.cache/fonts-checked``): finding every character shown means computing the figures' facts.
     """
+    figures = catalogue.figures() if figures is None else figures
     names = style_fonts()
     main, superscript = resolve(names["FONT"]), resolve(names["SUPERSCRIPT_FONT"])
     passed = settings.cache_root() / "fonts-checked"
-    key = hashlib.sha256(f"{source_digest()} {key_part()} {version('typst')}".encode()).hexdigest()
+    checked = " ".join(sorted(fig.id for fig in figures))
+    key = hashlib.sha256(f"{source_digest()} {key_part()} {version('typst')} {checked}".encode()).hexdigest()
     if passed.exists() and passed.read_text(encoding="utf-8") == key:
         return [main, superscript]
-    _check_glyphs(main, superscript)
+    _check_glyphs(main, superscript, shown_text(figures))
     write_atomically(passed, key)
     return [main, superscript]
 
 
-def _check_glyphs(main: Resolved, superscript: Resolved) -> None:
+def _check_glyphs(main: Resolved, superscript: Resolved, shown: dict[str, str]) -> None:
     # Exponents are set in SUPERSCRIPT_FONT (style.zh); the few symbols the CJK face lacks (⅓ ₁ ⋮ ✗)
     # are drawn from fontconfig's fallback, which is that same DejaVu face: either face may cover them.
-    missing = {char: place for char, place in shown_text().items()
+    missing = {char: place for char, place in shown.items()
                if not (superscript.covers(char) if char in SUPERSCRIPTS else main.covers(char)
                        or superscript.covers(char))}
     if missing:
