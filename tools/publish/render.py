@@ -15,8 +15,6 @@ import hashlib
 import io
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,7 +25,7 @@ from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.files import write_atomically
-from tools.publish import fonts, scratch
+from tools.publish import fonts, launch, scratch
 from tools.voice import captions, cues
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
@@ -279,21 +277,17 @@ def render(fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | Non
     seconds on (a part of it: scenes/segments.py); raises BuildError with the log's tail."""
     out = outputs(fig, quality, media_dir)
     log = log_path(fig, quality, start)
-    command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file", str(one_figure_cfg()),
-               "--media_dir", str(media_dir), "-o", fig.id, "--progress_bar", "none",
-               str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class]
+    args = ["render", "-q", quality, "--config_file", str(one_figure_cfg()), "--media_dir", str(media_dir),
+            "-o", fig.id, "--progress_bar", "none", str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class]
     part = {settings.FROM_SECONDS_ENV: repr(start), settings.STOP_FILE_ENV: str(stop_file(media_dir))}
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "w", encoding="utf-8") as stream:
-        done = subprocess.run(command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL,
-                              env={**render_env(quality, out.track, out.progress), **part, **(env or {})})
+    exit_code = launch.run_manim(args, {**render_env(quality, out.track, out.progress), **part, **(env or {})}, log)
     told_to_stop = stop_file(media_dir).exists()
     missing = [name for name, path, needed in (("video", out.video, start == 0), ("narration track", out.track,
                                                                                   not told_to_stop))
                if needed and not path.exists()]
-    if done.returncode != 0 or missing:
+    if exit_code != 0 or missing:
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
-        wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {done.returncode})"
+        wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {exit_code})"
         raise BuildError(f"manim {wrote} on {fig.chapter}/{fig.id}; log {log}:\n{tail}")
     return out

@@ -36,7 +36,9 @@ from tools.publish import progress, render
 from tools.publish.render import Rendered
 
 # What a new process costs before it draws its first frame: starting manim, and running the figure's
-# code up to the cut without drawing (measured on OptimalStepParabola at -q l: 2.5 s, of a 10.7 s render).
+# code up to the cut without drawing (measured on OptimalStepParabola at -q l: 2.5 s of a 10.7 s render
+# as its own `python -m manim`; forked from the warm server, tools/publish/launch.py, about a second
+# less, which leaves a margin: a part is cut only where a second process clearly pays).
 START_SECONDS = 3.0
 
 

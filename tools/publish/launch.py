@@ -1,0 +1,91 @@
+"""manim processes forked from a server that has imported manim once.
+
+``python -m manim`` spends about a second importing manim (scipy, networkx,
+…) before a figure's code runs, and a build starts one per figure and per
+part of a figure. multiprocessing's fork server imports manim once
+(tools/publish/warm_manim.py); each render is a fork of it that runs
+manim's command line as ``python -m manim`` would, its output in the
+render's log.
+
+glibc reads ``MALLOC_PERTURB_`` (render.MALLOC_FILL) when a process starts,
+so the server is started with the value the first render asks for; a render
+that asks for another, and a render from a daemonic process (a Dask worker
+may not have children of its own), runs ``python -m manim`` as before.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from tools import settings
+
+AT_START = ("MALLOC_PERTURB_",)  # read once, when a process starts: the server's value holds in its forks
+_context = multiprocessing.get_context("forkserver")
+_lock = threading.Lock()
+_server_env: dict[str, str] | None = None  # the AT_START variables the server was started with
+
+
+def run_manim(args: list[str], env: dict[str, str], log: Path) -> int:
+    """``manim <args>`` from the repository root with environment `env`, its output to `log`; its exit code."""
+    if _server_for(env):
+        process = _context.Process(target=_manim_main, args=(args, env, str(log)), name=f"manim {log.stem}")
+        process.start()
+        process.join()
+        return process.exitcode
+    with open(log, "w", encoding="utf-8") as stream:
+        return subprocess.run([sys.executable, "-m", "manim", *args], cwd=settings.ROOT, stdout=stream,
+                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env).returncode
+
+
+def _at_start(env: dict[str, str]) -> dict[str, str]:
+    return {name: env[name] for name in AT_START if name in env}
+
+
+def _server_for(env: dict[str, str]) -> bool:
+    """Whether a render with `env` can be forked from the server (started here, the first time)."""
+    global _server_env
+    if multiprocessing.current_process().daemon:
+        return False
+    with _lock:
+        if _server_env is None:
+            _start_server(_at_start(env))
+            _server_env = _at_start(env)
+        return _server_env == _at_start(env)
+
+
+def _start_server(wanted: dict[str, str]) -> None:
+    """Start the fork server with `wanted` as its AT_START variables (it inherits this process's environment)."""
+    saved = {name: os.environ.pop(name) for name in AT_START if name in os.environ}
+    os.environ.update(wanted)
+    try:
+        _context.set_forkserver_preload(["tools.publish.warm_manim"])
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        for name in AT_START:
+            os.environ.pop(name, None)
+        os.environ.update(saved)
+
+
+def _manim_main(args: list[str], env: dict[str, str], log: str) -> None:
+    """In a fork of the server: ``python -m manim <args>``, as its own process would run it."""
+    out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    if _at_start(dict(os.environ)) != _at_start(env):  # a server restarted with another environment
+        raise SystemExit(f"the manim fork server runs with {_at_start(dict(os.environ))}, this render needs "
+                         f"{_at_start(env)}: run the build again")
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(settings.ROOT)
+    sys.path.insert(0, str(settings.ROOT))  # as `python -m` run from the root has it
+    sys.argv = ["manim", *args]
+    from manim.__main__ import main
+
+    main(args=args, prog_name="manim")

@@ -1,0 +1,20 @@
+"""What the fork server of tools/publish/launch.py imports before it forks any render: manim.
+
+Imported there only. It first points the process's output at /dev/null, so
+that manim's console, set up when manim is imported, finds a file and not a
+terminal, as a render writing to its log does; and it moves to the
+repository root, where manim reads manim.cfg when it is imported.
+"""
+
+import os
+
+from tools import settings
+
+os.chdir(settings.ROOT)
+_null = os.open(os.devnull, os.O_WRONLY)
+os.dup2(_null, 1)
+os.dup2(_null, 2)
+os.close(_null)
+
+import manim  # noqa: E402, F401  (the import is the point)
+import manim.__main__  # noqa: E402, F401
