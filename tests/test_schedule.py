@@ -133,10 +133,12 @@ def test_a_running_figure_is_cut_in_the_middle_of_what_it_has_left_and_a_cut_car
     assert second.start == pytest.approx(20.0 + (20.0 + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
     assert float(first.stop_file.read_text()) == second.start == first.stop  # repr: read back exactly
     assert second.stop is None and not second.stop_file.exists()
-    # first now has (43 - 20) × 0.5 = 11.5 s left, second (60 - 43) × 0.5 = 8.5 s: first is cut again,
+    # first now has more left than second (the cut made up for second's start): first is cut again,
     # and the new part between them stops where first was to stop.
+    left = (second.start - 20.0) * 0.5
+    assert left > (60.0 - second.start) * 0.5
     third = job.split()
-    assert third.start == pytest.approx(20.0 + (11.5 + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
+    assert third.start == pytest.approx(20.0 + (left + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
     assert third.stop == second.start and float(third.stop_file.read_text()) == second.start
     assert first.stop == third.start
 

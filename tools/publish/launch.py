@@ -64,12 +64,19 @@ def _start_server(wanted: dict[str, str]) -> None:
     saved = {name: os.environ.pop(name) for name in AT_START if name in os.environ}
     os.environ.update(wanted)
     try:
-        _context.set_forkserver_preload(["tools.publish.warm_manim"])
+        _context.set_forkserver_preload([_main_module(), "tools.publish.warm_manim"])
         multiprocessing.forkserver.ensure_running()
     finally:
         for name in AT_START:
             os.environ.pop(name, None)
         os.environ.update(saved)
+
+
+def _main_module() -> str:
+    """The module multiprocessing has each fork import again as ``__mp_main__`` (the build's entry point,
+    ``tools.cli`` and all it imports: half a second), unless the server imported it already."""
+    spec = getattr(sys.modules["__main__"], "__spec__", None)  # set when run with python -m
+    return spec.name if spec is not None else "__main__"  # a script: the server imports it by path
 
 
 def _manim_main(args: list[str], env: dict[str, str], log: str) -> None:

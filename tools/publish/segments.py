@@ -35,11 +35,11 @@ from tools.files import write_atomically
 from tools.publish import progress, render
 from tools.publish.render import Rendered
 
-# What a new process costs before it draws its first frame: starting manim, and running the figure's
-# code up to the cut without drawing (measured on OptimalStepParabola at -q l: 2.5 s of a 10.7 s render
-# as its own `python -m manim`; forked from the warm server, tools/publish/launch.py, about a second
-# less, which leaves a margin: a part is cut only where a second process clearly pays).
-START_SECONDS = 3.0
+# What a new part costs before it draws its first frame: forked from the warm server
+# (tools/publish/launch.py), manim's command line, the figure's code, and stepping to the cut without
+# drawing (measured at -q l: 0.6-1.0 s, for saddle_3d_rotating from 1 s and 25 s, optimal_step_parabola
+# from 29 s).
+START_SECONDS = 1.0
 
 
 @dataclass
