@@ -92,7 +92,7 @@ def _manim_main(args: list[str], env: dict[str, str], log: str) -> None:
     os.environ.update(env)
     os.chdir(settings.ROOT)
     sys.path.insert(0, str(settings.ROOT))  # as `python -m` run from the root has it
-    sys.argv = ["manim", *args]
+    sys.argv = ["manim", *args]  # what the command line would be, for any code that reads it
     from manim.__main__ import main
 
     main(args=args, prog_name="manim")
