@@ -5,6 +5,13 @@
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
+TOOLS := $(VENV)/.tools
+# The whole Python stack, pinned with hashes (`make lock` writes both): the project's packages with
+# their test and cluster extras, and the tools the venv is built with (pip, the sdists' build backends, uv).
+LOCK := requirements.lock
+BUILD_LOCK := requirements-build.lock
+# The oldest Python the project supports: the lock holds one version of each package for every Python.
+LOCK_PYTHON := 3.11
 QUALITY ?= h
 JOBS ?= 2
 # pycairo and manimpango build from source on Linux; fonts-noto-cjk gives
@@ -13,7 +20,7 @@ SYSTEM_PACKAGES := build-essential pkg-config libcairo2-dev libpango1.0-dev font
 # The tests also play the embed kit in Debian's Chromium (driven by Playwright).
 TEST_PACKAGES := $(SYSTEM_PACKAGES) chromium
 
-.PHONY: videos test system system-test
+.PHONY: videos test lock system system-test
 
 videos: system $(STAMP)
 	$(VENV)/bin/lecture build -q $(QUALITY) -j $(JOBS)
@@ -49,8 +56,34 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-$(STAMP): pyproject.toml
+# A new .venv whenever a lock or pyproject.toml changes, so it holds exactly what the locks name. Every
+# file is checked against its hash; pycairo, ManimPango, jieba and srt come as sources and build on the
+# locked tools (no build isolation, which would fetch unpinned ones).
+define new_venv
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	$(VENV)/bin/python -m pip install --quiet --require-hashes -r $(BUILD_LOCK)
+endef
+
+$(TOOLS): $(BUILD_LOCK)
+	$(new_venv)
+	touch $@
+
+$(STAMP): $(LOCK) $(BUILD_LOCK) pyproject.toml
+	$(new_venv)
+	$(VENV)/bin/pip install --quiet --require-hashes --no-build-isolation -r $(LOCK)
+	$(VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(TOOLS) $@
+
+# Refresh both locks from pyproject.toml: versions already locked are kept where the ranges still allow
+# them (`make lock UPGRADE=--upgrade` takes the newest instead). The tools come first; then uv resolves
+# the project twice: for LOCK_PYTHON alone, then for every Python held to those versions (and to the
+# tools'), so a newer Python gets the same numpy and manim rather than a fork of its own.
+UV := $(VENV)/bin/uv pip compile --quiet --python-version $(LOCK_PYTHON)
+LOCKED := --universal --generate-hashes --custom-compile-command "make lock"
+lock: $(TOOLS)
+	$(UV) --group build $(LOCKED) $(UPGRADE) -o $(BUILD_LOCK)
+	pins=$$(mktemp) && { [ ! -f $(LOCK) ] || cp $(LOCK) $$pins; } && \
+	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) --no-header --no-annotate $(UPGRADE) -o $$pins && \
+	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) -c $$pins $(LOCKED) -o $(LOCK); \
+	status=$$?; rm -f $$pins; exit $$status
