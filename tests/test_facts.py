@@ -58,7 +58,7 @@ def test_lecture_facts_json_lists_every_figure_with_values():
     assert done.returncode == 0, done.stderr
     table = json.loads(done.stdout)
     assert set(table) == {fig.id for fig in catalogue.figures()}
-    assert table["gates_circuit"]["grad_c"] == -1.0
+    assert table["gates_circuit"]["grad_c"] == {"value": -1.0, "text": "−1", "spoken": "负一"}
 
 
 def test_lecture_check_passes_on_the_repository():

@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     stills.add_argument("--sheet", action="store_true",
                         help="one contact sheet per chapter instead: its figures' stills in a titled grid")
     facts = sub.add_parser("facts", help="print every figure's on-screen facts")
-    facts.add_argument("--json", action="store_true", help="as {figure_id: {fact: value}}")
+    facts.add_argument("--json", action="store_true", help="as {figure_id: {fact: {value, text, spoken}}}")
     kit = sub.add_parser("site", help="(re)write the embed kit renders/<quality>/site/ from what is rendered")
     _quality(kit)
     show = sub.add_parser("serve", help="serve the embed kit on 127.0.0.1 for a local look")

@@ -9,6 +9,7 @@ cannot be reproduced (figures.md Part D), the figure shows what we compute and s
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
@@ -474,7 +475,10 @@ def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learnin
     check.close("GPT-3 lr at 37B, log-linear (page ≈ 0.8e-4)", at_active, 0.8e-4, abs=0.05e-4)
     gap = V3_PEAK / at_active
     page_gap = V3_PEAK / PAGE_INTERPOLATED
+    # 2.75 is a rounding tie (the page rounds it up): the page's text is shown, checked against the quotient.
     check.close("the gap after the rescue (page 2.8×, from 0.8 rounded)", page_gap, 2.75, rel=1e-12)
+    half_up = Decimal(page_gap).quantize(Decimal("0.1"), ROUND_HALF_UP)
+    check.equal("2.75 rounded half up (page 2.8×)", str(half_up), "2.8")
     check.that("still far apart", gap > 2, "more than 2×", gap)
 
     first, last = learning_rate.V3_BATCH
@@ -497,7 +501,7 @@ def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learnin
         "small_lr": scientific(small.lr, 1), "large_lr": scientific(large.lr, 1),
         "v3_params": _yi(V3_TOTAL), "v3_active": _yi(V3_ACTIVE), "v3_lr": scientific(V3_PEAK, 1),
         "peak_ratio": times(peak_ratio, 1),
-        "interpolated": scientific(at_active, 1), "gap": times(gap, 1), "page_gap": times(page_gap, 1),
+        "interpolated": scientific(at_active, 1), "gap": times(gap, 1), "page_gap": Fact(page_gap, "2.8×", "二点八倍"),
         "page_interpolated": Fact(PAGE_INTERPOLATED, "0.8×10⁻⁴", "零点八乘以十的负四次方"),
         "v3_batch_first": number(first), "v3_batch_last": number(last), "v3_batch_ratio": times(last / first),
         "ceiling_curve": data(np.column_stack([np.log10(sweep), curve])),

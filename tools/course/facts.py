@@ -8,6 +8,7 @@ Plain ``assert`` is not used: ``python -O`` would strip it.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,11 @@ class Fact:
 
     def __str__(self) -> str:
         return self.text
+
+    def as_json(self) -> dict:
+        """The fact as `lecture facts --json`, the manifest and the embed kit give it: value, screen text, reading."""
+        value = json.loads(json.dumps(self.value, default=lambda o: o.tolist()))
+        return {"value": value, "text": self.text, "spoken": self.spoken}
 
 
 def number(value: float, digits: int = 0, unit: str = "", unit_spoken: str | None = None) -> Fact:
@@ -114,6 +120,19 @@ class Check:
         if not math.isclose(computed, expected, rel_tol=rel, abs_tol=abs):
             tolerance = f" (within rel {rel:g}, abs {abs:g})"
             self.fail(fact, f"{expected!r}{tolerance}", repr(computed))
+
+    def residual(self, fact: str, computed: float, bound: float) -> Fact:
+        """A residual (an error, the gap between two routes to one number) is float noise: its digits change
+        with the CPU and the numpy build. Check that |computed| stays below `bound`, and return the bound as
+        the fact to show, 「< 10⁻⁸」, which is the same on every machine."""
+        if not abs(computed) < bound:
+            self.fail(fact, f"|residual| < {bound:g}", repr(computed))
+        exponent = math.log10(bound)
+        if exponent.is_integer():
+            text, spoken = numbers.power(10, int(exponent))
+        else:
+            text, spoken = numbers.scientific(bound, 1)
+        return Fact(bound, f"< {text}", f"小于{spoken}")
 
     def that(self, fact: str, holds: bool, expected: str, computed: Any) -> None:
         """A stated property, e.g. 'one link shrinks': expected says what must hold."""

@@ -7,7 +7,6 @@ the previous files, so ``renders/`` never holds a half-written clip.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -34,9 +33,8 @@ def verify(video: Path) -> media.Probe:
 
 
 def fact_values(figure_id: str) -> dict:
-    """A figure's facts as {name: value}, JSON-ready (as `lecture facts --json`)."""
-    values = {name: fact.value for name, fact in catalogue.facts(figure_id).items()}
-    return json.loads(json.dumps(values, default=lambda o: o.tolist()))
+    """A figure's facts as {name: {value, text, spoken}}, JSON-ready (as `lecture facts --json`)."""
+    return {name: fact.as_json() for name, fact in catalogue.facts(figure_id).items()}
 
 
 def move_in(staged: Path, target_dir: Path, prefix: str) -> Files:
