@@ -6,9 +6,11 @@ checked is the bookkeeping, not the video (the slow tests render)."""
 import fcntl
 import json
 import os
+import sys
 import threading
 import time
 from dataclasses import replace
+from importlib.metadata import version
 
 import pytest
 from helpers import BIN, build_env, run
@@ -131,6 +133,28 @@ def test_the_render_key_names_what_changed():
     old = json.loads(json.dumps(key.parts)) | {"scene": "before"}
     old["shared"]["style.py"] = "before"
     assert render.reasons(old, key) == ["scene changed", "shared scene code changed (style.py)"]
+
+
+def test_another_numpy_or_other_simd_paths_are_named_as_the_reason(tmp_path):
+    """The key made in a process whose numpy runs its baseline kernels only, against this one's."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    dispatched = [group for group in __cpu_dispatch__ if __cpu_features__.get(group)]
+    if not dispatched:
+        pytest.skip("this CPU runs numpy's baseline only")
+    code = ("import json, sys; sys.path.insert(0, 'tests'); from test_manifest import _key; "
+            "print(json.dumps(_key().parts))")
+    narrowed = run([sys.executable, "-c", code], env={"NPY_DISABLE_CPU_FEATURES": " ".join(dispatched)})
+    assert narrowed.returncode == 0, narrowed.stderr[-2000:]
+    here = _key()
+    simd = here.parts["stack"]["numpy SIMD"]
+    baseline = simd.split(" " + dispatched[0])[0]
+    assert render.reasons(json.loads(narrowed.stdout), here) == [f"stack changed (numpy SIMD {baseline} → {simd})"]
+    old = json.loads(json.dumps(here.parts))
+    old["stack"]["numpy"] = "2.1.0"
+    assert render.reasons(old, here) == [f"stack changed (numpy 2.1.0 → {version('numpy')})"]
+    del old["stack"]
+    assert render.reasons(old, here) == ["stack not recorded before (libraries and numpy SIMD)"]
 
 
 def test_editing_one_figure_leaves_its_neighbours_keys_alone(tmp_path, monkeypatch):

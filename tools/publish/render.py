@@ -2,8 +2,10 @@
 
 A figure is rendered again only when its render key changed. The key is
 kept in parts (the figure's scene class, the shared scene modules, its
-facts, its cues, its title, the render settings), so the build can name
-what changed: ``gates_circuit: narration changed (cue gates_add)``.
+facts, its cues, its title, the fonts, the locked libraries and numpy's SIMD
+paths, the render settings), so the build can name what changed:
+``gates_circuit: narration changed (cue gates_add)``, or
+``stack changed (numpy SIMD X86_V2 X86_V3 → X86_V2)`` on another CPU.
 """
 
 from __future__ import annotations
@@ -18,14 +20,13 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.files import write_atomically
-from tools.publish import fonts, launch, scratch
+from tools.publish import fonts, launch, scratch, stack
 from tools.voice import captions, cues
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
@@ -53,7 +54,7 @@ def render_env(quality: str, track: Path, progress: Path) -> dict[str, str]:
             settings.PROGRESS_OUT_ENV: str(progress)}
 # What publish writes for a figure; part of the render key, so a change
 # here republishes figures built before it.
-PUBLISHED = "mp4 (aac fast coder) srt vtt png webp; facts, size; sidecar; v4"
+PUBLISHED = "mp4 (aac fast coder) srt vtt png webp; facts with text and reading, size; sidecar; v5"
 
 
 class BuildError(Exception):
@@ -149,8 +150,8 @@ class RenderKey:
 def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
     """The figure's key: its own scene class (the chapter file without the other figures'
     classes, so editing one figure does not re-render its neighbours), the shared scene
-    modules, its facts, its cues (caption lines and audio), its title, the render settings,
-    and what its attachments hold."""
+    modules, its facts, its cues (caption lines and audio), its title, the fonts, the stack
+    (tools/publish/stack.py), the render settings, and what its attachments hold."""
     chapter = catalogue.chapter(fig.chapter)
     source = chapter.scene_file.read_text(encoding="utf-8")
     figure_classes = {f.scene_class for f in chapter.figures}
@@ -167,8 +168,9 @@ def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
         "cue_order": [c.id for c in figure_cues],
         "title": _sha_json([fig.title, fig.source]),
         "fonts": fonts.key_part(),
-        "render": _sha_json([quality, version("manim"), settings.MANIM_CFG.read_text(encoding="utf-8"), ONE_FIGURE,
-                             PUBLISHED]),
+        # Plain values, not a digest, so that a change can be named (see reasons).
+        "stack": stack.computing_stack(),
+        "render": _sha_json([quality, settings.MANIM_CFG.read_text(encoding="utf-8"), ONE_FIGURE, PUBLISHED]),
     }
     if fig.attachments:  # only then: a figure without attachments keeps the key it had before they existed
         parts["attachments"] = {a.suffix: _sha(a.make()) for a in fig.attachments}
@@ -202,8 +204,12 @@ def reasons(old: dict | None, new: RenderKey) -> list[str]:
         said.append("title or source changed")
     if old.get("attachments") != new.parts.get("attachments"):
         said.append("attached files changed")
+    if "stack" not in old:
+        said.append("stack not recorded before (libraries and numpy SIMD)")
+    elif changed := stack.differences(old["stack"], new.parts["stack"]):
+        said.append(f"stack changed ({', '.join(changed)})")
     if old.get("render") != new.parts["render"]:
-        said.append("render settings changed (quality, manim or manim.cfg)")
+        said.append("render settings changed (quality, manim.cfg or what publish writes)")
     return said or ["render key changed"]
 
 

@@ -53,11 +53,13 @@ class Still:
 
 @functools.cache
 def drawing_stack() -> dict[str, str]:
-    """The versions that decide a frame's pixels: cairo, pango, Typst, and each course font (from fontconfig)."""
+    """The versions that decide a frame's pixels: manim and numpy (which computes the figure), cairo, pango,
+    Typst, and each course font (from fontconfig)."""
     import cairo
     import manimpango
 
-    stack = {"cairo": cairo.cairo_version_string(), "pango": manimpango.pango_version(), "typst": version("typst")}
+    stack = {"manim": version("manim"), "numpy": version("numpy"), "cairo": cairo.cairo_version_string(),
+             "pango": manimpango.pango_version(), "typst": version("typst")}
     for family in FONTS:
         try:
             found = subprocess.run(["fc-match", family, "--format=%{family[0]} %{fontversion}"], capture_output=True,
