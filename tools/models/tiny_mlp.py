@@ -8,6 +8,7 @@ Each step records ‖ΔW‖/‖W‖ over the two weight matrices: updates, not r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -75,21 +76,28 @@ class Run:
 
 def train(task: Task, lr: float, steps: int = 400, batch: int = 32) -> Run:
     """Minibatch SGD; the batches are the same for every learning rate (their own fixed seed)."""
-    rng = np.random.default_rng(task.seed + 1)
+    picks = _picks(task.seed, len(task.inputs), steps, batch)
+    inputs, targets = task.inputs[picks], task.targets[picks]
     params = [p.copy() for p in task.params]
     ratios = []
     with np.errstate(all="ignore"):  # an overflow is an outcome here, not an error
         for step in range(steps):
-            pick = rng.choice(len(task.inputs), batch, replace=False)
-            _loss, grads = loss_and_grads(params, task.inputs[pick], task.targets[pick])
+            _loss, grads = loss_and_grads(params, inputs[step], targets[step])
             updates = [lr * g for g in grads]
-            weight_norm = np.sqrt(np.sum(params[0] ** 2) + np.sum(params[2] ** 2))
-            update_norm = np.sqrt(np.sum(updates[0] ** 2) + np.sum(updates[2] ** 2))
+            weight_norm = np.sqrt((params[0] ** 2).sum() + (params[2] ** 2).sum())
+            update_norm = np.sqrt((updates[0] ** 2).sum() + (updates[2] ** 2).sum())
             params = [p - u for p, u in zip(params, updates)]
-            if not all(np.all(np.isfinite(p)) for p in params):
+            if not all(np.isfinite(p).all() for p in params):
                 return Run(lr, np.array(ratios), False, step + 1)
             ratios.append(update_norm / weight_norm)
     return Run(lr, np.array(ratios), True, steps)
+
+
+@functools.cache
+def _picks(seed: int, samples: int, steps: int, batch: int) -> np.ndarray:
+    """Every step's minibatch (rows of the task), drawn once: the 70-odd runs of a sweep share them."""
+    rng = np.random.default_rng(seed + 1)
+    return np.array([rng.choice(samples, batch, replace=False) for _ in range(steps)])
 
 
 def steady_ratio(run: Run, last: int = 100) -> float:
