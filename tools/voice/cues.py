@@ -117,16 +117,22 @@ def _reading(text: str) -> readings.Reading:
     """readings.read with the lexicon, kept in .cache/readings/ by the text and what decides its reading (the
     lexicon, the reading code, the dictionaries' versions): loading jieba and the phrase dictionaries takes
     seconds, in every process that loads a chapter's cues (each render, each check)."""
-    path = settings.cache_root() / "readings" / f"{_sha([text, lexicon().digest, _reading_code()])}.json"
+    key = _sha([text, lexicon().digest, _reading_code()])
+    if key in _READ:  # read already in this process (a check or a test reads the course's cues more than once)
+        return _READ[key]
+    path = settings.cache_root() / "readings" / f"{key}.json"
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
-        return readings.Reading(kept["pinyin"], tuple(Undecided(*u) for u in kept["undecided"]))
+        reading = readings.Reading(kept["pinyin"], tuple(Undecided(*u) for u in kept["undecided"]))
     except (OSError, ValueError, KeyError, TypeError):
-        pass
-    reading = readings.read(text, lexicon().pinyin, lexicon().alone)
-    write_atomically(path, json.dumps({"pinyin": reading.pinyin, "undecided": [astuple(u) for u in reading.undecided]},
-                                      ensure_ascii=False))
+        reading = readings.read(text, lexicon().pinyin, lexicon().alone)
+        write_atomically(path, json.dumps({"pinyin": reading.pinyin,
+                                           "undecided": [astuple(u) for u in reading.undecided]}, ensure_ascii=False))
+    _READ[key] = reading
     return reading
+
+
+_READ: dict[str, readings.Reading] = {}
 
 
 @cache
