@@ -80,10 +80,10 @@ $(STAMP): $(LOCK) $(BUILD_LOCK) pyproject.toml
 # the project twice: for LOCK_PYTHON alone, then for every Python held to those versions (and to the
 # tools'), so a newer Python gets the same numpy and manim rather than a fork of its own.
 UV := $(VENV)/bin/uv pip compile --quiet --python-version $(LOCK_PYTHON)
+PINS := $(VENV)/lock-pins.txt
 LOCKED := --universal --generate-hashes --custom-compile-command "make lock"
 lock: $(TOOLS)
 	$(UV) --group build $(LOCKED) $(UPGRADE) -o $(BUILD_LOCK)
-	pins=$$(mktemp) && { [ ! -f $(LOCK) ] || cp $(LOCK) $$pins; } && \
-	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) --no-header --no-annotate $(UPGRADE) -o $$pins && \
-	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) -c $$pins $(LOCKED) -o $(LOCK); \
-	status=$$?; rm -f $$pins; exit $$status
+	{ [ ! -f $(LOCK) ] || cp $(LOCK) $(PINS); } && \
+	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) --no-header --no-annotate $(UPGRADE) -o $(PINS) && \
+	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) -c $(PINS) $(LOCKED) -o $(LOCK)

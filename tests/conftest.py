@@ -1,5 +1,6 @@
-"""Shared fixtures: isolated build folders, and one real backprop build (with a
-three-figure variant) for the chapter-video and site tests. Helpers are in helpers.py."""
+"""Shared fixtures: isolated build folders, one real backprop build (with a three-figure variant) for the
+chapter-video and site tests; and how pytest-xdist keeps each shared build on one worker. Helpers are in
+helpers.py."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import shutil
 from dataclasses import replace
 
 import pytest
-from helpers import BIN, FIGURE_B, FIGURE_C, Build, ThreeFigures, build_env, cut_clip, run
+from helpers import BUILD, FIGURE_B, FIGURE_C, Build, ThreeFigures, build_env, cut_clip, run
 
 from tools.course import catalogue
 from tools.publish import chapter_video, manifest, media, site
@@ -39,11 +40,11 @@ def narration_dir(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def backprop_build(tmp_path_factory) -> Build:
-    """One real `lecture build -q l --only backprop` with the espeak voice:
+    """One real `lecture build -q l --no-layout --only backprop` with the espeak voice:
     clips, chapter video, embed kit; shared by the chapter-video and site tests."""
     tmp = tmp_path_factory.mktemp("backprop")
     env = build_env(tmp, voice="espeak")
-    done = run([str(BIN / "lecture"), "build", "-q", "l", "-j", "2", "--only", "backprop"], env=env)
+    done = run([*BUILD, "-j", "2", "--only", "backprop"], env=env)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     return Build(tmp / "renders" / "480p15", env, done.stdout)
 
@@ -81,6 +82,25 @@ def three_figures(backprop_build, tmp_path_factory) -> ThreeFigures:
     chapter_video.build_all(man, out, progress.append)
     manifest.save(out, man)
     return ThreeFigures(out, man, progress, site.write_kit(out, man))
+
+
+# Fixtures that make something once for many tests (a real build, the stills of all 52 figures, every
+# builder run again). Under pytest-xdist, which `make test` and plain `pytest` run with a worker per core,
+# a test that takes one joins that fixture's xdist_group, so it runs on the one worker that made it,
+# instead of each worker making it again. Groups with the most tests are sent out first (xdist's
+# loadscope reorder), so the long builds start at once.
+SHARED = {"backprop_build": "backprop_build", "three_figures": "backprop_build", "last_frames": "course_stills",
+          "rebuilt": "facts_rebuilt"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Group the takers of a SHARED fixture; put slow tests first, so a long one never starts last."""
+    for item in items:
+        group = next((SHARED[name] for name in getattr(item, "fixturenames", ()) if name in SHARED), None)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def pytest_addoption(parser):
