@@ -35,14 +35,15 @@ def test_a_scaffolded_figure_checks_builds_and_passes_its_test_with_no_hand_edit
     assert built.returncode == 0, built.stdout + built.stderr
     assert (tmp_path / "renders" / "480p15" / "optimizer" / "demo_figure.mp4").is_file()
     assert "optimizer/demo_figure: done" in built.stdout and "warning" not in built.stdout
-    test = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_optimizer_demo_figure.py"],
-               cwd=project)
+    test = run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+                "tests/test_optimizer_demo_figure.py"], cwd=project)
     assert "2 passed" in test.stdout, test.stdout
     assert run([str(BIN / "ruff"), "check", "."], cwd=project).returncode == 0
     table = run([*LECTURE, "readme", "--check"], cwd=project)
     assert table.returncode == 0 and f"({figures + 1} figures)" in (project / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # four `lecture` runs over the whole course, in a scratch copy
 def test_a_scaffolded_chapter_joins_the_last_topic_and_takes_a_figure(tmp_path):
     """`lecture new <chapter>`, then a figure in it: the catalogue plays it, check passes, the lint is clean."""
     project, env = copy_project(tmp_path / "project"), build_env(tmp_path)

@@ -8,7 +8,7 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
-from helpers import BIN, FIGURE_B, FIGURE_C, ROOT, cut_clip, run, synthetic_clip
+from helpers import BIN, BUILD, FIGURE_B, FIGURE_C, ROOT, cut_clip, run, synthetic_clip
 
 from tools.course import catalogue
 from tools.publish import chapter_video, clip, manifest, media, sound
@@ -207,7 +207,7 @@ def test_a_re_render_with_a_warm_cache_matches_the_first(backprop_build, tmp_pat
     """Rebuilding with the same cache (manim would reuse partial movies)
     gives the same length and caption times as the first render."""
     env = backprop_build.env | {"LECTURE_RENDERS": str(tmp_path / "renders")}
-    done = run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"], env=env)
+    done = run([*BUILD, "--only", "backprop/gates_circuit"], env=env)
     assert done.returncode == 0 and "gates_circuit: done" in done.stdout, done.stdout + done.stderr
     first, again = backprop_build.out / "backprop", tmp_path / "renders" / "480p15" / "backprop"
     seconds = [media.probe(folder / "gates_circuit.mp4").video_seconds for folder in (first, again)]

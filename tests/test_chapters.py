@@ -3,29 +3,34 @@
 `manim -ql scenes/<chapter>.py` renders the Scene classes manim finds in the
 file (manim.cfg sets write_all): the first test asks manim's own lookup for
 that list and compares it with the catalogue. That every one of them plays
-is the layout lint's skipped pass over all figures (test_facts runs
-`lecture check`), and that naming one renders it alone is test_hostile's.
+to its end is the layout lint's skipped pass over all figures (test_facts
+runs `lecture check`), and that naming one renders it alone is test_hostile's.
 
 Real low-quality renders: backprop whole, through `lecture build` (the
-session fixture the chapter-video and site tests share); optimizer whole,
-with plain `manim -ql scenes/optimizer.py`, the command the course's design
-card names; every other chapter the figure its cues make shortest, through
-`lecture build`.
+session fixture the chapter-video and site tests share); every other
+chapter a figure its cues make short, through `lecture build`, with
+its attachments (a pipeline schedule's trace); and the optimizer chapter with plain
+`manim -ql -n 0,1 scenes/optimizer.py`, the command the course's design card
+names, each figure drawn for real up to its second play.
 """
 
 import json
 import sys
+from html import escape
 
 import pytest
 from helpers import BIN, ROOT, build_figure, run
 
 from tools.course import catalogue
-from tools.publish import media
+from tools.publish import manifest, media
+from tools.publish.manifest import PublishedFile, sha256
 from tools.voice import pacing
 
 CHAPTERS = [ch for ch in catalogue.chapters() if ch.figures]
 AS_TYPED = ("optimizer",)
 BUILT_WHOLE = "backprop"
+INSTEAD = {"optimizer": "optimal_step_parabola"}
+FIRST_PLAYS = 2  # drawn of each figure in the as-typed render: its title and its first play
 # What manim itself picks from each chapter file when no scene is named.
 LIST_SCENES = """
 import json, sys
@@ -43,6 +48,7 @@ def _streams_in_sync(path) -> media.Probe:
     return info
 
 
+@pytest.mark.slow  # imports manim in a new process
 def test_each_chapter_file_holds_exactly_its_figures_scenes():
     done = run([sys.executable, "-c", LIST_SCENES, *(ch.id for ch in CHAPTERS)], cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -54,19 +60,44 @@ def test_each_chapter_file_holds_exactly_its_figures_scenes():
 @pytest.mark.slow  # a real render
 @pytest.mark.parametrize("chapter", AS_TYPED)
 def test_chapter_renders_as_typed(chapter, tmp_path):
-    done = run([str(BIN / "manim"), "-ql", "--media_dir", str(tmp_path), f"scenes/{chapter}.py"],
-               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")})
+    done = run([str(BIN / "manim"), "-ql", "-n", f"0,{FIRST_PLAYS - 1}", "--media_dir", str(tmp_path),
+                f"scenes/{chapter}.py"], env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")})
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     for fig in catalogue.chapter(chapter).figures:
-        _streams_in_sync(tmp_path / "videos" / chapter / "480p15" / f"{fig.scene_class}.mp4")
+        folder = tmp_path / "videos" / chapter / "480p15"
+        info = media.probe(folder / f"{fig.scene_class}.mp4")
+        assert (info.video_codec, info.audio_codec) == ("h264", "aac"), fig.id
+        assert len(list((folder / "partial_movie_files" / fig.scene_class).glob("*.mp4"))) == FIRST_PLAYS, fig.id
+
+
+def _rendered(chapter) -> catalogue.Figure:
+    """The figure its cues make shortest; optimizer's is the 3-D saddle, which test_segments renders (in parts
+    too), so there the next shortest."""
+    if chapter.id in INSTEAD:
+        return catalogue.figure(INSTEAD[chapter.id])
+    return min(pacing.estimate(chapter.figures), key=lambda estimate: estimate.seconds).figure
 
 
 @pytest.mark.slow  # a real render
-@pytest.mark.parametrize("chapter", [ch for ch in CHAPTERS if ch.id not in (*AS_TYPED, BUILT_WHOLE)],
-                         ids=lambda ch: ch.id)
-def test_a_figure_of_each_chapter_renders_with_sound(chapter, tmp_path):
-    shortest = min(pacing.estimate(chapter.figures), key=lambda estimate: estimate.seconds).figure
-    done = build_figure(f"{chapter.id}/{shortest.id}", tmp_path)
+@pytest.mark.parametrize("chapter", [ch for ch in CHAPTERS if ch.id != BUILT_WHOLE], ids=lambda ch: ch.id)
+def test_a_figure_of_each_chapter_renders_with_sound_and_publishes_its_attachments(chapter, tmp_path):
+    fig = _rendered(chapter)
+    done = build_figure(f"{chapter.id}/{fig.id}", tmp_path)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    info = _streams_in_sync(tmp_path / "renders" / "480p15" / chapter.id / f"{shortest.id}.mp4")
+    out = tmp_path / "renders" / "480p15"
+    info = _streams_in_sync(out / chapter.id / f"{fig.id}.mp4")
     assert 30 <= info.video_seconds <= 120
+    kit, entry = out / "site", manifest.load(out).figures[fig.id]
+    for attached in fig.attachments:  # beside the clip as made, listed with its sha256, linked from its embed page
+        name = f"{chapter.id}/{fig.id}.{attached.suffix}"
+        assert (out / name).read_text(encoding="utf-8") == attached.make()
+        assert entry.files[attached.suffix] == PublishedFile(name, sha256(out / name))
+        assert (kit / "media" / name).read_bytes() == (out / name).read_bytes()
+        page = (kit / "embed" / f"{fig.id}.html").read_text(encoding="utf-8")
+        assert f'href="../media/{name}"' in page and escape(attached.how_to) in page
+    assert f'<h2 class="topic-title">{chapter.topic.number}' in (kit / "index.html").read_text(encoding="utf-8")
+
+
+def test_some_figure_rendered_per_chapter_publishes_an_attachment():
+    """So the renders above publish a file beside a clip (a pipeline schedule's trace)."""
+    assert any(_rendered(ch).attachments for ch in CHAPTERS if ch.id != BUILT_WHOLE)

@@ -35,6 +35,7 @@ def test_a_worker_with_other_source_refuses_the_task_naming_both():
     assert files.source_digest()[:12] in message and "same commit" in message
 
 
+@pytest.mark.slow  # waits out the connection to a scheduler that is not there
 def test_without_distributed_or_a_scheduler_the_build_says_so(tmp_path):
     done = run([str(BIN / "lecture"), "build", "-q", "l", "--no-layout", "--only", "optimizer/optimal_step_parabola",
                 "--scheduler", "tcp://127.0.0.1:9"], env=build_env(tmp_path))

@@ -6,6 +6,7 @@ import sys
 import pytest
 from helpers import BIN, run
 
+from tools import cli
 from tools.chapters import backprop
 from tools.course import catalogue
 from tools.course.facts import Check, FactError
@@ -47,20 +48,22 @@ def test_a_max_that_no_longer_routes_is_refused():
         backprop.gates_circuit(Check("gates_circuit"), {**backprop.GATES_INPUTS, "d": 3.0})
 
 
+@pytest.mark.slow  # every figure's facts in a new process
 def test_facts_modules_do_not_import_manim():
     code = ("import sys, tools.course.catalogue as c; [c.facts(f.id) for f in c.figures()]; "
             "import tools.voice.cues, tools.publish.build; sys.exit('manim' in sys.modules)")
     assert run([sys.executable, "-c", code]).returncode == 0
 
 
-def test_lecture_facts_json_lists_every_figure_with_values():
-    done = run([str(BIN / "lecture"), "facts", "--json"])
-    assert done.returncode == 0, done.stderr
-    table = json.loads(done.stdout)
+def test_lecture_facts_json_lists_every_figure_with_values(capsys):
+    assert cli.main(["facts", "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
     assert set(table) == {fig.id for fig in catalogue.figures()}
     assert table["gates_circuit"]["grad_c"] == {"value": -1.0, "text": "−1", "spoken": "负一"}
 
 
+@pytest.mark.slow  # the layout lint runs every figure with animations skipped (cached in .cache/stills)
+@pytest.mark.xdist_group("course_stills")  # beside the last-frame tests, which read the same stills
 def test_lecture_check_passes_on_the_repository():
     done = run([str(BIN / "lecture"), "check"])
     assert done.returncode == 0, done.stderr

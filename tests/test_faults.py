@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import BIN, build_env, tmpfs
+from helpers import BUILD, build_env, tmpfs
 
 from tools.publish import manifest
 from tools.publish.manifest import sha256
@@ -23,7 +23,7 @@ FIGURE = "backprop/gates_circuit"
 
 def _start(env: dict, only: str = FIGURE) -> subprocess.Popen:
     """`lecture build` in its own process group, so a kill takes its manim with it."""
-    return subprocess.Popen([str(BIN / "lecture"), "build", "-q", "l", "--only", only], env={**os.environ, **env},
+    return subprocess.Popen([*BUILD, "--only", only], env={**os.environ, **env},
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
 

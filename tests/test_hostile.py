@@ -95,6 +95,7 @@ def test_a_scene_narrating_a_cue_the_file_lacks_is_refused_by_check(tmp_path, mo
         build.check([catalogue.figure("gates_circuit")])
 
 
+@pytest.mark.slow  # `lecture` runs in a scratch copy
 def test_a_take_far_longer_than_its_text_warns_and_a_figure_past_120_s_is_refused_before_rendering(tmp_path):
     copy = tmp_path / "project"
     for part in ("tools", "scenes", "narration"):
@@ -117,6 +118,7 @@ def test_a_take_far_longer_than_its_text_warns_and_a_figure_past_120_s_is_refuse
 # -- fonts -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # `lecture check` and `build` in new processes
 def test_no_chinese_font_means_lecture_check_and_build_refuse(tmp_path):
     config = tmp_path / "fonts.conf"
     config.write_text('<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>'
@@ -148,6 +150,7 @@ def test_a_passed_glyph_check_is_kept_until_the_source_or_the_fonts_change(isola
     assert len(looked) == 2
 
 
+@pytest.mark.slow  # every figure's glyphs checked
 def test_the_glyph_check_computes_the_facts_of_the_chapters_built_only(isolated, monkeypatch):
     computed: list[str] = []
     facts = catalogue.facts

@@ -24,6 +24,7 @@ def last_frames(request):
     return stills.current([catalogue.figure(f) for f in wanted], say=lambda line: None)
 
 
+@pytest.mark.slow  # every figure run with animations skipped, once for all (cached in .cache/stills)
 @pytest.mark.parametrize("figure", FIGURES)
 def test_last_frame_matches_its_control(figure, last_frames, request, tmp_path):
     frame = last_frames[figure].png
@@ -37,6 +38,7 @@ def test_last_frame_matches_its_control(figure, last_frames, request, tmp_path):
     assert problem is None, f"{figure}: {problem}"
 
 
+@pytest.mark.slow  # runs manim on gates_circuit, three times
 def test_a_moved_label_fails_with_a_picture_and_passes_after_set_test(tmp_path):
     """In a scratch copy, one muted label of gates_circuit moves by style.GAP_S: its frame test fails and
     draws the diff; --set_test writes new control data, and then it passes."""
@@ -51,8 +53,9 @@ def test_a_moved_label_fails_with_a_picture_and_passes_after_set_test(tmp_path):
     assert source.count(placed) == 1
     scenes.write_text(source.replace(placed, placed.rstrip() + '.shift(style.GAP_S * RIGHT if name == "d" else 0)\n'),
                       encoding="utf-8")
-    pytest_args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_last_frames.py",
-                   "-k", "matches_its_control and gates_circuit", "--basetemp", str(tmp_path / "runs")]
+    pytest_args = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+                   "tests/test_last_frames.py", "-k", "matches_its_control and gates_circuit",
+                   "--basetemp", str(tmp_path / "runs")]
     env = {"PYTHONPATH": str(copy), "LECTURE_CACHE": str(tmp_path / "cache")}
     failed = run(pytest_args, cwd=copy, env=env)
     assert failed.returncode == 1, failed.stdout[-2000:]

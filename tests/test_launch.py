@@ -4,6 +4,7 @@ environment is left as it was, and a render that needs other values runs as a pr
 
 import sys
 
+import pytest
 from helpers import ROOT, run
 
 SCRIPT = """
@@ -22,6 +23,7 @@ print(launch._server_for(env), launch._server_for({}))
 """
 
 
+@pytest.mark.slow  # runs manim
 def test_a_forked_manim_logs_and_exits_as_its_own_process_and_the_server_keeps_its_start_environment(tmp_path):
     done = run([sys.executable, "-c", SCRIPT, str(tmp_path)], cwd=ROOT,
                env={"MALLOC_PERTURB_": ""})  # the build's own value, to be left alone

@@ -172,7 +172,10 @@ def test_the_probe_is_in_the_stills_key_but_not_in_the_render_key():
 # -- a misplaced label, for real ------------------------------------------------------------------
 
 
-def test_a_misplaced_label_in_a_scratch_copy_is_reported_with_figure_cue_and_both_texts(tmp_path):
+@pytest.mark.slow  # runs manim, animations skipped
+def test_a_misplaced_label_in_a_scratch_copy_is_reported_by_check_and_build_with_figure_cue_and_both_texts(tmp_path):
+    """`lecture check --layout` reports it; `lecture build` lints first and refuses before rendering (the other
+    tests build with --no-layout)."""
     copy = tmp_path / "project"
     for part in ("tools", "scenes", "narration"):
         shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
@@ -190,3 +193,8 @@ def test_a_misplaced_label_in_a_scratch_copy_is_reported_with_figure_cue_and_bot
     assert done.returncode == 2, done.stdout + done.stderr
     assert "gates_circuit, cue 'gates_seed': overlap: 「−4」 at" in done.stderr
     assert "and 「1」 at" in done.stderr
+    renders = tmp_path / "renders"
+    built = run([sys.executable, "-m", "tools.cli", "build", "-q", "l", "--only", "backprop/gates_circuit"],
+                cwd=copy, env=env | {"LECTURE_RENDERS": str(renders)})
+    assert built.returncode == 2 and "gates_circuit, cue 'gates_seed': overlap: 「−4」 at" in built.stderr, built.stderr
+    assert not list(renders.rglob("*.mp4"))

@@ -52,6 +52,7 @@ def test_a_corrupt_manifest_is_refused_naming_the_file_and_the_way_out(tmp_path,
     assert str(out / "manifest.json") in str(refused.value) and "lecture build --rescan -q l" in str(refused.value)
 
 
+@pytest.mark.slow  # `lecture build` checks every figure first, in a new process
 def test_lecture_build_refuses_a_corrupt_manifest_before_rendering(tmp_path):
     out = tmp_path / "renders" / "480p15"
     out.mkdir(parents=True)

@@ -5,14 +5,12 @@ import json
 from fractions import Fraction
 
 import pytest
-from helpers import build_figure, in_play_order
+from helpers import in_play_order
 
 from tools.chapters import pipeline as chapter
 from tools.course import catalogue
 from tools.course.facts import Check, FactError
 from tools.models import pipeline as pp
-from tools.publish import manifest
-from tools.publish.manifest import sha256
 
 FIGURES = ("pipeline_gpipe", "pipeline_1f1b", "pipeline_interleaved", "pipeline_zero_bubble",
            "pipeline_bidirectional", "pipeline_summary", "moe_flow")
@@ -192,23 +190,3 @@ def test_every_chapter_has_one_topic_and_a_topics_chapters_play_together():
 def test_a_chapter_without_a_topic_is_named():
     with pytest.raises(catalogue.UnknownFigure, match="chapter 'nowhere' belongs to no topic"):
         catalogue.topic_of("nowhere")
-
-
-# -- a real build ----------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_lecture_build_publishes_the_trace_beside_the_clip_and_in_the_kit(tmp_path):
-    done = build_figure("pipeline/pipeline_gpipe", tmp_path)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    out = tmp_path / "renders" / "480p15"
-    trace = out / "pipeline" / "pipeline_gpipe.trace.json"
-    entry = manifest.load(out).figures["pipeline_gpipe"]
-    assert entry.files["trace.json"].path == "pipeline/pipeline_gpipe.trace.json"
-    assert entry.files["trace.json"].sha256 == sha256(trace)
-    assert json.loads(trace.read_text(encoding="utf-8"))["otherData"]["schedule"].startswith("GPipe")
-    kit = out / "site"
-    assert (kit / "media" / "pipeline" / "pipeline_gpipe.trace.json").read_bytes() == trace.read_bytes()
-    page = (kit / "embed" / "pipeline_gpipe.html").read_text(encoding="utf-8")
-    assert 'href="../media/pipeline/pipeline_gpipe.trace.json"' in page and "chrome://tracing" in page
-    assert '<h2 class="topic-title">专题五' in (kit / "index.html").read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import BIN, ROOT, run
+from helpers import BIN, BUILD, ROOT, run
 from PIL import Image
 
 from tools.course import catalogue
@@ -66,7 +66,7 @@ def test_poster_and_manifest_describe_the_clip(built):
 def test_an_unchanged_figure_is_not_rendered_again(built):
     out, env, _ = built
     before = (out / "backprop" / "gates_circuit.mp4").stat().st_mtime_ns
-    done = run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"], env=env)
+    done = run([*BUILD, "--only", "backprop/gates_circuit"], env=env)
     assert done.returncode == 0 and "gates_circuit: unchanged" in done.stdout
     assert "(cached" in done.stdout and "(made" not in done.stdout
     assert (out / "backprop" / "gates_circuit.mp4").stat().st_mtime_ns == before

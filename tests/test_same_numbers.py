@@ -59,6 +59,7 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     return {**env, **extra}
 
 
+@pytest.mark.slow  # every figure's facts, in three new processes
 def test_facts_read_the_same_with_other_simd_paths_and_blas_cores():
     if not DISPATCHED:
         pytest.skip("this CPU runs numpy's baseline only: there is no narrower dispatch to compare with")
@@ -86,7 +87,7 @@ def test_facts_read_the_same_with_other_simd_paths_and_blas_cores():
         assert not differ and tables[name].keys() == usual.keys(), "\n".join(differ)
 
 
-# -- every builder once more, watched ---------------------------------------------------------------------
+# -- every builder once more, watched ----------------------------------------------------------------------
 
 class WatchingCheck(Check):
     """A Check that notes every residual: a value checked against zero with an absolute tolerance."""
@@ -106,7 +107,7 @@ class WatchingCheck(Check):
 
 
 @pytest.fixture(scope="module")
-def watched():
+def rebuilt():
     """Each figure's builder run again with a WatchingCheck, and every number it formats probed a relative
     10⁻⁹ either way: {figure: (its check, its facts)}, and the numbers that sat on a rounding edge."""
     for fig in catalogue.figures():
@@ -136,8 +137,9 @@ def watched():
     return runs, edges
 
 
-def test_no_fact_shows_a_residual(watched):
-    runs, _ = watched
+@pytest.mark.slow
+def test_no_fact_shows_a_residual(rebuilt):
+    runs, _ = rebuilt
     shown_noise = [f"{fig}.{name} shows {fact.text}, the residual of the check '{check_name}'"
                    for fig, (check, facts) in runs.items() for name, fact in facts.items()
                    for check_name, residual in check.residuals
@@ -146,8 +148,9 @@ def test_no_fact_shows_a_residual(watched):
     assert not shown_noise, "\n".join(shown_noise) + "\nshow the bound the check asserts: Check.residual"
 
 
-def test_no_shown_number_sits_on_a_rounding_edge(watched):
-    _, edges = watched
+@pytest.mark.slow
+def test_no_shown_number_sits_on_a_rounding_edge(rebuilt):
+    _, edges = rebuilt
     assert not edges, "\n".join(edges)
 
 
@@ -167,10 +170,11 @@ def _one_ulp_up(value):
     return None
 
 
-def test_one_ulp_on_the_inputs_of_a_residual_check_changes_no_text(watched):
+@pytest.mark.slow
+def test_one_ulp_on_the_inputs_of_a_residual_check_changes_no_text(rebuilt):
     """A figure whose checks measure a residual is built again with each float input one ulp larger; an
     input its checks then refuse is exact by meaning (1.0 that must be 1) and is left as it is."""
-    runs, _ = watched
+    runs, _ = rebuilt
     changed, nudged = [], 0
     for fig_id, (check, facts) in runs.items():
         if not any(residual for _, residual in check.residuals):

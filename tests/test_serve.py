@@ -26,7 +26,8 @@ def kit(tmp_path):
 @pytest.fixture
 def server(kit):
     running = serve.make_server(kit, 0)
-    thread = threading.Thread(target=running.serve_forever, daemon=True)
+    # A short poll, so shutdown() returns at once rather than after serve_forever's default half second.
+    thread = threading.Thread(target=running.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield running
     running.shutdown()

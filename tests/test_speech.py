@@ -104,6 +104,7 @@ def test_lecture_say_refuses_a_placeholder_without_a_cue(tmp_path):
     assert done.returncode == 2 and "--cue chapter/cue_id" in done.stderr
 
 
+@pytest.mark.slow  # `lecture script` reads every cue of the course, in a new process
 def test_lecture_script_lists_each_cue_with_text_pinyin_target_and_file(tmp_path):
     out = tmp_path / "script.md"
     done = run([str(BIN / "lecture"), "script", "--only", "optimizer", "--out", str(out)],
