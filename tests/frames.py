@@ -18,6 +18,8 @@ import numpy as np
 from helpers import ROOT
 from PIL import Image, ImageChops
 
+from tools.files import write_atomically
+
 CONTROL = ROOT / "tests" / "control" / "last_frames"
 STACK = CONTROL / "drawing_stack.json"
 # Frames drawn on one stack come out identical (0 pixels changed between two runs); a pixel counts as
@@ -80,5 +82,5 @@ def stack_mismatch(stack: dict[str, str]) -> str | None:
 
 
 def record_stack(stack: dict[str, str]) -> None:
-    STACK.parent.mkdir(parents=True, exist_ok=True)
-    STACK.write_text(json.dumps(stack, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Written whole: under pytest-xdist every worker that stores a control frame records the stack."""
+    write_atomically(STACK, json.dumps(stack, indent=2, ensure_ascii=False) + "\n")
