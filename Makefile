@@ -58,7 +58,9 @@ endef
 
 # A new .venv whenever a lock or pyproject.toml changes, so it holds exactly what the locks name. Every
 # file is checked against its hash; pycairo, ManimPango, jieba and srt come as sources and build on the
-# locked tools (no build isolation, which would fetch unpinned ones).
+# locked tools (no build isolation, which would fetch unpinned ones). The backends find those tools
+# (meson, ninja, cython) on PATH, so the venv's bin comes first, as if it were activated.
+IN_VENV := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m
 define new_venv
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
@@ -71,8 +73,8 @@ $(TOOLS): $(BUILD_LOCK)
 
 $(STAMP): $(LOCK) $(BUILD_LOCK) pyproject.toml
 	$(new_venv)
-	$(VENV)/bin/pip install --quiet --require-hashes --no-build-isolation -r $(LOCK)
-	$(VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	$(IN_VENV) pip install --quiet --require-hashes --no-build-isolation -r $(LOCK)
+	$(IN_VENV) pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(TOOLS) $@
 
 # Refresh both locks from pyproject.toml: versions already locked are kept where the ranges still allow
