@@ -36,13 +36,19 @@ def main() -> None:
     parser.add_argument("-j", "--jobs", default="1")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "LECTURE_CACHE": f"{tmp}/cache", "LECTURE_RENDERS": f"{tmp}/renders",
-               "LECTURE_VOICE": args.voice}
+        env = {
+            **os.environ,
+            "LECTURE_CACHE": f"{tmp}/cache",
+            "LECTURE_RENDERS": f"{tmp}/renders",
+            "LECTURE_VOICE": args.voice,
+        }
         build = ["build", "-q", args.quality, "--only", args.only, "-j", args.jobs]
-        rows = [("lecture check, cold (lints every figure)", timed(["check"], env)),
-                ("lecture check, unchanged", timed(["check"], env)),
-                (f"cold build {args.only} -q {args.quality}", timed(build, env)),
-                ("unchanged rebuild", timed(build, env))]
+        rows = [
+            ("lecture check, cold (lints every figure)", timed(["check"], env)),
+            ("lecture check, unchanged", timed(["check"], env)),
+            (f"cold build {args.only} -q {args.quality}", timed(build, env)),
+            ("unchanged rebuild", timed(build, env)),
+        ]
     width = max(len(name) for name, _ in rows)
     for name, seconds in rows:
         print(f"{name:<{width}}  {seconds:7.2f} s")

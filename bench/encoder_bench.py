@@ -45,9 +45,22 @@ def cfg_with_preset(preset: str, folder: Path) -> Path:
 
 def render(scene_file: Path, scene: str, quality: str, preset: str, folder: Path, env: dict) -> tuple[float, Path]:
     media = folder / preset
-    command = [sys.executable, "-m", "manim", "render", "-q", quality, "--config_file",
-               str(cfg_with_preset(preset, folder)), "--media_dir", str(media), "--progress_bar", "none",
-               str(scene_file), scene]
+    command = [
+        sys.executable,
+        "-m",
+        "manim",
+        "render",
+        "-q",
+        quality,
+        "--config_file",
+        str(cfg_with_preset(preset, folder)),
+        "--media_dir",
+        str(media),
+        "--progress_bar",
+        "none",
+        str(scene_file),
+        scene,
+    ]
     start = time.perf_counter()
     subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
@@ -64,7 +77,7 @@ def psnr(reference: Path, other: Path) -> float:
             diff = a.to_ndarray(format="rgb24").astype(np.int32) - b.to_ndarray(format="rgb24")
             total, count = total + float(np.sum(diff * diff)), count + diff.size
     mse = total / count
-    return float("inf") if mse == 0 else float(10 * np.log10(255 ** 2 / mse))
+    return float("inf") if mse == 0 else float(10 * np.log10(255**2 / mse))
 
 
 def main() -> None:
@@ -77,8 +90,9 @@ def main() -> None:
     scene_file = catalogue.chapter(fig.chapter).scene_file
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "LECTURE_CACHE": f"{tmp}/cache", "LECTURE_VOICE": "silent"}
-        results = {preset: render(scene_file, args.scene, args.quality, preset, Path(tmp), env)
-                   for preset in args.presets}
+        results = {
+            preset: render(scene_file, args.scene, args.quality, preset, Path(tmp), env) for preset in args.presets
+        }
         reference = results[args.presets[0]][1]
         print(f"{args.scene} -q {args.quality}, reference {args.presets[0]}")
         print("| preset | render time | file size | PSNR vs reference |")

@@ -48,8 +48,15 @@ QUALITY_DIRS = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 def timed(command: list[str], env: dict) -> float:
     """Seconds the command took; its output is dropped, but for the end of it when it fails."""
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          stdin=subprocess.DEVNULL, text=True)
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     if done.returncode:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - start
@@ -65,8 +72,9 @@ def _one_round(args, scene_file: str, tmp: Path, env: dict, n: int) -> tuple[flo
     env = {**env, "LECTURE_RENDERS": f"{tmp}/renders-{n}"}
     build = [*LECTURE, "build", "-q", args.quality, "-j", args.jobs, "--no-layout", "--only", args.chapter]
     plain = timed([*MANIM, f"-q{args.quality}", "--media_dir", f"{tmp}/media-{n}", scene_file], env)
-    plain_edit = timed([*MANIM, f"-q{args.quality}", "--media_dir", f"{tmp}/media-one-{n}", scene_file,
-                        scene_class(args.edit)], env)
+    plain_edit = timed(
+        [*MANIM, f"-q{args.quality}", "--media_dir", f"{tmp}/media-one-{n}", scene_file, scene_class(args.edit)], env
+    )
     cold = timed(build, env)
     unchanged = timed(build, env)
     out = tmp / f"renders-{n}" / QUALITY_DIRS[args.quality]
@@ -74,9 +82,13 @@ def _one_round(args, scene_file: str, tmp: Path, env: dict, n: int) -> tuple[flo
     del manifest["figures"][args.edit]
     (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
     edited = timed(build, env)
-    alone = [timed([*LECTURE, "build", "-q", args.quality, "-j", jobs, "--no-layout", "--only",
-                    f"{args.chapter}/{args.long}"], {**env, "LECTURE_RENDERS": f"{tmp}/alone-{jobs}-{n}"})
-             for jobs in ("1", args.jobs)]
+    alone = [
+        timed(
+            [*LECTURE, "build", "-q", args.quality, "-j", jobs, "--no-layout", "--only", f"{args.chapter}/{args.long}"],
+            {**env, "LECTURE_RENDERS": f"{tmp}/alone-{jobs}-{n}"},
+        )
+        for jobs in ("1", args.jobs)
+    ]
     return plain, plain_edit, cold, unchanged, edited, *alone
 
 
@@ -92,34 +104,68 @@ def main() -> None:
     args = parser.parse_args()
     scene_file = f"scenes/{args.chapter}.py"
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "LECTURE_CACHE": f"{tmp}/cache", "LECTURE_RENDERS": f"{tmp}/renders",
-               "LECTURE_VOICE": args.voice}
-        subprocess.run([*MANIM, "-ql", "--dry_run", "--fps", "1", "--progress_bar", "none", "--media_dir",
-                        f"{tmp}/dry", scene_file], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
-                       stdin=subprocess.DEVNULL)
+        env = {
+            **os.environ,
+            "LECTURE_CACHE": f"{tmp}/cache",
+            "LECTURE_RENDERS": f"{tmp}/renders",
+            "LECTURE_VOICE": args.voice,
+        }
+        subprocess.run(
+            [
+                *MANIM,
+                "-ql",
+                "--dry_run",
+                "--fps",
+                "1",
+                "--progress_bar",
+                "none",
+                "--media_dir",
+                f"{tmp}/dry",
+                scene_file,
+            ],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
         runs = [_one_round(args, scene_file, Path(tmp), env, n) for n in range(args.repeat)]
         plain, plain_edit, cold, unchanged, edited, alone_1, alone_j = (min(times) for times in zip(*runs))
         build = [*LECTURE, "build", "-q", args.quality, "-j", args.jobs, "--no-layout", "--only", args.chapter]
         os.environ["LECTURE_CACHE"] = f"{tmp}/worker-cache"  # the workers' own (they inherit this environment)
-        with LocalCluster(n_workers=int(args.jobs), threads_per_worker=1, processes=True,
-                          dashboard_address=None) as local:
+        with LocalCluster(
+            n_workers=int(args.jobs), threads_per_worker=1, processes=True, dashboard_address=None
+        ) as local:
             remote_env = {**env, "LECTURE_RENDERS": f"{tmp}/renders-cluster"}
             on_cluster = timed([*build, "--scheduler", local.scheduler_address], remote_env)
     rows = [
         (f"cold {args.chapter} chapter, `-j {args.jobs}`", f"{cold:.1f} s", f"{plain:.1f} s", f"{plain / cold:.2f}×"),
         ("nothing changed", f"{unchanged:.1f} s", f"{plain:.1f} s", f"{plain / unchanged:.0f}×"),
-        (f"one figure edited ({args.edit}): whole build / plain manim on that figure", f"{edited:.1f} s",
-         f"{plain_edit:.1f} s", f"{edited / plain_edit:.2f}"),
-        (f"{args.long} alone, `-j {args.jobs}` vs `-j 1`", f"{alone_j:.1f} s",
-         f"{alone_1:.1f} s (`-j 1`)", f"{alone_1 / alone_j:.2f}×"),
-        (f"cold chapter on a {args.jobs}-worker LocalCluster vs the local pool", f"{on_cluster:.1f} s",
-         f"{cold:.1f} s local pool", f"{cold / on_cluster:.2f}×"),
+        (
+            f"one figure edited ({args.edit}): whole build / plain manim on that figure",
+            f"{edited:.1f} s",
+            f"{plain_edit:.1f} s",
+            f"{edited / plain_edit:.2f}",
+        ),
+        (
+            f"{args.long} alone, `-j {args.jobs}` vs `-j 1`",
+            f"{alone_j:.1f} s",
+            f"{alone_1:.1f} s (`-j 1`)",
+            f"{alone_1 / alone_j:.2f}×",
+        ),
+        (
+            f"cold chapter on a {args.jobs}-worker LocalCluster vs the local pool",
+            f"{on_cluster:.1f} s",
+            f"{cold:.1f} s local pool",
+            f"{cold / on_cluster:.2f}×",
+        ),
     ]
     print(f"{os.cpu_count()} cores, -q {args.quality}, voice {args.voice}, best of {args.repeat}")
     print(f"| work | `lecture build` | plain `manim -q{args.quality} {scene_file}` | ratio |")
     print("|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
+
 
 if __name__ == "__main__":
     main()

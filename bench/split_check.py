@@ -34,11 +34,34 @@ TINY = ["-r", "128,72", "--fps", "4"]
 
 
 def rendered(fig: catalogue.Figure, media: Path, env: dict) -> Path | None:
-    command = [sys.executable, "-m", "manim", "render", "-q", "l", *TINY, "--config_file", str(render.one_figure_cfg()),
-               "--media_dir", str(media), "-o", fig.id, "--progress_bar", "none",
-               str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class]
-    subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   stdin=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "manim",
+        "render",
+        "-q",
+        "l",
+        *TINY,
+        "--config_file",
+        str(render.one_figure_cfg()),
+        "--media_dir",
+        str(media),
+        "-o",
+        fig.id,
+        "--progress_bar",
+        "none",
+        str(catalogue.chapter(fig.chapter).scene_file),
+        fig.scene_class,
+    ]
+    subprocess.run(
+        command,
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
     return next(iter(media.glob(f"videos/**/{fig.id}.mp4")), None)
 
 

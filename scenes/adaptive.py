@@ -64,8 +64,10 @@ class AdagradRmspropAdamChain(LectureScene):
         self.show_title()
         names = self._panel()
         with self.narrate("chain_denominator") as beat:
-            self.play(LaggedStart(*(FadeIn(row["name"], shift=0.2 * RIGHT) for row in names), lag_ratio=0.4),
-                      run_time=beat.share(0.6))
+            self.play(
+                LaggedStart(*(FadeIn(row["name"], shift=0.2 * RIGHT) for row in names), lag_ratio=0.4),
+                run_time=beat.share(0.6),
+            )
 
         axes = sketch_axes([0, f["x_max"].value, 1], [-1.75, 1.6, 1], 7.4, 4.6, ticks=True, corner=True)
         axes.move_to(self.PLOT_CENTRE)
@@ -83,8 +85,9 @@ class AdagradRmspropAdamChain(LectureScene):
 
         adagrad = curve_through(axes, f["adagrad_curve"].value, style.SKY)
         end = Dot(axes.c2p(*f["adagrad_curve"].value[-1]), radius=0.07, color=style.SKY)
-        end_name = style.zh(f"第 {f['adagrad_step'].text} 步：{f['adagrad_share'].text}", size=style.LABEL_SIZE,
-                            color=style.SKY).next_to(end, UP + RIGHT, buff=style.GAP_S)
+        end_name = style.zh(
+            f"第 {f['adagrad_step'].text} 步：{f['adagrad_share'].text}", size=style.LABEL_SIZE, color=style.SKY
+        ).next_to(end, UP + RIGHT, buff=style.GAP_S)
         with self.narrate("chain_adagrad_decay") as beat:
             self.play(Create(adagrad), run_time=beat.share(0.5))
             self.play(FadeIn(end, scale=2), FadeIn(end_name, shift=0.2 * DOWN), run_time=beat.share(0.25))
@@ -98,16 +101,26 @@ class AdagradRmspropAdamChain(LectureScene):
 
         rmsprop = curve_through(axes, f["rmsprop_curve"].value, style.ORANGE)
         first = Dot(axes.c2p(*f["rmsprop_curve"].value[0]), radius=0.07, color=style.ORANGE)
-        first_name = style.zh(f"{f['rmsprop_first'].text}（β₂ = {f['beta2'].text}）", size=style.LABEL_SIZE,
-                              color=style.ORANGE).next_to(first, RIGHT, buff=style.GAP_M).shift(0.3 * DOWN)
+        first_name = (
+            style.zh(f"{f['rmsprop_first'].text}（β₂ = {f['beta2'].text}）", size=style.LABEL_SIZE, color=style.ORANGE)
+            .next_to(first, RIGHT, buff=style.GAP_M)
+            .shift(0.3 * DOWN)
+        )
         with self.narrate("chain_orange") as beat:
             self.play(Create(rmsprop), run_time=beat.share(0.5))
             self.play(FadeIn(first, scale=2), FadeIn(first_name, shift=0.2 * RIGHT), run_time=beat.share(0.3))
 
         adam = curve_through(axes, f["adam_curve"].value, style.HIGHLIGHT)
         peak = Dot(axes.c2p(*f["adam_peak_point"].value), radius=0.07, color=style.HIGHLIGHT)
-        peak_name = style.zh(f"{f['adam_peak'].text}（第 {f['adam_peak_step'].text} 步）", size=style.LABEL_SIZE,
-                             color=style.HIGHLIGHT).next_to(peak, DOWN, buff=style.GAP_M).shift(0.4 * RIGHT)
+        peak_name = (
+            style.zh(
+                f"{f['adam_peak'].text}（第 {f['adam_peak_step'].text} 步）",
+                size=style.LABEL_SIZE,
+                color=style.HIGHLIGHT,
+            )
+            .next_to(peak, DOWN, buff=style.GAP_M)
+            .shift(0.4 * RIGHT)
+        )
         with self.narrate("chain_adam") as beat:
             self.play(Write(names[2]["formula"]), run_time=beat.share(0.25))
             self.play(Create(adam), run_time=beat.share(0.4))
@@ -127,8 +140,12 @@ class AdagradRmspropAdamChain(LectureScene):
         specs = (
             ("AdaGrad：除以历来平方和", style.SKY, "g_t / sqrt(sum_(s <= t) g_s^2)", None),
             ("RMSProp：除以滑动平均", style.ORANGE, "g_t / sqrt(v_t), quad v_0 = 0", "从零起步，头几步分母偏小"),
-            ("Adam：两个平均各自修正", style.HIGHLIGHT,
-             "hat(m)_t / sqrt(hat(v)_t), quad hat(v)_t = v_t / (1 - beta_2^t)", None),
+            (
+                "Adam：两个平均各自修正",
+                style.HIGHLIGHT,
+                "hat(m)_t / sqrt(hat(v)_t), quad hat(v)_t = v_t / (1 - beta_2^t)",
+                None,
+            ),
         )
         for i, (words, colour, formula, note) in enumerate(specs):
             name = style.zh(words, size=style.LABEL_SIZE, color=colour)
@@ -155,8 +172,11 @@ class AdamUpdateRms(LectureScene):
         self.show_title()
         update = style.math("Delta theta = -eta dot hat(m) / sqrt(hat(v))", size=style.MATH_SIZE)
         update.move_to((self.LEFT_X, 2.1, 0), aligned_edge=LEFT)
-        units = VGroup(_name("梯度的单位", style.TEXT, style.LABEL_SIZE), _name("÷", style.TEXT, style.LABEL_SIZE),
-                       _name("梯度的单位", style.TEXT, style.LABEL_SIZE)).arrange(RIGHT, buff=style.GAP_M)
+        units = VGroup(
+            _name("梯度的单位", style.TEXT, style.LABEL_SIZE),
+            _name("÷", style.TEXT, style.LABEL_SIZE),
+            _name("梯度的单位", style.TEXT, style.LABEL_SIZE),
+        ).arrange(RIGHT, buff=style.GAP_M)
         units.next_to(update, DOWN, buff=style.GAP_L).align_to(update, LEFT)
         crosses = VGroup(Cross(units[0], stroke_width=3), Cross(units[2], stroke_width=3))
         with self.narrate("rms_units") as beat:
@@ -169,8 +189,9 @@ class AdamUpdateRms(LectureScene):
         with self.narrate("rms_not_one") as beat:
             self.play(FadeIn(constant, shift=0.2 * LEFT), run_time=beat.share(0.5))
 
-        closed = style.math(f"sqrt((1 - beta_1) / (1 + beta_1)) = {f['closed'].text}", size=style.MATH_SIZE,
-                            color=style.HIGHLIGHT)
+        closed = style.math(
+            f"sqrt((1 - beta_1) / (1 + beta_1)) = {f['closed'].text}", size=style.MATH_SIZE, color=style.HIGHLIGHT
+        )
         closed.move_to((self.LEFT_X, -0.75, 0), aligned_edge=LEFT)
         premise = _name(f"梯度基本是噪声时；β₁ = {f['beta1'].text}").next_to(closed, DOWN, buff=style.GAP_M)
         premise.align_to(closed, LEFT)
@@ -195,11 +216,17 @@ class AdamUpdateRms(LectureScene):
         formulas = VGroup(update, units, crosses, constant, premise)
         windows = self._windows()
         with self.narrate("rms_windows") as beat:
-            self.play(FadeOut(formulas), closed.animate.move_to((self.LEFT_X, 2.1, 0), aligned_edge=LEFT),
-                      run_time=beat.share(0.15))
+            self.play(
+                FadeOut(formulas),
+                closed.animate.move_to((self.LEFT_X, 2.1, 0), aligned_edge=LEFT),
+                run_time=beat.share(0.15),
+            )
             self.play(FadeIn(windows["head"]), run_time=beat.share(0.15))
-            self.play(LaggedStart(*(GrowFromEdge(bar, LEFT) for bar in windows["bars"]), lag_ratio=0.5),
-                      FadeIn(windows["labels"]), run_time=beat.share(0.6))
+            self.play(
+                LaggedStart(*(GrowFromEdge(bar, LEFT) for bar in windows["bars"]), lag_ratio=0.5),
+                FadeIn(windows["labels"]),
+                run_time=beat.share(0.6),
+            )
 
         step = style.zh(f"每步每个参数 ≈ {f['step_share'].text} × 学习率", size=style.BODY_SIZE, color=style.HIGHLIGHT)
         step.move_to((self.LEFT_X, 0.9, 0), aligned_edge=LEFT)
@@ -207,8 +234,9 @@ class AdamUpdateRms(LectureScene):
             self.play(FadeOut(windows["head"], windows["bars"], windows["labels"]), run_time=beat.share(0.2))
             self.play(Write(step), run_time=beat.share(0.5))
 
-        transfer = style.caption_stack("别的优化器把更新对齐到它，", "就能借用 Adam 的学习率与权重衰减",
-                                       size=style.LABEL_SIZE)
+        transfer = style.caption_stack(
+            "别的优化器把更新对齐到它，", "就能借用 Adam 的学习率与权重衰减", size=style.LABEL_SIZE
+        )
         transfer.next_to(step, DOWN, buff=style.GAP_L).align_to(step, LEFT)
         credit = _name("Moonlight 论文提出，Kimi K2 沿用").next_to(transfer, DOWN, buff=style.GAP_M)
         credit.align_to(step, LEFT)
@@ -225,8 +253,10 @@ class AdamUpdateRms(LectureScene):
         axes = sketch_axes([first, last, last - first], [0, 0.4, 0.1], 5.6, 3.7, ticks=True)
         axes.move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, [(first, f["first_step"].text), (last, f["last_step"].text)], f["y_ticks"].value)
-        names = VGroup(_name("步数").next_to(axes.x_axis, DOWN, buff=0.45),
-                       _name("更新的均方根").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT))
+        names = VGroup(
+            _name("步数").next_to(axes.x_axis, DOWN, buff=0.45),
+            _name("更新的均方根").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
+        )
         level = f["closed"].value
         closed = DashedLine(axes.c2p(first, level), axes.c2p(last, level), color=style.HIGHLIGHT, stroke_width=3)
         closed_name = _name(f"闭式解 {f['closed'].text}", style.HIGHLIGHT).next_to(closed, UP, buff=style.GAP_S)
@@ -235,11 +265,17 @@ class AdamUpdateRms(LectureScene):
         base_name = _name(f"模拟 {f['simulated'].text}（{f['params'].text} 个参数）", style.DATA)
         base_name.next_to(axes.c2p(first, 0.17), RIGHT, buff=0.3)
         low, high = f["range_low"].value, f["range_high"].value
-        band = Rectangle(width=axes.x_length, height=axes.c2p(0, high)[1] - axes.c2p(0, low)[1], stroke_width=0,
-                         fill_color=style.MUTED, fill_opacity=0.18)
+        band = Rectangle(
+            width=axes.x_length,
+            height=axes.c2p(0, high)[1] - axes.c2p(0, low)[1],
+            stroke_width=0,
+            fill_color=style.MUTED,
+            fill_opacity=0.18,
+        )
         band.move_to(axes.c2p((first + last) / 2, (low + high) / 2))
         band_name = _name(f"实测 {f['range_low'].text}–{f['range_high'].text}").next_to(
-            axes.c2p(first, high), DOWN + RIGHT, buff=style.GAP_S)
+            axes.c2p(first, high), DOWN + RIGHT, buff=style.GAP_S
+        )
         su = _name(f"苏剑林的模拟 {f['su_simulated'].text}").next_to(base_name, DOWN, buff=style.GAP_S)
         su.align_to(base_name, LEFT)
         tiny = line_through(axes, traces["tiny"], style.SKY, 2)
@@ -248,9 +284,22 @@ class AdamUpdateRms(LectureScene):
         short = line_through(axes, traces["short"], style.ORANGE, 2)
         short_name = _name(f"β₂ = {f['short_beta2'].text}", style.ORANGE).next_to(tiny_name, DOWN, buff=style.GAP_S)
         short_name.align_to(base_name, LEFT)
-        return {"axes": axes, "ticks": ticks, "names": names, "closed": closed, "closed_name": closed_name,
-                "base": base, "base_name": base_name, "band": band, "band_name": band_name, "su": su,
-                "tiny": tiny, "tiny_name": tiny_name, "short": short, "short_name": short_name}
+        return {
+            "axes": axes,
+            "ticks": ticks,
+            "names": names,
+            "closed": closed,
+            "closed_name": closed_name,
+            "base": base,
+            "base_name": base_name,
+            "band": band,
+            "band_name": band_name,
+            "su": su,
+            "tiny": tiny,
+            "tiny_name": tiny_name,
+            "short": short,
+            "short_name": short_name,
+        }
 
     def _windows(self):
         """β₂'s job: how many steps the average remembers, 1/(1 − β), as bars on a log scale."""
@@ -266,8 +315,9 @@ class AdamUpdateRms(LectureScene):
             length = per_decade * np.log10(f[f"window_{key}"].value)
             bar = Rectangle(width=length, height=0.3, stroke_width=0, fill_color=style.SKY, fill_opacity=0.8)
             bar.move_to((self.LEFT_X + 1.7, y, 0), aligned_edge=LEFT)
-            steps = _name(f"{f[f'window_{key}'].text} 步", style.SKY, style.LABEL_SIZE).next_to(bar, RIGHT,
-                                                                                                buff=style.GAP_M)
+            steps = _name(f"{f[f'window_{key}'].text} 步", style.SKY, style.LABEL_SIZE).next_to(
+                bar, RIGHT, buff=style.GAP_M
+            )
             bars.add(bar)
             labels.add(beta, steps)
         return {"head": head, "bars": bars, "labels": labels}
@@ -306,8 +356,9 @@ class Muon(LectureScene):
         with self.narrate("muon_general") as beat:
             self.play(*finish_case(cases[0]), run_time=beat.share(0.6))
 
-        middle_box = SurroundingRectangle(VGroup(*cases[1].values()), color=style.HIGHLIGHT, buff=0.15,
-                                          corner_radius=0.1)
+        middle_box = SurroundingRectangle(
+            VGroup(*cases[1].values()), color=style.HIGHLIGHT, buff=0.15, corner_radius=0.1
+        )
         with self.narrate("muon_diagonal") as beat:
             self.play(FadeIn(cases[1]["head"]), FadeIn(cases[1]["input"], shift=0.2 * DOWN), run_time=beat.share(0.15))
             self.play(*finish_case(cases[1]), run_time=beat.share(0.2))
@@ -323,8 +374,10 @@ class Muon(LectureScene):
             self.play(Create(trace["axes"]), FadeIn(trace["x_name"]), run_time=beat.share(0.2))
 
         with self.narrate("muon_trace_answer") as beat:
-            self.play(LaggedStart(*(GrowFromEdge(bar, DOWN) for bar in trace["bars"]), lag_ratio=0.05),
-                      run_time=beat.share(0.35))
+            self.play(
+                LaggedStart(*(GrowFromEdge(bar, DOWN) for bar in trace["bars"]), lag_ratio=0.05),
+                run_time=beat.share(0.35),
+            )
             self.play(Create(trace["rival"]), FadeIn(trace["rival_name"]), run_time=beat.share(0.2))
             self.play(GrowArrow(trace["best"]), FadeIn(trace["best_name"]), run_time=beat.share(0.3))
 
@@ -332,19 +385,32 @@ class Muon(LectureScene):
         with self.narrate("muon_norms") as beat:
             self.play(FadeOut(VGroup(*trace.values())), run_time=beat.share(0.1))
             for key in ("circle", "square", "matrix"):
-                self.play(FadeIn(rulers[key]["shape"]), GrowArrow(rulers[key]["arrow"]), FadeIn(rulers[key]["note"]),
-                          run_time=beat.share(0.27))
+                self.play(
+                    FadeIn(rulers[key]["shape"]),
+                    GrowArrow(rulers[key]["arrow"]),
+                    FadeIn(rulers[key]["note"]),
+                    run_time=beat.share(0.27),
+                )
 
         spectrum = self._spectrum()
         with self.narrate("muon_ns") as beat:
-            self.play(FadeOut(VGroup(*(m for ruler in rulers.values() for m in ruler.values()))),
-                      run_time=beat.share(0.1))
-            self.play(Create(spectrum["axes"]), FadeIn(spectrum["one"], spectrum["names"]),
-                      GrowFromEdge(spectrum["bars"][0], DOWN), FadeIn(spectrum["round"][0]), run_time=beat.share(0.2))
+            self.play(
+                FadeOut(VGroup(*(m for ruler in rulers.values() for m in ruler.values()))), run_time=beat.share(0.1)
+            )
+            self.play(
+                Create(spectrum["axes"]),
+                FadeIn(spectrum["one"], spectrum["names"]),
+                GrowFromEdge(spectrum["bars"][0], DOWN),
+                FadeIn(spectrum["round"][0]),
+                run_time=beat.share(0.2),
+            )
             steps = len(spectrum["bars"]) - 1
             for k in range(1, steps + 1):
-                self.play(Transform(spectrum["bars"][0], spectrum["bars"][k]),
-                          Transform(spectrum["round"][0], spectrum["round"][k]), run_time=beat.share(0.5 / steps))
+                self.play(
+                    Transform(spectrum["bars"][0], spectrum["bars"][k]),
+                    Transform(spectrum["round"][0], spectrum["round"][k]),
+                    run_time=beat.share(0.5 / steps),
+                )
             self.play(FadeIn(spectrum["range"]), run_time=beat.share(0.15))
 
         cost = self._cost()
@@ -353,14 +419,19 @@ class Muon(LectureScene):
             self.play(FadeIn(cost["sliver"]), FadeIn(cost["sliver_name"]), run_time=beat.share(0.3))
             self.play(FadeIn(cost["estimate"]), run_time=beat.share(0.25))
 
-        wallclock = _name("FLOP 少 ≠ 墙钟时间短：一串互相依赖的小矩阵乘，在目标配置上实测", style.HIGHLIGHT,
-                          style.LABEL_SIZE).next_to(cost["estimate"], DOWN, buff=style.GAP_M)
+        wallclock = _name(
+            "FLOP 少 ≠ 墙钟时间短：一串互相依赖的小矩阵乘，在目标配置上实测", style.HIGHLIGHT, style.LABEL_SIZE
+        ).next_to(cost["estimate"], DOWN, buff=style.GAP_M)
         wallclock.align_to(cost["estimate"], LEFT)
         with self.narrate("muon_wallclock") as beat:
             self.play(FadeIn(wallclock, shift=0.2 * UP), run_time=beat.share(0.35))
 
-        caveats = style.caption_stack("本图不比收敛快慢：没有对照实测", "DeepSeek-V4 用 Muon 训练：页面所述，未核实",
-                                      size=style.LABEL_SIZE, color=style.MUTED)
+        caveats = style.caption_stack(
+            "本图不比收敛快慢：没有对照实测",
+            "DeepSeek-V4 用 Muon 训练：页面所述，未核实",
+            size=style.LABEL_SIZE,
+            color=style.MUTED,
+        )
         caveats.move_to(wallclock, aligned_edge=LEFT + UP)
         with self.narrate("muon_no_curves") as beat:
             self.play(FadeOut(wallclock), run_time=beat.share(0.1))
@@ -371,67 +442,107 @@ class Muon(LectureScene):
     def _cases(self):
         """Ⓐ: a general matrix, a diagonal one and a column vector, each above its msign."""
         f = self.facts
-        specs = (("一般矩阵（动量 M）", "general", f"正交：长短都成 {f['one'].text}"),
-                 ("对角矩阵", "diagonal", "只剩正负号：逐元素取符号"),
-                 ("一列向量", "vector", "除以自己的长度"))
+        specs = (
+            ("一般矩阵（动量 M）", "general", f"正交：长短都成 {f['one'].text}"),
+            ("对角矩阵", "diagonal", "只剩正负号：逐元素取符号"),
+            ("一列向量", "vector", "除以自己的长度"),
+        )
         cases = []
         for x, (head, key, note) in zip(self.COLUMNS_X, specs):
             matrix = _matrix(f[key].value).move_to((x, self.INPUT_Y, 0))
             result = _matrix(f[f"{key}_sign"].value, style.HIGHLIGHT).move_to((x, self.OUTPUT_Y, 0))
             arrow = Arrow(matrix.get_bottom(), result.get_top(), buff=0.12, color=style.MUTED, stroke_width=4)
-            cases.append({
-                "head": _name(head, style.TEXT, style.LABEL_SIZE).move_to((x, 1.65, 0)),
-                "input": matrix, "arrow": arrow, "output": result,
-                "note": _name(note, style.HIGHLIGHT, style.LABEL_SIZE).move_to((x, self.NOTE_Y, 0)),
-            })
+            cases.append(
+                {
+                    "head": _name(head, style.TEXT, style.LABEL_SIZE).move_to((x, 1.65, 0)),
+                    "input": matrix,
+                    "arrow": arrow,
+                    "output": result,
+                    "note": _name(note, style.HIGHLIGHT, style.LABEL_SIZE).move_to((x, self.NOTE_Y, 0)),
+                }
+            )
         return cases
 
     def _trace(self):
         """Ⓑ: tr(Gᵀ O) for random semi-orthogonal O (a histogram) against O = msign(G)."""
         f = self.facts
         question = style.math("max_(norm(O)_2 <= 1) tr(G^T O)", size=style.MATH_SIZE).move_to((-3.2, 2.3, 0))
-        given = _name(f"G：随机 {f['trace_shape'].text} 梯度；O：随机半正交，试 {f['samples'].text} 个", style.TEXT,
-                      style.LABEL_SIZE).next_to(question, RIGHT, buff=style.GAP_L)
+        given = _name(
+            f"G：随机 {f['trace_shape'].text} 梯度；O：随机半正交，试 {f['samples'].text} 个",
+            style.TEXT,
+            style.LABEL_SIZE,
+        ).next_to(question, RIGHT, buff=style.GAP_L)
         edges, counts = f["rival_edges"].value, f["rival_counts"].value
         top = f["nuclear"].value * 1.04
-        axes = sketch_axes([edges[0], top, top - edges[0]], [0, counts.max() * 1.15, counts.max()], 11.0, 3.0,
-                           corner=True).move_to(self.HISTOGRAM_CENTRE)
+        axes = sketch_axes(
+            [edges[0], top, top - edges[0]], [0, counts.max() * 1.15, counts.max()], 11.0, 3.0, corner=True
+        ).move_to(self.HISTOGRAM_CENTRE)
         bars = VGroup()
         for left, right, count in zip(edges[:-1], edges[1:], counts):
             if count:
-                bar = Rectangle(width=axes.c2p(right, 0)[0] - axes.c2p(left, 0)[0], height=axes.c2p(0, count)[1]
-                                - axes.c2p(0, 0)[1], stroke_width=1, stroke_color=style.BACKGROUND,
-                                fill_color=style.SCHEMATIC, fill_opacity=0.8)
+                bar = Rectangle(
+                    width=axes.c2p(right, 0)[0] - axes.c2p(left, 0)[0],
+                    height=axes.c2p(0, count)[1] - axes.c2p(0, 0)[1],
+                    stroke_width=1,
+                    stroke_color=style.BACKGROUND,
+                    fill_color=style.SCHEMATIC,
+                    fill_opacity=0.8,
+                )
                 bars.add(bar.move_to(axes.c2p(left, 0), aligned_edge=LEFT + DOWN))
         x_name = _name("tr(GᵀO)：沿 G 走了多远").next_to(axes.x_axis, DOWN, buff=style.GAP_M)
         rival_x, best_x = f["rival_best"].value, f["nuclear"].value
-        rival = DashedLine(axes.c2p(rival_x, 0), axes.c2p(rival_x, counts.max() * 1.1), color=style.TEXT,
-                           stroke_width=2)
+        rival = DashedLine(
+            axes.c2p(rival_x, 0), axes.c2p(rival_x, counts.max() * 1.1), color=style.TEXT, stroke_width=2
+        )
         rival_name = _name(f"随机里最好：{f['rival_best'].text}", style.TEXT, style.LABEL_SIZE)
         rival_name.next_to(rival.get_top(), LEFT, buff=style.GAP_S).shift(0.3 * DOWN)
-        best = Arrow(axes.c2p(best_x, counts.max() * 1.1), axes.c2p(best_x, 0), buff=0, color=style.HIGHLIGHT,
-                     stroke_width=6)
+        best = Arrow(
+            axes.c2p(best_x, counts.max() * 1.1), axes.c2p(best_x, 0), buff=0, color=style.HIGHLIGHT, stroke_width=6
+        )
         best_name = _name(f"msign(G)：{f['trace_best'].text} ＝ 核范数 ‖G‖*", style.HIGHLIGHT, style.LABEL_SIZE)
         best_name.next_to(best, UP, buff=style.GAP_S).align_to(best, RIGHT)
-        return {"question": question, "given": given, "axes": axes, "bars": bars, "x_name": x_name, "rival": rival,
-                "rival_name": rival_name, "best": best, "best_name": best_name}
+        return {
+            "question": question,
+            "given": given,
+            "axes": axes,
+            "bars": bars,
+            "x_name": x_name,
+            "rival": rival,
+            "rival_name": rival_name,
+            "best": best,
+            "best_name": best_name,
+        }
 
     def _rulers(self):
         """Ⓒ: the steepest step by a circle, by a square (the gradient_descent_ball callback), by the spectral norm."""
         f = self.facts
         g = f["gradient_2d"].value
         rulers = {}
-        specs = (("circle", "用圆量一步", "−g/‖g‖ ＝ −msign(一列 g)", f["steepest_circle"].value),
-                 ("square", "用方框量一步", "−sign(g) ＝ −msign(diag g)", f["steepest_square"].value),
-                 ("matrix", "用谱范数量一步", "−msign(G)：Muon", None))
+        specs = (
+            ("circle", "用圆量一步", "−g/‖g‖ ＝ −msign(一列 g)", f["steepest_circle"].value),
+            ("square", "用方框量一步", "−sign(g) ＝ −msign(diag g)", f["steepest_square"].value),
+            ("matrix", "用谱范数量一步", "−msign(G)：Muon", None),
+        )
         for x, (key, head, formula, direction) in zip(self.COLUMNS_X, specs):
             centre = np.array((x, self.RULER_Y, 0))
             if direction is None:
-                cells = VGroup(*(Rectangle(width=0.42, height=0.42, stroke_color=style.TEXT, stroke_width=2,
-                                           fill_color=style.SCHEMATIC, fill_opacity=0.3) for _ in range(12)))
+                cells = VGroup(
+                    *(
+                        Rectangle(
+                            width=0.42,
+                            height=0.42,
+                            stroke_color=style.TEXT,
+                            stroke_width=2,
+                            fill_color=style.SCHEMATIC,
+                            fill_opacity=0.3,
+                        )
+                        for _ in range(12)
+                    )
+                )
                 shape = cells.arrange_in_grid(rows=4, cols=3, buff=0.06).move_to(centre)
-                arrow = Arrow(centre + 0.9 * LEFT, centre + 0.9 * RIGHT, buff=0, color=style.HIGHLIGHT,
-                              stroke_width=6).next_to(shape, DOWN, buff=style.GAP_M)
+                arrow = Arrow(
+                    centre + 0.9 * LEFT, centre + 0.9 * RIGHT, buff=0, color=style.HIGHLIGHT, stroke_width=6
+                ).next_to(shape, DOWN, buff=style.GAP_M)
                 shape = VGroup(shape, _name("G", style.TEXT, style.LABEL_SIZE).next_to(shape, LEFT, buff=style.GAP_S))
             else:
                 ball = norm_ball(key, centre, self.RULER_RADIUS)
@@ -448,20 +559,40 @@ class Muon(LectureScene):
         spectra, rounds = f["spectra"].value, f["ns_rounds"].value
         axes = sketch_axes([0, len(spectra[0]), 1], [0, 1.4, 1], 6.0, 1.7, corner=True).move_to(self.SPECTRUM_CENTRE)
         one = DashedLine(axes.c2p(0, 1), axes.c2p(len(spectra[0]), 1), color=style.HIGHLIGHT, stroke_width=2)
-        names = VGroup(_name(f"{f['one'].text}", style.HIGHLIGHT).next_to(one, LEFT, buff=style.GAP_S),
-                       _name("奇异值，从大到小").next_to(axes, DOWN, buff=style.GAP_S))
+        names = VGroup(
+            _name(f"{f['one'].text}", style.HIGHLIGHT).next_to(one, LEFT, buff=style.GAP_S),
+            _name("奇异值，从大到小").next_to(axes, DOWN, buff=style.GAP_S),
+        )
         width = axes.c2p(1, 0)[0] - axes.c2p(0, 0)[0]
 
         def bars_for(values):
-            return VGroup(*(Rectangle(width=0.7 * width, height=max(1e-3, axes.c2p(0, v)[1] - axes.c2p(0, 0)[1]),
-                                      stroke_width=0, fill_color=style.SKY, fill_opacity=0.85)
-                            .move_to(axes.c2p(i + 0.5, 0), aligned_edge=DOWN) for i, v in enumerate(values)))
+            return VGroup(
+                *(
+                    Rectangle(
+                        width=0.7 * width,
+                        height=max(1e-3, axes.c2p(0, v)[1] - axes.c2p(0, 0)[1]),
+                        stroke_width=0,
+                        fill_color=style.SKY,
+                        fill_opacity=0.85,
+                    ).move_to(axes.c2p(i + 0.5, 0), aligned_edge=DOWN)
+                    for i, v in enumerate(values)
+                )
+            )
 
         bars = [bars_for(values) for values in spectra]
-        labels = [_name(text, style.TEXT, style.LABEL_SIZE).next_to(axes, RIGHT, buff=style.GAP_L).shift(0.6 * UP)
-                  for text in rounds]
-        span = _name(f"{f['ns_steps'].text} 轮后：{f['sv_low'].text} – {f['sv_high'].text}", style.HIGHLIGHT,
-                     style.LABEL_SIZE).next_to(labels[0], DOWN, buff=style.GAP_M).align_to(labels[0], LEFT)
+        labels = [
+            _name(text, style.TEXT, style.LABEL_SIZE).next_to(axes, RIGHT, buff=style.GAP_L).shift(0.6 * UP)
+            for text in rounds
+        ]
+        span = (
+            _name(
+                f"{f['ns_steps'].text} 轮后：{f['sv_low'].text} – {f['sv_high'].text}",
+                style.HIGHLIGHT,
+                style.LABEL_SIZE,
+            )
+            .next_to(labels[0], DOWN, buff=style.GAP_M)
+            .align_to(labels[0], LEFT)
+        )
         return {"axes": axes, "one": one, "names": names, "bars": bars, "round": labels, "range": span}
 
     def _cost(self):
@@ -471,16 +602,30 @@ class Muon(LectureScene):
         step = Rectangle(width=length, height=0.35, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.6)
         step.move_to((-6.3, -0.45, 0), aligned_edge=LEFT)
         step_name = _name("一步的前向 + 反向", style.TEXT).next_to(step, UP, buff=style.GAP_S).align_to(step, LEFT)
-        sliver = Rectangle(width=max(0.03, length * f["overhead"].value), height=0.35, stroke_width=0,
-                           fill_color=style.HIGHLIGHT, fill_opacity=1).next_to(step, RIGHT, buff=0)
+        sliver = Rectangle(
+            width=max(0.03, length * f["overhead"].value),
+            height=0.35,
+            stroke_width=0,
+            fill_color=style.HIGHLIGHT,
+            fill_opacity=1,
+        ).next_to(step, RIGHT, buff=0)
         sliver_name = _name(f"Newton–Schulz ≈ T·m/B ＝ {f['overhead'].text}", style.HIGHLIGHT).next_to(
-            sliver, RIGHT, buff=style.GAP_S)
-        estimate = _name(f"作者估算：< {f['limit'].text} 的 FLOP（{f['model'].text}：m ＝ {f['width'].text}，"
-                         f"B ＝ {f['batch_tokens'].text} token，T ＝ {f['ns_steps'].text}）", style.TEXT,
-                         style.LABEL_SIZE)
+            sliver, RIGHT, buff=style.GAP_S
+        )
+        estimate = _name(
+            f"作者估算：< {f['limit'].text} 的 FLOP（{f['model'].text}：m ＝ {f['width'].text}，"
+            f"B ＝ {f['batch_tokens'].text} token，T ＝ {f['ns_steps'].text}）",
+            style.TEXT,
+            style.LABEL_SIZE,
+        )
         estimate.next_to(step, DOWN, buff=style.GAP_M).align_to(step, LEFT)
-        return {"step": step, "step_name": step_name, "sliver": sliver, "sliver_name": sliver_name,
-                "estimate": estimate}
+        return {
+            "step": step,
+            "step_name": step_name,
+            "sliver": sliver,
+            "sliver_name": sliver_name,
+            "estimate": estimate,
+        }
 
 
 # -- A23 ------------------------------------------------------------------------------
@@ -496,23 +641,31 @@ class WeightUpdateRatio(LectureScene):
     def construct(self):
         f = self.facts
         self.show_title()
-        ruler = VGroup(style.math("norm(Delta W) / norm(W)", size=style.MATH_SIZE),
-                       style.zh(f"≈ {f['ruler'].text}", size=style.BODY_SIZE)).arrange(RIGHT, buff=style.GAP_M)
+        ruler = VGroup(
+            style.math("norm(Delta W) / norm(W)", size=style.MATH_SIZE),
+            style.zh(f"≈ {f['ruler'].text}", size=style.BODY_SIZE),
+        ).arrange(RIGHT, buff=style.GAP_M)
         ruler.move_to((0, 2.1, 0))
         with self.narrate("ratio_ruler") as beat:
             self.play(Write(ruler), run_time=beat.share(0.5))
 
-        notes = style.caption_stack("ΔW 是这一步的更新（学习率 × 梯度），不是梯度", "只查离谱，不找最优",
-                                    size=style.LABEL_SIZE, color=style.MUTED)
+        notes = style.caption_stack(
+            "ΔW 是这一步的更新（学习率 × 梯度），不是梯度",
+            "只查离谱，不找最优",
+            size=style.LABEL_SIZE,
+            color=style.MUTED,
+        )
         notes.next_to(ruler, DOWN, buff=style.GAP_L)
         with self.narrate("ratio_updates") as beat:
             self.play(FadeIn(notes, shift=0.2 * UP), run_time=beat.share(0.4))
 
         net = self._network()
         shape = f"{f['n_in'].text} → {f['n_hidden'].text} → {f['n_out'].text}"
-        spec = style.caption_stack(f"tanh MLP {shape}，numpy 手写前向与反向",
-                                   f"固定种子，{f['samples'].text} 个样本，每次 {f['steps'].text} 步",
-                                   size=style.LABEL_SIZE)
+        spec = style.caption_stack(
+            f"tanh MLP {shape}，numpy 手写前向与反向",
+            f"固定种子，{f['samples'].text} 个样本，每次 {f['steps'].text} 步",
+            size=style.LABEL_SIZE,
+        )
         spec.next_to(net["wires"], RIGHT, buff=0.8)
         with self.narrate("ratio_setup") as beat:
             self.play(FadeOut(notes), run_time=beat.share(0.1))
@@ -523,8 +676,9 @@ class WeightUpdateRatio(LectureScene):
         with self.narrate("ratio_sweep") as beat:
             self.play(FadeOut(ruler, net["wires"], net["nodes"], spec), run_time=beat.share(0.1))
             self.play(Create(sweep["axes"]), FadeIn(sweep["ticks"], sweep["names"]), run_time=beat.share(0.2))
-            self.play(LaggedStart(*(FadeIn(dot, scale=2) for dot in sweep["dots"]), lag_ratio=0.15),
-                      run_time=beat.share(0.6))
+            self.play(
+                LaggedStart(*(FadeIn(dot, scale=2) for dot in sweep["dots"]), lag_ratio=0.15), run_time=beat.share(0.6)
+            )
 
         with self.narrate("ratio_pick") as beat:
             self.play(Create(sweep["ruler"]), FadeIn(sweep["ruler_name"]), run_time=beat.share(0.25))
@@ -534,8 +688,11 @@ class WeightUpdateRatio(LectureScene):
         runs = self._runs()
         with self.narrate("ratio_three") as beat:
             self.play(FadeOut(VGroup(*sweep.values())), run_time=beat.share(0.1))
-            self.play(Create(runs["axes"]), FadeIn(runs["ticks"], runs["names"], runs["ruler"], runs["legend_head"]),
-                      run_time=beat.share(0.2))
+            self.play(
+                Create(runs["axes"]),
+                FadeIn(runs["ticks"], runs["names"], runs["ruler"], runs["legend_head"]),
+                run_time=beat.share(0.2),
+            )
             for key in ("small", "right", "large"):
                 self.play(Create(runs[key]), FadeIn(runs[f"{key}_name"]), run_time=beat.share(0.2))
 
@@ -565,8 +722,14 @@ class WeightUpdateRatio(LectureScene):
             ys = (np.arange(n) - (n - 1) / 2) * self.NODE_PITCH
             columns.append([np.array((x, self.NET_CENTRE[1] + y, 0)) for y in ys])
         nodes = VGroup(*(Dot(p, radius=0.07, color=style.FORWARD) for column in columns for p in column))
-        wires = VGroup(*(Line(a, b, stroke_width=0.6, color=style.MUTED)
-                         for left, right in zip(columns[:-1], columns[1:]) for a in left for b in right))
+        wires = VGroup(
+            *(
+                Line(a, b, stroke_width=0.6, color=style.MUTED)
+                for left, right in zip(columns[:-1], columns[1:])
+                for a in left
+                for b in right
+            )
+        )
         return {"nodes": nodes, "wires": wires}
 
     def _sweep(self):
@@ -574,9 +737,12 @@ class WeightUpdateRatio(LectureScene):
         f = self.facts
         axes = sketch_axes([-4, 0, 1], [-5, -1, 1], 7.4, 4.2, ticks=True, corner=True).move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["lr_ticks"].value, f["ratio_ticks"].value)
-        names = VGroup(_name("学习率").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
-                       _name(f"稳定后的 ‖ΔW‖/‖W‖（后 {f['steady_last'].text} 步）").next_to(axes, UP, buff=style.GAP_S)
-                       .align_to(axes, LEFT))
+        names = VGroup(
+            _name("学习率").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
+            _name(f"稳定后的 ‖ΔW‖/‖W‖（后 {f['steady_last'].text} 步）")
+            .next_to(axes, UP, buff=style.GAP_S)
+            .align_to(axes, LEFT),
+        )
         dots = VGroup(*(Dot(axes.c2p(x, y), radius=0.06, color=style.DATA) for x, y in f["sweep"].value))
         ruler = DashedLine(axes.c2p(-4, -3), axes.c2p(0, -3), color=style.HIGHLIGHT, stroke_width=2)
         ruler_name = _name(f"尺子 {f['ruler'].text}", style.HIGHLIGHT).next_to(ruler, RIGHT, buff=style.GAP_S)
@@ -586,8 +752,18 @@ class WeightUpdateRatio(LectureScene):
         pick.next_to(chosen, DOWN + RIGHT, buff=0.2)
         failed = VGroup(*(Dot(axes.c2p(x, -1.25), radius=0.06, color=style.BAD) for x in f["sweep_failed"].value))
         failed_name = _name("NaN", style.BAD, style.LABEL_SIZE).next_to(failed, UP, buff=style.GAP_S)
-        return {"axes": axes, "ticks": ticks, "names": names, "dots": dots, "ruler": ruler, "ruler_name": ruler_name,
-                "ring": ring, "pick": pick, "failed": failed, "failed_name": failed_name}
+        return {
+            "axes": axes,
+            "ticks": ticks,
+            "names": names,
+            "dots": dots,
+            "ruler": ruler,
+            "ruler_name": ruler_name,
+            "ring": ring,
+            "pick": pick,
+            "failed": failed,
+            "failed_name": failed_name,
+        }
 
     def _runs(self):
         """Three runs, step by step: a tenth of the swept lr, the swept lr, ten times it."""
@@ -596,16 +772,19 @@ class WeightUpdateRatio(LectureScene):
         axes = sketch_axes([0, steps, steps // 2], [-5, -1, 1], 7.4, 4.2, ticks=True, corner=True)
         axes.move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["step_ticks"].value, f["ratio_ticks"].value)
-        names = VGroup(_name("步数").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
-                       _name("每一步的 ‖ΔW‖/‖W‖").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT))
+        names = VGroup(
+            _name("步数").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
+            _name("每一步的 ‖ΔW‖/‖W‖").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
+        )
         ruler = DashedLine(axes.c2p(0, -3), axes.c2p(steps, -3), color=style.HIGHLIGHT, stroke_width=2)
         runs = {"axes": axes, "ticks": ticks, "names": names, "ruler": ruler}
         curves = f["curves"].value
         for key, colour in (("small", style.SKY), ("right", style.GOOD), ("large", style.BAD)):
             runs[key] = line_through(axes, curves[key], colour, 2)
             lr, ratio = (f["lr"], f["ratio"]) if key == "right" else (f[f"lr_{key}"], f[f"ratio_{key}"])
-            runs[f"{key}_name"] = VGroup(Line(ORIGIN, 0.4 * RIGHT, color=colour, stroke_width=4),
-                                         _name(f"{lr.text} → {ratio.text}", colour))
+            runs[f"{key}_name"] = VGroup(
+                Line(ORIGIN, 0.4 * RIGHT, color=colour, stroke_width=4), _name(f"{lr.text} → {ratio.text}", colour)
+            )
             runs[f"{key}_name"].arrange(RIGHT, buff=style.GAP_M)
         runs["legend_head"] = _name("学习率 → 稳定后的比值")
         legend = VGroup(runs["legend_head"], *(runs[f"{key}_name"] for key in ("large", "right", "small")))
@@ -623,14 +802,19 @@ class WeightUpdateRatio(LectureScene):
         line = Line(at(0), at(3), color=style.MUTED, stroke_width=3)
         ticks = VGroup()
         for e, text in f["multiplier_ticks"].value:
-            ticks.add(Line(at(e) + 0.1 * DOWN, at(e) + 0.1 * UP, color=style.MUTED, stroke_width=2),
-                      _name(text).next_to(at(e), DOWN, buff=0.2))
+            ticks.add(
+                Line(at(e) + 0.1 * DOWN, at(e) + 0.1 * UP, color=style.MUTED, stroke_width=2),
+                _name(text).next_to(at(e), DOWN, buff=0.2),
+            )
         name = _name("学习率再乘多少：绿端仍收敛，红端 NaN（二分法，每轮取中点）", style.TEXT, style.LABEL_SIZE)
         name.move_to((0, 2.2, 0))
 
         def bracket(lo, hi):
-            return VGroup(Line(at(lo), at(hi), color=style.HIGHLIGHT, stroke_width=10),
-                          Dot(at(lo), radius=0.1, color=style.GOOD), Dot(at(hi), radius=0.1, color=style.BAD))
+            return VGroup(
+                Line(at(lo), at(hi), color=style.HIGHLIGHT, stroke_width=10),
+                Dot(at(lo), radius=0.1, color=style.GOOD),
+                Dot(at(hi), radius=0.1, color=style.BAD),
+            )
 
         brackets = [bracket(lo, hi) for lo, hi in f["brackets"].value]
         hi = f["brackets"].value[-1][1]
@@ -642,11 +826,21 @@ class WeightUpdateRatio(LectureScene):
         page_name.next_to(page, UP, buff=style.GAP_S)
         page_fine = _name(f"我们的设置：{f['page_multiplier'].text} 仍收敛", style.GOOD, style.LABEL_SIZE)
         page_fine.next_to(page, DOWN, buff=0.55)
-        caveat = _name(f"页面没给数据、损失和初始化：{f['page_multiplier'].text} 无法复现（D24）", style.MUTED,
-                       style.LABEL_SIZE)
+        caveat = _name(
+            f"页面没给数据、损失和初始化：{f['page_multiplier'].text} 无法复现（D24）", style.MUTED, style.LABEL_SIZE
+        )
         caveat.move_to((0, -1.7, 0))
-        return {"line": line, "ticks": ticks, "name": name, "bracket": brackets, "found": found, "page": page,
-                "page_name": page_name, "page_fine": page_fine, "caveat": caveat}
+        return {
+            "line": line,
+            "ticks": ticks,
+            "name": name,
+            "bracket": brackets,
+            "found": found,
+            "page": page,
+            "page_name": page_name,
+            "page_fine": page_fine,
+            "caveat": caveat,
+        }
 
 
 # -- A24 ------------------------------------------------------------------------------
@@ -670,12 +864,21 @@ class LrSchedules(LectureScene):
 
         axes = sketch_axes([0, 1, 0.5], [0, 1.1, 1], 7.2, 3.8, ticks=True, corner=True).move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["progress_ticks"].value, f["level_ticks"].value)
-        names = VGroup(_name("训练进度（占各自总 token）").next_to(axes.x_axis, DOWN, buff=0.4),
-                       _name("÷ 各自的峰值").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT))
-        legend = VGroup(*(VGroup(_name(name, colour, style.LABEL_SIZE), _name(f"共 {total.text} token"))
-                          .arrange(DOWN, aligned_edge=LEFT, buff=0.06)
-                          for name, colour, total in (("GPT-3：余弦", style.SKY, f["gpt3_total"]),
-                                                      ("DeepSeek-V3：WSD", style.ORANGE, f["v3_total"]))))
+        names = VGroup(
+            _name("训练进度（占各自总 token）").next_to(axes.x_axis, DOWN, buff=0.4),
+            _name("÷ 各自的峰值").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
+        )
+        legend = VGroup(
+            *(
+                VGroup(_name(name, colour, style.LABEL_SIZE), _name(f"共 {total.text} token")).arrange(
+                    DOWN, aligned_edge=LEFT, buff=0.06
+                )
+                for name, colour, total in (
+                    ("GPT-3：余弦", style.SKY, f["gpt3_total"]),
+                    ("DeepSeek-V3：WSD", style.ORANGE, f["v3_total"]),
+                )
+            )
+        )
         legend.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M).next_to(three, DOWN, buff=style.GAP_L)
         legend.align_to(three, LEFT)
         no_absolute = _name(f"不画绝对学习率：峰值差 {f['peak_ratio'].text}", style.TEXT)
@@ -691,10 +894,12 @@ class LrSchedules(LectureScene):
 
         v3 = line_through(axes, f["v3_curve"].value, style.ORANGE, 4)
         stable = f["v3_stable_end"]
-        stable_mark = DashedLine(axes.c2p(stable.value, 0), axes.c2p(stable.value, 1), color=style.ORANGE,
-                                 stroke_width=2)
-        stable_name = _name(f"稳到 {stable.text}", style.ORANGE).next_to(axes.c2p(stable.value, 1), UP,
-                                                                         buff=style.GAP_S)
+        stable_mark = DashedLine(
+            axes.c2p(stable.value, 0), axes.c2p(stable.value, 1), color=style.ORANGE, stroke_width=2
+        )
+        stable_name = _name(f"稳到 {stable.text}", style.ORANGE).next_to(
+            axes.c2p(stable.value, 1), UP, buff=style.GAP_S
+        )
         with self.narrate("sched_v3") as beat:
             self.play(FadeIn(legend[1]), run_time=beat.share(0.15))
             self.play(Create(v3), run_time=beat.share(0.55))
@@ -719,8 +924,22 @@ class LrSchedules(LectureScene):
             self.play(FadeIn(dip, scale=2), FadeIn(dip_name), run_time=beat.share(0.4))
             self.play(Indicate(dip_name, color=style.ORANGE), run_time=beat.share(0.3))
 
-        plot = VGroup(three, axes, ticks, names, legend, no_absolute, gpt3, v3, stable_mark, stable_name, dashed, dip,
-                      dip_name, *zoom.values())
+        plot = VGroup(
+            three,
+            axes,
+            ticks,
+            names,
+            legend,
+            no_absolute,
+            gpt3,
+            v3,
+            stable_mark,
+            stable_name,
+            dashed,
+            dip,
+            dip_name,
+            *zoom.values(),
+        )
         table = self._table()
         with self.narrate("sched_decide") as beat:
             self.play(FadeOut(plot), run_time=beat.share(0.1))
@@ -728,8 +947,9 @@ class LrSchedules(LectureScene):
             self.play(FadeIn(table[1], shift=0.2 * RIGHT), run_time=beat.share(0.3))
             self.play(FadeIn(table[2], shift=0.2 * RIGHT), run_time=beat.share(0.3))
 
-        report = style.zh("报一个学习率，要连着 batch、曲线形状和总 token 数", size=style.BODY_SIZE,
-                          color=style.HIGHLIGHT).move_to((0, self.TABLE_TOP - 3.4 * self.ROW_PITCH, 0))
+        report = style.zh(
+            "报一个学习率，要连着 batch、曲线形状和总 token 数", size=style.BODY_SIZE, color=style.HIGHLIGHT
+        ).move_to((0, self.TABLE_TOP - 3.4 * self.ROW_PITCH, 0))
         with self.narrate("sched_report") as beat:
             self.play(FadeIn(report, shift=0.2 * UP), run_time=beat.share(0.5))
         self.finish()
@@ -747,19 +967,36 @@ class LrSchedules(LectureScene):
         gpt3_name.align_to(axes, LEFT)
         v3_name = _name(f"V3：{f['v3_warmup_steps'].text} 步 ≈ {f['v3_warmup'].text}", style.ORANGE)
         v3_name.next_to(gpt3_name, DOWN, buff=style.GAP_S).align_to(axes, LEFT)
-        return {"axes": axes, "ticks": ticks, "title": title, "gpt3": gpt3, "v3": v3, "gpt3_name": gpt3_name,
-                "v3_name": v3_name}
+        return {
+            "axes": axes,
+            "ticks": ticks,
+            "title": title,
+            "gpt3": gpt3,
+            "v3": v3,
+            "gpt3_name": gpt3_name,
+            "v3_name": v3_name,
+        }
 
     def _table(self):
         """Ⓑ: what each school makes you decide, and when."""
-        head = text_row(("", "余弦（GPT-3）", "WSD（DeepSeek-V3）"), self.TABLE, self.TABLE_TOP, size=style.BODY_SIZE,
-                        color=style.MUTED)
+        head = text_row(
+            ("", "余弦（GPT-3）", "WSD（DeepSeek-V3）"),
+            self.TABLE,
+            self.TABLE_TOP,
+            size=style.BODY_SIZE,
+            color=style.MUTED,
+        )
         head[1].set_color(style.SKY)
         head[2].set_color(style.ORANGE)
-        rows = [text_row(texts, self.TABLE, self.TABLE_TOP - self.ROW_PITCH * (i + 1), size=style.LABEL_SIZE)
-                for i, texts in enumerate((
+        rows = [
+            text_row(texts, self.TABLE, self.TABLE_TOP - self.ROW_PITCH * (i + 1), size=style.LABEL_SIZE)
+            for i, texts in enumerate(
+                (
                     ("开训前要定什么", "总长度：余弦绑着总 token 数", "峰值和 warmup"),
-                    ("什么时候降", "开训那一刻就定了", "训到半路再定：稳定段可续")))]
+                    ("什么时候降", "开训那一刻就定了", "训到半路再定：稳定段可续"),
+                )
+            )
+        ]
         for row in rows:
             row[0].set_color(style.MUTED)
         return [head, *rows]
@@ -782,21 +1019,28 @@ class LrNumbers(LectureScene):
         rows = self._rows()
         with self.narrate("num_table") as beat:
             self.play(FadeIn(rows["head"]), run_time=beat.share(0.15))
-            self.play(LaggedStart(*(FadeIn(row, shift=0.2 * RIGHT) for row in rows["rows"]), lag_ratio=0.3),
-                      run_time=beat.share(0.7))
+            self.play(
+                LaggedStart(*(FadeIn(row, shift=0.2 * RIGHT) for row in rows["rows"]), lag_ratio=0.3),
+                run_time=beat.share(0.7),
+            )
 
         with self.narrate("num_trend") as beat:
-            self.play(LaggedStart(*(GrowFromEdge(bar, LEFT) for bar in rows["bars"]), lag_ratio=0.2),
-                      run_time=beat.share(0.6))
-            self.play(Indicate(VGroup(*(row[2] for row in rows["rows"])), color=style.HIGHLIGHT),
-                      run_time=beat.share(0.3))
+            self.play(
+                LaggedStart(*(GrowFromEdge(bar, LEFT) for bar in rows["bars"]), lag_ratio=0.2), run_time=beat.share(0.6)
+            )
+            self.play(
+                Indicate(VGroup(*(row[2] for row in rows["rows"])), color=style.HIGHLIGHT), run_time=beat.share(0.3)
+            )
 
-        spans = VGroup(_name(f"规模差 {f['scale'].text}", style.TEXT, style.LABEL_SIZE),
-                       _name(f"学习率只差 {f['lr_span'].text}", style.HIGHLIGHT, style.LABEL_SIZE))
+        spans = VGroup(
+            _name(f"规模差 {f['scale'].text}", style.TEXT, style.LABEL_SIZE),
+            _name(f"学习率只差 {f['lr_span'].text}", style.HIGHLIGHT, style.LABEL_SIZE),
+        )
         spans.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S).move_to((self.NOTES_X, 1.1, 0), aligned_edge=LEFT)
         with self.narrate("num_mild") as beat:
-            self.play(FadeIn(spans[0]), Indicate(VGroup(rows["rows"][0][1], rows["rows"][-1][1])),
-                      run_time=beat.share(0.4))
+            self.play(
+                FadeIn(spans[0]), Indicate(VGroup(rows["rows"][0][1], rows["rows"][-1][1])), run_time=beat.share(0.4)
+            )
             self.play(FadeIn(spans[1]), Indicate(VGroup(rows["bars"][0], rows["bars"][-1])), run_time=beat.share(0.4))
 
         lost = _name(f"数值取自 GPT-3 论文表 2.1（页面正文丢了）；页面另几处写成 {f['page_sizes'].text} 档（D5）")
@@ -804,27 +1048,36 @@ class LrNumbers(LectureScene):
         with self.narrate("num_lost") as beat:
             self.play(FadeIn(lost, shift=0.2 * UP), run_time=beat.share(0.4))
 
-        v3_row = text_row(("DeepSeek-V3", f["v3_params"].text, "", f["v3_lr"].text), self.TABLE,
-                          self.TABLE_TOP - self.ROW_PITCH * 10.4, color=style.ORANGE)
+        v3_row = text_row(
+            ("DeepSeek-V3", f["v3_params"].text, "", f["v3_lr"].text),
+            self.TABLE,
+            self.TABLE_TOP - self.ROW_PITCH * 10.4,
+            color=style.ORANGE,
+        )
         v3_bar = self._bar(f["v3_lr"].value, v3_row.get_y(), style.ORANGE)
-        v3_note = VGroup(_name(f"比 175B 高 {f['peak_ratio'].text}", style.ORANGE, style.LABEL_SIZE),
-                         _name(f"batch {f['v3_batch_first'].text} → {f['v3_batch_last'].text} 条序列", style.ORANGE))
+        v3_note = VGroup(
+            _name(f"比 175B 高 {f['peak_ratio'].text}", style.ORANGE, style.LABEL_SIZE),
+            _name(f"batch {f['v3_batch_first'].text} → {f['v3_batch_last'].text} 条序列", style.ORANGE),
+        )
         v3_note.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S).move_to((self.NOTES_X, 0.0, 0), aligned_edge=LEFT)
         with self.narrate("num_v3") as beat:
             self.play(FadeIn(v3_row, shift=0.2 * RIGHT), GrowFromEdge(v3_bar, LEFT), run_time=beat.share(0.45))
             self.play(FadeIn(v3_note), run_time=beat.share(0.3))
 
-        rescue = VGroup(_name(f"按激活 {f['v3_active'].text} 插值：{f['interpolated'].text}", style.TEXT),
-                        _name(f"V3 仍是它的 {f['gap'].text}", style.ORANGE, style.LABEL_SIZE),
-                        _name(f"页面取整成 {f['page_interpolated'].text}：{f['page_gap'].text}"))
+        rescue = VGroup(
+            _name(f"按激活 {f['v3_active'].text} 插值：{f['interpolated'].text}", style.TEXT),
+            _name(f"V3 仍是它的 {f['gap'].text}", style.ORANGE, style.LABEL_SIZE),
+            _name(f"页面取整成 {f['page_interpolated'].text}：{f['page_gap'].text}"),
+        )
         rescue.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S).move_to((self.NOTES_X, -1.05, 0), aligned_edge=LEFT)
         with self.narrate("num_active") as beat:
             self.play(Indicate(VGroup(rows["rows"][-2], rows["rows"][-1]), color=style.TEXT), run_time=beat.share(0.25))
             self.play(FadeIn(rescue[0]), run_time=beat.share(0.25))
             self.play(FadeIn(rescue[1]), FadeIn(rescue[2]), run_time=beat.share(0.3))
 
-        lesson = style.caption_stack("一条趋势，只在", "产生它的那次实验里有效", size=style.LABEL_SIZE,
-                                     color=style.HIGHLIGHT)
+        lesson = style.caption_stack(
+            "一条趋势，只在", "产生它的那次实验里有效", size=style.LABEL_SIZE, color=style.HIGHLIGHT
+        )
         lesson.move_to((self.NOTES_X, 0.2, 0), aligned_edge=LEFT)
         with self.narrate("num_lesson") as beat:
             self.play(FadeOut(spans, v3_note, rescue), run_time=beat.share(0.2))
@@ -836,13 +1089,19 @@ class LrNumbers(LectureScene):
             self.play(FadeOut(table), run_time=beat.share(0.1))
             self.play(Write(ceiling["formula"]), run_time=beat.share(0.25))
             self.play(Create(ceiling["axes"]), FadeIn(ceiling["ticks"], ceiling["names"]), run_time=beat.share(0.15))
-            self.play(Create(ceiling["curve"]), Create(ceiling["top"]), FadeIn(ceiling["top_name"]),
-                      run_time=beat.share(0.25))
-            self.play(LaggedStart(*(FadeIn(p, scale=1.5) for p in ceiling["points"]), lag_ratio=0.3),
-                      run_time=beat.share(0.2))
+            self.play(
+                Create(ceiling["curve"]), Create(ceiling["top"]), FadeIn(ceiling["top_name"]), run_time=beat.share(0.25)
+            )
+            self.play(
+                LaggedStart(*(FadeIn(p, scale=1.5) for p in ceiling["points"]), lag_ratio=0.3), run_time=beat.share(0.2)
+            )
 
-        verdicts = style.caption_stack("batch 翻倍，学习率并不跟着翻倍", "Adam 下甚至可能往回降（Surge 现象，有前提）",
-                                       size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        verdicts = style.caption_stack(
+            "batch 翻倍，学习率并不跟着翻倍",
+            "Adam 下甚至可能往回降（Surge 现象，有前提）",
+            size=style.LABEL_SIZE,
+            color=style.HIGHLIGHT,
+        )
         verdicts[1].set_color(style.MUTED)
         verdicts.next_to(ceiling["ticks"], DOWN, buff=style.GAP_L).align_to(ceiling["axes"], LEFT)
         with self.narrate("num_not_double") as beat:
@@ -851,14 +1110,16 @@ class LrNumbers(LectureScene):
         self.finish()
 
     def _bar(self, lr: float, y: float, color: str) -> Rectangle:
-        return Rectangle(width=lr * self.BAR_UNIT, height=0.28, stroke_width=0, fill_color=color,
-                         fill_opacity=0.8).move_to((self.BAR_X, y, 0), aligned_edge=LEFT)
+        return Rectangle(
+            width=lr * self.BAR_UNIT, height=0.28, stroke_width=0, fill_color=color, fill_opacity=0.8
+        ).move_to((self.BAR_X, y, 0), aligned_edge=LEFT)
 
     def _rows(self):
         """GPT-3's eight sizes: name, parameters, batch in tokens, peak lr, and the lr as a bar."""
         f = self.facts
-        head = text_row(("GPT-3", "参数", "batch（token）", "峰值学习率"), self.TABLE, self.TABLE_TOP,
-                        color=style.MUTED)
+        head = text_row(
+            ("GPT-3", "参数", "batch（token）", "峰值学习率"), self.TABLE, self.TABLE_TOP, color=style.MUTED
+        )
         rows, bars = VGroup(), VGroup()
         for i, row in enumerate(f["rows"].value):
             y = self.TABLE_TOP - self.ROW_PITCH * (i + 1)
@@ -874,8 +1135,10 @@ class LrNumbers(LectureScene):
         axes = sketch_axes([-1.5, 2.5, 1], [0, 1.1, 0.5], 8.0, 2.8, ticks=True, corner=True)
         axes.move_to(self.CEILING_CENTRE)
         ticks = tick_labels(axes, f["batch_ticks"].value)
-        names = VGroup(_name("batch ÷ B_noise").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
-                       _name("最优学习率 ÷ η_max").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT))
+        names = VGroup(
+            _name("batch ÷ B_noise").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
+            _name("最优学习率 ÷ η_max").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
+        )
         curve = curve_through(axes, f["ceiling_curve"].value, style.SKY)
         top = DashedLine(axes.c2p(-1.5, 1), axes.c2p(2.5, 1), color=style.HIGHLIGHT, stroke_width=2)
         top_name = _name("上限 η_max", style.HIGHLIGHT).next_to(top, UP, buff=style.GAP_S).align_to(top, RIGHT)
@@ -883,8 +1146,16 @@ class LrNumbers(LectureScene):
         for (x, y), text in zip(f["ceiling_points"].value, f["ceiling_texts"].value):
             dot = Dot(axes.c2p(x, y), radius=0.07, color=style.SKY)
             points.add(VGroup(dot, _name(text, style.TEXT).next_to(dot, DOWN + RIGHT, buff=style.GAP_S)))
-        return {"formula": formula, "axes": axes, "ticks": ticks, "names": names, "curve": curve, "top": top,
-                "top_name": top_name, "points": points}
+        return {
+            "formula": formula,
+            "axes": axes,
+            "ticks": ticks,
+            "names": names,
+            "curve": curve,
+            "top": top,
+            "top_name": top_name,
+            "points": points,
+        }
 
 
 # -- B6 ------------------------------------------------------------------------------
@@ -904,8 +1175,11 @@ class BetaWindows(LectureScene):
         memory = self._memory()
         with self.narrate("beta_memory") as beat:
             self.play(Write(memory["formula"]), run_time=beat.share(0.3))
-            self.play(LaggedStart(*(GrowFromEdge(bar, DOWN) for bar in memory["bars"][::-1]), lag_ratio=0.05),
-                      FadeIn(memory["names"]), run_time=beat.share(0.45))
+            self.play(
+                LaggedStart(*(GrowFromEdge(bar, DOWN) for bar in memory["bars"][::-1]), lag_ratio=0.05),
+                FadeIn(memory["names"]),
+                run_time=beat.share(0.45),
+            )
 
         plot = self._windows_plot()
         with self.narrate("beta_fixed") as beat:
@@ -945,9 +1219,12 @@ class BetaWindows(LectureScene):
             self.play(Create(traces["palm"]), run_time=beat.share(0.4))
             self.play(FadeIn(traces["palm_name"]), run_time=beat.share(0.2))
 
-        guess = style.caption_stack("猜想（本课自推，没有证据）：二阶矩用 bf16 存，靠老的贡献会衰减",
-                                    "β₂ 一路涨上去，v 越来越像累加器，这个前提就松了", size=style.LABEL_SIZE,
-                                    color=style.MUTED)
+        guess = style.caption_stack(
+            "猜想（本课自推，没有证据）：二阶矩用 bf16 存，靠老的贡献会衰减",
+            "β₂ 一路涨上去，v 越来越像累加器，这个前提就松了",
+            size=style.LABEL_SIZE,
+            color=style.MUTED,
+        )
         guess[0].set_color(style.HIGHLIGHT)
         guess.move_to((0, 2.25, 0))
         with self.narrate("beta_conjecture") as beat:
@@ -960,13 +1237,18 @@ class BetaWindows(LectureScene):
         formula = style.math("v_t = beta v_(t-1) + (1 - beta) x_t", size=style.MATH_SIZE).move_to((0, 2.1, 0))
         weights = f["memory_weights"].value
         unit = 2.6 / weights.max()
-        bars = VGroup(*(Rectangle(width=0.26, height=w * unit, stroke_width=0, fill_color=style.SKY,
-                                  fill_opacity=0.85) for w in weights)).arrange(RIGHT, buff=0.08, aligned_edge=DOWN)
+        bars = VGroup(
+            *(
+                Rectangle(width=0.26, height=w * unit, stroke_width=0, fill_color=style.SKY, fill_opacity=0.85)
+                for w in weights
+            )
+        ).arrange(RIGHT, buff=0.08, aligned_edge=DOWN)
         bars.move_to((0, -0.6, 0))
-        names = VGroup(_name("最老", style.TEXT, style.LABEL_SIZE).next_to(bars, LEFT, buff=style.GAP_M),
-                       _name("最新", style.TEXT, style.LABEL_SIZE).next_to(bars, RIGHT, buff=style.GAP_M),
-                       _name(f"β = {f['memory_beta'].text}：每个输入在平均里还占多少").next_to(bars, DOWN,
-                                                                                             buff=style.GAP_M))
+        names = VGroup(
+            _name("最老", style.TEXT, style.LABEL_SIZE).next_to(bars, LEFT, buff=style.GAP_M),
+            _name("最新", style.TEXT, style.LABEL_SIZE).next_to(bars, RIGHT, buff=style.GAP_M),
+            _name(f"β = {f['memory_beta'].text}：每个输入在平均里还占多少").next_to(bars, DOWN, buff=style.GAP_M),
+        )
         return {"formula": formula, "bars": bars, "names": names}
 
     def _windows_plot(self):
@@ -974,8 +1256,10 @@ class BetaWindows(LectureScene):
         f = self.facts
         axes = sketch_axes([0, 5, 1], [0, 4.2, 1], 6.8, 4.0, ticks=True, corner=True).move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["step_ticks"].value, f["window_ticks"].value)
-        names = VGroup(_name("步数 k").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
-                       _name("记多少步").next_to(axes, UP, buff=0.25).align_to(axes, LEFT))
+        names = VGroup(
+            _name("步数 k").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
+            _name("记多少步").next_to(axes, UP, buff=0.25).align_to(axes, LEFT),
+        )
         level = f["fixed_level"].value
         fixed = Line(axes.c2p(0, level), axes.c2p(5, level), color=style.SKY, stroke_width=4)
         fixed_name = _name(f"β₂ = {f['fixed'].text}：{f['fixed_window'].text} 步", style.SKY, style.LABEL_SIZE)
@@ -986,15 +1270,32 @@ class BetaWindows(LectureScene):
         cross = Dot(axes.c2p(crossing, level), radius=0.1, color=style.HIGHLIGHT)
         cross_name = _name(f"第 {f['crossing'].text} 步交叉", style.HIGHLIGHT, style.LABEL_SIZE)
         cross_name.next_to(cross, DOWN + RIGHT, buff=style.GAP_S)
-        return {"axes": axes, "ticks": ticks, "names": names, "fixed": fixed, "fixed_name": fixed_name, "palm": palm,
-                "points": points, "cross": cross, "cross_name": cross_name}
+        return {
+            "axes": axes,
+            "ticks": ticks,
+            "names": names,
+            "fixed": fixed,
+            "fixed_name": fixed_name,
+            "palm": palm,
+            "points": points,
+            "cross": cross,
+            "cross_name": cross_name,
+        }
 
     def _table(self):
         """PaLM's β₂ at a few steps (the page's table, lost in extraction, recomputed)."""
         head = text_row(("k", "β₂", "窗口（步）"), self.TABLE, self.TABLE_TOP, color=style.MUTED)
-        rows = VGroup(*(text_row((row["k"], row["beta"], row["window"]), self.TABLE,
-                                 self.TABLE_TOP - self.ROW_PITCH * (i + 1), color=style.ORANGE)
-                        for i, row in enumerate(self.facts["rows"].value)))
+        rows = VGroup(
+            *(
+                text_row(
+                    (row["k"], row["beta"], row["window"]),
+                    self.TABLE,
+                    self.TABLE_TOP - self.ROW_PITCH * (i + 1),
+                    color=style.ORANGE,
+                )
+                for i, row in enumerate(self.facts["rows"].value)
+            )
+        )
         return {"head": head, "rows": rows}
 
     def _traces(self):
@@ -1004,21 +1305,35 @@ class BetaWindows(LectureScene):
         first, last = fixed[0, 0], f["trace_last"].value
         axes = sketch_axes([first, last, last - first], [-12, -2, 2], 8.6, 3.3, ticks=True, corner=True)
         axes.move_to(self.TRACE_CENTRE)
-        ticks = tick_labels(axes, [(first, f["trace_first"].text), (last, f["trace_last"].text)],
-                            f["trace_ticks"].value)
-        names = VGroup(_name("步数").next_to(axes.x_axis, DOWN, buff=style.GAP_S),
-                       _name("这个 token 的二阶矩 v").next_to(axes, UP, buff=0.25).align_to(axes, LEFT))
+        ticks = tick_labels(
+            axes, [(first, f["trace_first"].text), (last, f["trace_last"].text)], f["trace_ticks"].value
+        )
+        names = VGroup(
+            _name("步数").next_to(axes.x_axis, DOWN, buff=style.GAP_S),
+            _name("这个 token 的二阶矩 v").next_to(axes, UP, buff=0.25).align_to(axes, LEFT),
+        )
         fixed_line = line_through(axes, fixed, style.SKY, 3)
         palm_line = line_through(axes, palm, style.ORANGE, 4)
-        fixed_name = VGroup(_name(f"β₂ = {f['fixed'].text}", style.SKY, style.LABEL_SIZE),
-                            _name(f"来回差 {f['swing_fixed'].text}", style.SKY))
-        palm_name = VGroup(_name(f"PaLM（窗口约 {f['late_window'].text} 步）", style.ORANGE, style.LABEL_SIZE),
-                           _name(f"只在 {f['swing_palm'].text} 之内起伏", style.ORANGE))
+        fixed_name = VGroup(
+            _name(f"β₂ = {f['fixed'].text}", style.SKY, style.LABEL_SIZE),
+            _name(f"来回差 {f['swing_fixed'].text}", style.SKY),
+        )
+        palm_name = VGroup(
+            _name(f"PaLM（窗口约 {f['late_window'].text} 步）", style.ORANGE, style.LABEL_SIZE),
+            _name(f"只在 {f['swing_palm'].text} 之内起伏", style.ORANGE),
+        )
         for name, level in ((fixed_name, -9.0), (palm_name, -3.3)):
             name.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S)
             name.move_to((self.TRACE_LEGEND_X, axes.c2p(first, level)[1], 0), aligned_edge=LEFT)
-        return {"axes": axes, "ticks": ticks, "names": names, "fixed": fixed_line, "palm": palm_line,
-                "fixed_name": fixed_name, "palm_name": palm_name}
+        return {
+            "axes": axes,
+            "ticks": ticks,
+            "names": names,
+            "fixed": fixed_line,
+            "palm": palm_line,
+            "fixed_name": fixed_name,
+            "palm_name": palm_name,
+        }
 
 
 # -- B13 ------------------------------------------------------------------------------
@@ -1063,17 +1378,23 @@ class WarmupExplanations(LectureScene):
             self.play(Create(sketch["curve"]), run_time=beat.share(0.4))
             self.play(FadeIn(sketch["nan"], scale=1.5), run_time=beat.share(0.15))
 
-        picks = style.caption_stack("Pre-LN（现代大模型）→ 第二种更相关", "Post-LN 又见先平后炸 → 第三种",
-                                    size=style.LABEL_SIZE)
+        picks = style.caption_stack(
+            "Pre-LN（现代大模型）→ 第二种更相关", "Post-LN 又见先平后炸 → 第三种", size=style.LABEL_SIZE
+        )
         picks.move_to((2.6, -1.95, 0))
-        boxes = [SurroundingRectangle(VGroup(*rows[i].values()), color=colour, buff=0.08, corner_radius=0.08)
-                 for i, colour in ((1, style.GOOD), (2, style.FORWARD))]
+        boxes = [
+            SurroundingRectangle(VGroup(*rows[i].values()), color=colour, buff=0.08, corner_radius=0.08)
+            for i, colour in ((1, style.GOOD), (2, style.FORWARD))
+        ]
         with self.narrate("wu_premise") as beat:
             self.play(Create(boxes[0]), FadeIn(picks[0]), run_time=beat.share(0.4))
             self.play(Create(boxes[1]), FadeIn(picks[1]), run_time=beat.share(0.4))
 
-        length = style.zh(f"warmup 多长：GPT-3 占 {f['gpt3_warmup'].text}，V3 是头 {f['v3_warmup_steps'].text} 步",
-                          size=style.LABEL_SIZE, color=style.HIGHLIGHT).move_to((-1.3, -1.95, 0), aligned_edge=LEFT)
+        length = style.zh(
+            f"warmup 多长：GPT-3 占 {f['gpt3_warmup'].text}，V3 是头 {f['v3_warmup_steps'].text} 步",
+            size=style.LABEL_SIZE,
+            color=style.HIGHLIGHT,
+        ).move_to((-1.3, -1.95, 0), aligned_edge=LEFT)
         with self.narrate("wu_length") as beat:
             self.play(FadeOut(picks, *boxes), run_time=beat.share(0.2))
             self.play(FadeIn(length, shift=0.2 * UP), run_time=beat.share(0.4))
@@ -1084,10 +1405,16 @@ class WarmupExplanations(LectureScene):
         f = self.facts
         specs = (
             ("二阶矩样本太少，估不准", ("没讲前提", None), ("被驳倒", style.BAD, f"{f['year'].text} 年的系统实验")),
-            ("让网络扛得住更大的峰值学习率", ("一般情况", None),
-             ("成立", style.GOOD, f"但实验只到 {f['layers'].text} 层、上下文 {f['context'].text}")),
-            ("压住后面的层，等前面的层跟上", ("有明显的梯度消失", "如 Post-LN"),
-             ("成立", style.GOOD, "还给出可观察的现象")),
+            (
+                "让网络扛得住更大的峰值学习率",
+                ("一般情况", None),
+                ("成立", style.GOOD, f"但实验只到 {f['layers'].text} 层、上下文 {f['context'].text}"),
+            ),
+            (
+                "压住后面的层，等前面的层跟上",
+                ("有明显的梯度消失", "如 Post-LN"),
+                ("成立", style.GOOD, "还给出可观察的现象"),
+            ),
         )
         rows = []
         for i, (claim, (premise, example), (answer, colour, note)) in enumerate(specs):
@@ -1107,7 +1434,10 @@ class WarmupExplanations(LectureScene):
         f = self.facts
         axes = sketch_axes([0, 1, 1], [0, 1.6, 1], 3.8, 0.85, corner=True).move_to(self.SKETCH_CENTRE)
         curve = curve_through(axes, f["loss_sketch"].value, style.SCHEMATIC, 4)
-        names = VGroup(_name("Post-LN 不做 warmup 时的 loss（示意，无刻度）").next_to(axes, UP, buff=style.GAP_S)
-                       .align_to(axes, LEFT))
+        names = VGroup(
+            _name("Post-LN 不做 warmup 时的 loss（示意，无刻度）")
+            .next_to(axes, UP, buff=style.GAP_S)
+            .align_to(axes, LEFT)
+        )
         nan = _name("NaN", style.BAD, style.LABEL_SIZE).next_to(curve.get_end(), RIGHT, buff=style.GAP_S)
         return {"axes": axes, "curve": curve, "names": names, "nan": nan}

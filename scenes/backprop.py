@@ -70,24 +70,31 @@ class ExchangeRate(LectureScene):
         facts = self.facts
         self.show_title()
         with self.narrate("rate_intro") as beat:
-            tags = [self._word_tag("导数", "相除", self.DIVIDE_Y), self._word_tag("梯度", "一排", self.GRADIENT_Y),
-                    self._word_tag("链式法则", "相乘", self.CHAIN_Y)]
-            self.play(LaggedStart(*(FadeIn(t, shift=0.3 * RIGHT) for t in tags), lag_ratio=0.4),
-                      run_time=beat.share(0.7))
+            tags = [
+                self._word_tag("导数", "相除", self.DIVIDE_Y),
+                self._word_tag("梯度", "一排", self.GRADIENT_Y),
+                self._word_tag("链式法则", "相乘", self.CHAIN_Y),
+            ]
+            self.play(
+                LaggedStart(*(FadeIn(t, shift=0.3 * RIGHT) for t in tags), lag_ratio=0.4), run_time=beat.share(0.7)
+            )
         self._divide(facts, tags[0])
         self._gradient(tags[1])
         total_box = self._chain(facts, tags[2])
         with self.narrate("rate_caveat") as beat:
-            caveat = style.zh("⚠ 这些数都是编出来的示意数", size=style.LABEL_SIZE,
-                              color=style.HIGHLIGHT).to_corner(UP + RIGHT, buff=style.EDGE)
+            caveat = style.zh("⚠ 这些数都是编出来的示意数", size=style.LABEL_SIZE, color=style.HIGHLIGHT).to_corner(
+                UP + RIGHT, buff=style.EDGE
+            )
             self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.3))
             self.play(Circumscribe(total_box, color=style.HIGHLIGHT), run_time=beat.share(0.4))
         self.finish()
 
     def _word_tag(self, word: str, gloss: str, y: float) -> VGroup:
         """A row's word on the left edge: the term and, under it, what it does."""
-        tag = VGroup(style.zh(word, size=style.BODY_SIZE, color=style.HIGHLIGHT),
-                     style.zh(gloss, size=style.SMALL_SIZE, color=style.MUTED)).arrange(DOWN, buff=style.GAP_S)
+        tag = VGroup(
+            style.zh(word, size=style.BODY_SIZE, color=style.HIGHLIGHT),
+            style.zh(gloss, size=style.SMALL_SIZE, color=style.MUTED),
+        ).arrange(DOWN, buff=style.GAP_S)
         return tag.move_to((self.TAG_X, y, 0))
 
     def _ruler(self, label: str, y: float, start, colour):
@@ -102,8 +109,9 @@ class ExchangeRate(LectureScene):
         start = dot.get_center()
         stretch = Line(start, start + distance * RIGHT, color=colour, stroke_width=7)
         new_reading = style.value(end_fact, color=colour).next_to(start + distance * RIGHT, UP, buff=style.GAP_S)
-        self.play(dot.animate.shift(distance * RIGHT), Create(stretch), Transform(reading, new_reading),
-                  run_time=run_time)
+        self.play(
+            dot.animate.shift(distance * RIGHT), Create(stretch), Transform(reading, new_reading), run_time=run_time
+        )
         return stretch
 
     def _divide(self, facts, tag):
@@ -113,23 +121,31 @@ class ExchangeRate(LectureScene):
             self.play(Indicate(tag[0]), *(FadeIn(m) for m in (*in_parts, *out_parts)), run_time=beat.share(0.25))
             d_in = facts["moved_0"].value * self.SCALE
             d_out = facts["moved_1"].value * self.SCALE
-            in_stretch = self._nudge(in_parts[2], in_parts[3], facts["x_after"], d_in, style.HIGHLIGHT,
-                                     beat.share(0.25))
+            in_stretch = self._nudge(
+                in_parts[2], in_parts[3], facts["x_after"], d_in, style.HIGHLIGHT, beat.share(0.25)
+            )
             self.wait(beat.share(0.1))
-            out_stretch = self._nudge(out_parts[2], out_parts[3], facts["y_after"], d_out, style.FORWARD,
-                                      beat.share(0.25))
+            out_stretch = self._nudge(
+                out_parts[2], out_parts[3], facts["y_after"], d_out, style.FORWARD, beat.share(0.25)
+            )
         with self.narrate("rate_divide") as beat:
             moved_in = style.value(facts["moved_0"], size=style.SMALL_SIZE, color=style.HIGHLIGHT)
             moved_out = style.value(facts["moved_1"], size=style.SMALL_SIZE, color=style.FORWARD)
-            self.play(FadeIn(moved_in.next_to(in_stretch, DOWN, buff=style.GAP_S)),
-                      FadeIn(moved_out.next_to(out_stretch, DOWN, buff=style.GAP_M)), run_time=beat.share(0.2))
+            self.play(
+                FadeIn(moved_in.next_to(in_stretch, DOWN, buff=style.GAP_S)),
+                FadeIn(moved_out.next_to(out_stretch, DOWN, buff=style.GAP_M)),
+                run_time=beat.share(0.2),
+            )
             # Lay the input's stretch along the output's, as many times as it fits: that count is the rate.
             copies = VGroup(*(in_stretch.copy() for _ in range(round(facts["rate_a"].value))))
             copies.arrange(RIGHT, buff=0.05).next_to(out_stretch, DOWN, buff=0.06).align_to(out_stretch, LEFT)
-            self.play(LaggedStart(*(TransformFromCopy(in_stretch, c) for c in copies), lag_ratio=0.6),
-                      run_time=beat.share(0.3))
-            equation = style.math(f"{facts['moved_1'].text} div {facts['moved_0'].text} = {facts['rate_a'].text}",
-                                  size=style.TITLE_SIZE).move_to(self.EQUATION)
+            self.play(
+                LaggedStart(*(TransformFromCopy(in_stretch, c) for c in copies), lag_ratio=0.6),
+                run_time=beat.share(0.3),
+            )
+            equation = style.math(
+                f"{facts['moved_1'].text} div {facts['moved_0'].text} = {facts['rate_a'].text}", size=style.TITLE_SIZE
+            ).move_to(self.EQUATION)
             name = style.zh("兑换率", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(equation, DOWN, buff=0.15)
             self.play(TransformFromCopy(VGroup(moved_out, moved_in), equation), run_time=beat.share(0.25))
             self.play(FadeIn(name, shift=0.1 * UP), run_time=beat.share(0.15))
@@ -142,53 +158,106 @@ class ExchangeRate(LectureScene):
         params.arrange(RIGHT, buff=style.GAP_L).move_to(self.PARAMS)
         dots = style.zh("⋯", size=style.BODY_SIZE, color=style.MUTED).next_to(params, RIGHT, buff=style.GAP_M)
         name = style.zh("参数", size=style.LABEL_SIZE, color=style.MUTED).next_to(params, LEFT, buff=style.GAP_M)
-        chips = VGroup(*(Square(0.3, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=0.85)
-                         .next_to(p, DOWN, buff=style.GAP_M) for p in params))
+        chips = VGroup(
+            *(
+                Square(0.3, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=0.85).next_to(
+                    p, DOWN, buff=style.GAP_M
+                )
+                for p in params
+            )
+        )
         with self.narrate("rate_gradient") as beat:
-            self.play(Indicate(tag[0]), FadeIn(name), LaggedStart(*(FadeIn(p, scale=0.5) for p in params),
-                                                                   lag_ratio=0.15), FadeIn(dots),
-                      run_time=beat.share(0.3))
-            self.play(LaggedStart(*(AnimationGroup(Indicate(p, color=style.HIGHLIGHT), GrowFromCenter(c))
-                                    for p, c in zip(params, chips)), lag_ratio=0.3), run_time=beat.share(0.4))
+            self.play(
+                Indicate(tag[0]),
+                FadeIn(name),
+                LaggedStart(*(FadeIn(p, scale=0.5) for p in params), lag_ratio=0.15),
+                FadeIn(dots),
+                run_time=beat.share(0.3),
+            )
+            self.play(
+                LaggedStart(
+                    *(
+                        AnimationGroup(Indicate(p, color=style.HIGHLIGHT), GrowFromCenter(c))
+                        for p, c in zip(params, chips)
+                    ),
+                    lag_ratio=0.3,
+                ),
+                run_time=beat.share(0.4),
+            )
             bracket = SurroundingRectangle(chips, color=style.BACKWARD, buff=style.GAP_S, corner_radius=0.08)
-            label = style.zh("每个参数一个兑换率，排成一排", size=style.LABEL_SIZE,
-                             color=style.BACKWARD).next_to(bracket, RIGHT, buff=0.3)
+            label = style.zh("每个参数一个兑换率，排成一排", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
+                bracket, RIGHT, buff=0.3
+            )
             self.play(Create(bracket), FadeIn(label, shift=0.2 * LEFT), run_time=beat.share(0.25))
 
     def _chain(self, facts, tag):
         y = self.CHAIN_Y
-        nodes = VGroup(*(Circle(radius=0.28, color=style.TEXT, stroke_width=2)
-                         .move_to((self.CHAIN_START + i * self.CHAIN_PITCH, y, 0)) for i in range(4)))
+        nodes = VGroup(
+            *(
+                Circle(radius=0.28, color=style.TEXT, stroke_width=2).move_to(
+                    (self.CHAIN_START + i * self.CHAIN_PITCH, y, 0)
+                )
+                for i in range(4)
+            )
+        )
         links, arrows = VGroup(), VGroup()
         for i in range(3):
             box = RoundedRectangle(width=0.95, height=0.5, corner_radius=0.1, color=style.MUTED, stroke_width=2)
             mark = style.zh("×" + facts[f"link_{i + 1}"].text, size=style.LABEL_SIZE)
             links.add(VGroup(box, mark.move_to(box)).move_to((nodes[i].get_center() + nodes[i + 1].get_center()) / 2))
-            arrows.add(Arrow(nodes[i].get_right(), links[i].get_left(), buff=0.05, stroke_width=2,
-                             max_tip_length_to_length_ratio=0.35, color=style.MUTED),
-                       Arrow(links[i].get_right(), nodes[i + 1].get_left(), buff=0.05, stroke_width=2,
-                             max_tip_length_to_length_ratio=0.35, color=style.MUTED))
+            arrows.add(
+                Arrow(
+                    nodes[i].get_right(),
+                    links[i].get_left(),
+                    buff=0.05,
+                    stroke_width=2,
+                    max_tip_length_to_length_ratio=0.35,
+                    color=style.MUTED,
+                ),
+                Arrow(
+                    links[i].get_right(),
+                    nodes[i + 1].get_left(),
+                    buff=0.05,
+                    stroke_width=2,
+                    max_tip_length_to_length_ratio=0.35,
+                    color=style.MUTED,
+                ),
+            )
         with self.narrate("rate_chain") as beat:
             self.play(Indicate(tag[0]), FadeIn(nodes), run_time=beat.share(0.25))
-            self.play(LaggedStart(*(FadeIn(VGroup(arrows[2 * i], links[i], arrows[2 * i + 1])) for i in range(3)),
-                                  lag_ratio=0.5), run_time=beat.share(0.6))
-        moved = [style.value(facts[f"moved_{i}"], color=style.HIGHLIGHT).next_to(nodes[i], DOWN, buff=0.15)
-                 for i in range(4)]
+            self.play(
+                LaggedStart(
+                    *(FadeIn(VGroup(arrows[2 * i], links[i], arrows[2 * i + 1])) for i in range(3)), lag_ratio=0.5
+                ),
+                run_time=beat.share(0.6),
+            )
+        moved = [
+            style.value(facts[f"moved_{i}"], color=style.HIGHLIGHT).next_to(nodes[i], DOWN, buff=0.15) for i in range(4)
+        ]
         with self.narrate("rate_travel") as beat:
-            self.play(FadeIn(moved[0], scale=1.3), nodes[0].animate.set_stroke(style.HIGHLIGHT),
-                      run_time=beat.share(0.15))
+            self.play(
+                FadeIn(moved[0], scale=1.3), nodes[0].animate.set_stroke(style.HIGHLIGHT), run_time=beat.share(0.15)
+            )
             for i in range(3):
                 pulse = Dot(nodes[i].get_center(), radius=0.1, color=style.HIGHLIGHT)
-                self.play(MoveAlongPath(pulse, Line(nodes[i].get_center(), nodes[i + 1].get_center())),
-                          Indicate(links[i], color=style.HIGHLIGHT), run_time=beat.share(0.14))
+                self.play(
+                    MoveAlongPath(pulse, Line(nodes[i].get_center(), nodes[i + 1].get_center())),
+                    Indicate(links[i], color=style.HIGHLIGHT),
+                    run_time=beat.share(0.14),
+                )
                 self.remove(pulse)
-                self.play(TransformFromCopy(moved[i], moved[i + 1]), nodes[i + 1].animate.set_stroke(style.HIGHLIGHT),
-                          run_time=beat.share(0.11))
+                self.play(
+                    TransformFromCopy(moved[i], moved[i + 1]),
+                    nodes[i + 1].animate.set_stroke(style.HIGHLIGHT),
+                    run_time=beat.share(0.11),
+                )
         with self.narrate("rate_product") as beat:
-            total = style.math(f"{facts['moved_3'].text} div {facts['moved_0'].text} = {facts['total'].text}",
-                               size=style.TITLE_SIZE)
-            product = style.math(" = " + " times ".join(facts[f"link_{i}"].text for i in (1, 2, 3)),
-                                 size=style.TITLE_SIZE)
+            total = style.math(
+                f"{facts['moved_3'].text} div {facts['moved_0'].text} = {facts['total'].text}", size=style.TITLE_SIZE
+            )
+            product = style.math(
+                " = " + " times ".join(facts[f"link_{i}"].text for i in (1, 2, 3)), size=style.TITLE_SIZE
+            )
             group = VGroup(total, product).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
             group.move_to((self.PRODUCT_X, y, 0))
             self.play(TransformFromCopy(VGroup(moved[3], moved[0]), total), run_time=beat.share(0.25))
@@ -197,8 +266,11 @@ class ExchangeRate(LectureScene):
             self.play(Create(box), run_time=beat.share(0.1))
             shrink = links[facts["shrinking_link"].value[0] - 1]
             note = style.zh("缩小", size=style.SMALL_SIZE, color=style.BACKWARD).next_to(shrink, UP, buff=style.GAP_S)
-            self.play(shrink[0].animate.set_stroke(style.BACKWARD, 4), FadeIn(note, shift=0.1 * DOWN),
-                      run_time=beat.share(0.2))
+            self.play(
+                shrink[0].animate.set_stroke(style.BACKWARD, 4),
+                FadeIn(note, shift=0.1 * DOWN),
+                run_time=beat.share(0.2),
+            )
         return box
 
 
@@ -232,8 +304,11 @@ class FiniteDifferences(LectureScene):
         frame = Rectangle(width=self.BAR_WIDTH, height=0.36, color=style.MUTED, stroke_width=2)
         frame.move_to((self.BAR_LEFT, self.BAR_Y, 0), aligned_edge=LEFT)
         fill = self._fill(0.0)
-        bar_name = style.zh(f"{facts['parameters'].text}个参数，一个一个来", size=style.LABEL_SIZE,
-                            color=style.MUTED).next_to(frame, UP, buff=style.GAP_S).align_to(frame, RIGHT)
+        bar_name = (
+            style.zh(f"{facts['parameters'].text}个参数，一个一个来", size=style.LABEL_SIZE, color=style.MUTED)
+            .next_to(frame, UP, buff=style.GAP_S)
+            .align_to(frame, RIGHT)
+        )
 
         with self.narrate("brute_nudge") as beat:
             dot = grids[1][7]
@@ -249,42 +324,58 @@ class FiniteDifferences(LectureScene):
             self.play(FadeIn(asked, shift=0.1 * UP), run_time=beat.share(0.15))
 
         with self.narrate("brute_next") as beat:
-            derivative = style.zh("一除：一个导数", size=style.LABEL_SIZE,
-                                  color=style.BACKWARD).move_to(asked)
-            self.play(FadeIn(tried_label), FadeIn(time_label), FadeIn(tried), FadeIn(spent),
-                      ReplacementTransform(asked, derivative), run_time=beat.share(0.25))
+            derivative = style.zh("一除：一个导数", size=style.LABEL_SIZE, color=style.BACKWARD).move_to(asked)
+            self.play(
+                FadeIn(tried_label),
+                FadeIn(time_label),
+                FadeIn(tried),
+                FadeIn(spent),
+                ReplacementTransform(asked, derivative),
+                run_time=beat.share(0.25),
+            )
             previous = dot
             for stop, target in zip(counter[1:3], (grids[2][4], grids[3][10])):
-                self.play(previous.animate.set_color(style.MUTED).scale(1 / 2.2),
-                          target.animate.set_color(style.HIGHLIGHT).scale(2.2),
-                          tag.animate.set_x(target.get_x()),
-                          run_time=beat.share(0.1))
+                self.play(
+                    previous.animate.set_color(style.MUTED).scale(1 / 2.2),
+                    target.animate.set_color(style.HIGHLIGHT).scale(2.2),
+                    tag.animate.set_x(target.get_x()),
+                    run_time=beat.share(0.1),
+                )
                 self._forward_sweep(blocks, loss, beat.share(0.16))
                 self._tick(tried, spent, stop, beat.share(0.08))
                 previous = target
 
         with self.narrate("brute_count") as beat:
             self.play(Create(frame), FadeIn(fill), FadeIn(bar_name), run_time=beat.share(0.35))
-            per = style.zh(f"一次前向按 {facts['seconds_per_forward'].text}算", size=style.LABEL_SIZE,
-                           color=style.FORWARD).move_to(run)
+            per = style.zh(
+                f"一次前向按 {facts['seconds_per_forward'].text}算", size=style.LABEL_SIZE, color=style.FORWARD
+            ).move_to(run)
             self.play(ReplacementTransform(run, per), run_time=beat.share(0.25))
 
         with self.narrate("brute_race") as beat:
-            self.play(FadeOut(tag), previous.animate.set_color(style.MUTED).scale(1 / 2.2),
-                      run_time=beat.share(0.05))
+            self.play(FadeOut(tag), previous.animate.set_color(style.MUTED).scale(1 / 2.2), run_time=beat.share(0.05))
             stops = counter[3:]
             step = beat.share(0.85) / len(stops)
             for stop in stops:
                 new_fill = self._fill(stop["share"])
-                self._tick(tried, spent, stop, 0.45 * step, Transform(fill, new_fill),
-                           ShowPassingFlash(self._sweep(blocks, loss), time_width=0.5))
+                self._tick(
+                    tried,
+                    spent,
+                    stop,
+                    0.45 * step,
+                    Transform(fill, new_fill),
+                    ShowPassingFlash(self._sweep(blocks, loss), time_width=0.5),
+                )
                 self.wait(0.55 * step)
 
         with self.narrate("brute_total") as beat:
-            sum_line = style.zh(f"{facts['seconds'].text} 秒 ÷ {facts['year_seconds'].text}/年 = {facts['years'].text}",
-                                size=style.BODY_SIZE).move_to(self.TOTAL)
-            self.play(FadeIn(sum_line, shift=0.2 * UP), Indicate(spent, color=style.HIGHLIGHT),
-                      run_time=beat.share(0.45))
+            sum_line = style.zh(
+                f"{facts['seconds'].text} 秒 ÷ {facts['year_seconds'].text}/年 = {facts['years'].text}",
+                size=style.BODY_SIZE,
+            ).move_to(self.TOTAL)
+            self.play(
+                FadeIn(sum_line, shift=0.2 * UP), Indicate(spent, color=style.HIGHLIGHT), run_time=beat.share(0.45)
+            )
             nearly = style.zh(facts["nearly"].text, size=style.TITLE_SIZE, color=style.HIGHLIGHT)
             nearly.next_to(sum_line, DOWN, buff=0.3)
             self.play(GrowFromCenter(nearly), run_time=beat.share(0.3))
@@ -292,37 +383,63 @@ class FiniteDifferences(LectureScene):
         with self.narrate("brute_one_step") as beat:
             one_step = style.zh("而这，还只是一步", size=style.BODY_SIZE, color=style.BACKWARD)
             one_step.next_to(nearly, RIGHT, buff=0.6)
-            self.play(FadeIn(one_step, shift=0.2 * LEFT), Circumscribe(frame, color=style.BACKWARD),
-                      run_time=beat.share(0.5))
+            self.play(
+                FadeIn(one_step, shift=0.2 * LEFT), Circumscribe(frame, color=style.BACKWARD), run_time=beat.share(0.5)
+            )
 
         with self.narrate("brute_point") as beat:
             self.play(FadeOut(VGroup(*blocks, loss, per, derivative)), run_time=beat.share(0.12))
-            many = VGroup(*(Arrow(2 * LEFT, 2 * RIGHT, buff=0, stroke_width=2, color=style.FORWARD,
-                                  max_tip_length_to_length_ratio=0.06) for _ in range(5)))
+            many = VGroup(
+                *(
+                    Arrow(
+                        2 * LEFT,
+                        2 * RIGHT,
+                        buff=0,
+                        stroke_width=2,
+                        color=style.FORWARD,
+                        max_tip_length_to_length_ratio=0.06,
+                    )
+                    for _ in range(5)
+                )
+            )
             many.arrange(DOWN, buff=style.GAP_S).move_to(self.PASSES)
-            many_name = style.zh(f"{facts['parameters'].text}次前向", size=style.BODY_SIZE,
-                                 color=style.FORWARD).next_to(many, UP, buff=style.GAP_M)
-            self.play(LaggedStart(*(GrowArrow(a) for a in many), lag_ratio=0.1), FadeIn(many_name),
-                      run_time=beat.share(0.3))
+            many_name = style.zh(
+                f"{facts['parameters'].text}次前向", size=style.BODY_SIZE, color=style.FORWARD
+            ).next_to(many, UP, buff=style.GAP_M)
+            self.play(
+                LaggedStart(*(GrowArrow(a) for a in many), lag_ratio=0.1), FadeIn(many_name), run_time=beat.share(0.3)
+            )
             one = Arrow(2 * RIGHT, 2 * LEFT, buff=0, stroke_width=8, color=style.BACKWARD).move_to(self.PASSES)
             one_name = style.zh("压成一次反向", size=style.BODY_SIZE, color=style.BACKWARD)
             one_name.next_to(one, DOWN, buff=style.GAP_M)
-            self.play(ReplacementTransform(many, one), FadeIn(one_name, shift=0.2 * UP),
-                      many_name.animate.set_opacity(0.5), run_time=beat.share(0.35))
+            self.play(
+                ReplacementTransform(many, one),
+                FadeIn(one_name, shift=0.2 * UP),
+                many_name.animate.set_opacity(0.5),
+                run_time=beat.share(0.35),
+            )
         self.finish()
 
     def _network(self):
         """Five layers, each a panel with its parameters drawn as dots inside it."""
         blocks, grids = [], VGroup()
         for i in range(5):
-            panel = RoundedRectangle(width=0.8, height=2.0, corner_radius=0.08, color=style.FORWARD, stroke_width=2,
-                                     fill_color=style.PANEL, fill_opacity=1)
+            panel = RoundedRectangle(
+                width=0.8,
+                height=2.0,
+                corner_radius=0.08,
+                color=style.FORWARD,
+                stroke_width=2,
+                fill_color=style.PANEL,
+                fill_opacity=1,
+            )
             panel.move_to((self.LAYER_START + i * self.LAYER_PITCH, self.NETWORK_Y, 0))
             grid = VGroup(*(Dot(radius=0.04, color=style.MUTED) for _ in range(18))).arrange_in_grid(6, 3, buff=0.18)
             grids.add(grid.move_to(panel))
             blocks.append(VGroup(panel, grid))
-        loss = VGroup(Circle(radius=0.42, color=style.TEXT, stroke_width=2),
-                      style.zh("损失", size=style.LABEL_SIZE)).move_to((self.LOSS_X, self.NETWORK_Y, 0))
+        loss = VGroup(
+            Circle(radius=0.42, color=style.TEXT, stroke_width=2), style.zh("损失", size=style.LABEL_SIZE)
+        ).move_to((self.LOSS_X, self.NETWORK_Y, 0))
         loss[1].move_to(loss[0])
         return blocks, grids, loss
 
@@ -341,13 +458,22 @@ class FiniteDifferences(LectureScene):
         return Line(blocks[0].get_left(), loss.get_left()).set_stroke(style.FORWARD, 8)
 
     def _forward_sweep(self, blocks, loss, run_time):
-        self.play(ShowPassingFlash(self._sweep(blocks, loss), time_width=0.4),
-                  Succession(*(Indicate(b, color=style.FORWARD, scale_factor=1.05) for b in blocks),
-                             Indicate(loss, color=style.HIGHLIGHT)), run_time=run_time)
+        self.play(
+            ShowPassingFlash(self._sweep(blocks, loss), time_width=0.4),
+            Succession(
+                *(Indicate(b, color=style.FORWARD, scale_factor=1.05) for b in blocks),
+                Indicate(loss, color=style.HIGHLIGHT),
+            ),
+            run_time=run_time,
+        )
 
     def _tick(self, tried, spent, stop, run_time, *extra):
-        self.play(Transform(tried, self._reading(stop["parameters"], tried.get_y())),
-                  Transform(spent, self._reading(stop["elapsed"], spent.get_y())), *extra, run_time=run_time)
+        self.play(
+            Transform(tried, self._reading(stop["parameters"], tried.get_y())),
+            Transform(spent, self._reading(stop["elapsed"], spent.get_y())),
+            *extra,
+            run_time=run_time,
+        )
 
 
 class FirstGradient(LectureScene):
@@ -374,8 +500,9 @@ class FirstGradient(LectureScene):
             loss_box = SurroundingRectangle(loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
             self.play(FadeIn(loss, scale=1.2), Create(loss_box), run_time=beat.share(0.4))
 
-        labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((self.CHAR_X, y, 0))
-                          for c, y in zip(chars, self.ROWS)))
+        labels = VGroup(
+            *(style.zh(c, size=style.BODY_SIZE).move_to((self.CHAR_X, y, 0)) for c, y in zip(chars, self.ROWS))
+        )
         chips = VGroup()
         for i, y in enumerate(self.ROWS):
             box = RoundedRectangle(width=0.9, height=0.5, corner_radius=0.08, color=style.MUTED, stroke_width=2)
@@ -384,21 +511,31 @@ class FirstGradient(LectureScene):
         with self.narrate("seed_logits") as beat:
             head = style.zh("logits", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.LOGIT_X, head_y, 0))
             self.play(FadeIn(labels, shift=0.2 * RIGHT), FadeIn(head), run_time=beat.share(0.3))
-            self.play(LaggedStart(*(FadeIn(c, shift=0.2 * LEFT) for c in chips), lag_ratio=0.2),
-                      run_time=beat.share(0.5))
+            self.play(
+                LaggedStart(*(FadeIn(c, shift=0.2 * LEFT) for c in chips), lag_ratio=0.2), run_time=beat.share(0.5)
+            )
 
         p_bars, p_texts = self._bars("p", self.P_X, style.FORWARD)
         with self.narrate("seed_softmax") as beat:
-            arrow = Arrow((head.get_right()[0] + 0.1, head_y, 0), (self.P_X - 0.1, head_y, 0), buff=0, stroke_width=3,
-                          color=style.FORWARD, max_tip_length_to_length_ratio=0.2)
+            arrow = Arrow(
+                (head.get_right()[0] + 0.1, head_y, 0),
+                (self.P_X - 0.1, head_y, 0),
+                buff=0,
+                stroke_width=3,
+                color=style.FORWARD,
+                max_tip_length_to_length_ratio=0.2,
+            )
             arrow_name = style.zh("softmax", size=style.SMALL_SIZE, color=style.FORWARD).next_to(arrow, UP, buff=0.05)
             head_p = style.zh("p：你猜的", size=style.LABEL_SIZE, color=style.FORWARD)
             head_p.next_to((self.P_X, head_y, 0), RIGHT, buff=0)
             self.play(GrowArrow(arrow), FadeIn(arrow_name), FadeIn(head_p), run_time=beat.share(0.2))
             self.play(*(TransformFromCopy(chips[i], p_bars[i]) for i in range(n)), run_time=beat.share(0.3))
             for i in (0, 1):  # the two the narration names
-                self.play(FadeIn(p_texts[i], shift=0.1 * RIGHT), Indicate(labels[i], color=style.FORWARD),
-                          run_time=beat.share(0.12))
+                self.play(
+                    FadeIn(p_texts[i], shift=0.1 * RIGHT),
+                    Indicate(labels[i], color=style.FORWARD),
+                    run_time=beat.share(0.12),
+                )
             self.play(*(FadeIn(t) for t in p_texts[2:]), run_time=beat.share(0.1))
 
         y_bars, y_texts = self._bars("y", self.Y_X, style.HIGHLIGHT)
@@ -406,54 +543,89 @@ class FirstGradient(LectureScene):
             minus = style.zh("−", size=style.BODY_SIZE).move_to((self.Y_X - 0.35, head_y, 0))
             head_y_text = style.zh("y：正确答案", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             head_y_text.next_to((self.Y_X, head_y, 0), RIGHT, buff=0)
-            self.play(FadeIn(minus), FadeIn(head_y_text), *(GrowFromEdge(b, LEFT) for b in y_bars),
-                      *(FadeIn(t) for t in y_texts), run_time=beat.share(0.3))
-            self.play(Indicate(labels[0], color=style.HIGHLIGHT), Indicate(y_bars[0], color=style.HIGHLIGHT),
-                      run_time=beat.share(0.2))
-            value = style.zh(f"= −ln p({chars[0]}) = {facts['loss'].text}", size=style.BODY_SIZE,
-                             color=style.HIGHLIGHT)
+            self.play(
+                FadeIn(minus),
+                FadeIn(head_y_text),
+                *(GrowFromEdge(b, LEFT) for b in y_bars),
+                *(FadeIn(t) for t in y_texts),
+                run_time=beat.share(0.3),
+            )
+            self.play(
+                Indicate(labels[0], color=style.HIGHLIGHT),
+                Indicate(y_bars[0], color=style.HIGHLIGHT),
+                run_time=beat.share(0.2),
+            )
+            value = style.zh(f"= −ln p({chars[0]}) = {facts['loss'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT)
             new_loss = VGroup(loss_name.copy(), value).arrange(RIGHT, buff=0.3).move_to(loss).align_to(loss, RIGHT)
-            self.play(Transform(loss, new_loss), Transform(loss_box, SurroundingRectangle(
-                new_loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)), run_time=beat.share(0.3))
+            self.play(
+                Transform(loss, new_loss),
+                Transform(
+                    loss_box, SurroundingRectangle(new_loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
+                ),
+                run_time=beat.share(0.3),
+            )
 
         seed_bars, seed_texts = self._seed_bars()
         with self.narrate("seed_subtract") as beat:
             equals = style.zh("=", size=style.BODY_SIZE).move_to((self.SEED_X - 2.0, head_y, 0))
             head_seed = style.zh("p − y：梯度的种子", size=style.LABEL_SIZE, color=style.BACKWARD)
             head_seed.move_to((self.SEED_X, head_y, 0))
-            axis = Line((self.SEED_X, self.ROWS[0] + 0.35, 0), (self.SEED_X, self.ROWS[-1] - 0.35, 0),
-                        color=style.MUTED, stroke_width=2)
+            axis = Line(
+                (self.SEED_X, self.ROWS[0] + 0.35, 0),
+                (self.SEED_X, self.ROWS[-1] - 0.35, 0),
+                color=style.MUTED,
+                stroke_width=2,
+            )
             self.play(FadeIn(equals), FadeIn(head_seed), Create(axis), run_time=beat.share(0.15))
             for i in (0, 1):
-                self.play(TransformFromCopy(VGroup(p_bars[i], y_bars[i]), seed_bars[i]),
-                          Indicate(VGroup(p_texts[i], y_texts[i]), color=style.BACKWARD), run_time=beat.share(0.2))
+                self.play(
+                    TransformFromCopy(VGroup(p_bars[i], y_bars[i]), seed_bars[i]),
+                    Indicate(VGroup(p_texts[i], y_texts[i]), color=style.BACKWARD),
+                    run_time=beat.share(0.2),
+                )
                 self.play(FadeIn(seed_texts[i], scale=1.3), run_time=beat.share(0.1))
-            self.play(*(TransformFromCopy(VGroup(p_bars[i], y_bars[i]), seed_bars[i]) for i in range(2, n)),
-                      *(FadeIn(seed_texts[i]) for i in range(2, n)), run_time=beat.share(0.15))
+            self.play(
+                *(TransformFromCopy(VGroup(p_bars[i], y_bars[i]), seed_bars[i]) for i in range(2, n)),
+                *(FadeIn(seed_texts[i]) for i in range(2, n)),
+                run_time=beat.share(0.15),
+            )
 
         with self.narrate("seed_sign") as beat:
             up = style.zh("正：猜高了", size=style.SMALL_SIZE, color=style.BACKWARD)
             down = style.zh("负：该高没高", size=style.SMALL_SIZE, color=style.BACKWARD)
             signs = VGroup(down, up).arrange(RIGHT, buff=0.6).move_to((self.SEED_X, self.SIGNS_Y, 0))
-            self.play(FadeIn(up), *(Indicate(seed_bars[i], color=style.HIGHLIGHT) for i in range(1, n)),
-                      run_time=beat.share(0.3))
+            self.play(
+                FadeIn(up),
+                *(Indicate(seed_bars[i], color=style.HIGHLIGHT) for i in range(1, n)),
+                run_time=beat.share(0.3),
+            )
             self.play(FadeIn(down), Indicate(seed_bars[0], color=style.HIGHLIGHT), run_time=beat.share(0.3))
-            seed_box = SurroundingRectangle(VGroup(seed_bars, seed_texts), color=style.BACKWARD, buff=0.15,
-                                            corner_radius=0.08)
+            seed_box = SurroundingRectangle(
+                VGroup(seed_bars, seed_texts), color=style.BACKWARD, buff=0.15, corner_radius=0.08
+            )
             self.play(Create(seed_box), run_time=beat.share(0.2))
 
         with self.narrate("seed_logits_caveat") as beat:
-            back = CurvedArrow((self.SEED_X - 1.0, self.ROWS[-1] - 0.35, 0), (self.LOGIT_X, self.ROWS[-1] - 0.3, 0),
-                               angle=-0.25, color=style.BACKWARD, stroke_width=4)
-            note = style.zh("对 logits（softmax 之前）求导，不是对概率 p", size=style.LABEL_SIZE,
-                            color=style.BACKWARD).move_to(self.NOTE)
+            back = CurvedArrow(
+                (self.SEED_X - 1.0, self.ROWS[-1] - 0.35, 0),
+                (self.LOGIT_X, self.ROWS[-1] - 0.3, 0),
+                angle=-0.25,
+                color=style.BACKWARD,
+                stroke_width=4,
+            )
+            note = style.zh(
+                "对 logits（softmax 之前）求导，不是对概率 p", size=style.LABEL_SIZE, color=style.BACKWARD
+            ).move_to(self.NOTE)
             self.play(FadeOut(signs), run_time=beat.share(0.1))
             self.play(Create(back), Indicate(chips, color=style.BACKWARD), run_time=beat.share(0.35))
             self.play(FadeIn(note, shift=0.1 * UP), run_time=beat.share(0.2))
 
         with self.narrate("seed_check") as beat:
-            check = style.zh(f"有限差分核对：每个 logit 动一丁点重算损失，最大误差 {facts['fd_error'].text}",
-                             size=style.SMALL_SIZE, color=style.MUTED).next_to(note, DOWN, buff=0.12)
+            check = style.zh(
+                f"有限差分核对：每个 logit 动一丁点重算损失，最大误差 {facts['fd_error'].text}",
+                size=style.SMALL_SIZE,
+                color=style.MUTED,
+            ).next_to(note, DOWN, buff=0.12)
             self.play(FadeIn(check), run_time=beat.share(0.3))
         self.finish()
 
@@ -463,8 +635,9 @@ class FirstGradient(LectureScene):
         for i, y in enumerate(self.ROWS):
             fact = self.facts[f"{key}_{i}"]
             width = max(fact.value * self.SCALE, 0.02)
-            bar = Rectangle(width=width, height=0.42, stroke_width=0, fill_color=colour,
-                            fill_opacity=0.85 if fact.value else 0.3)
+            bar = Rectangle(
+                width=width, height=0.42, stroke_width=0, fill_color=colour, fill_opacity=0.85 if fact.value else 0.3
+            )
             bars.add(bar.move_to((x, y, 0), aligned_edge=LEFT))
             texts.add(style.value(fact, color=colour).next_to(bar, RIGHT, buff=style.GAP_S))
         return bars, texts
@@ -490,8 +663,16 @@ def _wish_arrow(wish: float, at, scale: float = 1.5) -> VMobject:
     if length < 0.06:
         return Line(centre + 0.12 * LEFT, centre + 0.12 * RIGHT, color=style.BACKWARD, stroke_width=4)
     half = (length / 2) * (UP if wish > 0 else DOWN)
-    return Arrow(centre - half, centre + half, buff=0, color=style.BACKWARD, stroke_width=6, tip_length=0.14,
-                 max_tip_length_to_length_ratio=0.6, max_stroke_width_to_length_ratio=40)
+    return Arrow(
+        centre - half,
+        centre + half,
+        buff=0,
+        color=style.BACKWARD,
+        stroke_width=6,
+        tip_length=0.14,
+        max_tip_length_to_length_ratio=0.6,
+        max_stroke_width_to_length_ratio=40,
+    )
 
 
 class BackpropNudge3b1b(LectureScene):
@@ -516,26 +697,33 @@ class BackpropNudge3b1b(LectureScene):
         out = self._layer(self.X2, self.OUT_Y, facts["brightness"].value)
         edges_low = self._edges(below, mid)
         edges = self._edges(mid, out)
-        names = VGroup(*(style.zh(c, size=style.BODY_SIZE).next_to(n, RIGHT, buff=style.GAP_M)
-                         for c, n in zip(chars, out)))
-        context = style.zh(f"例子：「{facts['contexts'].value[0][0]}＿」", size=style.LABEL_SIZE,
-                           color=style.HIGHLIGHT).to_corner(UP + RIGHT, buff=style.EDGE)
-        devices = [style.zh(t, size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-                   for t in ("① 推多少，看差多远", "② 变亮有三条路", "③ 改权重，看上游亮度", "④ 众口难调，取平均")]
+        names = VGroup(
+            *(style.zh(c, size=style.BODY_SIZE).next_to(n, RIGHT, buff=style.GAP_M) for c, n in zip(chars, out))
+        )
+        context = style.zh(
+            f"例子：「{facts['contexts'].value[0][0]}＿」", size=style.LABEL_SIZE, color=style.HIGHLIGHT
+        ).to_corner(UP + RIGHT, buff=style.EDGE)
+        devices = [
+            style.zh(t, size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            for t in ("① 推多少，看差多远", "② 变亮有三条路", "③ 改权重，看上游亮度", "④ 众口难调，取平均")
+        ]
         VGroup(*devices).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to(self.DEVICES)
         target = names[0]
 
         with self.narrate("nudge_intro") as beat:
-            self.play(FadeIn(below), FadeIn(mid), FadeIn(out), Create(edges_low), Create(edges),
-                      run_time=beat.share(0.45))
+            self.play(
+                FadeIn(below), FadeIn(mid), FadeIn(out), Create(edges_low), Create(edges), run_time=beat.share(0.45)
+            )
             self.play(FadeIn(names, shift=0.1 * LEFT), FadeIn(context), run_time=beat.share(0.3))
 
         wish = facts["wish"].value
-        arrows = VGroup(*(_wish_arrow(w, (names[i].get_right()[0] + 0.4, self.OUT_Y[i], 0))
-                          for i, w in enumerate(wish)))
+        arrows = VGroup(
+            *(_wish_arrow(w, (names[i].get_right()[0] + 0.4, self.OUT_Y[i], 0)) for i, w in enumerate(wish))
+        )
         with self.narrate("nudge_wish") as beat:
-            ring = SurroundingRectangle(VGroup(out[0], target), color=style.HIGHLIGHT, buff=style.GAP_S,
-                                        corner_radius=0.1)
+            ring = SurroundingRectangle(
+                VGroup(out[0], target), color=style.HIGHLIGHT, buff=style.GAP_S, corner_radius=0.1
+            )
             self.play(Create(ring), run_time=beat.share(0.2))
             self.play(GrowArrow(arrows[0]), run_time=beat.share(0.25))
             self.play(*(GrowArrow(a) for a in arrows[1:]), run_time=beat.share(0.25))
@@ -549,23 +737,23 @@ class BackpropNudge3b1b(LectureScene):
         with self.narrate("nudge_three_ways") as beat:
             self.play(FadeIn(devices[1], shift=0.2 * LEFT), run_time=beat.share(0.15))
             bias = style.zh("偏置", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(ring, UP, buff=style.GAP_S)
-            self.play(FadeIn(bias, shift=0.15 * DOWN), Indicate(out[0], color=style.BACKWARD),
-                      run_time=beat.share(0.2))
+            self.play(FadeIn(bias, shift=0.15 * DOWN), Indicate(out[0], color=style.BACKWARD), run_time=beat.share(0.2))
             weight = style.zh("权重", size=style.LABEL_SIZE, color=style.BACKWARD)
             weight.move_to(into_target[0].point_from_proportion(0.55) + 0.3 * UP)
-            self.play(FadeIn(weight), into_target.animate.set_stroke(style.BACKWARD, opacity=1),
-                      run_time=beat.share(0.25))
+            self.play(
+                FadeIn(weight), into_target.animate.set_stroke(style.BACKWARD, opacity=1), run_time=beat.share(0.25)
+            )
             activation = style.zh("上一层激活", size=style.LABEL_SIZE, color=style.BACKWARD)
             activation.next_to(mid, UP, buff=style.GAP_M)
-            self.play(FadeIn(activation), Indicate(mid, color=style.BACKWARD, scale_factor=1.05),
-                      run_time=beat.share(0.25))
+            self.play(
+                FadeIn(activation), Indicate(mid, color=style.BACKWARD, scale_factor=1.05), run_time=beat.share(0.25)
+            )
 
         nudges = facts["weight_nudge"].value
         with self.narrate("nudge_weights") as beat:
             self.play(FadeIn(devices[2], shift=0.2 * LEFT), run_time=beat.share(0.15))
             widths = [2 + 12 * v / max(nudges) for v in nudges]
-            self.play(*(e.animate.set_stroke(width=w) for e, w in zip(into_target, widths)),
-                      run_time=beat.share(0.4))
+            self.play(*(e.animate.set_stroke(width=w) for e, w in zip(into_target, widths)), run_time=beat.share(0.4))
             brightest = mid[int(np.argmax(facts["upstream"].value))]
             self.play(Indicate(brightest, color=style.HIGHLIGHT, scale_factor=1.3), run_time=beat.share(0.3))
 
@@ -577,33 +765,53 @@ class BackpropNudge3b1b(LectureScene):
             self.play(FadeIn(keep_name, shift=0.1 * UP), run_time=beat.share(0.3))
 
         # What 「的」 alone asks of the layer below, then every output's request added up.
-        asks = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
-                        for v, y in zip(facts["target_request"].value, self.MID_Y)))
-        summed = VGroup(*(_wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
-                          for v, y in zip(facts["previous_nudge"].value, self.MID_Y)))
+        asks = VGroup(
+            *(
+                _wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
+                for v, y in zip(facts["target_request"].value, self.MID_Y)
+            )
+        )
+        summed = VGroup(
+            *(
+                _wish_arrow(v, (self.X1 - 0.55, y, 0), scale=0.8)
+                for v, y in zip(facts["previous_nudge"].value, self.MID_Y)
+            )
+        )
         with self.narrate("nudge_previous") as beat:
             self.play(FadeOut(keep), FadeOut(keep_name), run_time=beat.share(0.08))
-            self.play(LaggedStart(*(GrowArrow(a) if isinstance(a, Arrow) else Create(a) for a in asks),
-                                  lag_ratio=0.2), run_time=beat.share(0.3))
+            self.play(
+                LaggedStart(*(GrowArrow(a) if isinstance(a, Arrow) else Create(a) for a in asks), lag_ratio=0.2),
+                run_time=beat.share(0.3),
+            )
             backward = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges))
-            self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in backward), lag_ratio=0.02),
-                      Transform(asks, summed), run_time=beat.share(0.25))
+            self.play(
+                LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in backward), lag_ratio=0.02),
+                Transform(asks, summed),
+                run_time=beat.share(0.25),
+            )
             down = VGroup(*(Line(e.get_end(), e.get_start()).set_stroke(style.BACKWARD, 4) for e in edges_low))
-            self.play(LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in down), lag_ratio=0.02),
-                      Indicate(below, color=style.BACKWARD, scale_factor=1.05), run_time=beat.share(0.25))
+            self.play(
+                LaggedStart(*(ShowPassingFlash(b, time_width=0.6) for b in down), lag_ratio=0.02),
+                Indicate(below, color=style.BACKWARD, scale_factor=1.05),
+                run_time=beat.share(0.25),
+            )
 
         network = VGroup(below, mid, out, edges_low, edges, names, arrows, asks, ring, bias, weight)
         labels, columns, average_head, average = self._examples(facts, chars)
         with self.narrate("nudge_examples") as beat:
             self.play(FadeOut(network), FadeOut(context), run_time=beat.share(0.15))
-            self.play(FadeIn(devices[3], shift=0.2 * LEFT), FadeIn(labels), FadeIn(columns[0]),
-                      run_time=beat.share(0.2))
+            self.play(
+                FadeIn(devices[3], shift=0.2 * LEFT), FadeIn(labels), FadeIn(columns[0]), run_time=beat.share(0.2)
+            )
             for column in columns[1:]:
                 self.play(FadeIn(column, shift=0.2 * LEFT), run_time=beat.share(0.2))
 
         with self.narrate("nudge_average") as beat:
-            self.play(FadeIn(average_head), TransformFromCopy(VGroup(*(c[1:] for c in columns)), average),
-                      run_time=beat.share(0.3))
+            self.play(
+                FadeIn(average_head),
+                TransformFromCopy(VGroup(*(c[1:] for c in columns)), average),
+                run_time=beat.share(0.3),
+            )
             greedy = style.zh("只听第一个：什么都猜「的」", size=style.LABEL_SIZE, color=style.MUTED)
             later = style.zh("后面：多张卡之间也这样取平均", size=style.LABEL_SIZE, color=style.FORWARD)
             closing = VGroup(greedy, later).arrange(DOWN, aligned_edge=LEFT, buff=0.15)
@@ -617,15 +825,27 @@ class BackpropNudge3b1b(LectureScene):
         """Neurons as circles lit by their activation (a layer without values is drawn dim)."""
         layer = VGroup()
         for y, b in zip(ys, brightness):
-            layer.add(Circle(radius=0.28, color=style.TEXT, stroke_width=2, fill_color=style.TEXT,
-                             fill_opacity=0.12 if b is None else b).move_to((x, y, 0)))
+            layer.add(
+                Circle(
+                    radius=0.28,
+                    color=style.TEXT,
+                    stroke_width=2,
+                    fill_color=style.TEXT,
+                    fill_opacity=0.12 if b is None else b,
+                ).move_to((x, y, 0))
+            )
         return layer
 
     @staticmethod
     def _edges(left: VGroup, right: VGroup) -> VGroup:
         """Every neuron on the left to every neuron on the right; edge k·len(right)+j goes from k to j."""
-        return VGroup(*(Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=1.5, stroke_opacity=0.35)
-                        for a in left for b in right))
+        return VGroup(
+            *(
+                Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=1.5, stroke_opacity=0.35)
+                for a in left
+                for b in right
+            )
+        )
 
     @classmethod
     def _examples(cls, facts, chars):
@@ -638,8 +858,9 @@ class BackpropNudge3b1b(LectureScene):
             columns.add(VGroup(head, *(_wish_arrow(w, (x, y, 0), scale=1.1) for w, y in zip(wishes, rows))))
         x = cls.AVERAGE_X
         head = style.zh("平均", size=style.LABEL_SIZE, color=style.BACKWARD).move_to((x, head_y, 0))
-        divider = DashedLine((x - 1.0, head_y + 0.35, 0), (x - 1.0, rows[-1] - 0.4, 0), color=style.MUTED,
-                             stroke_width=2)
+        divider = DashedLine(
+            (x - 1.0, head_y + 0.35, 0), (x - 1.0, rows[-1] - 0.4, 0), color=style.MUTED, stroke_width=2
+        )
         average = VGroup(*(_wish_arrow(w, (x, y, 0), scale=1.1) for w, y in zip(facts["average"].value, rows)))
         return labels, columns, VGroup(head, divider), average
 
@@ -648,8 +869,18 @@ def _matrix(values, colour, cell: float = 0.28) -> VGroup:
     """A tensor as a grid of cells, each lit by the size of its value (the values are real)."""
     grid = np.asarray(values)
     top = float(np.abs(grid).max()) or 1.0
-    cells = VGroup(*(Square(cell, stroke_color=style.TEXT, stroke_width=1, fill_color=colour,
-                            fill_opacity=0.15 + 0.75 * abs(v) / top) for v in grid.flat))
+    cells = VGroup(
+        *(
+            Square(
+                cell,
+                stroke_color=style.TEXT,
+                stroke_width=1,
+                fill_color=colour,
+                fill_opacity=0.15 + 0.75 * abs(v) / top,
+            )
+            for v in grid.flat
+        )
+    )
     return cells.arrange_in_grid(*grid.shape, buff=0)
 
 
@@ -671,13 +902,20 @@ class LayerTwoMatmuls(LectureScene):
         w = _matrix(facts["w"].value, style.FORWARD).move_to((self.WEIGHT_X, self.FORWARD_Y, 0))
         y = _matrix(facts["y"].value, style.FORWARD).move_to((self.OUTPUT_X, self.FORWARD_Y, 0))
         forward = VGroup(x, self._sign("×", x, w), w, self._sign("=", w, y), y)
-        forward_labels = VGroup(self._label("输入", facts["x_shape"], x), self._label("权重", facts["w_shape"], w),
-                                self._label("输出", facts["y_shape"], y))
+        forward_labels = VGroup(
+            self._label("输入", facts["x_shape"], x),
+            self._label("权重", facts["w_shape"], w),
+            self._label("输出", facts["y_shape"], y),
+        )
         with self.narrate("layer_forward") as beat:
             self.play(FadeIn(x), FadeIn(forward_labels[0]), run_time=beat.share(0.15))
             self.play(FadeIn(forward[1:3]), FadeIn(forward_labels[1]), run_time=beat.share(0.15))
-            self.play(FadeIn(forward[3]), TransformFromCopy(VGroup(x, w), y), FadeIn(forward_labels[2]),
-                      run_time=beat.share(0.3))
+            self.play(
+                FadeIn(forward[3]),
+                TransformFromCopy(VGroup(x, w), y),
+                FadeIn(forward_labels[2]),
+                run_time=beat.share(0.3),
+            )
             keep = DashedVMobject(SurroundingRectangle(x, color=style.HIGHLIGHT, buff=style.GAP_S))
             kept = style.zh("存下", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(keep, UP, buff=style.GAP_S)
             self.play(Create(keep), FadeIn(kept), run_time=beat.share(0.2))
@@ -689,24 +927,34 @@ class LayerTwoMatmuls(LectureScene):
             self.play(scalar.animate.move_to(slot), run_time=beat.share(0.3))
             question.next_to(scalar, UP, buff=0.15)
             self.play(FadeIn(question), run_time=beat.share(0.15))
-            cross = VGroup(Line(slot + 0.35 * (UP + LEFT), slot + 0.35 * (DOWN + RIGHT)),
-                           Line(slot + 0.35 * (UP + RIGHT), slot + 0.35 * (DOWN + LEFT))).set_stroke(style.BAD, 6)
+            cross = VGroup(
+                Line(slot + 0.35 * (UP + LEFT), slot + 0.35 * (DOWN + RIGHT)),
+                Line(slot + 0.35 * (UP + RIGHT), slot + 0.35 * (DOWN + LEFT)),
+            ).set_stroke(style.BAD, 6)
             self.play(Create(cross), run_time=beat.share(0.2))
 
         upstream = _matrix(facts["upstream"].value, style.BACKWARD).move_to(slot)
         upstream_label = self._label("上游敏感度", facts["upstream_shape"], upstream)
         with self.narrate("layer_upstream") as beat:
-            self.play(FadeOut(VGroup(scalar, question, cross)), FadeIn(upstream, shift=0.5 * LEFT),
-                      FadeIn(upstream_label), run_time=beat.share(0.3))
+            self.play(
+                FadeOut(VGroup(scalar, question, cross)),
+                FadeIn(upstream, shift=0.5 * LEFT),
+                FadeIn(upstream_label),
+                run_time=beat.share(0.3),
+            )
             outline = SurroundingRectangle(y, color=style.HIGHLIGHT, buff=0.05)
             self.play(Create(outline), run_time=beat.share(0.15))
             self.play(outline.animate.move_to(upstream), run_time=beat.share(0.25))
             self.play(Indicate(upstream[0], color=style.HIGHLIGHT, scale_factor=1.6), run_time=beat.share(0.15))
             self.play(FadeOut(outline), run_time=beat.share(0.05))
 
-        first = self._product("grad_input", "输入梯度", self.FIRST_Y,
-                              (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD),
-                              (np.asarray(facts["w"].value).T, "Wᵀ", facts["wt_shape"], style.FORWARD))
+        first = self._product(
+            "grad_input",
+            "输入梯度",
+            self.FIRST_Y,
+            (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD),
+            (np.asarray(facts["w"].value).T, "Wᵀ", facts["wt_shape"], style.FORWARD),
+        )
         with self.narrate("layer_first") as beat:
             name = style.zh("① 输入梯度", size=style.BODY_SIZE, color=style.BACKWARD)
             name.move_to((self.NAME_X, self.FIRST_Y, 0))
@@ -715,9 +963,13 @@ class LayerTwoMatmuls(LectureScene):
             sent = self._send(first, "交给下面一层")
             self.play(GrowArrow(sent[0]), FadeIn(sent[1]), run_time=beat.share(0.2))
 
-        second = self._product("grad_weight", "权重梯度", self.SECOND_Y,
-                               (np.asarray(facts["x"].value).T, "输入ᵀ", facts["xt_shape"], style.FORWARD),
-                               (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD))
+        second = self._product(
+            "grad_weight",
+            "权重梯度",
+            self.SECOND_Y,
+            (np.asarray(facts["x"].value).T, "输入ᵀ", facts["xt_shape"], style.FORWARD),
+            (facts["upstream"].value, "上游", facts["upstream_shape"], style.BACKWARD),
+        )
         with self.narrate("layer_second") as beat:
             name2 = style.zh("② 权重梯度", size=style.BODY_SIZE, color=style.BACKWARD)
             name2.move_to((self.NAME_X, self.SECOND_Y, 0))
@@ -730,8 +982,11 @@ class LayerTwoMatmuls(LectureScene):
 
         with self.narrate("layer_hinge") as beat:
             self.play(Circumscribe(VGroup(x, keep), color=style.HIGHLIGHT), run_time=beat.share(0.35))
-            self.play(Indicate(stored, color=style.HIGHLIGHT, scale_factor=1.15),
-                      Indicate(second[2], color=style.HIGHLIGHT), run_time=beat.share(0.35))
+            self.play(
+                Indicate(stored, color=style.HIGHLIGHT, scale_factor=1.15),
+                Indicate(second[2], color=style.HIGHLIGHT),
+                run_time=beat.share(0.35),
+            )
 
         with self.narrate("layer_count") as beat:
             tally = VGroup(
@@ -740,27 +995,41 @@ class LayerTwoMatmuls(LectureScene):
                 style.zh(f"＝ {facts['ratio'].text}×", size=style.TITLE_SIZE, color=style.HIGHLIGHT),
             )
             tally.arrange(RIGHT, buff=style.GAP_M).move_to(self.TALLY, aligned_edge=LEFT)
-            each = style.zh(f"三次乘法一样大：各 {facts['flops_each'].text} 次浮点运算", size=style.SMALL_SIZE,
-                            color=style.MUTED).next_to(tally, DOWN, buff=style.GAP_M)
-            self.play(Indicate(forward, color=style.FORWARD, scale_factor=1.05), FadeIn(tally[0]),
-                      run_time=beat.share(0.25))
-            self.play(Indicate(first[1:], color=style.BACKWARD, scale_factor=1.05),
-                      Indicate(second[1:], color=style.BACKWARD, scale_factor=1.05), FadeIn(tally[1]),
-                      run_time=beat.share(0.25))
+            each = style.zh(
+                f"三次乘法一样大：各 {facts['flops_each'].text} 次浮点运算", size=style.SMALL_SIZE, color=style.MUTED
+            ).next_to(tally, DOWN, buff=style.GAP_M)
+            self.play(
+                Indicate(forward, color=style.FORWARD, scale_factor=1.05), FadeIn(tally[0]), run_time=beat.share(0.25)
+            )
+            self.play(
+                Indicate(first[1:], color=style.BACKWARD, scale_factor=1.05),
+                Indicate(second[1:], color=style.BACKWARD, scale_factor=1.05),
+                FadeIn(tally[1]),
+                run_time=beat.share(0.25),
+            )
             self.play(FadeIn(tally[2], scale=1.3), FadeIn(each), run_time=beat.share(0.25))
 
         with self.narrate("layer_caveat") as beat:
-            caveat = VGroup(style.zh("⚠ 三倍只数矩阵乘", size=style.SMALL_SIZE, color=style.HIGHLIGHT),
-                            style.zh("norm、激活、偏置、通信没算：小，但不是零", size=style.SMALL_SIZE,
-                                     color=style.MUTED)).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S)
+            caveat = VGroup(
+                style.zh("⚠ 三倍只数矩阵乘", size=style.SMALL_SIZE, color=style.HIGHLIGHT),
+                style.zh("norm、激活、偏置、通信没算：小，但不是零", size=style.SMALL_SIZE, color=style.MUTED),
+            ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S)
             caveat.next_to(each, DOWN, buff=style.GAP_M).align_to(each, LEFT)
             self.play(FadeIn(caveat, shift=0.1 * UP), run_time=beat.share(0.3))
 
         with self.narrate("layer_check") as beat:
-            ticks = VGroup(*(style.zh("✓", size=style.BODY_SIZE, color=style.GOOD).next_to(n, RIGHT, buff=style.GAP_M)
-                             for n in (name, name2)))
-            self.play(Indicate(first[0], color=style.GOOD), Indicate(second[0], color=style.GOOD),
-                      FadeIn(ticks, scale=1.5), run_time=beat.share(0.4))
+            ticks = VGroup(
+                *(
+                    style.zh("✓", size=style.BODY_SIZE, color=style.GOOD).next_to(n, RIGHT, buff=style.GAP_M)
+                    for n in (name, name2)
+                )
+            )
+            self.play(
+                Indicate(first[0], color=style.GOOD),
+                Indicate(second[0], color=style.GOOD),
+                FadeIn(ticks, scale=1.5),
+                run_time=beat.share(0.4),
+            )
         self.finish()
 
     @staticmethod
@@ -788,16 +1057,28 @@ class LayerTwoMatmuls(LectureScene):
     def _multiply(self, row, left_source, right_source, run_time):
         """The two factors arrive from where they live, then the product appears."""
         result, equals, left, times, right, labels = row
-        self.play(TransformFromCopy(left_source, left), TransformFromCopy(right_source, right), FadeIn(times),
-                  FadeIn(labels[1:]), run_time=0.55 * run_time)
-        self.play(FadeIn(equals), TransformFromCopy(VGroup(left, right), result), FadeIn(labels[0]),
-                  run_time=0.45 * run_time)
+        self.play(
+            TransformFromCopy(left_source, left),
+            TransformFromCopy(right_source, right),
+            FadeIn(times),
+            FadeIn(labels[1:]),
+            run_time=0.55 * run_time,
+        )
+        self.play(
+            FadeIn(equals), TransformFromCopy(VGroup(left, right), result), FadeIn(labels[0]), run_time=0.45 * run_time
+        )
 
     @staticmethod
     def _send(row, where: str):
         result = row[0]
-        arrow = Arrow(result.get_left(), result.get_left() + 1.6 * LEFT, buff=0.15, color=style.BACKWARD,
-                      stroke_width=4, max_tip_length_to_length_ratio=0.2)
+        arrow = Arrow(
+            result.get_left(),
+            result.get_left() + 1.6 * LEFT,
+            buff=0.15,
+            color=style.BACKWARD,
+            stroke_width=4,
+            max_tip_length_to_length_ratio=0.2,
+        )
         label = style.zh(where, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(arrow, LEFT, buff=0.15)
         return VGroup(arrow, label)
 
@@ -838,31 +1119,42 @@ class GatesCircuit(LectureScene):
             rule = self._rule_tag("f", gates)
             self.play(FadeIn(rule), gates["f"].animate.set_stroke(style.BACKWARD), run_time=beat.share(0.2))
             # Swap: each input's value crosses over to become the other input's gradient.
-            self.play(ReplacementTransform(values["m"].copy(), grads["c"], path_arc=-np.pi / 2),
-                      ReplacementTransform(values["c"].copy(), grads["m"], path_arc=-np.pi / 2),
-                      run_time=beat.share(0.55))
+            self.play(
+                ReplacementTransform(values["m"].copy(), grads["c"], path_arc=-np.pi / 2),
+                ReplacementTransform(values["c"].copy(), grads["m"], path_arc=-np.pi / 2),
+                run_time=beat.share(0.55),
+            )
 
         with self.narrate("gates_max") as beat:
             rule = self._rule_tag("m", gates)
             self.play(FadeIn(rule), gates["m"].animate.set_stroke(style.BACKWARD), run_time=beat.share(0.2))
-            self.play(ShowPassingFlash(self._backward_copy(wires[("q", "m")]), time_width=0.6),
-                      ReplacementTransform(grads["m"].copy(), grads["q"]), run_time=beat.share(0.45))
+            self.play(
+                ShowPassingFlash(self._backward_copy(wires[("q", "m")]), time_width=0.6),
+                ReplacementTransform(grads["m"].copy(), grads["q"]),
+                run_time=beat.share(0.45),
+            )
             grads["d"].set_color(style.MUTED)
-            self.play(FadeIn(grads["d"]), wires[("d", "m")].animate.set_stroke(opacity=0.35),
-                      run_time=beat.share(0.25))
+            self.play(FadeIn(grads["d"]), wires[("d", "m")].animate.set_stroke(opacity=0.35), run_time=beat.share(0.25))
 
         with self.narrate("gates_add") as beat:
             rule = self._rule_tag("q", gates)
             self.play(FadeIn(rule), gates["q"].animate.set_stroke(style.BACKWARD), run_time=beat.share(0.25))
-            self.play(ReplacementTransform(grads["q"].copy(), grads["a"]),
-                      ReplacementTransform(grads["q"].copy(), grads["b"]), run_time=beat.share(0.5))
+            self.play(
+                ReplacementTransform(grads["q"].copy(), grads["a"]),
+                ReplacementTransform(grads["q"].copy(), grads["b"]),
+                run_time=beat.share(0.5),
+            )
 
         with self.narrate("gates_result") as beat:
-            result = VGroup(
-                style.math(f"(partial f)/(partial a) = {facts['grad_a'].text}", color=style.BACKWARD),
-                style.math(f"(partial f)/(partial b) = {facts['grad_b'].text}", color=style.BACKWARD),
-                style.math(f"(partial f)/(partial c) = {facts['grad_c'].text}", color=style.BACKWARD),
-            ).arrange(RIGHT, buff=0.7).move_to(self.RESULT)
+            result = (
+                VGroup(
+                    style.math(f"(partial f)/(partial a) = {facts['grad_a'].text}", color=style.BACKWARD),
+                    style.math(f"(partial f)/(partial b) = {facts['grad_b'].text}", color=style.BACKWARD),
+                    style.math(f"(partial f)/(partial c) = {facts['grad_c'].text}", color=style.BACKWARD),
+                )
+                .arrange(RIGHT, buff=0.7)
+                .move_to(self.RESULT)
+            )
             box = SurroundingRectangle(result, color=style.HIGHLIGHT, buff=style.GAP_M, corner_radius=0.1)
             self.play(*(Indicate(grads[n], color=style.HIGHLIGHT) for n in "abc"), run_time=beat.share(0.25))
             self.play(Write(result), run_time=beat.share(0.35))
@@ -889,8 +1181,9 @@ class GatesCircuit(LectureScene):
             end_dir = position[src] - position[dst]
             end = position[dst] + 0.45 * end_dir / np.linalg.norm(end_dir)
             wires[(src, dst)] = Line(start, end, color=style.MUTED, stroke_width=3)
-        wires[("f", "out")] = Line(position["f"] + 0.45 * RIGHT, np.array((*self.OUTPUT, 0)) + 0.3 * LEFT,
-                                   color=style.MUTED, stroke_width=3)
+        wires[("f", "out")] = Line(
+            position["f"] + 0.45 * RIGHT, np.array((*self.OUTPUT, 0)) + 0.3 * LEFT, color=style.MUTED, stroke_width=3
+        )
         return nodes, wires, gates
 
     @staticmethod
@@ -916,9 +1209,12 @@ class GatesCircuit(LectureScene):
         """Two values fly into a gate and the gate's output value emerges."""
         into = VGroup(left.copy(), right.copy())
         self.play(into.animate.move_to(gate).scale(0.6), run_time=0.55 * run_time)
-        self.play(ReplacementTransform(into, result), Indicate(gate, color=style.FORWARD, scale_factor=1.1),
-                  ShowPassingFlash(self._wire_from(out, wires).copy().set_stroke(style.FORWARD, 6), time_width=0.8),
-                  run_time=0.45 * run_time)
+        self.play(
+            ReplacementTransform(into, result),
+            Indicate(gate, color=style.FORWARD, scale_factor=1.1),
+            ShowPassingFlash(self._wire_from(out, wires).copy().set_stroke(style.FORWARD, 6), time_width=0.8),
+            run_time=0.45 * run_time,
+        )
 
     @staticmethod
     def _backward_copy(wire):
@@ -926,8 +1222,9 @@ class GatesCircuit(LectureScene):
 
     @classmethod
     def _rule_tag(cls, out, gates):
-        return style.zh(cls.GATES[out][2], size=style.LABEL_SIZE, color=style.BACKWARD).next_to(gates[out], UP,
-                                                                                                buff=0.15)
+        return style.zh(cls.GATES[out][2], size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
+            gates[out], UP, buff=0.15
+        )
 
 
 class VanishingGradients(LectureScene):
@@ -950,18 +1247,31 @@ class VanishingGradients(LectureScene):
         # The y axis counts decades above the floor, so the x axis sits at the bottom.
         axes = sketch_axes([0, links, 10], [0, high - low, 1], 8.2, 4.7, ticks=True).move_to(self.PLOT_CENTRE)
         self._at = lambda x, exponent: axes.c2p(x, exponent - low)
-        y_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
-                            .next_to(self._at(0, t["exponent"]), LEFT, buff=0.15) for t in ticks))
-        x_labels = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
-                            .next_to(self._at(t["layer"], low), DOWN, buff=0.15) for t in facts["layer_ticks"].value))
+        y_labels = VGroup(
+            *(
+                style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(
+                    self._at(0, t["exponent"]), LEFT, buff=0.15
+                )
+                for t in ticks
+            )
+        )
+        x_labels = VGroup(
+            *(
+                style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(
+                    self._at(t["layer"], low), DOWN, buff=0.15
+                )
+                for t in facts["layer_ticks"].value
+            )
+        )
         x_name = style.zh("层数", size=style.LABEL_SIZE).next_to(x_labels, RIGHT, buff=style.GAP_M)
         y_name = style.zh("累乘结果（对数刻度）", size=style.LABEL_SIZE)
         y_name.next_to(axes, UP, buff=style.GAP_M).align_to(axes, LEFT)
         one = DashedLine(self._at(0, 0), self._at(links, 0), color=style.MUTED, stroke_width=1.5, dash_length=0.08)
 
         with self.narrate("depth_intro") as beat:
-            formula = style.math(f"g times underbrace(f times f times dots.c times f, {facts['links'].text})",
-                                 size=56).move_to(self.FORMULA)
+            formula = style.math(
+                f"g times underbrace(f times f times dots.c times f, {facts['links'].text})", size=56
+            ).move_to(self.FORMULA)
             self.play(Write(formula), run_time=beat.share(0.5))
         with self.narrate("depth_axes") as beat:
             self.play(FadeOut(formula), Create(axes), run_time=beat.share(0.35))
@@ -970,27 +1280,30 @@ class VanishingGradients(LectureScene):
 
         depth = ValueTracker(0.0)
         bounds = (low, high)
-        lines = {key: always_redraw(lambda key=key: self._trace(curves[key], depth.get_value(), bounds,
-                                                                self.COLOURS[key]))
-                 for key in ("shrink", "flat", "grow")}
-        heads = {key: always_redraw(lambda key=key: self._head(curves[key], depth.get_value(), bounds, key))
-                 for key in ("shrink", "flat", "grow")}
+        lines = {
+            key: always_redraw(lambda key=key: self._trace(curves[key], depth.get_value(), bounds, self.COLOURS[key]))
+            for key in ("shrink", "flat", "grow")
+        }
+        heads = {
+            key: always_redraw(lambda key=key: self._head(curves[key], depth.get_value(), bounds, key))
+            for key in ("shrink", "flat", "grow")
+        }
         with self.narrate("depth_race") as beat:
             self.add(*lines.values())
             self.play(*(FadeIn(h) for h in heads.values()), run_time=beat.share(0.3))
-            self.play(depth.animate.set_value(facts["vanish_layer"].value - 4), rate_func=linear,
-                      run_time=beat.share(0.65))
+            self.play(
+                depth.animate.set_value(facts["vanish_layer"].value - 4), rate_func=linear, run_time=beat.share(0.65)
+            )
 
         with self.narrate("depth_vanish") as beat:
-            self.play(depth.animate.set_value(facts["vanish_layer"].value), rate_func=linear,
-                      run_time=beat.share(0.35))
-            vanish = self._marker(facts["vanish_layer"].value, low, "shrink",
-                                  f"第 {facts['vanish_layer'].text} 层掉出地板")
+            self.play(depth.animate.set_value(facts["vanish_layer"].value), rate_func=linear, run_time=beat.share(0.35))
+            vanish = self._marker(
+                facts["vanish_layer"].value, low, "shrink", f"第 {facts['vanish_layer'].text} 层掉出地板"
+            )
             self.play(FadeIn(vanish, scale=1.3), run_time=beat.share(0.3))
 
         with self.narrate("depth_exit") as beat:
-            self.play(depth.animate.set_value(facts["exit_layer"].value), rate_func=linear,
-                      run_time=beat.share(0.35))
+            self.play(depth.animate.set_value(facts["exit_layer"].value), rate_func=linear, run_time=beat.share(0.35))
             leave = self._marker(facts["exit_layer"].value, high, "grow", f"第 {facts['exit_layer'].text} 层出框")
             self.play(FadeIn(leave, scale=1.3), run_time=beat.share(0.25))
             self.play(Indicate(heads["flat"], color=style.DATA), run_time=beat.share(0.25))
@@ -1017,7 +1330,8 @@ class VanishingGradients(LectureScene):
         top = facts["sigmoid_max"].value
         axes = sketch_axes([-6, 6, 2], [0, 0.3, 0.1], 6.0, 3.6).move_to(self.SIGMOID_CENTRE)
         curve = VMobject(color=style.BACKWARD, stroke_width=4).set_points_smoothly(
-            [axes.c2p(x, y) for x, y in zip(sig["x"], sig["y"])])
+            [axes.c2p(x, y) for x, y in zip(sig["x"], sig["y"])]
+        )
         name = style.math("sigma(x) dot (1 - sigma(x))", size=40, color=style.BACKWARD)
         name.next_to(axes, UP, buff=0.35)
         with self.narrate("depth_sigmoid") as beat:
@@ -1031,28 +1345,37 @@ class VanishingGradients(LectureScene):
             self.play(Create(ceiling), FadeIn(dot, scale=2), FadeIn(label), run_time=beat.share(0.25))
 
         with self.narrate("depth_check") as beat:
-            samples = VGroup(*(Dot(axes.c2p(x, y), radius=0.035, color=style.TEXT)
-                               for x, y in zip(sig["x"][::2], sig["y"][::2])))
+            samples = VGroup(
+                *(Dot(axes.c2p(x, y), radius=0.035, color=style.TEXT) for x, y in zip(sig["x"][::2], sig["y"][::2]))
+            )
             tag = style.zh(f"{facts['samples'].text} 个采样点复核", size=style.LABEL_SIZE, color=style.MUTED)
             tag.next_to(axes, DOWN, buff=0.3)
             self.play(FadeIn(samples, lag_ratio=0.02), FadeIn(tag), run_time=beat.share(0.55))
             self.play(Indicate(dot, color=style.HIGHLIGHT, scale_factor=1.8), Indicate(label), run_time=beat.share(0.3))
 
         with self.narrate("depth_caveat") as beat:
-            note = style.caption_stack("这里只单拎出了激活函数这一截；", "每层还要乘权重矩阵和归一化。",
-                                       size=style.LABEL_SIZE).move_to(self.CAVEAT)
+            note = style.caption_stack(
+                "这里只单拎出了激活函数这一截；", "每层还要乘权重矩阵和归一化。", size=style.LABEL_SIZE
+            ).move_to(self.CAVEAT)
             box = SurroundingRectangle(note, color=style.MUTED, buff=style.GAP_M, corner_radius=0.08)
             self.play(FadeIn(note), Create(box), run_time=beat.share(0.3))
 
         with self.narrate("depth_history") as beat:
             rows = VGroup()
-            for key, who in (("year_thesis", "Hochreiter 硕士论文"), ("year_paper", "Bengio, Simard, Frasconi"),
-                             ("year_joint", "两拨人合写一章")):
+            for key, who in (
+                ("year_thesis", "Hochreiter 硕士论文"),
+                ("year_paper", "Bengio, Simard, Frasconi"),
+                ("year_joint", "两拨人合写一章"),
+            ):
                 year = style.value(facts[key], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
                 rows.add(VGroup(year, style.zh(who, size=style.LABEL_SIZE)).arrange(RIGHT, buff=0.3))
             rows.arrange(DOWN, aligned_edge=LEFT, buff=0.35).next_to(box, DOWN, buff=0.7).align_to(box, LEFT)
-            spine = Line(rows[0][0].get_left() + 0.25 * LEFT, rows[-1][0].get_left() + 0.25 * LEFT,
-                         color=style.MUTED, stroke_width=2)
+            spine = Line(
+                rows[0][0].get_left() + 0.25 * LEFT,
+                rows[-1][0].get_left() + 0.25 * LEFT,
+                color=style.MUTED,
+                stroke_width=2,
+            )
             for row in rows:
                 row.add(Dot(row[0].get_left() + 0.25 * LEFT, radius=0.06, color=style.HIGHLIGHT))
             self.play(Create(spine), run_time=beat.share(0.1))
@@ -1137,27 +1460,34 @@ class ForwardVsReverseMode(LectureScene):
 
         with self.narrate("modes_chain") as beat:
             self.play(FadeIn(params, lag_ratio=0.05), FadeIn(count), run_time=beat.share(0.25))
-            self.play(Create(fan), *(FadeIn(b, shift=0.1 * UP) for b in boxes), *(Create(a) for a in links),
-                      FadeIn(local), run_time=beat.share(0.35))
+            self.play(
+                Create(fan),
+                *(FadeIn(b, shift=0.1 * UP) for b in boxes),
+                *(Create(a) for a in links),
+                FadeIn(local),
+                run_time=beat.share(0.35),
+            )
             self.play(FadeIn(loss, scale=2), FadeIn(loss_label), run_time=beat.share(0.2))
 
         with self.narrate("modes_same") as beat:
             start, end = self.BOXES[0] - 0.6, self.BOXES[-1] + 0.6
-            left_to_right = Arrow((start, self.FORWARD_Y, 0), (end, self.FORWARD_Y, 0), color=style.FORWARD, buff=0,
-                                  stroke_width=4)
-            right_to_left = Arrow((end, self.BACKWARD_Y, 0), (start, self.BACKWARD_Y, 0), color=style.BACKWARD, buff=0,
-                                  stroke_width=4)
+            left_to_right = Arrow(
+                (start, self.FORWARD_Y, 0), (end, self.FORWARD_Y, 0), color=style.FORWARD, buff=0, stroke_width=4
+            )
+            right_to_left = Arrow(
+                (end, self.BACKWARD_Y, 0), (start, self.BACKWARD_Y, 0), color=style.BACKWARD, buff=0, stroke_width=4
+            )
             same = style.zh("乘出来的数一模一样", size=style.LABEL_SIZE).next_to(right_to_left, UP, buff=0.15)
-            self.play(*(Indicate(b, color=style.HIGHLIGHT, scale_factor=1.08) for b in boxes),
-                      run_time=beat.share(0.3))
+            self.play(*(Indicate(b, color=style.HIGHLIGHT, scale_factor=1.08) for b in boxes), run_time=beat.share(0.3))
             self.play(GrowArrow(left_to_right), GrowArrow(right_to_left), run_time=beat.share(0.3))
             self.play(FadeIn(same), run_time=beat.share(0.2))
 
         forward_tag = style.zh("正向模式：从参数出发", size=style.BODY_SIZE, color=style.FORWARD)
         forward_tag.move_to((-self.TAG_X, self.TAG_Y, 0))
         with self.narrate("modes_forward") as beat:
-            self.play(FadeOut(VGroup(left_to_right, right_to_left, same)), FadeIn(forward_tag),
-                      run_time=beat.share(0.2))
+            self.play(
+                FadeOut(VGroup(left_to_right, right_to_left, same)), FadeIn(forward_tag), run_time=beat.share(0.2)
+            )
             self.play(params[0].animate.set_color(style.HIGHLIGHT).scale(1.6), run_time=beat.share(0.15))
             self._pulse(params[0], boxes, loss, style.FORWARD, beat.share(0.45))
             done = [self._done_mark(params[0])]
@@ -1168,8 +1498,10 @@ class ForwardVsReverseMode(LectureScene):
             done.append(self._done_mark(params[1]))
             self.add(done[-1])
             rest = list(params[2:])
-            self.play(AnimationGroup(*(self._pulse_animation(p, boxes, loss, style.FORWARD) for p in rest),
-                                     lag_ratio=0.12), run_time=beat.share(0.4))
+            self.play(
+                AnimationGroup(*(self._pulse_animation(p, boxes, loss, style.FORWARD) for p in rest), lag_ratio=0.12),
+                run_time=beat.share(0.4),
+            )
             done += [self._done_mark(p) for p in rest]
             self.add(*done[2:])
             tally = style.zh(f"走{facts['params'].text}遍", size=36, color=style.FORWARD)
@@ -1179,33 +1511,52 @@ class ForwardVsReverseMode(LectureScene):
         reverse_tag = style.zh("反向模式：从 loss 出发", size=style.BODY_SIZE, color=style.BACKWARD)
         reverse_tag.move_to((self.TAG_X, self.TAG_Y, 0))
         with self.narrate("modes_reverse") as beat:
-            self.play(FadeOut(VGroup(*done)), VGroup(forward_tag, tally).animate.set_opacity(0.5),
-                      FadeIn(reverse_tag), run_time=beat.share(0.15))
+            self.play(
+                FadeOut(VGroup(*done)),
+                VGroup(forward_tag, tally).animate.set_opacity(0.5),
+                FadeIn(reverse_tag),
+                run_time=beat.share(0.15),
+            )
             self.play(Indicate(loss, color=style.BACKWARD, scale_factor=1.6), run_time=beat.share(0.15))
             spine = VMobject().set_points_as_corners(
-                [loss.get_center(), *(np.array((x, self.CHAIN_Y, 0)) for x in reversed(self.BOXES)),
-                 boxes[0].get_left()])
+                [
+                    loss.get_center(),
+                    *(np.array((x, self.CHAIN_Y, 0)) for x in reversed(self.BOXES)),
+                    boxes[0].get_left(),
+                ]
+            )
             runner = Dot(loss.get_center(), radius=0.1, color=style.BACKWARD)
-            self.play(MoveAlongPath(runner, spine), ShowPassingFlash(spine.copy().set_stroke(style.BACKWARD, 7),
-                                                                      time_width=0.5),
-                      rate_func=linear, run_time=beat.share(0.3))
+            self.play(
+                MoveAlongPath(runner, spine),
+                ShowPassingFlash(spine.copy().set_stroke(style.BACKWARD, 7), time_width=0.5),
+                rate_func=linear,
+                run_time=beat.share(0.3),
+            )
             back_fan = VGroup(*(Line(boxes[0].get_left(), p.get_center()) for p in params))
-            self.play(ShowPassingFlash(back_fan.copy().set_stroke(style.BACKWARD, 5), time_width=0.8),
-                      FadeOut(runner), run_time=beat.share(0.15))
+            self.play(
+                ShowPassingFlash(back_fan.copy().set_stroke(style.BACKWARD, 5), time_width=0.8),
+                FadeOut(runner),
+                run_time=beat.share(0.15),
+            )
             marks = VGroup(*(self._done_mark(p) for p in params))
             once = style.zh("只走一遍", size=36, color=style.BACKWARD).next_to(reverse_tag, DOWN, buff=0.15)
             self.play(FadeIn(marks, scale=1.5), FadeIn(once, scale=1.3), run_time=beat.share(0.15))
 
         with self.narrate("modes_why") as beat:
             self.play(VGroup(forward_tag, tally).animate.set_opacity(1), run_time=beat.share(0.1))
-            self.play(Indicate(count, color=style.HIGHLIGHT), Indicate(tally, color=style.HIGHLIGHT),
-                      run_time=beat.share(0.3))
-            self.play(Indicate(VGroup(loss, loss_label), color=style.HIGHLIGHT, scale_factor=1.4),
-                      Indicate(once, color=style.HIGHLIGHT), run_time=beat.share(0.3))
+            self.play(
+                Indicate(count, color=style.HIGHLIGHT), Indicate(tally, color=style.HIGHLIGHT), run_time=beat.share(0.3)
+            )
+            self.play(
+                Indicate(VGroup(loss, loss_label), color=style.HIGHLIGHT, scale_factor=1.4),
+                Indicate(once, color=style.HIGHLIGHT),
+                run_time=beat.share(0.3),
+            )
 
         with self.narrate("modes_rule") as beat:
-            rule = style.caption_stack("输出远比输入多时，从前往后反倒划算。", "先数一数：输入多，还是输出多？",
-                                       size=style.LABEL_SIZE)
+            rule = style.caption_stack(
+                "输出远比输入多时，从前往后反倒划算。", "先数一数：输入多，还是输出多？", size=style.LABEL_SIZE
+            )
             rule.move_to(self.RULE)
             self.play(FadeOut(local), FadeIn(rule[0]), run_time=beat.share(0.3))
             self.play(FadeIn(rule[1]), run_time=beat.share(0.2))
@@ -1219,10 +1570,21 @@ class ForwardVsReverseMode(LectureScene):
         y = self.CHAIN_Y
         params = VGroup(*(Dot(radius=0.06, color=style.FORWARD) for _ in range(14)))
         params.arrange(DOWN, buff=self.PARAM_PITCH - 0.12).move_to((self.PARAMS_X, y, 0))
-        boxes = [VGroup(RoundedRectangle(width=1.05, height=1.5, corner_radius=0.12, stroke_color=style.TEXT,
-                                         stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1),
-                        style.zh("∂", size=36, color=style.MUTED)).move_to((x, y, 0))
-                 for x in self.BOXES]
+        boxes = [
+            VGroup(
+                RoundedRectangle(
+                    width=1.05,
+                    height=1.5,
+                    corner_radius=0.12,
+                    stroke_color=style.TEXT,
+                    stroke_width=2.5,
+                    fill_color=style.PANEL,
+                    fill_opacity=1,
+                ),
+                style.zh("∂", size=36, color=style.MUTED),
+            ).move_to((x, y, 0))
+            for x in self.BOXES
+        ]
         fan = VGroup(*(Line(p.get_center(), boxes[0].get_left(), color=style.MUTED, stroke_width=1.2) for p in params))
         links = [
             Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=2.5) for a, b in zip(boxes, boxes[1:])
@@ -1233,8 +1595,13 @@ class ForwardVsReverseMode(LectureScene):
 
     def _route(self, param, boxes, loss):
         return VMobject().set_points_as_corners(
-            [param.get_center(), boxes[0].get_left(), *(np.array((x, self.CHAIN_Y, 0)) for x in self.BOXES),
-             loss.get_center()])
+            [
+                param.get_center(),
+                boxes[0].get_left(),
+                *(np.array((x, self.CHAIN_Y, 0)) for x in self.BOXES),
+                loss.get_center(),
+            ]
+        )
 
     def _pulse_animation(self, param, boxes, loss, colour):
         route = self._route(param, boxes, loss)
@@ -1243,8 +1610,12 @@ class ForwardVsReverseMode(LectureScene):
     def _pulse(self, param, boxes, loss, colour, run_time):
         route = self._route(param, boxes, loss)
         runner = Dot(param.get_center(), radius=0.1, color=colour)
-        self.play(MoveAlongPath(runner, route), ShowPassingFlash(route.copy().set_stroke(colour, 6), time_width=0.4),
-                  rate_func=linear, run_time=run_time)
+        self.play(
+            MoveAlongPath(runner, route),
+            ShowPassingFlash(route.copy().set_stroke(colour, 6), time_width=0.4),
+            rate_func=linear,
+            run_time=run_time,
+        )
         self.remove(runner)
 
     @staticmethod
@@ -1307,9 +1678,18 @@ class ActivationMountain(LectureScene):
                 if now <= start:
                     continue
                 right = min(now, end)
-                group.add(Polygon(at(start, level - 1), at(right, level - 1), at(right, level), at(start, level),
-                                  stroke_color=style.BACKGROUND, stroke_width=1.5, fill_color=style.FORWARD,
-                                  fill_opacity=0.35 + 0.3 * (level % 2)))
+                group.add(
+                    Polygon(
+                        at(start, level - 1),
+                        at(right, level - 1),
+                        at(right, level),
+                        at(start, level),
+                        stroke_color=style.BACKGROUND,
+                        stroke_width=1.5,
+                        fill_color=style.FORWARD,
+                        fill_opacity=0.35 + 0.3 * (level % 2),
+                    )
+                )
             return group
 
         def outline():
@@ -1320,7 +1700,8 @@ class ActivationMountain(LectureScene):
                     break
                 points += [at(t, m), at(min(t + 1, now), m)]
             return VMobject(color=style.TEXT, stroke_width=3).set_points_as_corners(
-                points if len(points) > 1 else points * 2)
+                points if len(points) > 1 else points * 2
+            )
 
         stack, edge = always_redraw(drawn), always_redraw(outline)
         with self.narrate("mnt_climb") as beat:
@@ -1342,9 +1723,12 @@ class ActivationMountain(LectureScene):
         stack.clear_updaters()
         edge.clear_updaters()
         with self.narrate("mnt_caveat") as beat:
-            note = style.caption_stack(f"台阶画了 {facts['steps'].text} 级，只为看得清；",
-                                       f"真实模型 {facts['layers'].text} 层，坡更细、有凸起，顶点不变。",
-                                       size=style.LABEL_SIZE, color=style.MUTED)
+            note = style.caption_stack(
+                f"台阶画了 {facts['steps'].text} 级，只为看得清；",
+                f"真实模型 {facts['layers'].text} 层，坡更细、有凸起，顶点不变。",
+                size=style.LABEL_SIZE,
+                color=style.MUTED,
+            )
             note.move_to(at(span + 0.6, 0), aligned_edge=RIGHT).set_y(self.TOP_Y)
             self.play(FadeIn(note), run_time=beat.share(0.3))
         return VGroup(x_axis, y_axis, x_name, y_name, stack, edge, forward, turn, summit, backward, note)
@@ -1356,14 +1740,23 @@ class ActivationMountain(LectureScene):
             ("全部留着", "keep_all", style.FORWARD),
             ("只留每层入口 *", "full_recompute", style.GOOD),
         ):
-            text = VGroup(style.zh(label, size=style.BODY_SIZE),
-                          style.value(facts[key], size=48, color=colour)).arrange(DOWN, buff=style.GAP_M)
-            box = RoundedRectangle(width=4.8, height=2.2, corner_radius=0.15, stroke_color=colour, stroke_width=3,
-                                   fill_color=style.PANEL, fill_opacity=1)
+            text = VGroup(
+                style.zh(label, size=style.BODY_SIZE), style.value(facts[key], size=48, color=colour)
+            ).arrange(DOWN, buff=style.GAP_M)
+            box = RoundedRectangle(
+                width=4.8,
+                height=2.2,
+                corner_radius=0.15,
+                stroke_color=colour,
+                stroke_width=3,
+                fill_color=style.PANEL,
+                fill_opacity=1,
+            )
             big.append(VGroup(box, text.move_to(box)))
         VGroup(*big).arrange(RIGHT, buff=1.4).move_to(self.BIG_CARDS)
-        context = style.zh(f"DeepSeek-V3，一条 {facts['seq'].text} 序列，bf16", size=style.LABEL_SIZE,
-                           color=style.MUTED).next_to(VGroup(*big), UP, buff=style.GAP_L)
+        context = style.zh(
+            f"DeepSeek-V3，一条 {facts['seq'].text} 序列，bf16", size=style.LABEL_SIZE, color=style.MUTED
+        ).next_to(VGroup(*big), UP, buff=style.GAP_L)
         with self.narrate("mnt_cards") as beat:
             self.play(FadeOut(mountain), FadeIn(context), run_time=beat.share(0.15))
             self.play(FadeIn(big[0], shift=0.2 * UP), run_time=beat.share(0.2))
@@ -1372,28 +1765,43 @@ class ActivationMountain(LectureScene):
         with self.narrate("mnt_same") as beat:
             same = style.zh("同一条序列，两种配置；不是两个模型", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             same.next_to(VGroup(*big), DOWN, buff=style.GAP_L)
-            link = DoubleArrow(big[0].get_right(), big[1].get_left(), buff=style.GAP_S, color=style.HIGHLIGHT,
-                               stroke_width=3)
+            link = DoubleArrow(
+                big[0].get_right(), big[1].get_left(), buff=style.GAP_S, color=style.HIGHLIGHT, stroke_width=3
+            )
             self.play(GrowFromCenter(link), FadeIn(same), run_time=beat.share(0.5))
         small = []
-        for (label, key, colour), x in zip((("全部留着", "keep_all", style.FORWARD),
-                                           ("只留每层入口 *", "full_recompute", style.GOOD)), self.SMALL_CARDS_X):
-            text = VGroup(style.zh(label, size=style.SMALL_SIZE), style.value(facts[key], size=style.BODY_SIZE,
-                                                                             color=colour)).arrange(RIGHT, buff=0.3)
-            box = RoundedRectangle(width=text.width + 0.5, height=0.62, corner_radius=0.1, stroke_color=colour,
-                                   stroke_width=2.5, fill_color=style.PANEL, fill_opacity=1)
+        for (label, key, colour), x in zip(
+            (("全部留着", "keep_all", style.FORWARD), ("只留每层入口 *", "full_recompute", style.GOOD)),
+            self.SMALL_CARDS_X,
+        ):
+            text = VGroup(
+                style.zh(label, size=style.SMALL_SIZE), style.value(facts[key], size=style.BODY_SIZE, color=colour)
+            ).arrange(RIGHT, buff=0.3)
+            box = RoundedRectangle(
+                width=text.width + 0.5,
+                height=0.62,
+                corner_radius=0.1,
+                stroke_color=colour,
+                stroke_width=2.5,
+                fill_color=style.PANEL,
+                fill_opacity=1,
+            )
             small.append(VGroup(box, text.move_to(box)).move_to((x, self.TOP_Y, 0)))
         return big, small, VGroup(context, link, same)
 
     # -- B1: where the two numbers come from ----------------------------------------
     def _tables(self, facts, big, small, extras):
         """The cards shrink to the top; the per-layer tables behind them build up row by row."""
-        unit = style.zh(f"单位：一份 hidden 宽的张量 = {facts['tokens'].text} × {facts['hidden'].text} × "
-                        f"{facts['bf16_bytes'].text} = {facts['entry'].text}", size=style.LABEL_SIZE)
+        unit = style.zh(
+            f"单位：一份 hidden 宽的张量 = {facts['tokens'].text} × {facts['hidden'].text} × "
+            f"{facts['bf16_bytes'].text} = {facts['entry'].text}",
+            size=style.LABEL_SIZE,
+        )
         unit.move_to(self.UNIT)
         with self.narrate("mnt_unit") as beat:
-            self.play(FadeOut(extras), *(ReplacementTransform(b, s) for b, s in zip(big, small)),
-                      run_time=beat.share(0.35))
+            self.play(
+                FadeOut(extras), *(ReplacementTransform(b, s) for b, s in zip(big, small)), run_time=beat.share(0.35)
+            )
             self.play(FadeIn(unit, shift=0.2 * DOWN), run_time=beat.share(0.35))
 
         attention = self._table("注意力（MLA）留下的", facts["attention_rows"].value, facts["attention"])
@@ -1417,28 +1825,51 @@ class ActivationMountain(LectureScene):
             self.play(FadeIn(moe[2]), run_time=beat.share(0.1))
 
         with self.narrate("mnt_copies") as beat:
-            copies = [moe[1][i] for i, row in enumerate(facts["moe_rows"].value)
-                      if row["width"].startswith(facts["copies"].text + " ")]
-            marks = VGroup(*(SurroundingRectangle(r, color=style.HIGHLIGHT, buff=0.05, corner_radius=0.05)
-                             for r in (copies[0], copies[-1])))
-            why = style.zh(f"{facts['copies'].text} 份 = {facts['routed'].text} 个路由专家 + "
-                           f"{facts['shared'].text} 个共享专家", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            io = style.zh(f"进去一次 + 出来一次 = {facts['copies_io'].text}", size=style.LABEL_SIZE,
-                          color=style.HIGHLIGHT)
+            copies = [
+                moe[1][i]
+                for i, row in enumerate(facts["moe_rows"].value)
+                if row["width"].startswith(facts["copies"].text + " ")
+            ]
+            marks = VGroup(
+                *(
+                    SurroundingRectangle(r, color=style.HIGHLIGHT, buff=0.05, corner_radius=0.05)
+                    for r in (copies[0], copies[-1])
+                )
+            )
+            why = style.zh(
+                f"{facts['copies'].text} 份 = {facts['routed'].text} 个路由专家 + {facts['shared'].text} 个共享专家",
+                size=style.LABEL_SIZE,
+                color=style.HIGHLIGHT,
+            )
+            io = style.zh(
+                f"进去一次 + 出来一次 = {facts['copies_io'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT
+            )
             VGroup(why, io).arrange(RIGHT, buff=0.8).next_to(moe, DOWN, buff=0.3)
             self.play(Create(marks), FadeIn(why), run_time=beat.share(0.35))
             self.play(FadeIn(io), run_time=beat.share(0.25))
 
         with self.narrate("mnt_total") as beat:
-            lines = VGroup(
-                style.zh(f"MoE 层：{facts['moe_layer_exact'].text} × {facts['moe_layers'].text}", size=style.BODY_SIZE),
-                style.zh(f"dense 层：{facts['dense_layer_exact'].text} × {facts['dense_layers'].text}",
-                         size=style.BODY_SIZE),
-                style.zh(f"合计 {facts['keep_all_gib'].text} ≈ {facts['keep_all'].text}", size=36,
-                         color=style.FORWARD),
-                style.zh(f"只留入口：{facts['entry'].text} × {facts['layers'].text} = {facts['full_recompute'].text}",
-                         size=style.BODY_SIZE, color=style.GOOD),
-            ).arrange(DOWN, aligned_edge=LEFT, buff=0.28).move_to(self.TOTALS)
+            lines = (
+                VGroup(
+                    style.zh(
+                        f"MoE 层：{facts['moe_layer_exact'].text} × {facts['moe_layers'].text}", size=style.BODY_SIZE
+                    ),
+                    style.zh(
+                        f"dense 层：{facts['dense_layer_exact'].text} × {facts['dense_layers'].text}",
+                        size=style.BODY_SIZE,
+                    ),
+                    style.zh(
+                        f"合计 {facts['keep_all_gib'].text} ≈ {facts['keep_all'].text}", size=36, color=style.FORWARD
+                    ),
+                    style.zh(
+                        f"只留入口：{facts['entry'].text} × {facts['layers'].text} = {facts['full_recompute'].text}",
+                        size=style.BODY_SIZE,
+                        color=style.GOOD,
+                    ),
+                )
+                .arrange(DOWN, aligned_edge=LEFT, buff=0.28)
+                .move_to(self.TOTALS)
+            )
             dense_note = style.zh("（按页面口径，不含 FFN 输出）", size=style.SMALL_SIZE, color=style.MUTED)
             dense_note.next_to(lines[1], RIGHT, buff=style.GAP_M)
             moe_chip = self._chip("MoE", facts["moe"]).next_to(chip, RIGHT, buff=0.3)
@@ -1447,8 +1878,11 @@ class ActivationMountain(LectureScene):
             self.play(FadeIn(lines[1], shift=0.2 * RIGHT), FadeIn(dense_note), run_time=beat.share(0.1))
             self.play(FadeIn(lines[2], scale=1.2), run_time=beat.share(0.15))
             self.play(Indicate(small[0], color=style.HIGHLIGHT, scale_factor=1.1), run_time=beat.share(0.15))
-            self.play(FadeIn(lines[3], shift=0.2 * RIGHT), Indicate(small[1], color=style.HIGHLIGHT, scale_factor=1.1),
-                      run_time=beat.share(0.15))
+            self.play(
+                FadeIn(lines[3], shift=0.2 * RIGHT),
+                Indicate(small[1], color=style.HIGHLIGHT, scale_factor=1.1),
+                run_time=beat.share(0.15),
+            )
 
         with self.narrate("mnt_note") as beat:
             notes = style.caption_stack(
@@ -1471,19 +1905,29 @@ class ActivationMountain(LectureScene):
 
         header = text_row((title, "宽度", "大小"), cls.TABLE, top, color=style.MUTED)
         first = top - cls.TABLE_HEAD_GAP
-        body = VGroup(*(text_row((r["label"], r["width"], r["size"]), cls.TABLE, first - cls.TABLE_PITCH * i,
-                                 size=style.SMALL_SIZE) for i, r in enumerate(rows)))
+        body = VGroup(
+            *(
+                text_row(
+                    (r["label"], r["width"], r["size"]), cls.TABLE, first - cls.TABLE_PITCH * i, size=style.SMALL_SIZE
+                )
+                for i, r in enumerate(rows)
+            )
+        )
         y_sum = first - cls.TABLE_PITCH * len(rows) - 0.1
-        total = VGroup(rule(y_sum + 0.22), text_row(("小计", "", f"约 {subtotal.text}"), cls.TABLE, y_sum - 0.05,
-                                                    color=style.HIGHLIGHT))
+        total = VGroup(
+            rule(y_sum + 0.22),
+            text_row(("小计", "", f"约 {subtotal.text}"), cls.TABLE, y_sum - 0.05, color=style.HIGHLIGHT),
+        )
         return VGroup(VGroup(header, rule(top - 0.25)), body, total)
 
     @staticmethod
     def _chip(label, fact):
-        text = VGroup(style.zh(label, size=style.SMALL_SIZE, color=style.MUTED),
-                      style.value(fact, size=style.SMALL_SIZE)).arrange(RIGHT, buff=style.GAP_M)
-        box = RoundedRectangle(width=text.width + 0.3, height=0.45, corner_radius=0.08, stroke_color=style.MUTED,
-                               stroke_width=1.5)
+        text = VGroup(
+            style.zh(label, size=style.SMALL_SIZE, color=style.MUTED), style.value(fact, size=style.SMALL_SIZE)
+        ).arrange(RIGHT, buff=style.GAP_M)
+        box = RoundedRectangle(
+            width=text.width + 0.3, height=0.45, corner_radius=0.08, stroke_color=style.MUTED, stroke_width=1.5
+        )
         return VGroup(box, text.move_to(box))
 
 
@@ -1517,10 +1961,22 @@ class GradientJourney(LectureScene):
             node = VGroup(ring, mark.move_to(ring))
             node.move_to(self.STATIONS + (i - (len(self.ORDER) - 1) / 2) * self.STATION_PITCH * RIGHT)
             stations.add(VGroup(node, label.next_to(node, DOWN, buff=0.15)))
-        arrows = VGroup(*(Arrow(a[0].get_right(), b[0].get_left(), buff=style.GAP_S, color=style.MUTED, stroke_width=3,
-                                max_tip_length_to_length_ratio=0.25) for a, b in zip(stations, stations[1:])))
-        packet = Square(side_length=0.3, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16,
-                        stroke_width=4)
+        arrows = VGroup(
+            *(
+                Arrow(
+                    a[0].get_right(),
+                    b[0].get_left(),
+                    buff=style.GAP_S,
+                    color=style.MUTED,
+                    stroke_width=3,
+                    max_tip_length_to_length_ratio=0.25,
+                )
+                for a, b in zip(stations, stations[1:])
+            )
+        )
+        packet = Square(
+            side_length=0.3, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16, stroke_width=4
+        )
 
         with self.narrate("gj_intro") as beat:
             self.play(FadeIn(stations, lag_ratio=0.2), Create(arrows, lag_ratio=0.2), run_time=beat.share(0.5))
@@ -1535,8 +1991,11 @@ class GradientJourney(LectureScene):
             # Backward walks the layers from the last to the first; each drops its gradient.
             per_layer = beat.share(0.5) / len(detail[1])
             for bar, grad in zip(detail[1], detail[2]):
-                self.play(Indicate(bar, color=style.BACKWARD, scale_factor=1.03), FadeIn(grad, shift=0.3 * DOWN),
-                          run_time=per_layer)
+                self.play(
+                    Indicate(bar, color=style.BACKWARD, scale_factor=1.03),
+                    FadeIn(grad, shift=0.3 * DOWN),
+                    run_time=per_layer,
+                )
             packet.move_to(stations[0][0]).shift(0.55 * UP)
             self.play(FadeIn(packet, scale=1.5), FadeIn(detail[3]), run_time=beat.share(0.15))
 
@@ -1544,10 +2003,11 @@ class GradientJourney(LectureScene):
         with self.narrate("gj_reduce") as beat:
             self._advance(packet, stations, 1, beat.share(0.15))
             self.play(FadeOut(detail), FadeIn(timeline["axes"]), run_time=beat.share(0.15))
-            self.play(LaggedStart(*(FadeIn(b) for b in timeline["backward"]), lag_ratio=0.3),
-                      run_time=beat.share(0.25))
-            self.play(LaggedStart(*(FadeIn(b, shift=0.2 * DOWN) for b in timeline["reduce"]), lag_ratio=0.4),
-                      run_time=beat.share(0.25))
+            self.play(LaggedStart(*(FadeIn(b) for b in timeline["backward"]), lag_ratio=0.3), run_time=beat.share(0.25))
+            self.play(
+                LaggedStart(*(FadeIn(b, shift=0.2 * DOWN) for b in timeline["reduce"]), lag_ratio=0.4),
+                run_time=beat.share(0.25),
+            )
             self.play(FadeIn(timeline["hidden"]), run_time=beat.share(0.15))
 
         with self.narrate("gj_clip") as beat:
@@ -1571,8 +2031,7 @@ class GradientJourney(LectureScene):
             weights = self._weights()
             self.play(FadeOut(VGroup(*accumulate.values())), FadeIn(weights), run_time=beat.share(0.15))
             self.play(packet.animate.move_to(weights[0]).scale(0.8), run_time=beat.share(0.15))
-            self.play(Indicate(weights[0], color=style.BACKWARD), FadeOut(packet, scale=0.2),
-                      run_time=beat.share(0.15))
+            self.play(Indicate(weights[0], color=style.BACKWARD), FadeOut(packet, scale=0.2), run_time=beat.share(0.15))
             thrown = style.zh("用完就扔", size=36, color=style.HIGHLIGHT).next_to(weights, RIGHT, buff=0.8)
             self.play(FadeIn(thrown, scale=1.3), run_time=beat.share(0.12))
             tags = self._precision_tags().next_to(thrown, DOWN, buff=style.GAP_L).align_to(thrown, LEFT)
@@ -1588,8 +2047,11 @@ class GradientJourney(LectureScene):
 
     # -- staging helpers -------------------------------------------------
     def _light(self, station):
-        return AnimationGroup(station[0][0].animate.set_stroke(style.BACKWARD),
-                              station[0][1].animate.set_color(style.TEXT), station[1].animate.set_color(style.TEXT))
+        return AnimationGroup(
+            station[0][0].animate.set_stroke(style.BACKWARD),
+            station[0][1].animate.set_color(style.TEXT),
+            station[1].animate.set_color(style.TEXT),
+        )
 
     def _advance(self, packet, stations, index, run_time):
         target = stations[index][0].get_center() + 0.55 * UP
@@ -1597,14 +2059,35 @@ class GradientJourney(LectureScene):
 
     @classmethod
     def _produce(cls):
-        bars = VGroup(*(RoundedRectangle(width=1.3, height=0.5, corner_radius=0.06, stroke_color=style.TEXT,
-                                         stroke_width=2, fill_color=style.PANEL, fill_opacity=1)
-                        for _ in range(6))).arrange(RIGHT, buff=0.35).move_to(cls.DETAIL)
+        bars = (
+            VGroup(
+                *(
+                    RoundedRectangle(
+                        width=1.3,
+                        height=0.5,
+                        corner_radius=0.06,
+                        stroke_color=style.TEXT,
+                        stroke_width=2,
+                        fill_color=style.PANEL,
+                        fill_opacity=1,
+                    )
+                    for _ in range(6)
+                )
+            )
+            .arrange(RIGHT, buff=0.35)
+            .move_to(cls.DETAIL)
+        )
         caption = style.zh("反向：从最后一层往回走", size=style.LABEL_SIZE, color=style.BACKWARD)
         caption.next_to(bars, UP, buff=0.3)
         order = list(reversed(bars))
-        grads = VGroup(*(Square(side_length=0.28, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16,
-                                stroke_width=3).next_to(bar, DOWN, buff=style.GAP_L) for bar in order))
+        grads = VGroup(
+            *(
+                Square(
+                    side_length=0.28, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.BF16, stroke_width=3
+                ).next_to(bar, DOWN, buff=style.GAP_L)
+                for bar in order
+            )
+        )
         tag = style.zh("每层一份梯度，bf16", size=style.LABEL_SIZE, color=style.BF16).next_to(grads, DOWN, buff=0.35)
         return VGroup(VGroup(bars, caption), VGroup(*order), grads, tag)
 
@@ -1617,73 +2100,135 @@ class GradientJourney(LectureScene):
             return left + (right - left) * t / end
 
         rows = cls.LANES
-        names = VGroup(*(style.zh(text, size=style.LABEL_SIZE, color=colour).move_to((left - 0.25, y, 0),
-                                                                                      aligned_edge=RIGHT)
-                         for text, y, colour in (("反向计算", rows["backward"], style.BACKWARD),
-                                                 ("跨卡平均", rows["reduce"], style.COMM),
-                                                 ("全局裁剪", rows["clip"], style.HIGHLIGHT))))
-        time_axis = Arrow((left, cls.TIME_AXIS_Y, 0), (right + 0.4, cls.TIME_AXIS_Y, 0), buff=0, color=style.MUTED,
-                          stroke_width=2)
+        names = VGroup(
+            *(
+                style.zh(text, size=style.LABEL_SIZE, color=colour).move_to((left - 0.25, y, 0), aligned_edge=RIGHT)
+                for text, y, colour in (
+                    ("反向计算", rows["backward"], style.BACKWARD),
+                    ("跨卡平均", rows["reduce"], style.COMM),
+                    ("全局裁剪", rows["clip"], style.HIGHLIGHT),
+                )
+            )
+        )
+        time_axis = Arrow(
+            (left, cls.TIME_AXIS_Y, 0), (right + 0.4, cls.TIME_AXIS_Y, 0), buff=0, color=style.MUTED, stroke_width=2
+        )
         time_name = style.zh("时间", size=style.SMALL_SIZE, color=style.MUTED)
         time_name.next_to(time_axis, DOWN, buff=style.GAP_S)
         time_name.align_to(time_axis, RIGHT)
 
         def block(start, stop, y, colour, opacity=0.8):
-            return Rectangle(width=x(stop) - x(start), height=0.5, stroke_color=style.BACKGROUND, stroke_width=2,
-                             fill_color=colour, fill_opacity=opacity).move_to(((x(start) + x(stop)) / 2, y, 0))
+            return Rectangle(
+                width=x(stop) - x(start),
+                height=0.5,
+                stroke_color=style.BACKGROUND,
+                stroke_width=2,
+                fill_color=colour,
+                fill_opacity=opacity,
+            ).move_to(((x(start) + x(stop)) / 2, y, 0))
 
         backward = VGroup(*(block(a, b, rows["backward"], style.BACKWARD) for a, b in plan["backward"]))
         reduce = VGroup(*(block(a, b, rows["reduce"], style.COMM) for a, b in plan["all_reduce"]))
         compute_end = plan["backward"][-1][1]
-        under = Rectangle(width=x(compute_end) - x(plan["all_reduce"][0][0]), height=1.5, stroke_color=style.GOOD,
-                          stroke_width=2, fill_opacity=0).move_to(
-            ((x(plan["all_reduce"][0][0]) + x(compute_end)) / 2, (rows["backward"] + rows["reduce"]) / 2, 0))
-        hidden = VGroup(under, style.zh("藏在反向底下 ✓", size=style.LABEL_SIZE, color=style.GOOD)
-                        .next_to(under, UP, buff=style.GAP_S).align_to(under, RIGHT))
+        under = Rectangle(
+            width=x(compute_end) - x(plan["all_reduce"][0][0]),
+            height=1.5,
+            stroke_color=style.GOOD,
+            stroke_width=2,
+            fill_opacity=0,
+        ).move_to(((x(plan["all_reduce"][0][0]) + x(compute_end)) / 2, (rows["backward"] + rows["reduce"]) / 2, 0))
+        hidden = VGroup(
+            under,
+            style.zh("藏在反向底下 ✓", size=style.LABEL_SIZE, color=style.GOOD)
+            .next_to(under, UP, buff=style.GAP_S)
+            .align_to(under, RIGHT),
+        )
         last = plan["all_reduce"][-1][1]
-        wait = DashedLine((x(last), rows["backward"] + 0.55, 0), (x(last), cls.TIME_AXIS_Y, 0), color=style.HIGHLIGHT,
-                          stroke_width=2)
+        wait = DashedLine(
+            (x(last), rows["backward"] + 0.55, 0), (x(last), cls.TIME_AXIS_Y, 0), color=style.HIGHLIGHT, stroke_width=2
+        )
         wait_label = style.zh("全部梯度到齐", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         wait_label.next_to(wait, UP, buff=style.GAP_S).shift(0.4 * LEFT)
         clip = block(*plan["clip"], rows["clip"], style.HIGHLIGHT)
         exposed = style.zh("藏不了 ✗", size=style.LABEL_SIZE, color=style.BAD).next_to(clip, LEFT, buff=0.3)
-        return {"axes": VGroup(names, time_axis, time_name), "backward": backward, "reduce": reduce,
-                "hidden": hidden, "wait": wait, "wait_label": wait_label, "clip": clip, "exposed": exposed}
+        return {
+            "axes": VGroup(names, time_axis, time_name),
+            "backward": backward,
+            "reduce": reduce,
+            "hidden": hidden,
+            "wait": wait,
+            "wait_label": wait_label,
+            "clip": clip,
+            "exposed": exposed,
+        }
 
     @classmethod
     def _accumulate(cls, micro):
-        whole_bar = Rectangle(width=8.0, height=0.45, stroke_color=style.BACKGROUND, fill_color=style.BACKWARD,
-                              fill_opacity=0.8)
+        whole_bar = Rectangle(
+            width=8.0, height=0.45, stroke_color=style.BACKGROUND, fill_color=style.BACKWARD, fill_opacity=0.8
+        )
         whole_label = style.zh("一个大 batch", size=style.LABEL_SIZE)
         whole = VGroup(whole_label, whole_bar).arrange(RIGHT, buff=style.GAP_L).move_to(cls.BATCH)
-        parts = VGroup(*(Rectangle(width=8.0 / micro, height=0.45, stroke_color=style.BACKGROUND,
-                                   fill_color=style.BACKWARD, fill_opacity=0.8) for _ in range(micro)))
+        parts = VGroup(
+            *(
+                Rectangle(
+                    width=8.0 / micro,
+                    height=0.45,
+                    stroke_color=style.BACKGROUND,
+                    fill_color=style.BACKWARD,
+                    fill_opacity=0.8,
+                )
+                for _ in range(micro)
+            )
+        )
         parts.arrange(RIGHT, buff=style.GAP_L).move_to((whole_bar.get_x() + 0.75, cls.PARTS_Y, 0))
         parts_label = style.zh("拆成几份小的", size=style.LABEL_SIZE).next_to(parts, LEFT, buff=style.GAP_L)
-        accumulator = RoundedRectangle(width=2.2, height=0.6, corner_radius=0.08, stroke_color=style.FP32,
-                                       stroke_width=3).move_to(cls.ACCUMULATOR)
-        acc_label = style.zh("累加器（fp32）", size=style.LABEL_SIZE, color=style.FP32).next_to(accumulator, LEFT,
-                                                                                               buff=0.3)
-        drops = VGroup(*(Square(side_length=0.26, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.FP32,
-                                stroke_width=3) for _ in range(micro))).arrange(RIGHT, buff=0.15)
+        accumulator = RoundedRectangle(
+            width=2.2, height=0.6, corner_radius=0.08, stroke_color=style.FP32, stroke_width=3
+        ).move_to(cls.ACCUMULATOR)
+        acc_label = style.zh("累加器（fp32）", size=style.LABEL_SIZE, color=style.FP32).next_to(
+            accumulator, LEFT, buff=0.3
+        )
+        drops = VGroup(
+            *(
+                Square(
+                    side_length=0.26, fill_color=style.BACKWARD, fill_opacity=1, stroke_color=style.FP32, stroke_width=3
+                )
+                for _ in range(micro)
+            )
+        ).arrange(RIGHT, buff=0.15)
         drops.move_to(accumulator)
         same = style.zh("总量不变，只是时间线拉长", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         same.next_to(accumulator, RIGHT, buff=style.GAP_L)
-        return {"whole": whole, "parts_label": parts_label, "parts": parts, "drops": drops,
-                "frame": VGroup(accumulator, acc_label), "same": same}
+        return {
+            "whole": whole,
+            "parts_label": parts_label,
+            "parts": parts,
+            "drops": drops,
+            "frame": VGroup(accumulator, acc_label),
+            "same": same,
+        }
 
     @classmethod
     def _weights(cls):
-        box = RoundedRectangle(width=2.2, height=1.2, corner_radius=0.12, stroke_color=style.FP32, stroke_width=3,
-                               fill_color=style.PANEL, fill_opacity=1)
+        box = RoundedRectangle(
+            width=2.2,
+            height=1.2,
+            corner_radius=0.12,
+            stroke_color=style.FP32,
+            stroke_width=3,
+            fill_color=style.PANEL,
+            fill_opacity=1,
+        )
         label = style.zh("权重", size=style.BODY_SIZE)
         return VGroup(box, label.move_to(box)).move_to(cls.WEIGHTS)
 
     @staticmethod
     def _precision_tags():
-        return VGroup(style.zh("只用一次：bf16 就够", size=style.LABEL_SIZE, color=style.BF16),
-                      style.zh("一旦累积：升回 fp32", size=style.LABEL_SIZE, color=style.FP32)
-                      ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
+        return VGroup(
+            style.zh("只用一次：bf16 就够", size=style.LABEL_SIZE, color=style.BF16),
+            style.zh("一旦累积：升回 fp32", size=style.LABEL_SIZE, color=style.FP32),
+        ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
 
 
 class BatchCommVsCompute(LectureScene):
@@ -1712,7 +2257,8 @@ class BatchCommVsCompute(LectureScene):
 
         def line(values, colour):
             return VMobject(color=colour, stroke_width=5).set_points_as_corners(
-                [axes.c2p(b, v) for b, v in zip([0, *batch], [values[0], *values])])
+                [axes.c2p(b, v) for b, v in zip([0, *batch], [values[0], *values])]
+            )
 
         comm, compute = line(curves["comm"], style.COMM), line(curves["compute"], style.FORWARD)
         comm_name = style.zh(labels["comm"], size=style.LABEL_SIZE, color=style.COMM).next_to(comm, RIGHT, buff=0.15)
@@ -1725,8 +2271,9 @@ class BatchCommVsCompute(LectureScene):
 
         with self.narrate("batch_flat") as beat:
             probe = ValueTracker(batch[0])
-            rider = always_redraw(lambda: Dot(axes.c2p(probe.get_value(), curves["comm"][0]), radius=0.09,
-                                              color=style.COMM))
+            rider = always_redraw(
+                lambda: Dot(axes.c2p(probe.get_value(), curves["comm"][0]), radius=0.09, color=style.COMM)
+            )
             self.add(rider)
             self.play(probe.animate.set_value(batch[-1]), run_time=beat.share(0.5))
             self.play(probe.animate.set_value(batch[len(batch) // 3]), run_time=beat.share(0.3))
@@ -1744,20 +2291,29 @@ class BatchCommVsCompute(LectureScene):
         share = self._share_bars(curves, labels)
         with self.narrate("batch_share") as beat:
             self.play(FadeIn(share[0]), run_time=beat.share(0.2))
-            self.play(GrowFromEdge(share[1][0], LEFT), GrowFromEdge(share[2][0], LEFT), FadeIn(share[1][1]),
-                      FadeIn(share[2][1]), run_time=beat.share(0.4))
+            self.play(
+                GrowFromEdge(share[1][0], LEFT),
+                GrowFromEdge(share[2][0], LEFT),
+                FadeIn(share[1][1]),
+                FadeIn(share[2][1]),
+                run_time=beat.share(0.4),
+            )
             self.play(Indicate(share[2][0][0], color=style.HIGHLIGHT, scale_factor=1.2), run_time=beat.share(0.3))
 
         epoch = self._epoch_rows(facts["epoch"].value, curves["comm"][0], labels)
         with self.narrate("batch_epoch") as beat:
             self.play(FadeOut(share), FadeIn(epoch[0]), run_time=beat.share(0.15))
             for row in epoch[1:]:
-                self.play(FadeIn(row[0]), LaggedStart(*(FadeIn(b, shift=0.1 * RIGHT) for b in row[1]),
-                                                      lag_ratio=0.3), run_time=beat.share(0.35))
+                self.play(
+                    FadeIn(row[0]),
+                    LaggedStart(*(FadeIn(b, shift=0.1 * RIGHT) for b in row[1]), lag_ratio=0.3),
+                    run_time=beat.share(0.35),
+                )
 
         with self.narrate("batch_knee") as beat:
-            note = style.caption_stack("只画形状，没有刻度；", "拐点在哪，要在自己的配置上量。", size=style.LABEL_SIZE,
-                                       color=style.MUTED).move_to(self.NOTE)
+            note = style.caption_stack(
+                "只画形状，没有刻度；", "拐点在哪，要在自己的配置上量。", size=style.LABEL_SIZE, color=style.MUTED
+            ).move_to(self.NOTE)
             self.play(Indicate(knee_name, color=style.HIGHLIGHT), FadeIn(note), run_time=beat.share(0.45))
 
         with self.narrate("batch_overlap") as beat:
@@ -1776,10 +2332,12 @@ class BatchCommVsCompute(LectureScene):
         rows.add(title)
         for key, index in (("small", 0), ("large", -1)):
             part = curves["share"][index]
-            bar = VGroup(Rectangle(width=width * part, height=0.5, stroke_width=0, fill_color=style.COMM,
-                                   fill_opacity=0.9),
-                         Rectangle(width=width * (1 - part), height=0.5, stroke_width=0, fill_color=style.FORWARD,
-                                   fill_opacity=0.7)).arrange(RIGHT, buff=0)
+            bar = VGroup(
+                Rectangle(width=width * part, height=0.5, stroke_width=0, fill_color=style.COMM, fill_opacity=0.9),
+                Rectangle(
+                    width=width * (1 - part), height=0.5, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.7
+                ),
+            ).arrange(RIGHT, buff=0)
             bar.move_to((cls.SHARE_X, cls.PANEL_ROWS[key], 0))
             name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(bar, LEFT, buff=style.GAP_M)
             rows.add(VGroup(bar, name))
@@ -1788,11 +2346,20 @@ class BatchCommVsCompute(LectureScene):
     @staticmethod
     def _step(step, comm, unit):
         """One step: its communication (fixed) and its compute, side by side."""
-        return VGroup(Rectangle(width=comm * unit, height=0.5, stroke_width=0, fill_color=style.COMM, fill_opacity=0.9),
-                      Rectangle(width=(step["step"] - comm) * unit, height=0.5, stroke_width=0,
-                                fill_color=style.FORWARD, fill_opacity=0.7),
-                      ).arrange(RIGHT, buff=0).add(Rectangle(width=step["step"] * unit, height=0.5,
-                                                             stroke_color=style.BACKGROUND, stroke_width=2))
+        return (
+            VGroup(
+                Rectangle(width=comm * unit, height=0.5, stroke_width=0, fill_color=style.COMM, fill_opacity=0.9),
+                Rectangle(
+                    width=(step["step"] - comm) * unit,
+                    height=0.5,
+                    stroke_width=0,
+                    fill_color=style.FORWARD,
+                    fill_opacity=0.7,
+                ),
+            )
+            .arrange(RIGHT, buff=0)
+            .add(Rectangle(width=step["step"] * unit, height=0.5, stroke_color=style.BACKGROUND, stroke_width=2))
+        )
 
     def _epoch_rows(self, epoch, comm, labels):
         """One epoch as a row of steps: many short ones in small batches, few in large ones."""

@@ -62,8 +62,10 @@ class Beat:
             raise NarrationError(f"figure '{self.figure}', cue '{self.cue}': a share must be positive, got {fraction}")
         self.spent += fraction
         if self.spent > 1 + 1e-9:
-            raise NarrationError(f"figure '{self.figure}', cue '{self.cue}': the block's shares add up to "
-                                 f"{self.spent:.3g} of the cue, more than the whole of it")
+            raise NarrationError(
+                f"figure '{self.figure}', cue '{self.cue}': the block's shares add up to "
+                f"{self.spent:.3g} of the cue, more than the whole of it"
+            )
         return fraction * self.duration
 
 
@@ -88,8 +90,10 @@ class Narrated:
             sound = audio.cue_audio(cue, self.engine)
             return sound.path, sound.duration
         if cue.id not in self._given_audio:
-            raise NarrationError(f"figure '{self.figure.id}': no audio for cue '{cue.id}' in the map "
-                                 f"{os.environ[CUE_AUDIO_ENV]} ({CUE_AUDIO_ENV}); it is never synthesized here")
+            raise NarrationError(
+                f"figure '{self.figure.id}': no audio for cue '{cue.id}' in the map "
+                f"{os.environ[CUE_AUDIO_ENV]} ({CUE_AUDIO_ENV}); it is never synthesized here"
+            )
         path = Path(self._given_audio[cue.id])
         return path, audio.wav_seconds(path)
 
@@ -126,7 +130,7 @@ class Narrated:
         expected = list(self.cues)
         # A segment that stops before the figure's end (scenes/segments.py) has played its cues so far in
         # order; the segment that runs on to the end hands over the whole narration track.
-        if not (self.renderer.ended_early and self._spoken == expected[:len(self._spoken)]):
+        if not (self.renderer.ended_early and self._spoken == expected[: len(self._spoken)]):
             self._hand_over_track(expected)
         if os.environ.get(AUDIO_OUT_ENV):
             # `lecture build` lays the track under the video itself, with a faster AAC coder
@@ -140,7 +144,8 @@ class Narrated:
         if self._spoken != expected:
             raise NarrationError(
                 f"figure '{self.figure.id}': cues played {self._spoken}, narration file has {expected}; "
-                "play every cue once, in file order")
+                "play every cue once, in file order"
+            )
         layout_probe.look(self, layout_probe.END)
         writer = self.renderer.file_writer
         writer.add_audio_segment(AudioSegment.silent(0), time=self.time)
@@ -197,4 +202,5 @@ def _figure_of(scene_class: type) -> catalogue.Figure:
             return fig
     raise catalogue.UnknownFigure(
         f"scene {scene_class.__name__} matches no figure id in the catalogue "
-        "(a figure's scene class is its id in CamelCase)")
+        "(a figure's scene class is its id in CamelCase)"
+    )

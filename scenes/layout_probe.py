@@ -122,8 +122,12 @@ def look(scene: Scene, moment: str) -> None:
         "figure": scene.figure.id,
         "moment": moment,
         "items": items(scene),
-        "frame": {"width": config.frame_width, "height": config.frame_height, "edge": style.EDGE,
-                  "caption_band": style.CAPTION_BAND},
+        "frame": {
+            "width": config.frame_width,
+            "height": config.frame_height,
+            "edge": style.EDGE,
+            "caption_band": style.CAPTION_BAND,
+        },
         "waivers": [[*pair, why] for pair, why in getattr(type(scene), "LAYOUT_WAIVERS", {}).items()],
     }
     with open(out, "a", encoding="utf-8") as stream:

@@ -51,6 +51,7 @@ from scenes.widgets import Column, LedgerRow, grid_row, slivers, text_row, verdi
 
 # -- §3.1–§3.4 and the checkpoint -----------------------------------------------
 
+
 class Ledger16Bytes(LectureScene):
     """Five cells per parameter, 2 against 12, and the state cells each optimizer keeps."""
 
@@ -65,20 +66,35 @@ class Ledger16Bytes(LectureScene):
         self.show_title()
         cells = facts["ledger"].value
         row = LedgerRow(cells, unit=0.7, height=1.0).move_to(self.ROW)
-        tags = VGroup(*(style.zh(c["precision"], size=style.SMALL_SIZE, color=style.PRECISION[c["precision"]])
-                        .next_to(row.cell(c["key"]), UP, buff=style.GAP_S) for c in cells))
+        tags = VGroup(
+            *(
+                style.zh(c["precision"], size=style.SMALL_SIZE, color=style.PRECISION[c["precision"]]).next_to(
+                    row.cell(c["key"]), UP, buff=style.GAP_S
+                )
+                for c in cells
+            )
+        )
 
         with self.narrate("l16_intro") as beat:
             frame = Rectangle(width=row.width, height=row.height, color=style.MUTED).move_to(row)
             frame.set_stroke(style.MUTED, 2, opacity=0.6)
             self.play(Create(frame), run_time=beat.share(0.5))
-        for cue_id, keys in (("l16_weight", ["weight"]), ("l16_grad", ["grad"]), ("l16_moments", ["m", "v"]),
-                             ("l16_master", ["master"])):
+        for cue_id, keys in (
+            ("l16_weight", ["weight"]),
+            ("l16_grad", ["grad"]),
+            ("l16_moments", ["m", "v"]),
+            ("l16_master", ["master"]),
+        ):
             with self.narrate(cue_id) as beat:
-                self.play(*(FadeIn(row.cell(k), shift=0.4 * DOWN) for k in keys),
-                          *(FadeIn(tags[row.keys.index(k)]) for k in keys), run_time=beat.share(0.35))
-                self.play(*(Indicate(row.cell(k), color=style.HIGHLIGHT, scale_factor=1.05) for k in keys),
-                          run_time=beat.share(0.3))
+                self.play(
+                    *(FadeIn(row.cell(k), shift=0.4 * DOWN) for k in keys),
+                    *(FadeIn(tags[row.keys.index(k)]) for k in keys),
+                    run_time=beat.share(0.35),
+                )
+                self.play(
+                    *(Indicate(row.cell(k), color=style.HIGHLIGHT, scale_factor=1.05) for k in keys),
+                    run_time=beat.share(0.3),
+                )
         self.remove(frame)
 
         with self.narrate("l16_sum") as beat:
@@ -86,8 +102,10 @@ class Ledger16Bytes(LectureScene):
             unit = style.zh("B", size=style.BODY_SIZE)
             total = VGroup(formula, unit).arrange(RIGHT, buff=style.GAP_S).next_to(row, DOWN, buff=style.GAP_L)
             glyphs = [formula[i] for i in range(0, 2 * len(cells), 2)]  # 2＋2＋…: a term every other glyph
-            self.play(*(ReplacementTransform(row.cell(c["key"])[2].copy(), g) for c, g in zip(cells, glyphs)),
-                      run_time=beat.share(0.45))
+            self.play(
+                *(ReplacementTransform(row.cell(c["key"])[2].copy(), g) for c, g in zip(cells, glyphs)),
+                run_time=beat.share(0.45),
+            )
             rest = VGroup(*(formula[i] for i in range(len(formula)) if formula[i] not in glyphs), unit)
             self.play(FadeIn(rest), run_time=beat.share(0.25))
 
@@ -101,8 +119,12 @@ class Ledger16Bytes(LectureScene):
             model_label.next_to(model_brace, DOWN, buff=style.GAP_S)
             self.play(FadeOut(total), run_time=beat.share(0.1))
             self.play(GrowFromCenter(model_brace), FadeIn(model_label), run_time=beat.share(0.2))
-            self.play(GrowFromCenter(optimizer), FadeIn(optimizer_label),
-                      row.cell("grad").animate.set_opacity(0.35), run_time=beat.share(0.25))
+            self.play(
+                GrowFromCenter(optimizer),
+                FadeIn(optimizer_label),
+                row.cell("grad").animate.set_opacity(0.35),
+                run_time=beat.share(0.25),
+            )
             box = SurroundingRectangle(side, color=style.FP32, buff=style.GAP_S, stroke_width=5)
             self.play(Create(box), run_time=beat.share(0.2))
 
@@ -122,27 +144,44 @@ class Ledger16Bytes(LectureScene):
                 state = LedgerRow(entry["state"], unit=0.32, height=0.6)
             else:
                 state = style.zh("无状态", size=style.SMALL_SIZE, color=style.MUTED)
-            entries.add(grid_row([year, style.zh(entry["name"], size=style.LABEL_SIZE), state,
-                                  style.zh(entry["note"], size=style.SMALL_SIZE, color=style.MUTED)],
-                                 self.BAND, self.BAND_TOP - self.BAND_PITCH * index))
+            entries.add(
+                grid_row(
+                    [
+                        year,
+                        style.zh(entry["name"], size=style.LABEL_SIZE),
+                        state,
+                        style.zh(entry["note"], size=style.SMALL_SIZE, color=style.MUTED),
+                    ],
+                    self.BAND,
+                    self.BAND_TOP - self.BAND_PITCH * index,
+                )
+            )
             state_rows.append(state)
-        axis = Line((self.BAND_AXIS_X, entries[1].get_y() + 0.3, 0), (self.BAND_AXIS_X, entries[-1].get_y() - 0.3, 0),
-                    color=style.MUTED, stroke_width=2)
+        axis = Line(
+            (self.BAND_AXIS_X, entries[1].get_y() + 0.3, 0),
+            (self.BAND_AXIS_X, entries[-1].get_y() - 0.3, 0),
+            color=style.MUTED,
+            stroke_width=2,
+        )
 
-        groups = {"l16_band_early": [0, 1], "l16_band_adaptive": [2, 3], "l16_band_adam": [4, 5],
-                  "l16_band_muon": [6]}
+        groups = {"l16_band_early": [0, 1], "l16_band_adaptive": [2, 3], "l16_band_adam": [4, 5], "l16_band_muon": [6]}
         for cue_id, indices in groups.items():
             with self.narrate(cue_id) as beat:
                 if cue_id == "l16_band_early":
-                    self.play(FadeOut(VGroup(model_brace, model_label, optimizer, optimizer_label, box, caveat, tags)),
-                              ReplacementTransform(row, compact), run_time=beat.share(0.2))
+                    self.play(
+                        FadeOut(VGroup(model_brace, model_label, optimizer, optimizer_label, box, caveat, tags)),
+                        ReplacementTransform(row, compact),
+                        run_time=beat.share(0.2),
+                    )
                     self.play(Create(axis), run_time=beat.share(0.1))
                 for i in indices:
                     entry, state = band[i], state_rows[i]
                     self.play(FadeIn(entries[i][:2], shift=0.2 * RIGHT), run_time=beat.share(0.12))
                     if entry["state"]:
-                        self.play(*(TransformFromCopy(compact.cell(c["key"]), state.cell(c["key"]))
-                                    for c in entry["state"]), run_time=beat.share(0.2))
+                        self.play(
+                            *(TransformFromCopy(compact.cell(c["key"]), state.cell(c["key"])) for c in entry["state"]),
+                            run_time=beat.share(0.2),
+                        )
                     else:
                         self.play(FadeIn(state), run_time=beat.share(0.1))
                     self.play(FadeIn(entries[i][3]), run_time=beat.share(0.08))
@@ -152,7 +191,6 @@ class Ledger16Bytes(LectureScene):
             rule.next_to(entries, DOWN, buff=style.GAP_S).align_to(entries, LEFT)
             self.play(FadeIn(rule, shift=0.2 * UP), run_time=beat.share(0.3))
         self.finish()
-
 
 
 class MixedPrecisionSame16(LectureScene):
@@ -175,12 +213,17 @@ class MixedPrecisionSame16(LectureScene):
         pure = self._row(facts["pure"], self.PURE_Y)
         pure_name = style.zh("纯 fp32", size=style.LABEL_SIZE).next_to(pure, LEFT, buff=0.35)
         pure_sum = style.value(facts["pure_sum"], size=style.LABEL_SIZE).next_to(pure, DOWN, buff=style.GAP_M)
-        line = DashedLine(pure.get_corner(UP + RIGHT) + 0.35 * UP, pure.get_corner(DOWN + RIGHT) + 2.9 * DOWN,
-                          color=style.MUTED, stroke_width=2)
+        line = DashedLine(
+            pure.get_corner(UP + RIGHT) + 0.35 * UP,
+            pure.get_corner(DOWN + RIGHT) + 2.9 * DOWN,
+            color=style.MUTED,
+            stroke_width=2,
+        )
         with self.narrate("mp_pure") as beat:
             self.play(FadeIn(pure_name), run_time=beat.share(0.1))
-            self.play(LaggedStart(*(FadeIn(c, shift=0.3 * DOWN) for c in pure), lag_ratio=0.3),
-                      run_time=beat.share(0.4))
+            self.play(
+                LaggedStart(*(FadeIn(c, shift=0.3 * DOWN) for c in pure), lag_ratio=0.3), run_time=beat.share(0.4)
+            )
             self.play(Write(pure_sum), Create(line), run_time=beat.share(0.3))
 
         mixed = self._row(facts["mixed"], self.MIXED_Y)
@@ -189,31 +232,43 @@ class MixedPrecisionSame16(LectureScene):
         shrunk = VGroup(*(mixed.cell(k).copy() for k in ("weight", "grad", "m", "v")))
         with self.narrate("mp_shrink") as beat:
             start = pure.copy()
-            self.play(FadeIn(mixed_name), start.animate.shift((mixed.get_y() - pure.get_y()) * UP),
-                      run_time=beat.share(0.3))
+            self.play(
+                FadeIn(mixed_name), start.animate.shift((mixed.get_y() - pure.get_y()) * UP), run_time=beat.share(0.3)
+            )
             self.play(ReplacementTransform(start, shrunk), run_time=beat.share(0.35))
-            tags = VGroup(*(style.zh(f"省 {facts[name].text}", size=style.SMALL_SIZE, color=style.BF16)
-                            .next_to(shrunk[i], UP, buff=style.GAP_S)
-                            for i, name in ((0, "weight_saved"), (1, "grad_saved"))))
-            gap = Rectangle(width=mixed.cell("master").width, height=mixed.height, color=style.HIGHLIGHT,
-                            stroke_width=2).move_to(mixed.cell("master"))
+            tags = VGroup(
+                *(
+                    style.zh(f"省 {facts[name].text}", size=style.SMALL_SIZE, color=style.BF16).next_to(
+                        shrunk[i], UP, buff=style.GAP_S
+                    )
+                    for i, name in ((0, "weight_saved"), (1, "grad_saved"))
+                )
+            )
+            gap = Rectangle(
+                width=mixed.cell("master").width, height=mixed.height, color=style.HIGHLIGHT, stroke_width=2
+            ).move_to(mixed.cell("master"))
             gap.set_fill(style.HIGHLIGHT, opacity=0.12)
             self.play(FadeIn(tags), Create(gap), run_time=beat.share(0.25))
 
         with self.narrate("mp_master") as beat:
             self.play(FadeIn(mixed.cell("master"), shift=1.5 * LEFT), run_time=beat.share(0.4))
-            self.play(FadeOut(gap), Indicate(mixed.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05),
-                      run_time=beat.share(0.35))
+            self.play(
+                FadeOut(gap),
+                Indicate(mixed.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05),
+                run_time=beat.share(0.35),
+            )
         self.remove(shrunk)
         self.add(mixed)
 
         mixed_sum = style.value(facts["mixed_sum"], size=style.LABEL_SIZE).next_to(mixed, DOWN, buff=style.GAP_M)
         with self.narrate("mp_equal") as beat:
             self.play(Write(mixed_sum), FadeOut(tags), run_time=beat.share(0.35))
-            equal = style.zh(f"{facts['pure'].text} ＝ {facts['mixed'].text}", size=style.BODY_SIZE,
-                             color=style.HIGHLIGHT).move_to(self.MYTH)
-            self.play(ReplacementTransform(myth, equal),
-                      Indicate(line, color=style.HIGHLIGHT), run_time=beat.share(0.4))
+            equal = style.zh(
+                f"{facts['pure'].text} ＝ {facts['mixed'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT
+            ).move_to(self.MYTH)
+            self.play(
+                ReplacementTransform(myth, equal), Indicate(line, color=style.HIGHLIGHT), run_time=beat.share(0.4)
+            )
 
         accumulate = self._row(facts["accumulate"], self.MIXED_Y)
         accumulate_sum = style.value(facts["accumulate_sum"], size=style.LABEL_SIZE)
@@ -233,12 +288,18 @@ class MixedPrecisionSame16(LectureScene):
             over = BraceBetweenPoints(edge, accumulate.get_corner(UP + RIGHT), UP, buff=0.05, color=style.BAD)
             over_label = style.zh("超出", size=style.SMALL_SIZE, color=style.BAD).next_to(over, UP, buff=0.05)
             short = DashedLine(line.get_start(), edge + 0.05 * UP, color=style.MUTED, stroke_width=2)
-            self.play(ReplacementTransform(line, short), GrowFromCenter(over), FadeIn(over_label),
-                      Indicate(accumulate_sum, color=style.BAD), run_time=beat.share(0.2))
+            self.play(
+                ReplacementTransform(line, short),
+                GrowFromCenter(over),
+                FadeIn(over_label),
+                Indicate(accumulate_sum, color=style.BAD),
+                run_time=beat.share(0.2),
+            )
 
         with self.narrate("mp_point") as beat:
-            point = style.caption_stack("混合精度换来的：算得更快，激活与通信更小", "都不在常驻这本账上",
-                                        size=style.LABEL_SIZE)
+            point = style.caption_stack(
+                "混合精度换来的：算得更快，激活与通信更小", "都不在常驻这本账上", size=style.LABEL_SIZE
+            )
             point[1].set_color(style.HIGHLIGHT)
             point.move_to(self.POINT)
             self.play(FadeIn(point[0], shift=0.2 * UP), run_time=beat.share(0.3))
@@ -267,13 +328,18 @@ class WhyFp32Bf16(LectureScene):
         self.show_title()
         layouts = {f["name"]: f for f in facts["layouts"].value}
         rows = {name: self._bits(layouts[name], y) for name, y in self.BIT_ROWS.items()}
-        names = {name: style.zh(name, size=style.BODY_SIZE, color=style.PRECISION[name])
-                 .next_to(rows[name], LEFT, buff=0.35) for name in rows}
+        names = {
+            name: style.zh(name, size=style.BODY_SIZE, color=style.PRECISION[name]).next_to(rows[name], LEFT, buff=0.35)
+            for name in rows
+        }
         labels = {name: self._bit_labels(rows[name], layouts[name], name) for name in rows}
 
         with self.narrate("fb_fp32") as beat:
-            self.play(FadeIn(names["fp32"]), LaggedStart(*(FadeIn(b) for b in rows["fp32"]), lag_ratio=0.05),
-                      run_time=beat.share(0.45))
+            self.play(
+                FadeIn(names["fp32"]),
+                LaggedStart(*(FadeIn(b) for b in rows["fp32"]), lag_ratio=0.05),
+                run_time=beat.share(0.45),
+            )
             sign = style.zh("符号", size=style.SMALL_SIZE, color=style.MUTED)
             sign.next_to(rows["fp32"][0], UP, buff=style.GAP_S)
             self.play(FadeIn(labels["fp32"]), FadeIn(sign), run_time=beat.share(0.25))
@@ -281,8 +347,9 @@ class WhyFp32Bf16(LectureScene):
         with self.narrate("fb_bf16") as beat:
             high = Brace(rows["fp32"][:16], UP, buff=0.05, color=style.BF16)
             self.play(GrowFromCenter(high), FadeOut(sign), run_time=beat.share(0.2))
-            self.play(FadeIn(names["bf16"]), TransformFromCopy(rows["fp32"][:16], rows["bf16"]),
-                      run_time=beat.share(0.4))
+            self.play(
+                FadeIn(names["bf16"]), TransformFromCopy(rows["fp32"][:16], rows["bf16"]), run_time=beat.share(0.4)
+            )
             self.play(FadeIn(labels["bf16"]), FadeOut(high), run_time=beat.share(0.2))
 
         with self.narrate("fb_fp16") as beat:
@@ -295,8 +362,9 @@ class WhyFp32Bf16(LectureScene):
             self.play(FadeIn(marks[0]), run_time=beat.share(0.12))
             self.play(TransformFromCopy(marks[0][0], marks[1][0]), FadeIn(marks[1][1]), run_time=beat.share(0.15))
             gap = BraceBetweenPoints(marks[0][0].get_center(), marks[1][0].get_center(), DOWN, color=style.BAD)
-            gap_label = style.zh(f"少 {facts['binades_lost'].text} 个二进制数量级", size=style.LABEL_SIZE,
-                                 color=style.BAD).next_to(gap, DOWN, buff=style.GAP_S)
+            gap_label = style.zh(
+                f"少 {facts['binades_lost'].text} 个二进制数量级", size=style.LABEL_SIZE, color=style.BAD
+            ).next_to(gap, DOWN, buff=style.GAP_S)
             self.play(GrowFromCenter(gap), FadeIn(gap_label), run_time=beat.share(0.2))
             lesson = style.zh("fp16 缺的是范围，不是位数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             lesson.next_to(gap_label, DOWN, buff=0.15)
@@ -305,13 +373,27 @@ class WhyFp32Bf16(LectureScene):
 
         # Ⓑ bf16 near 1.0: a number line whose ticks are the bf16 values.
         cell = facts["cell"].value
-        line = NumberLine(x_range=[1.0 - cell / 3, 1.0 + 2.3 * cell, cell], length=2.3 * 4 + 4 / 3,
-                          include_ticks=False, color=style.MUTED)
+        line = NumberLine(
+            x_range=[1.0 - cell / 3, 1.0 + 2.3 * cell, cell],
+            length=2.3 * 4 + 4 / 3,
+            include_ticks=False,
+            color=style.MUTED,
+        )
         line.shift(self.BF16_ONE - line.n2p(1.0))
-        ticks = VGroup(*(Line(line.n2p(1.0 + k * cell) + 0.25 * UP, line.n2p(1.0 + k * cell) + 0.25 * DOWN,
-                              color=style.BF16, stroke_width=4) for k in range(3)))
-        half = DashedLine(line.n2p(1.0 + cell / 2) + 0.18 * UP, line.n2p(1.0 + cell / 2) + 0.18 * DOWN,
-                          color=style.MUTED)
+        ticks = VGroup(
+            *(
+                Line(
+                    line.n2p(1.0 + k * cell) + 0.25 * UP,
+                    line.n2p(1.0 + k * cell) + 0.25 * DOWN,
+                    color=style.BF16,
+                    stroke_width=4,
+                )
+                for k in range(3)
+            )
+        )
+        half = DashedLine(
+            line.n2p(1.0 + cell / 2) + 0.18 * UP, line.n2p(1.0 + cell / 2) + 0.18 * DOWN, color=style.MUTED
+        )
         half_label = style.zh(f"半格 {facts['half_cell'].text}", size=style.SMALL_SIZE, color=style.MUTED)
         half_label.next_to(half, DOWN, buff=style.GAP_S)
         tick_labels = VGroup(
@@ -324,8 +406,9 @@ class WhyFp32Bf16(LectureScene):
             self.play(FadeOut(layout_part), run_time=beat.share(0.15))
             self.play(Create(line), FadeIn(name), FadeIn(ticks), FadeIn(tick_labels), run_time=beat.share(0.25))
             brace = BraceBetweenPoints(ticks[0].get_top(), ticks[1].get_top(), UP, color=style.BF16)
-            width = style.zh(f"一格 ＝ {facts['cell'].text} ＝ {facts['cell_decimal'].text}", size=style.LABEL_SIZE,
-                             color=style.BF16).next_to(brace, UP, buff=style.GAP_S)
+            width = style.zh(
+                f"一格 ＝ {facts['cell'].text} ＝ {facts['cell_decimal'].text}", size=style.LABEL_SIZE, color=style.BF16
+            ).next_to(brace, UP, buff=style.GAP_S)
             self.play(GrowFromCenter(brace), FadeIn(width), FadeIn(dot), run_time=beat.share(0.3))
 
         with self.narrate("fb_small") as beat:
@@ -336,21 +419,32 @@ class WhyFp32Bf16(LectureScene):
             self.play(dot.animate.move_to(target), FadeIn(step), run_time=beat.share(0.3))
             back = style.zh(f"舍回 {facts['small_result'].text}", size=style.LABEL_SIZE, color=style.BAD)
             back.move_to(step)
-            self.play(dot.animate.move_to(line.n2p(1.0)).set_color(style.BAD), ReplacementTransform(step, back),
-                      run_time=beat.share(0.3))
+            self.play(
+                dot.animate.move_to(line.n2p(1.0)).set_color(style.BAD),
+                ReplacementTransform(step, back),
+                run_time=beat.share(0.3),
+            )
 
         with self.narrate("fb_full") as beat:
-            self.play(dot.animate.move_to(line.n2p(1.0 + cell)).set_color(style.GOOD), FadeOut(back),
-                      run_time=beat.share(0.4))
+            self.play(
+                dot.animate.move_to(line.n2p(1.0 + cell)).set_color(style.GOOD), FadeOut(back), run_time=beat.share(0.4)
+            )
             self.play(Indicate(tick_labels[1], color=style.GOOD), run_time=beat.share(0.3))
 
         progress = ValueTracker(0)
         bar_frame = Rectangle(width=6.0, height=0.3, color=style.MUTED, stroke_width=2).move_to(self.PROGRESS_CENTRE)
-        bar = always_redraw(lambda: Rectangle(width=max(0.001, 6.0 * progress.get_value()), height=0.3,
-                                              stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.6)
-                            .move_to(bar_frame, aligned_edge=LEFT))
-        bar_label = style.zh(f"每次＋{facts['repeat_step'].text}，连加 {facts['repeats'].text} 次",
-                             size=style.LABEL_SIZE).next_to(bar_frame, LEFT, buff=0.3)
+        bar = always_redraw(
+            lambda: Rectangle(
+                width=max(0.001, 6.0 * progress.get_value()),
+                height=0.3,
+                stroke_width=0,
+                fill_color=style.HIGHLIGHT,
+                fill_opacity=0.6,
+            ).move_to(bar_frame, aligned_edge=LEFT)
+        )
+        bar_label = style.zh(
+            f"每次＋{facts['repeat_step'].text}，连加 {facts['repeats'].text} 次", size=style.LABEL_SIZE
+        ).next_to(bar_frame, LEFT, buff=0.3)
         hops = 24  # drawn hops: each one a try that rounds back (the real loop makes 1,000)
         ghost = always_redraw(
             lambda: Dot(line.n2p(1.0 + facts["repeat_step"].value), radius=0.1, color=style.HIGHLIGHT).set_opacity(
@@ -358,8 +452,14 @@ class WhyFp32Bf16(LectureScene):
             )
         )
         with self.narrate("fb_repeat") as beat:
-            self.play(dot.animate.move_to(line.n2p(1.0)).set_color(style.HIGHLIGHT), FadeOut(brace), FadeOut(width),
-                      FadeIn(bar_frame), FadeIn(bar_label), run_time=beat.share(0.15))
+            self.play(
+                dot.animate.move_to(line.n2p(1.0)).set_color(style.HIGHLIGHT),
+                FadeOut(brace),
+                FadeOut(width),
+                FadeIn(bar_frame),
+                FadeIn(bar_label),
+                run_time=beat.share(0.15),
+            )
             self.add(bar, ghost)
             self.play(progress.animate.set_value(1), run_time=beat.share(0.65), rate_func=linear)
             result = style.zh(f"还是 {facts['bf16_sum'].text}", size=style.LABEL_SIZE, color=style.BAD)
@@ -368,27 +468,53 @@ class WhyFp32Bf16(LectureScene):
 
         fp32 = NumberLine(x_range=[1.0, 2.1, 1.0], length=9.9, include_ticks=False, color=style.MUTED)
         fp32.shift(self.FP32_ONE - fp32.n2p(1.0))
-        fp32_ticks = VGroup(*(Line(fp32.n2p(v) + 0.2 * UP, fp32.n2p(v) + 0.2 * DOWN, color=style.FP32, stroke_width=4)
-                              for v in (1.0, 2.0)))
-        fp32_labels = VGroup(style.value(facts["one"], size=style.LABEL_SIZE),
-                             style.zh(f"应为 {facts['exact_sum'].text}", size=style.LABEL_SIZE, color=style.MUTED))
+        fp32_ticks = VGroup(
+            *(
+                Line(fp32.n2p(v) + 0.2 * UP, fp32.n2p(v) + 0.2 * DOWN, color=style.FP32, stroke_width=4)
+                for v in (1.0, 2.0)
+            )
+        )
+        fp32_labels = VGroup(
+            style.value(facts["one"], size=style.LABEL_SIZE),
+            style.zh(f"应为 {facts['exact_sum'].text}", size=style.LABEL_SIZE, color=style.MUTED),
+        )
         for label, tick in zip(fp32_labels, fp32_ticks):
             label.next_to(tick, DOWN, buff=style.GAP_S)
         fp32_name = style.zh("fp32", size=style.BODY_SIZE, color=style.FP32).next_to(fp32, LEFT, buff=0.3)
         path = facts["fp32_path"].value
-        fp32_dot = always_redraw(lambda: Dot(fp32.n2p(path[round(progress.get_value() * (len(path) - 1))]),
-                                             radius=0.13, color=style.FP32))
+        fp32_dot = always_redraw(
+            lambda: Dot(fp32.n2p(path[round(progress.get_value() * (len(path) - 1))]), radius=0.13, color=style.FP32)
+        )
         with self.narrate("fb_fp32_loop") as beat:
-            self.play(Create(fp32), FadeIn(fp32_name), FadeIn(fp32_ticks), FadeIn(fp32_labels),
-                      run_time=beat.share(0.15))
+            self.play(
+                Create(fp32), FadeIn(fp32_name), FadeIn(fp32_ticks), FadeIn(fp32_labels), run_time=beat.share(0.15)
+            )
             progress.set_value(0)
             self.add(fp32_dot)
             self.play(progress.animate.set_value(1), run_time=beat.share(0.45), rate_func=linear)
             final = style.value(facts["fp32_sum"], size=style.LABEL_SIZE, color=style.FP32)
             final.next_to(fp32_dot, UP, buff=style.GAP_M)
             self.play(FadeIn(final), run_time=beat.share(0.15))
-        rounding_part = VGroup(line, ticks, half, half_label, tick_labels, name, dot, bar_frame, bar, bar_label, ghost,
-                               result, fp32, fp32_ticks, fp32_labels, fp32_name, fp32_dot, final)
+        rounding_part = VGroup(
+            line,
+            ticks,
+            half,
+            half_label,
+            tick_labels,
+            name,
+            dot,
+            bar_frame,
+            bar,
+            bar_label,
+            ghost,
+            result,
+            fp32,
+            fp32_ticks,
+            fp32_labels,
+            fp32_name,
+            fp32_dot,
+            final,
+        )
 
         # Ⓒ the ledger again: what never forgets stays fp32.
         row = LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(self.LEDGER)
@@ -396,14 +522,22 @@ class WhyFp32Bf16(LectureScene):
         with self.narrate("fb_rule_master") as beat:
             self.play(FadeOut(rounding_part), FadeIn(row, shift=0.3 * DOWN), run_time=beat.share(0.25))
             master_tag = verdict("必须 fp32", style.FP32, "老的贡献永远不走", under=row.cell("master"))
-            self.play(Indicate(row.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05), FadeIn(master_tag),
-                      run_time=beat.share(0.35))
+            self.play(
+                Indicate(row.cell("master"), color=style.HIGHLIGHT, scale_factor=1.05),
+                FadeIn(master_tag),
+                run_time=beat.share(0.35),
+            )
 
         with self.narrate("fb_rule_moments") as beat:
-            self.play(Indicate(VGroup(row.cell("m"), row.cell("v")), color=style.HIGHLIGHT, scale_factor=1.03),
-                      run_time=beat.share(0.3))
-            self.play(ReplacementTransform(row, v3_row), master_tag.animate.shift(
-                (v3_row.cell("master").get_x() - row.cell("master").get_x()) * RIGHT), run_time=beat.share(0.35))
+            self.play(
+                Indicate(VGroup(row.cell("m"), row.cell("v")), color=style.HIGHLIGHT, scale_factor=1.03),
+                run_time=beat.share(0.3),
+            )
+            self.play(
+                ReplacementTransform(row, v3_row),
+                master_tag.animate.shift((v3_row.cell("master").get_x() - row.cell("master").get_x()) * RIGHT),
+                run_time=beat.share(0.35),
+            )
             moments = VGroup(v3_row.cell("m"), v3_row.cell("v"))
             moments_tag = verdict("bf16 也行", style.BF16, "老的会衰减", under=moments)
             self.play(FadeIn(moments_tag), run_time=beat.share(0.2))
@@ -411,8 +545,11 @@ class WhyFp32Bf16(LectureScene):
         with self.narrate("fb_rule") as beat:
             used_tag = verdict("bf16", style.BF16, "用完就扔", under=VGroup(v3_row.cell("weight"), v3_row.cell("grad")))
             self.play(FadeIn(used_tag), Indicate(v3_row.cell("grad"), color=style.HIGHLIGHT), run_time=beat.share(0.3))
-            rule = style.caption_stack("分界不在累不累加，在老的贡献走不走",
-                                       "口子：随机舍入下 bf16 主权重也可行，需额外支持，不推荐", size=style.LABEL_SIZE)
+            rule = style.caption_stack(
+                "分界不在累不累加，在老的贡献走不走",
+                "口子：随机舍入下 bf16 主权重也可行，需额外支持，不推荐",
+                size=style.LABEL_SIZE,
+            )
             rule[0].set_color(style.HIGHLIGHT)
             rule[1].scale(style.SMALL_SIZE / style.LABEL_SIZE).set_color(style.MUTED).align_to(rule[0], LEFT)
             rule.move_to(1.6 * DOWN)
@@ -431,19 +568,29 @@ class WhyFp32Bf16(LectureScene):
         ):
             fill, opacity = (style.MUTED, 0.6) if part == "sign" else (colour, 0.9 if part == "exponent" else 0.3)
             for _ in range(count):
-                boxes.add(Rectangle(width=self.BIT, height=0.42, stroke_color=style.TEXT, stroke_width=1,
-                                    fill_color=fill, fill_opacity=opacity))
+                boxes.add(
+                    Rectangle(
+                        width=self.BIT,
+                        height=0.42,
+                        stroke_color=style.TEXT,
+                        stroke_width=1,
+                        fill_color=fill,
+                        fill_opacity=opacity,
+                    )
+                )
         boxes.arrange(RIGHT, buff=0)
         return boxes.move_to((self.BITS_LEFT, y, 0), aligned_edge=LEFT)
 
     def _bit_labels(self, boxes, layout, name):
-        exp = boxes[1:1 + layout["exponent"]]
-        man = boxes[1 + layout["exponent"]:]
+        exp = boxes[1 : 1 + layout["exponent"]]
+        man = boxes[1 + layout["exponent"] :]
         return VGroup(
-            style.zh(f"{self.facts[f'{name}_exp'].text} 位指数", size=style.SMALL_SIZE).next_to(exp, DOWN,
-                                                                                            buff=style.GAP_S),
-            style.zh(f"{self.facts[f'{name}_man'].text} 位尾数", size=style.SMALL_SIZE).next_to(man, DOWN,
-                                                                                            buff=style.GAP_S),
+            style.zh(f"{self.facts[f'{name}_exp'].text} 位指数", size=style.SMALL_SIZE).next_to(
+                exp, DOWN, buff=style.GAP_S
+            ),
+            style.zh(f"{self.facts[f'{name}_man'].text} 位尾数", size=style.SMALL_SIZE).next_to(
+                man, DOWN, buff=style.GAP_S
+            ),
         )
 
     def _range_line(self):
@@ -452,8 +599,10 @@ class WhyFp32Bf16(LectureScene):
         axis = NumberLine(x_range=[-130, 0, 2], length=10.3, include_ticks=False, color=style.MUTED)
         axis.move_to(self.RANGE_CENTRE)
         marks = VGroup()
-        for fact, colour, who in ((facts["bf16_min_normal"], style.BF16, "bf16 / fp32"),
-                                  (facts["fp16_min_normal"], style.FP16, "fp16")):
+        for fact, colour, who in (
+            (facts["bf16_min_normal"], style.BF16, "bf16 / fp32"),
+            (facts["fp16_min_normal"], style.FP16, "fp16"),
+        ):
             point = Dot(axis.n2p(math.log2(fact.value)), radius=0.11, color=colour)
             label = style.zh(f"{who}：{fact.text}", size=style.LABEL_SIZE, color=colour).next_to(point, UP, buff=0.15)
             if label.get_left()[0] < axis.get_left()[0]:
@@ -470,8 +619,13 @@ class OptimizerBytesTable(LectureScene):
     UNIT = 0.45
     # One row per optimizer: its name, its ledger row (boxes centred on the row's y), its sum.
     COLUMNS = (Column(-6.75, LEFT), Column(-3.9, LEFT), Column(6.75, RIGHT))
-    ROWS = (("adamw", "AdamW", 2.55), ("muon", "Muon", 1.8), ("lion", "Lion", 1.05),
-            ("adafactor", "Adafactor", 0.3), ("8bit_adam", "8-bit Adam", -1.1))
+    ROWS = (
+        ("adamw", "AdamW", 2.55),
+        ("muon", "Muon", 1.8),
+        ("lion", "Lion", 1.05),
+        ("adafactor", "Adafactor", 0.3),
+        ("8bit_adam", "8-bit Adam", -1.1),
+    )
     STACKED = ("lion_8bit", "8-bit Lion", -1.9)  # two ideas at once, under the rest
     TAG_X = -4.45  # each row's idea (拿掉, 分解, 存小), between its name and its row
     INSET_X = -0.05  # left edge of Adafactor's factored inset
@@ -483,16 +637,26 @@ class OptimizerBytesTable(LectureScene):
         rows, names, sums = {}, {}, {}
         for key, name, y in (*self.ROWS, self.STACKED):
             names[key], rows[key], sums[key] = grid_row(
-                [style.zh(name, size=style.LABEL_SIZE), LedgerRow(facts[key].value, unit=self.UNIT, height=0.62),
-                 style.value(facts[f"{key}_sum"], size=style.LABEL_SIZE)], self.COLUMNS, y)
+                [
+                    style.zh(name, size=style.LABEL_SIZE),
+                    LedgerRow(facts[key].value, unit=self.UNIT, height=0.62),
+                    style.value(facts[f"{key}_sum"], size=style.LABEL_SIZE),
+                ],
+                self.COLUMNS,
+                y,
+            )
             rows[key].shift((y - rows[key].boxes().get_y()) * UP)  # box centres on y, whatever text hangs below
 
         with self.narrate("ob_intro") as beat:
             self.play(FadeIn(names["adamw"]), FadeIn(rows["adamw"], shift=0.3 * DOWN), run_time=beat.share(0.35))
             self.play(Write(sums["adamw"]), run_time=beat.share(0.3))
 
-        for cue_id, key in (("ob_muon", "muon"), ("ob_lion", "lion"), ("ob_adafactor", "adafactor"),
-                            ("ob_8bit", "8bit_adam")):
+        for cue_id, key in (
+            ("ob_muon", "muon"),
+            ("ob_lion", "lion"),
+            ("ob_adafactor", "adafactor"),
+            ("ob_8bit", "8bit_adam"),
+        ):
             with self.narrate(cue_id) as beat:
                 self._derive(rows["adamw"], rows[key], names[key], beat.share(0.55))
                 self.play(Write(sums[key]), run_time=beat.share(0.2))
@@ -506,9 +670,11 @@ class OptimizerBytesTable(LectureScene):
             tags[key].move_to(rows[key].boxes()).set_x(self.TAG_X)
         with self.narrate("ob_ideas") as beat:
             for keys in (("muon", "lion"), ("adafactor",), ("8bit_adam",)):
-                self.play(*(FadeIn(tags[k], scale=1.4) for k in keys),
-                          *(Indicate(rows[k], color=style.HIGHLIGHT, scale_factor=1.02) for k in keys),
-                          run_time=beat.share(0.27))
+                self.play(
+                    *(FadeIn(tags[k], scale=1.4) for k in keys),
+                    *(Indicate(rows[k], color=style.HIGHLIGHT, scale_factor=1.02) for k in keys),
+                    run_time=beat.share(0.27),
+                )
 
         with self.narrate("ob_stack") as beat:
             stack_tag = style.zh("叠加", size=style.SMALL_SIZE, color=style.GOOD)
@@ -519,23 +685,35 @@ class OptimizerBytesTable(LectureScene):
         with self.narrate("ob_exclusive") as beat:
             clash = style.zh("拿掉与分解互斥：v 拿掉了，就无从分解", size=style.LABEL_SIZE, color=style.BAD)
             clash.move_to(self.CLASH)
-            self.play(*(tags[k].animate.set_color(style.BAD) for k in ("muon", "lion", "adafactor")),
-                      FadeIn(clash, shift=0.2 * UP), run_time=beat.share(0.35))
-            self.play(*(Indicate(tags[k], color=style.BAD, scale_factor=1.4) for k in ("muon", "lion", "adafactor")),
-                      run_time=beat.share(0.3))
+            self.play(
+                *(tags[k].animate.set_color(style.BAD) for k in ("muon", "lion", "adafactor")),
+                FadeIn(clash, shift=0.2 * UP),
+                run_time=beat.share(0.35),
+            )
+            self.play(
+                *(Indicate(tags[k], color=style.BAD, scale_factor=1.4) for k in ("muon", "lion", "adafactor")),
+                run_time=beat.share(0.3),
+            )
 
         with self.narrate("ob_caveat") as beat:
-            caveat = style.zh("8-bit Adam 另加稳定 embedding 层：改了结构，不只换存法", size=style.LABEL_SIZE,
-                              color=style.HIGHLIGHT).move_to(clash)
-            self.play(ReplacementTransform(clash, caveat), Indicate(names["8bit_adam"], color=style.HIGHLIGHT),
-                      run_time=beat.share(0.35))
+            caveat = style.zh(
+                "8-bit Adam 另加稳定 embedding 层：改了结构，不只换存法", size=style.LABEL_SIZE, color=style.HIGHLIGHT
+            ).move_to(clash)
+            self.play(
+                ReplacementTransform(clash, caveat),
+                Indicate(names["8bit_adam"], color=style.HIGHLIGHT),
+                run_time=beat.share(0.35),
+            )
         self.finish()
 
     def _derive(self, source, target, name, run_time):
         """A copy of `source` slides to the target row and becomes it, cell by cell."""
         start = source.copy()
-        self.play(FadeIn(name), start.animate.shift((target.boxes().get_y() - source.boxes().get_y()) * UP),
-                  run_time=0.4 * run_time)
+        self.play(
+            FadeIn(name),
+            start.animate.shift((target.boxes().get_y() - source.boxes().get_y()) * UP),
+            run_time=0.4 * run_time,
+        )
         moves = []
         for key in source.keys:
             if key in target.keys:
@@ -554,8 +732,12 @@ class OptimizerBytesTable(LectureScene):
         strip_row.next_to(grid, DOWN, buff=style.GAP_S)
         strip_col.next_to(grid, RIGHT, buff=style.GAP_S)
         icon = VGroup(grid, strip_row, strip_col)
-        text = style.caption_stack(f"{facts['matrix'].text} 的矩阵", f"v 每参数 {facts['adafactor_v'].text}",
-                                   size=style.SMALL_SIZE, color=style.TEXT)
+        text = style.caption_stack(
+            f"{facts['matrix'].text} 的矩阵",
+            f"v 每参数 {facts['adafactor_v'].text}",
+            size=style.SMALL_SIZE,
+            color=style.TEXT,
+        )
         inset = VGroup(icon, text).arrange(RIGHT, buff=style.GAP_M)
         return inset.move_to((self.INSET_X, row.boxes().get_y(), 0), aligned_edge=LEFT)
 
@@ -581,14 +763,25 @@ class CheckpointSize(LectureScene):
 
         with self.narrate("ck_rebuild") as beat:
             weight, grad, master = row.cell("weight"), row.cell("grad"), row.cell("master")
-            arrow = CurvedArrow(master.get_top() + 0.05 * UP, weight.get_top() + 0.05 * UP, angle=0.5,
-                                color=style.GOOD, stroke_width=3, tip_length=0.18)
+            arrow = CurvedArrow(
+                master.get_top() + 0.05 * UP,
+                weight.get_top() + 0.05 * UP,
+                angle=0.5,
+                color=style.GOOD,
+                stroke_width=3,
+                tip_length=0.18,
+            )
             cast = style.zh("舍入", size=style.SMALL_SIZE, color=style.GOOD).next_to(arrow, UP, buff=0.05)
             yes = verdict("能", style.GOOD, "舍入即得 · 下一步重算", under=VGroup(weight, grad))
             self.play(FadeOut(question), Create(arrow), FadeIn(cast), run_time=beat.share(0.3))
             self.play(FadeIn(yes), run_time=beat.share(0.25))
-            self.play(weight.animate.set_opacity(0.3), grad.animate.set_opacity(0.3), FadeOut(arrow), FadeOut(cast),
-                      run_time=beat.share(0.2))
+            self.play(
+                weight.animate.set_opacity(0.3),
+                grad.animate.set_opacity(0.3),
+                FadeOut(arrow),
+                FadeOut(cast),
+                run_time=beat.share(0.2),
+            )
 
         saved = LedgerRow(facts["saved"].value, unit=0.6, height=0.9).move_to(self.SAVED_LEFT, aligned_edge=LEFT)
         box = Rectangle(width=saved.width + 0.6, height=1.5, color=style.TEXT)
@@ -614,35 +807,52 @@ class CheckpointSize(LectureScene):
         v3_saved = LedgerRow(facts["v3_saved"].value, unit=0.6, height=0.9).move_to(saved, aligned_edge=LEFT)
         v3_sum = style.value(facts["v3_sum"], size=style.LABEL_SIZE).next_to(v3_saved, DOWN, buff=style.GAP_M)
         v3_bar = self._bar(facts["v3_tib"].value, self.V3_Y, style.BF16, "V3 式")
-        v3_label = style.zh(f"{facts['v3_bytes'].text} × {facts['params'].text} ≈ {facts['v3_tib'].text}",
-                            size=style.LABEL_SIZE)
+        v3_label = style.zh(
+            f"{facts['v3_bytes'].text} × {facts['params'].text} ≈ {facts['v3_tib'].text}", size=style.LABEL_SIZE
+        )
         v3_label.next_to(v3_bar, RIGHT, buff=style.GAP_M).align_to(classic_label, LEFT)
         smaller = style.zh(f"小 {facts['smaller'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT)
         with self.narrate("ck_v3") as beat:
-            self.play(ReplacementTransform(saved, v3_saved), ReplacementTransform(classic_sum, v3_sum),
-                      run_time=beat.share(0.25))
+            self.play(
+                ReplacementTransform(saved, v3_saved),
+                ReplacementTransform(classic_sum, v3_sum),
+                run_time=beat.share(0.25),
+            )
             self.play(GrowFromEdge(v3_bar, LEFT), run_time=beat.share(0.25))
             smaller.next_to(v3_label, RIGHT, buff=style.GAP_L)
-            cut = DashedLine(classic_bar[0].get_corner(DOWN + RIGHT),
-                             (classic_bar[0].get_right()[0], v3_bar[0].get_bottom()[1], 0), color=style.MUTED)
+            cut = DashedLine(
+                classic_bar[0].get_corner(DOWN + RIGHT),
+                (classic_bar[0].get_right()[0], v3_bar[0].get_bottom()[1], 0),
+                color=style.MUTED,
+            )
             self.play(FadeIn(v3_label), FadeIn(smaller), Create(cut), run_time=beat.share(0.25))
 
-        extras = VGroup(*(style.zh(text, size=style.LABEL_SIZE) for text in
-                          ("① 数据读到了哪里", "② 数据管线的状态", "③ 随机数的状态")))
+        extras = VGroup(
+            *(
+                style.zh(text, size=style.LABEL_SIZE)
+                for text in ("① 数据读到了哪里", "② 数据管线的状态", "③ 随机数的状态")
+            )
+        )
         extras.arrange(DOWN, aligned_edge=LEFT, buff=0.18).next_to(box, RIGHT, buff=style.GAP_L)
         with self.narrate("ck_more") as beat:
-            whole = Rectangle(width=extras.get_right()[0] + 0.3 - box.get_left()[0], height=box.height,
-                              color=style.TEXT).move_to(box, aligned_edge=LEFT)
+            whole = Rectangle(
+                width=extras.get_right()[0] + 0.3 - box.get_left()[0], height=box.height, color=style.TEXT
+            ).move_to(box, aligned_edge=LEFT)
             self.play(ReplacementTransform(box, whole), run_time=beat.share(0.2))
-            self.play(LaggedStart(*(FadeIn(e, shift=0.2 * LEFT) for e in extras), lag_ratio=0.6),
-                      run_time=beat.share(0.5))
+            self.play(
+                LaggedStart(*(FadeIn(e, shift=0.2 * LEFT) for e in extras), lag_ratio=0.6), run_time=beat.share(0.5)
+            )
 
         with self.narrate("ck_rollback") as beat:
             brace = Brace(extras[:2], RIGHT, buff=0.15, color=style.HIGHLIGHT)
             why = style.caption_stack("回滚跳数据", "的前提", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
             why.next_to(brace, RIGHT, buff=style.GAP_S)
-            self.play(GrowFromCenter(brace), FadeIn(why), *(Indicate(e, color=style.HIGHLIGHT) for e in extras[:2]),
-                      run_time=beat.share(0.4))
+            self.play(
+                GrowFromCenter(brace),
+                FadeIn(why),
+                *(Indicate(e, color=style.HIGHLIGHT) for e in extras[:2]),
+                run_time=beat.share(0.4),
+            )
         self.finish()
 
     def _bar(self, tib, y, colour, name):
@@ -675,8 +885,9 @@ class LoraLedger(LectureScene):
 
         # -- the matrix and its adapters -------------------------------------------
         side = 3.0
-        big = Rectangle(width=side, height=side, stroke_color=style.TEXT, stroke_width=2,
-                        fill_color=style.FROZEN, fill_opacity=0.5).move_to((self.W_X, self.MATRIX_Y, 0))
+        big = Rectangle(
+            width=side, height=side, stroke_color=style.TEXT, stroke_width=2, fill_color=style.FROZEN, fill_opacity=0.5
+        ).move_to((self.W_X, self.MATRIX_Y, 0))
         big_label = style.zh(f"{facts['width'].text} × {facts['width'].text}", size=style.LABEL_SIZE)
         big_label.next_to(big, DOWN, buff=style.GAP_M)
         frozen_tag = style.zh("冻住", size=style.LABEL_SIZE, color=style.FROZEN).next_to(big, UP, buff=0.15)
@@ -685,10 +896,12 @@ class LoraLedger(LectureScene):
         b = Rectangle(width=side, height=thin, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.9)
         a.move_to((self.A_X, self.MATRIX_Y, 0))
         b.move_to((self.B_X, self.MATRIX_Y, 0))
-        a_label = style.zh(f"{facts['width'].text} × {facts['rank'].text}", size=style.LABEL_SIZE,
-                           color=style.HIGHLIGHT).next_to(a, DOWN, buff=style.GAP_M)
-        b_label = style.zh(f"{facts['rank'].text} × {facts['width'].text}", size=style.LABEL_SIZE,
-                           color=style.HIGHLIGHT).next_to(b, DOWN, buff=0.3)
+        a_label = style.zh(
+            f"{facts['width'].text} × {facts['rank'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT
+        ).next_to(a, DOWN, buff=style.GAP_M)
+        b_label = style.zh(
+            f"{facts['rank'].text} × {facts['width'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT
+        ).next_to(b, DOWN, buff=0.3)
         train_tag = style.zh("只训这两个", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         train_tag.next_to(VGroup(a, b), UP, buff=style.GAP_M)
 
@@ -698,8 +911,13 @@ class LoraLedger(LectureScene):
             self.play(GrowFromEdge(a, UP), GrowFromEdge(b, LEFT), run_time=beat.share(0.3))
 
         with self.narrate("lora_matrix") as beat:
-            self.play(FadeIn(a_label), FadeIn(b_label), Indicate(a, color=style.HIGHLIGHT),
-                      Indicate(b, color=style.HIGHLIGHT), run_time=beat.share(0.3))
+            self.play(
+                FadeIn(a_label),
+                FadeIn(b_label),
+                Indicate(a, color=style.HIGHLIGHT),
+                Indicate(b, color=style.HIGHLIGHT),
+                run_time=beat.share(0.3),
+            )
             self.play(FadeIn(train_tag), run_time=beat.share(0.15))
             # The two adapters hold as many numbers as this square, drawn to scale inside the matrix.
             patch_side = side * facts["matrix_share"].value ** 0.5
@@ -723,9 +941,12 @@ class LoraLedger(LectureScene):
             v.next_to(q, RIGHT, buff=0.06)
             stack.add(VGroup(bar, q, v))
         stack.arrange(UP, buff=0.03).move_to(self.LAYERS)
-        head = VGroup(*(style.zh(name, size=style.SMALL_SIZE, color=style.HIGHLIGHT)
-                        .next_to(adapter, UP, buff=style.GAP_S) for name, adapter in (("q", stack[-1][1]),
-                                                                                      ("v", stack[-1][2]))))
+        head = VGroup(
+            *(
+                style.zh(name, size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(adapter, UP, buff=style.GAP_S)
+                for name, adapter in (("q", stack[-1][1]), ("v", stack[-1][2]))
+            )
+        )
         layer_label = style.zh(f"{facts['layers'].text} 层", size=style.LABEL_SIZE)
         layer_label.next_to(stack, LEFT, buff=style.GAP_M)
         count = VGroup(
@@ -742,8 +963,11 @@ class LoraLedger(LectureScene):
         with self.narrate("lora_model") as beat:
             self.play(FadeOut(panel), run_time=beat.share(0.1))
             self.play(FadeIn(VGroup(*(s[0] for s in stack))), FadeIn(layer_label), run_time=beat.share(0.2))
-            self.play(LaggedStart(*(FadeIn(VGroup(s[1], s[2]), scale=1.6) for s in stack), lag_ratio=0.08),
-                      FadeIn(head), run_time=beat.share(0.3))
+            self.play(
+                LaggedStart(*(FadeIn(VGroup(s[1], s[2]), scale=1.6) for s in stack), lag_ratio=0.08),
+                FadeIn(head),
+                run_time=beat.share(0.3),
+            )
             self.play(FadeIn(count, shift=0.2 * RIGHT), run_time=beat.share(0.1))
             self.play(FadeIn(model), run_time=beat.share(0.1))
             self.play(FadeIn(of_model), run_time=beat.share(0.1))
@@ -757,8 +981,11 @@ class LoraLedger(LectureScene):
         full_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE)
         full_times.next_to(full_row, RIGHT, buff=style.GAP_M)
         with self.narrate("lora_full_row") as beat:
-            self.play(FadeIn(full_name), LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in full_row), lag_ratio=0.15),
-                      run_time=beat.share(0.6))
+            self.play(
+                FadeIn(full_name),
+                LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in full_row), lag_ratio=0.15),
+                run_time=beat.share(0.6),
+            )
             self.play(FadeIn(full_times), run_time=beat.share(0.25))
 
         lora_row = full_row.copy().move_to(full_row).shift(1.35 * DOWN)
@@ -779,8 +1006,12 @@ class LoraLedger(LectureScene):
         with self.narrate("lora_freeze") as beat:
             self.play(TransformFromCopy(full_row, lora_row), FadeIn(lora_name), run_time=beat.share(0.2))
             self.play(Create(cross), FadeIn(dropped_label), run_time=beat.share(0.2))
-            self.play(FadeOut(VGroup(dropped, cross), shift=0.4 * DOWN), FadeOut(dropped_label),
-                      kept[0].animate.set_fill(style.FROZEN, 0.5), run_time=beat.share(0.25))
+            self.play(
+                FadeOut(VGroup(dropped, cross), shift=0.4 * DOWN),
+                FadeOut(dropped_label),
+                kept[0].animate.set_fill(style.FROZEN, 0.5),
+                run_time=beat.share(0.25),
+            )
             base_times.next_to(kept, RIGHT, buff=style.GAP_M)
             self.play(FadeIn(base_times), run_time=beat.share(0.1))
             self.play(FadeIn(adapter_name), FadeIn(adapter_row), FadeIn(adapter_times), run_time=beat.share(0.2))
@@ -810,32 +1041,50 @@ class LoraLedger(LectureScene):
             self.play(*(FadeIn(b[2]) for b in bars), run_time=beat.share(0.15))
             self.play(FadeIn(ratio, scale=1.4), run_time=beat.share(0.2))
 
-        ledger_part = VGroup(full_row, full_name, full_times, lora_row[0], lora_name, base_times,
-                             adapter_row, adapter_name, adapter_times, bars, heading, ratio)
+        ledger_part = VGroup(
+            full_row,
+            full_name,
+            full_times,
+            lora_row[0],
+            lora_name,
+            base_times,
+            adapter_row,
+            adapter_name,
+            adapter_times,
+            bars,
+            heading,
+            ratio,
+        )
         self.play(FadeOut(ledger_part), run_time=0.6)
 
         # -- compute: the weight-gradient matmul disappears --------------------------
         def passes(names):
             blocks = VGroup()
             for name, colour in names:
-                box = Rectangle(width=2.3, height=0.7, stroke_color=style.TEXT, stroke_width=2,
-                                fill_color=colour, fill_opacity=0.5)
+                box = Rectangle(
+                    width=2.3, height=0.7, stroke_color=style.TEXT, stroke_width=2, fill_color=colour, fill_opacity=0.5
+                )
                 blocks.add(VGroup(box, style.zh(name, size=style.LABEL_SIZE).move_to(box)))
             return blocks.arrange(RIGHT, buff=style.GAP_S)
 
         steps = (("前向", style.FORWARD), ("① 输入梯度", style.BACKWARD), ("② 权重梯度", style.BACKWARD))
         full_passes = passes(steps).move_to(self.PASSES)
         lora_passes = passes(steps).next_to(full_passes, DOWN, buff=0.3)
-        full_tag = VGroup(style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_passes, LEFT, buff=0.3),
-                          style.value(facts["full_passes"], size=style.BODY_SIZE).next_to(full_passes, RIGHT, buff=0.3))
+        full_tag = VGroup(
+            style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_passes, LEFT, buff=0.3),
+            style.value(facts["full_passes"], size=style.BODY_SIZE).next_to(full_passes, RIGHT, buff=0.3),
+        )
         lora_label = style.zh("LoRA", size=style.LABEL_SIZE).next_to(lora_passes, LEFT, buff=0.3)
         lora_label.align_to(full_tag[0], RIGHT)
         lora_value = style.value(facts["lora_passes"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
         lora_value.next_to(lora_passes[1], RIGHT, buff=0.3)
         strike = Cross(lora_passes[2], stroke_color=style.BAD, stroke_width=4)
         with self.narrate("lora_compute") as beat:
-            self.play(FadeIn(full_tag[0]), LaggedStart(*(FadeIn(p) for p in full_passes), lag_ratio=0.3),
-                      run_time=beat.share(0.25))
+            self.play(
+                FadeIn(full_tag[0]),
+                LaggedStart(*(FadeIn(p) for p in full_passes), lag_ratio=0.3),
+                run_time=beat.share(0.25),
+            )
             self.play(FadeIn(full_tag[1]), FadeIn(lora_label), FadeIn(lora_passes), run_time=beat.share(0.2))
             self.play(Indicate(lora_passes[2], color=style.BAD), run_time=beat.share(0.15))
             self.play(Create(strike), run_time=beat.share(0.15))
@@ -843,13 +1092,36 @@ class LoraLedger(LectureScene):
 
         # -- activations: the gradient still walks the whole chain --------------------
         n = 8
-        chain = VGroup(*(Rectangle(width=0.9, height=0.6, stroke_color=style.TEXT, stroke_width=2,
-                                   fill_color=style.FROZEN, fill_opacity=0.35) for _ in range(n)))
+        chain = VGroup(
+            *(
+                Rectangle(
+                    width=0.9,
+                    height=0.6,
+                    stroke_color=style.TEXT,
+                    stroke_width=2,
+                    fill_color=style.FROZEN,
+                    fill_opacity=0.35,
+                )
+                for _ in range(n)
+            )
+        )
         chain.arrange(RIGHT, buff=0.35).move_to(self.CHAIN)
-        tips = VGroup(*(Rectangle(width=0.9, height=0.1, stroke_width=0, fill_color=style.HIGHLIGHT,
-                                  fill_opacity=1).next_to(box, DOWN, buff=0.04) for box in chain))
-        kept_acts = VGroup(*(Square(side_length=0.28, stroke_width=0, fill_color=style.FORWARD,
-                                    fill_opacity=0.8).next_to(box, UP, buff=style.GAP_S) for box in chain))
+        tips = VGroup(
+            *(
+                Rectangle(width=0.9, height=0.1, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=1).next_to(
+                    box, DOWN, buff=0.04
+                )
+                for box in chain
+            )
+        )
+        kept_acts = VGroup(
+            *(
+                Square(side_length=0.28, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.8).next_to(
+                    box, UP, buff=style.GAP_S
+                )
+                for box in chain
+            )
+        )
         loss = style.zh("loss", size=style.LABEL_SIZE).next_to(chain, RIGHT, buff=style.GAP_L)
         tip_tag = style.zh("adapter", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         tip_tag.next_to(tips[0], DOWN, buff=style.GAP_S)
@@ -859,23 +1131,51 @@ class LoraLedger(LectureScene):
         back = Arrow(loss.get_center(), chain.get_left(), buff=0, color=style.BACKWARD, stroke_width=5).set_y(below)
         with self.narrate("lora_chain") as beat:
             self.play(FadeIn(chain), FadeIn(tips), FadeIn(tip_tag), FadeIn(loss), run_time=beat.share(0.2))
-            self.play(LaggedStart(*(FadeIn(k, shift=0.15 * UP) for k in kept_acts), lag_ratio=0.15),
-                      run_time=beat.share(0.2))
+            self.play(
+                LaggedStart(*(FadeIn(k, shift=0.15 * UP) for k in kept_acts), lag_ratio=0.15), run_time=beat.share(0.2)
+            )
             self.play(GrowArrow(back), run_time=beat.share(0.3))
             self.play(Indicate(tips[0], color=style.BACKWARD), FadeIn(act_tag), run_time=beat.share(0.2))
 
         # -- the three rows of the page's table -------------------------------------
-        self.play(FadeOut(VGroup(full_passes, full_tag, lora_label, lora_passes[:2], lora_value,
-                                 chain, tips, tip_tag, kept_acts, loss, act_tag, back)), run_time=0.6)
-        rows = VGroup(
-            verdict(f"相差 {facts['ratio'].text}", style.GOOD, "常驻", size=style.TITLE_SIZE, across=True),
-            verdict(f"{facts['full_passes'].text} → {facts['lora_passes'].text}", style.GOOD, "算力",
-                    size=style.TITLE_SIZE, across=True),
-            verdict("基本不省", style.BAD, "激活", size=style.TITLE_SIZE, across=True),
-        ).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to(self.VERDICTS)
+        self.play(
+            FadeOut(
+                VGroup(
+                    full_passes,
+                    full_tag,
+                    lora_label,
+                    lora_passes[:2],
+                    lora_value,
+                    chain,
+                    tips,
+                    tip_tag,
+                    kept_acts,
+                    loss,
+                    act_tag,
+                    back,
+                )
+            ),
+            run_time=0.6,
+        )
+        rows = (
+            VGroup(
+                verdict(f"相差 {facts['ratio'].text}", style.GOOD, "常驻", size=style.TITLE_SIZE, across=True),
+                verdict(
+                    f"{facts['full_passes'].text} → {facts['lora_passes'].text}",
+                    style.GOOD,
+                    "算力",
+                    size=style.TITLE_SIZE,
+                    across=True,
+                ),
+                verdict("基本不省", style.BAD, "激活", size=style.TITLE_SIZE, across=True),
+            )
+            .arrange(DOWN, aligned_edge=LEFT, buff=0.35)
+            .move_to(self.VERDICTS)
+        )
         with self.narrate("lora_close") as beat:
-            self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in rows), lag_ratio=0.35),
-                      run_time=beat.share(0.55))
+            self.play(
+                LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in rows), lag_ratio=0.35), run_time=beat.share(0.55)
+            )
             self.play(Indicate(rows[2], color=style.BAD), run_time=beat.share(0.3))
         self.finish()
 
@@ -896,26 +1196,44 @@ class ZeroStages(LectureScene):
     def construct(self):
         facts = self.facts
         self.show_title()
-        setup = style.zh(f"{facts['params'].text}参数 · {facts['gpus'].text} 张卡", size=style.LABEL_SIZE,
-                         color=style.MUTED).to_corner(UP + RIGHT, buff=style.EDGE)
+        setup = style.zh(
+            f"{facts['params'].text}参数 · {facts['gpus'].text} 张卡", size=style.LABEL_SIZE, color=style.MUTED
+        ).to_corner(UP + RIGHT, buff=style.EDGE)
         cells = facts["row"].value
         groups = facts["groups"].value  # in cut order
         stages = [()]
         for group in groups:
             stages.append(stages[-1] + tuple(group["keys"]))
         names = ("baseline", "p_os", "p_os_g", "p_os_g_p")
-        stage_labels = (("数据并行", "每卡一整份"), ("ZeRO-1", f"切{groups[0]['label']}"),
-                        ("ZeRO-2", f"再切{groups[1]['label']}"), ("ZeRO-3", f"再切{groups[2]['label']}"))
+        stage_labels = (
+            ("数据并行", "每卡一整份"),
+            ("ZeRO-1", f"切{groups[0]['label']}"),
+            ("ZeRO-2", f"再切{groups[1]['label']}"),
+            ("ZeRO-3", f"再切{groups[2]['label']}"),
+        )
 
         gpus = facts["gpus"].value
         strip = VGroup(*(Square(side_length=0.27, stroke_color=style.MUTED, stroke_width=1.5) for _ in range(gpus)))
         strip.arrange_in_grid(rows=2, buff=0.07).move_to(self.STRIP)
         # Inside every GPU, one stripe per group, lit when that group's sliver lands there.
         precision = {c["key"]: c["precision"] for c in cells}
-        stripes = [VGroup(*(Rectangle(width=0.19, height=0.05, stroke_width=0,
-                                      fill_color=style.PRECISION[precision[g["keys"][0]]], fill_opacity=0.95)
-                            .move_to(square).shift((0.075 * i - 0.075) * UP) for square in strip))
-                   for i, g in enumerate(groups)]
+        stripes = [
+            VGroup(
+                *(
+                    Rectangle(
+                        width=0.19,
+                        height=0.05,
+                        stroke_width=0,
+                        fill_color=style.PRECISION[precision[g["keys"][0]]],
+                        fill_opacity=0.95,
+                    )
+                    .move_to(square)
+                    .shift((0.075 * i - 0.075) * UP)
+                    for square in strip
+                )
+            )
+            for i, g in enumerate(groups)
+        ]
         strip[0].set_stroke(style.HIGHLIGHT, 3)
         strip_label = style.zh(f"{facts['gpus'].text} 张卡", size=style.LABEL_SIZE).next_to(strip, LEFT, buff=0.3)
         ours = style.zh("本卡", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(strip[0], UP, buff=style.GAP_S)
@@ -931,16 +1249,24 @@ class ZeroStages(LectureScene):
         labels = [self._stage_label(*text, y) for text, y in zip(stage_labels, self.ROWS_Y)]
         with self.narrate("zero_intro") as beat:
             self.play(FadeIn(setup), run_time=beat.share(0.3))
-            self.play(FadeIn(strip_label), LaggedStart(*(FadeIn(s) for s in strip), lag_ratio=0.02),
-                      run_time=beat.share(0.4))
+            self.play(
+                FadeIn(strip_label), LaggedStart(*(FadeIn(s) for s in strip), lag_ratio=0.02), run_time=beat.share(0.4)
+            )
             self.play(FadeIn(ours), run_time=beat.share(0.15))
 
         with self.narrate("zero_baseline") as beat:
-            self.play(FadeIn(mem_head), FadeIn(labels[0]),
-                      LaggedStart(*(FadeIn(p, shift=0.2 * DOWN) for _k, p in row), lag_ratio=0.2),
-                      run_time=beat.share(0.5))
-            self.play(FadeIn(self._value(facts["baseline"], row)), FadeIn(comm_head),
-                      FadeIn(self._comm(facts["comm_baseline"], self.ROWS_Y[0])), run_time=beat.share(0.3))
+            self.play(
+                FadeIn(mem_head),
+                FadeIn(labels[0]),
+                LaggedStart(*(FadeIn(p, shift=0.2 * DOWN) for _k, p in row), lag_ratio=0.2),
+                run_time=beat.share(0.5),
+            )
+            self.play(
+                FadeIn(self._value(facts["baseline"], row)),
+                FadeIn(comm_head),
+                FadeIn(self._comm(facts["comm_baseline"], self.ROWS_Y[0])),
+                run_time=beat.share(0.3),
+            )
 
         # The rule: each group's size and the phases that touch it; the table sorts itself.
         row_keys = [c["key"] for c in cells]
@@ -948,26 +1274,42 @@ class ZeroStages(LectureScene):
         lines = {g["label"]: self._rule_line(g, style.PRECISION[precision[g["keys"][0]]]) for g in in_row}
         table = VGroup(*lines.values()).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M).move_to(self.RULE)
         with self.narrate("zero_rule") as beat:
-            self.play(LaggedStart(*(FadeIn(line, shift=0.2 * RIGHT) for line in table), lag_ratio=0.3),
-                      run_time=beat.share(0.3))
+            self.play(
+                LaggedStart(*(FadeIn(line, shift=0.2 * RIGHT) for line in table), lag_ratio=0.3),
+                run_time=beat.share(0.3),
+            )
             ranked = VGroup(*(lines[g["label"]].copy() for g in groups))
             ranked.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
             ranked.move_to(table)
-            self.play(*(lines[g["label"]].animate.move_to(ranked[i]) for i, g in enumerate(groups)),
-                      run_time=beat.share(0.3))
+            self.play(
+                *(lines[g["label"]].animate.move_to(ranked[i]) for i, g in enumerate(groups)), run_time=beat.share(0.3)
+            )
             first = lines[groups[0]["label"]]
-            self.play(Indicate(first, color=style.HIGHLIGHT),
-                      *(Indicate(p, color=style.HIGHLIGHT) for k, p in row if k in groups[0]["keys"]),
-                      run_time=beat.share(0.3))
+            self.play(
+                Indicate(first, color=style.HIGHLIGHT),
+                *(Indicate(p, color=style.HIGHLIGHT) for k, p in row if k in groups[0]["keys"]),
+                run_time=beat.share(0.3),
+            )
         self.play(FadeOut(table), run_time=0.5)
 
         for stage in range(1, 4):
             with self.narrate(("zero_cut_os", "zero_cut_g", "zero_cut_p")[stage - 1]) as beat:
-                row = self._cut(row, stages[stage - 1], stages[stage], cells, gpus, self.ROWS_Y[stage],
-                                labels[stage], stripes[stage - 1], beat)
-                self.play(FadeIn(self._value(facts[names[stage]], row)),
-                          FadeIn(self._comm(facts[f"comm_{names[stage]}"], self.ROWS_Y[stage])),
-                          run_time=beat.share(0.15))
+                row = self._cut(
+                    row,
+                    stages[stage - 1],
+                    stages[stage],
+                    cells,
+                    gpus,
+                    self.ROWS_Y[stage],
+                    labels[stage],
+                    stripes[stage - 1],
+                    beat,
+                )
+                self.play(
+                    FadeIn(self._value(facts[names[stage]], row)),
+                    FadeIn(self._comm(facts[f"comm_{names[stage]}"], self.ROWS_Y[stage])),
+                    run_time=beat.share(0.15),
+                )
 
         with self.narrate("zero_close") as beat:
             self.play(
@@ -1003,9 +1345,12 @@ class ZeroStages(LectureScene):
         for key, piece in moving:
             if key in fresh:
                 cut[key] = slivers(piece[0], gpus)
-        self.play(*(FadeOut(VGroup(p[1], p[2])) for k, p in moving if k in fresh),
-                  *(FadeIn(s) for s in cut.values()), *(FadeOut(p[0]) for k, p in moving if k in fresh),
-                  run_time=beat.share(0.15))
+        self.play(
+            *(FadeOut(VGroup(p[1], p[2])) for k, p in moving if k in fresh),
+            *(FadeIn(s) for s in cut.values()),
+            *(FadeOut(p[0]) for k, p in moving if k in fresh),
+            run_time=beat.share(0.15),
+        )
         flights = []
         for pieces in cut.values():
             for sliver, stripe in zip(pieces[1:], stripes[1:]):
@@ -1029,8 +1374,9 @@ class ZeroStages(LectureScene):
     @staticmethod
     def _value(fact, row):
         end = max(p.get_right()[0] for _k, p in row)
-        return style.value(fact, size=style.LABEL_SIZE).next_to((end, row[0][1].get_center()[1], 0), RIGHT,
-                                                                 buff=style.GAP_M)
+        return style.value(fact, size=style.LABEL_SIZE).next_to(
+            (end, row[0][1].get_center()[1], 0), RIGHT, buff=style.GAP_M
+        )
 
     def _comm(self, fact, y):
         return style.value(fact, size=style.LABEL_SIZE).move_to((self.COMM_X, y, 0))
@@ -1038,10 +1384,14 @@ class ZeroStages(LectureScene):
     @classmethod
     def _rule_line(cls, group, colour):
         """Name, bytes and the phases that use it, in fixed columns."""
-        return grid_row([style.zh(group["label"], size=style.LABEL_SIZE, color=colour),
-                         style.zh(group["text"], size=style.LABEL_SIZE),
-                         style.zh("用在：" + "、".join(group["phases"]), size=style.LABEL_SIZE, color=style.MUTED)],
-                        cls.RULE_COLUMNS)
+        return grid_row(
+            [
+                style.zh(group["label"], size=style.LABEL_SIZE, color=colour),
+                style.zh(group["text"], size=style.LABEL_SIZE),
+                style.zh("用在：" + "、".join(group["phases"]), size=style.LABEL_SIZE, color=style.MUTED),
+            ],
+            cls.RULE_COLUMNS,
+        )
 
 
 class PeakMemoryTimeline(LectureScene):
@@ -1084,11 +1434,23 @@ class PeakMemoryTimeline(LectureScene):
         bounds = (0.0, line["forward_end"], line["backward_end"], line["update_end"])
         phases = VGroup()
         for (start, end), name in zip(zip(bounds, bounds[1:]), ("前向", "反向", "更新")):
-            phases.add(style.zh(name, size=style.LABEL_SIZE, color=style.MUTED)
-                       .move_to(((self._x(start) + self._x(end)) / 2, self.ORIGIN[1] - 0.3, 0)))
+            phases.add(
+                style.zh(name, size=style.LABEL_SIZE, color=style.MUTED).move_to(
+                    ((self._x(start) + self._x(end)) / 2, self.ORIGIN[1] - 0.3, 0)
+                )
+            )
         phases[2].next_to((self._x(bounds[2]), self.ORIGIN[1] - 0.3, 0), RIGHT, buff=0.05)
-        dividers = VGroup(*(DashedLine((self._x(b), self.ORIGIN[1], 0), (self._x(b), self._y(self.top), 0),
-                                       color=style.MUTED, stroke_width=1.5) for b in bounds[1:3]))
+        dividers = VGroup(
+            *(
+                DashedLine(
+                    (self._x(b), self.ORIGIN[1], 0),
+                    (self._x(b), self._y(self.top), 0),
+                    color=style.MUTED,
+                    stroke_width=1.5,
+                )
+                for b in bounds[1:3]
+            )
+        )
         scope = style.zh("全局总量 · 不分卡", size=style.SMALL_SIZE, color=style.MUTED).to_corner(
             UP + RIGHT, buff=style.EDGE
         )
@@ -1099,8 +1461,10 @@ class PeakMemoryTimeline(LectureScene):
             self.play(FadeIn(scope), run_time=beat.share(0.2))
 
         trackers = [ValueTracker(0.0) for _ in colours]
-        bands = [always_redraw(lambda i=i: self._band(t, stack[i], stack[i + 1], trackers[i].get_value(), colours[i]))
-                 for i in range(4)]
+        bands = [
+            always_redraw(lambda i=i: self._band(t, stack[i], stack[i + 1], trackers[i].get_value(), colours[i]))
+            for i in range(4)
+        ]
         w_label = self._inside(f"权重 {facts['weights_tib'].text}", stack[0], stack[1], 20)
         o_label = self._inside(f"优化器状态 {facts['optimizer_tib'].text}", stack[1], stack[2], 20)
         use = Rectangle(
@@ -1115,8 +1479,11 @@ class PeakMemoryTimeline(LectureScene):
         use_label = style.zh("只在这一刻用", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(use, RIGHT, buff=0.3)
         with self.narrate("peak_flat") as beat:
             self.add(bands[0], bands[1])
-            self.play(trackers[0].animate.set_value(self.t_end), trackers[1].animate.set_value(self.t_end),
-                      run_time=beat.share(0.45))
+            self.play(
+                trackers[0].animate.set_value(self.t_end),
+                trackers[1].animate.set_value(self.t_end),
+                run_time=beat.share(0.45),
+            )
             self.play(FadeIn(w_label), FadeIn(o_label), run_time=beat.share(0.15))
             self.play(Create(use), FadeIn(use_label), run_time=beat.share(0.2))
             self.play(Indicate(use, color=style.HIGHLIGHT), run_time=beat.share(0.15))
@@ -1153,8 +1520,9 @@ class PeakMemoryTimeline(LectureScene):
             self.play(FadeIn(inset[0]), Create(inset[1]), run_time=beat.share(0.2))
             self.play(Create(inset[2]), FadeIn(inset[3]), run_time=beat.share(0.2))
 
-        moment = DashedLine((a_point[0], self.ORIGIN[1], 0), (a_point[0], self._y(self.top), 0),
-                            color=style.HIGHLIGHT, stroke_width=3)
+        moment = DashedLine(
+            (a_point[0], self.ORIGIN[1], 0), (a_point[0], self._y(self.top), 0), color=style.HIGHLIGHT, stroke_width=3
+        )
         largest = style.zh("那一刻最大：优化器状态", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         largest.move_to((self.SIDE_X, self.RULE_Y, 0))
         with self.narrate("peak_rule") as beat:
@@ -1162,15 +1530,42 @@ class PeakMemoryTimeline(LectureScene):
             self.play(FadeIn(largest), Indicate(o_label, color=style.HIGHLIGHT), run_time=beat.share(0.5))
 
         # -- the three computed rows -----------------------------------------------------
-        chart = VGroup(x_axis, y_axis, ticks, unit, phases, dividers, w_label, o_label, a_label, g_label, dots,
-                       total, inset, moment, largest, bands[2])
+        chart = VGroup(
+            x_axis,
+            y_axis,
+            ticks,
+            unit,
+            phases,
+            dividers,
+            w_label,
+            o_label,
+            a_label,
+            g_label,
+            dots,
+            total,
+            inset,
+            moment,
+            largest,
+            bands[2],
+        )
         column_scale = 4.3 / facts["resident_tib"].value
         base = self.COLUMN_BASE
         parts = VGroup()
-        for fact, colour in ((facts["weights_tib"], style.BF16), (facts["grads_tib"], style.BACKWARD),
-                             (facts["optimizer_tib"], style.FP32)):
-            parts.add(Rectangle(width=0.9, height=fact.value * column_scale, stroke_color=style.TEXT, stroke_width=1,
-                                fill_color=colour, fill_opacity=0.6))
+        for fact, colour in (
+            (facts["weights_tib"], style.BF16),
+            (facts["grads_tib"], style.BACKWARD),
+            (facts["optimizer_tib"], style.FP32),
+        ):
+            parts.add(
+                Rectangle(
+                    width=0.9,
+                    height=fact.value * column_scale,
+                    stroke_color=style.TEXT,
+                    stroke_width=1,
+                    fill_color=colour,
+                    fill_opacity=0.6,
+                )
+            )
         parts.arrange(UP, buff=0).move_to(base, aligned_edge=DOWN)
         resident_label = style.zh("常驻", size=style.LABEL_SIZE).next_to(parts, DOWN, buff=0.15)
         rows = (
@@ -1195,37 +1590,70 @@ class PeakMemoryTimeline(LectureScene):
         )
         with self.narrate("peak_resident") as beat:
             self.play(FadeOut(chart), run_time=beat.share(0.2))
-            self.play(ReplacementTransform(bands[0], parts[0]), ReplacementTransform(bands[3], parts[1]),
-                      ReplacementTransform(bands[1], parts[2]), FadeIn(resident_label), run_time=beat.share(0.3))
+            self.play(
+                ReplacementTransform(bands[0], parts[0]),
+                ReplacementTransform(bands[3], parts[1]),
+                ReplacementTransform(bands[1], parts[2]),
+                FadeIn(resident_label),
+                run_time=beat.share(0.3),
+            )
             self.play(Write(rows[0]), run_time=beat.share(0.35))
 
         slice_height = column_scale * facts["recompute_gib"].value / facts["kib"].value
         whole = int(facts["sequences"].value)
-        slices = VGroup(*(Rectangle(width=0.9, height=slice_height, stroke_color=style.BACKGROUND, stroke_width=0.6,
-                                    fill_color=style.FORWARD, fill_opacity=0.8) for _ in range(whole)))
-        slices.add(Rectangle(width=0.9, height=slice_height * (facts["sequences"].value - whole), stroke_width=0,
-                             fill_color=style.FORWARD, fill_opacity=0.8))
+        slices = VGroup(
+            *(
+                Rectangle(
+                    width=0.9,
+                    height=slice_height,
+                    stroke_color=style.BACKGROUND,
+                    stroke_width=0.6,
+                    fill_color=style.FORWARD,
+                    fill_opacity=0.8,
+                )
+                for _ in range(whole)
+            )
+        )
+        slices.add(
+            Rectangle(
+                width=0.9,
+                height=slice_height * (facts["sequences"].value - whole),
+                stroke_width=0,
+                fill_color=style.FORWARD,
+                fill_opacity=0.8,
+            )
+        )
         slices.arrange(UP, buff=0).move_to(base + 1.15 * RIGHT, aligned_edge=DOWN)
         slices_label = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(slices, DOWN, buff=0.15)
         count = style.value(facts["sequences"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
             slices, UP, buff=style.GAP_S
         )
         with self.narrate("peak_break_even") as beat:
-            self.play(FadeIn(slices_label), LaggedStart(*(FadeIn(s) for s in slices), lag_ratio=0.05),
-                      run_time=beat.share(0.5))
+            self.play(
+                FadeIn(slices_label),
+                LaggedStart(*(FadeIn(s) for s in slices), lag_ratio=0.05),
+                run_time=beat.share(0.5),
+            )
             self.play(FadeIn(count), Write(rows[1]), run_time=beat.share(0.25))
             self.play(Write(rows[2]), run_time=beat.share(0.2))
 
         caveats = style.caption_stack(
             f"{facts['bytes'].text} 是经典口径；V3 的 m、v 其实存成 bf16",
             f"{facts['recompute_gib'].text} 为自推，未含重算层的工作集：{facts['sequences_round'].text}只当量级看",
-            size=style.SMALL_SIZE, color=style.HIGHLIGHT,
+            size=style.SMALL_SIZE,
+            color=style.HIGHLIGHT,
         ).move_to(self.CAVEATS, aligned_edge=LEFT)
         with self.narrate("peak_caveat") as beat:
-            self.play(FadeIn(caveats[0]), Indicate(rows[0], color=style.HIGHLIGHT, scale_factor=1.03),
-                      run_time=beat.share(0.45))
-            self.play(FadeIn(caveats[1]), Indicate(rows[1], color=style.HIGHLIGHT, scale_factor=1.03),
-                      run_time=beat.share(0.45))
+            self.play(
+                FadeIn(caveats[0]),
+                Indicate(rows[0], color=style.HIGHLIGHT, scale_factor=1.03),
+                run_time=beat.share(0.45),
+            )
+            self.play(
+                FadeIn(caveats[1]),
+                Indicate(rows[1], color=style.HIGHLIGHT, scale_factor=1.03),
+                run_time=beat.share(0.45),
+            )
         self.finish()
 
     # -- geometry ---------------------------------------------------------------------------
@@ -1257,16 +1685,27 @@ class PeakMemoryTimeline(LectureScene):
     def _schematic():
         """Two offset bumps (grey, no scale) whose sum peaks between them."""
         width, height = 3.4, 1.5
+
         def bump(centre):
-            return lambda x: np.exp(-((x - centre) / 0.25) ** 2)
+            return lambda x: np.exp(-(((x - centre) / 0.25) ** 2))
+
         def curve(f, colour, stroke):
-            return ParametricFunction(lambda x: np.array((width * (x - 0.5), height * f(x) / 1.45 - height / 2, 0)),
-                                      t_range=(0, 1), color=colour, stroke_width=stroke)
+            return ParametricFunction(
+                lambda x: np.array((width * (x - 0.5), height * f(x) / 1.45 - height / 2, 0)),
+                t_range=(0, 1),
+                color=colour,
+                stroke_width=stroke,
+            )
+
         a, b = bump(0.35), bump(0.65)
         parts = VGroup(curve(a, style.SCHEMATIC, 3), curve(b, style.SCHEMATIC, 3))
         total = curve(lambda x: a(x) + b(x), style.DATA, 3)
-        peaks = VGroup(*(Dot(curve.point_from_proportion(x), radius=0.06, color=curve.get_color())
-                         for curve, x in ((parts[0], 0.35), (parts[1], 0.65), (total, 0.5))))
+        peaks = VGroup(
+            *(
+                Dot(curve.point_from_proportion(x), radius=0.06, color=curve.get_color())
+                for curve, x in ((parts[0], 0.35), (parts[1], 0.65), (total, 0.5))
+            )
+        )
         base = Line((-width / 2, -height / 2, 0), (width / 2, -height / 2, 0), color=style.MUTED, stroke_width=1.5)
         note = style.zh("示意：两峰错开，和的峰在中间", size=style.SMALL_SIZE, color=style.MUTED)
         note.next_to(base, DOWN, buff=0.15)
@@ -1333,8 +1772,11 @@ class SixNdUnderestimate(LectureScene):
             attention_part
         )
         w_pct = style.value(facts["weight_share"], size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(weights_part)
-        link = DashedLine(weights_part.get_corner(DOWN + RIGHT), (weights_part.get_right()[0], nd_bar.get_top()[1], 0),
-                          color=style.MUTED)
+        link = DashedLine(
+            weights_part.get_corner(DOWN + RIGHT),
+            (weights_part.get_right()[0], nd_bar.get_top()[1], 0),
+            color=style.MUTED,
+        )
         with self.narrate("sixnd_share") as beat:
             self.play(FadeIn(a_pct, scale=1.3), run_time=beat.share(0.3))
             self.play(
@@ -1344,11 +1786,23 @@ class SixNdUnderestimate(LectureScene):
         grown = self._bar(self.FULL, self.ND_Y, style.FORWARD)
         grown_value = style.value(facts["corrected"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         grown_value.next_to(grown, RIGHT, buff=style.GAP_M)
-        times = style.zh(f"= 6ND ÷ {facts['weight_share'].text}（{facts['multiplier'].text}）", size=style.LABEL_SIZE,
-                         color=style.HIGHLIGHT).next_to(grown, DOWN, buff=0.15).align_to(grown, RIGHT)
+        times = (
+            style.zh(
+                f"= 6ND ÷ {facts['weight_share'].text}（{facts['multiplier'].text}）",
+                size=style.LABEL_SIZE,
+                color=style.HIGHLIGHT,
+            )
+            .next_to(grown, DOWN, buff=0.15)
+            .align_to(grown, RIGHT)
+        )
         with self.narrate("sixnd_corrected") as beat:
-            self.play(FadeOut(link), Transform(nd_bar, grown), ReplacementTransform(nd_value, grown_value),
-                      nd_name.animate.become(self._name("真实算力", self.ND_Y)), run_time=beat.share(0.5))
+            self.play(
+                FadeOut(link),
+                Transform(nd_bar, grown),
+                ReplacementTransform(nd_value, grown_value),
+                nd_name.animate.become(self._name("真实算力", self.ND_Y)),
+                run_time=beat.share(0.5),
+            )
             self.play(FadeIn(times), run_time=beat.share(0.25))
 
         route_bar = self._bar(facts["per_operator"].value * scale, self.ROUTE_Y, style.DATA)
@@ -1377,7 +1831,8 @@ class SixNdUnderestimate(LectureScene):
 
     def _bar(self, length, y, colour):
         return Rectangle(width=length, height=0.55, stroke_width=0, fill_color=colour, fill_opacity=0.75).move_to(
-            (self.LEFT_X, y, 0), aligned_edge=LEFT)
+            (self.LEFT_X, y, 0), aligned_edge=LEFT
+        )
 
     def _name(self, text, y):
         return style.zh(text, size=style.LABEL_SIZE).move_to((self.LEFT_X - 0.25, y, 0), aligned_edge=RIGHT)
@@ -1393,8 +1848,16 @@ class Worked125m(LectureScene):
     CHIPS = 2.65 * UP  # the setup, one chip per fact
     COUNT = np.array((0.5, 0.6, 0))  # the parameter count
     # The right-hand panel: each piece starts at RIGHT_X, centred on its row.
-    PANEL = {"ledger": 1.6, "resident": -0.45, "strip": 1.3, "kept": -0.15, "steps": -2.0, "outgrown": 0.4,
-             "recompute": -0.9, "summary": 0.6}
+    PANEL = {
+        "ledger": 1.6,
+        "resident": -0.45,
+        "strip": 1.3,
+        "kept": -0.15,
+        "steps": -2.0,
+        "outgrown": 0.4,
+        "recompute": -0.9,
+        "summary": 0.6,
+    }
     RESIDENT_COLUMNS = (Column(0.0), Column(2.2), Column(3.4))  # name, bytes per parameter, GiB
     KEPT_COLUMNS = (Column(0.0), Column(3.3, RIGHT))  # a kept tensor, and its width
     SUMMARY_COLUMNS = (Column(0.8), Column(2.1), Column(4.3))  # the closing table: row name, without, with recompute
@@ -1403,9 +1866,22 @@ class Worked125m(LectureScene):
     def construct(self):
         facts = self.facts
         self.show_title()
-        chips = VGroup(*(style.zh(text, size=style.LABEL_SIZE) for text in (
-            f"{facts['params'].text}参数", f"{facts['layers'].text} 层", f"宽 {facts['width'].text}", "一张卡",
-            f"batch {facts['batch'].text} × {facts['seq'].text}"))).arrange(RIGHT, buff=0.55).move_to(self.CHIPS)
+        chips = (
+            VGroup(
+                *(
+                    style.zh(text, size=style.LABEL_SIZE)
+                    for text in (
+                        f"{facts['params'].text}参数",
+                        f"{facts['layers'].text} 层",
+                        f"宽 {facts['width'].text}",
+                        "一张卡",
+                        f"batch {facts['batch'].text} × {facts['seq'].text}",
+                    )
+                )
+            )
+            .arrange(RIGHT, buff=0.55)
+            .move_to(self.CHIPS)
+        )
         dots = VGroup(
             *(
                 style.zh("·", size=style.LABEL_SIZE, color=style.MUTED).move_to((a.get_right() + b.get_left()) / 2)
@@ -1413,8 +1889,11 @@ class Worked125m(LectureScene):
             )
         )
         with self.narrate("w_intro") as beat:
-            self.play(LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in chips), lag_ratio=0.3), FadeIn(dots),
-                      run_time=beat.share(0.7))
+            self.play(
+                LaggedStart(*(FadeIn(c, shift=0.2 * DOWN) for c in chips), lag_ratio=0.3),
+                FadeIn(dots),
+                run_time=beat.share(0.7),
+            )
 
         d = facts["width"].text
         count = (
@@ -1433,9 +1912,11 @@ class Worked125m(LectureScene):
             .arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
             .move_to(self.COUNT)
         )
-        parts = VGroup(style.zh("各层", size=style.SMALL_SIZE, color=style.MUTED),
-                       style.zh("词表嵌入", size=style.SMALL_SIZE, color=style.MUTED),
-                       style.zh("位置嵌入", size=style.SMALL_SIZE, color=style.MUTED))
+        parts = VGroup(
+            style.zh("各层", size=style.SMALL_SIZE, color=style.MUTED),
+            style.zh("词表嵌入", size=style.SMALL_SIZE, color=style.MUTED),
+            style.zh("位置嵌入", size=style.SMALL_SIZE, color=style.MUTED),
+        )
         with self.narrate("w_params") as beat:
             self.play(Write(count[0]), run_time=beat.share(0.45))
             for part, (start, end) in zip(parts, self._term_spans(count[0])):
@@ -1448,8 +1929,16 @@ class Worked125m(LectureScene):
         row = self._on_panel(LedgerRow(facts["row"].value, unit=0.42, height=0.7), "ledger")
         row_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE).next_to(row, RIGHT, buff=style.GAP_M)
         x_res, x_act = self.RES_X, self.ACT_X
-        segments = VGroup(*(self._block(x_res, 0, facts[name].value, colour) for name, colour in (
-            ("weights_gib", style.BF16), ("grads_gib", style.BF16), ("optimizer_gib", style.FP32))))
+        segments = VGroup(
+            *(
+                self._block(x_res, 0, facts[name].value, colour)
+                for name, colour in (
+                    ("weights_gib", style.BF16),
+                    ("grads_gib", style.BF16),
+                    ("optimizer_gib", style.FP32),
+                )
+            )
+        )
         segments.arrange(UP, buff=0).move_to((x_res, self.BASE_Y, 0), aligned_edge=DOWN)
         res_name = style.zh("常驻", size=style.LABEL_SIZE).next_to(segments, DOWN, buff=style.GAP_S)
         res_value = style.value(facts["resident_gib"], size=style.LABEL_SIZE).next_to(segments, UP, buff=style.GAP_S)
@@ -1480,13 +1969,32 @@ class Worked125m(LectureScene):
         # -- activations: one layer, one token, six tensors ------------------------------------------
         widths = [facts[f"kept_{i}"] for i in range(len(facts["kept_labels"].value))]
         per_unit = 6.0 / facts["kept_per_layer"].value
-        strip = VGroup(*(Rectangle(width=w.value * per_unit, height=0.5, stroke_color=style.BACKGROUND, stroke_width=2,
-                                   fill_color=style.FORWARD, fill_opacity=0.4 + 0.1 * (i % 2))
-                         for i, w in enumerate(widths))).arrange(RIGHT, buff=0)
+        strip = VGroup(
+            *(
+                Rectangle(
+                    width=w.value * per_unit,
+                    height=0.5,
+                    stroke_color=style.BACKGROUND,
+                    stroke_width=2,
+                    fill_color=style.FORWARD,
+                    fill_opacity=0.4 + 0.1 * (i % 2),
+                )
+                for i, w in enumerate(widths)
+            )
+        ).arrange(RIGHT, buff=0)
         self._on_panel(strip, "strip")
-        names = VGroup(*(grid_row([style.zh(label, size=style.SMALL_SIZE),
-                                   style.zh(w.text, size=style.SMALL_SIZE, color=style.MUTED)], self.KEPT_COLUMNS)
-                         for label, w in zip(facts["kept_labels"].value, widths)))
+        names = VGroup(
+            *(
+                grid_row(
+                    [
+                        style.zh(label, size=style.SMALL_SIZE),
+                        style.zh(w.text, size=style.SMALL_SIZE, color=style.MUTED),
+                    ],
+                    self.KEPT_COLUMNS,
+                )
+                for label, w in zip(facts["kept_labels"].value, widths)
+            )
+        )
         self._on_panel(names.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S), "kept")
         layer_sum = (
             style.zh(
@@ -1498,8 +2006,13 @@ class Worked125m(LectureScene):
             .align_to(strip, LEFT)
         )
         with self.narrate("w_layer") as beat:
-            self.play(LaggedStart(*(AnimationGroup(GrowFromEdge(box, LEFT), FadeIn(name))
-                                    for box, name in zip(strip, names)), lag_ratio=0.5), run_time=beat.share(0.6))
+            self.play(
+                LaggedStart(
+                    *(AnimationGroup(GrowFromEdge(box, LEFT), FadeIn(name)) for box, name in zip(strip, names)),
+                    lag_ratio=0.5,
+                ),
+                run_time=beat.share(0.6),
+            )
             self.play(FadeIn(layer_sum), run_time=beat.share(0.2))
 
         act = self._block(x_act, self.BASE_Y, facts["activations_gib"].value, style.FORWARD)
@@ -1509,8 +2022,11 @@ class Worked125m(LectureScene):
         )
         steps = VGroup(
             style.zh(f"× {facts['layers'].text} 层 = 每 token {facts['token_kib'].text}", size=style.BODY_SIZE),
-            style.zh(f"× {facts['tokens'].text} token = {facts['activations_gib'].text}", size=style.BODY_SIZE,
-                     color=style.FORWARD),
+            style.zh(
+                f"× {facts['tokens'].text} token = {facts['activations_gib'].text}",
+                size=style.BODY_SIZE,
+                color=style.FORWARD,
+            ),
         ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
         self._on_panel(steps, "steps")
         with self.narrate("w_activations") as beat:
@@ -1518,8 +2034,12 @@ class Worked125m(LectureScene):
             self.play(FadeIn(steps[1], shift=0.2 * DOWN), run_time=beat.share(0.25))
             self.play(FadeIn(act_name), GrowFromEdge(act, DOWN), FadeIn(act_value), run_time=beat.share(0.35))
 
-        level = DashedLine((x_res - 0.5, segments.get_top()[1], 0), (x_act + 0.6, segments.get_top()[1], 0),
-                           color=style.HIGHLIGHT, stroke_width=3)
+        level = DashedLine(
+            (x_res - 0.5, segments.get_top()[1], 0),
+            (x_act + 0.6, segments.get_top()[1], 0),
+            color=style.HIGHLIGHT,
+            stroke_width=3,
+        )
         outgrown = style.zh(
             f"激活 {facts['activations_gib'].text} ＞ 常驻 {facts['resident_gib'].text}",
             size=style.BODY_SIZE,
@@ -1535,16 +2055,27 @@ class Worked125m(LectureScene):
             small, UP, buff=style.GAP_S
         )
         recompute = VGroup(
-            style.zh(f"全量重算：激活 {facts['activations_gib'].text} → {facts['recompute_gib'].text}"
-                     f"（省 {facts['saving'].text}）", size=style.BODY_SIZE),
-            style.zh(f"算力 {facts['passes_keep'].text} → {facts['passes_recompute'].text}"
-                     f"（{facts['extra_compute'].text}）", size=style.BODY_SIZE, color=style.BACKWARD),
+            style.zh(
+                f"全量重算：激活 {facts['activations_gib'].text} → {facts['recompute_gib'].text}"
+                f"（省 {facts['saving'].text}）",
+                size=style.BODY_SIZE,
+            ),
+            style.zh(
+                f"算力 {facts['passes_keep'].text} → {facts['passes_recompute'].text}（{facts['extra_compute'].text}）",
+                size=style.BODY_SIZE,
+                color=style.BACKWARD,
+            ),
         ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
         self._on_panel(recompute, "recompute")
         with self.narrate("w_recompute") as beat:
             self.play(FadeOut(outgrown), FadeOut(level), run_time=beat.share(0.1))
-            self.play(Transform(act, small), FadeOut(act_value), FadeIn(small_value), FadeIn(recompute[0]),
-                      run_time=beat.share(0.45))
+            self.play(
+                Transform(act, small),
+                FadeOut(act_value),
+                FadeIn(small_value),
+                FadeIn(recompute[0]),
+                run_time=beat.share(0.45),
+            )
             act_value = small_value
             self.play(FadeIn(recompute[1]), run_time=beat.share(0.25))
 
@@ -1555,13 +2086,21 @@ class Worked125m(LectureScene):
         rec_res = segments.copy().move_to((x_act, self.BASE_Y, 0), aligned_edge=DOWN)
         rec_total = style.value(facts["total_recompute"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         rec_total.next_to(rec_res, UP, buff=style.GAP_S + facts["recompute_gib"].value * self.GIB)
-        stack_names = VGroup(*(style.zh(text, size=style.SMALL_SIZE).next_to(column, DOWN, buff=0.15)
-                               for text, column in (("不开重算", segments), ("开了重算", rec_res))))
+        stack_names = VGroup(
+            *(
+                style.zh(text, size=style.SMALL_SIZE).next_to(column, DOWN, buff=0.15)
+                for text, column in (("不开重算", segments), ("开了重算", rec_res))
+            )
+        )
         table = self._summary(facts)
         with self.narrate("w_table") as beat:
             self.play(FadeOut(VGroup(recompute, res_name, act_name, res_value, act_value)), run_time=beat.share(0.1))
-            self.play(GrowFromEdge(keep_act, DOWN), TransformFromCopy(segments, rec_res),
-                      act.animate.move_to(rec_res.get_top(), aligned_edge=DOWN), run_time=beat.share(0.25))
+            self.play(
+                GrowFromEdge(keep_act, DOWN),
+                TransformFromCopy(segments, rec_res),
+                act.animate.move_to(rec_res.get_top(), aligned_edge=DOWN),
+                run_time=beat.share(0.25),
+            )
             self.play(FadeIn(stack_names), FadeIn(keep_total), FadeIn(rec_total), run_time=beat.share(0.1))
             self.play(
                 LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in table), lag_ratio=0.3), run_time=beat.share(0.3)
@@ -1570,8 +2109,14 @@ class Worked125m(LectureScene):
         self.finish()
 
     def _block(self, x, y, gib, colour):
-        return Rectangle(width=0.9, height=gib * self.GIB, stroke_color=style.TEXT, stroke_width=1,
-                         fill_color=colour, fill_opacity=0.6).move_to((x, y, 0), aligned_edge=DOWN)
+        return Rectangle(
+            width=0.9,
+            height=gib * self.GIB,
+            stroke_color=style.TEXT,
+            stroke_width=1,
+            fill_color=colour,
+            fill_opacity=0.6,
+        ).move_to((x, y, 0), aligned_edge=DOWN)
 
     @staticmethod
     def _term_spans(formula):
@@ -1586,9 +2131,14 @@ class Worked125m(LectureScene):
 
     @classmethod
     def _table_line(cls, name, value, per_param):
-        return grid_row([style.zh(name, size=style.LABEL_SIZE), style.zh(per_param, size=style.LABEL_SIZE,
-                                                                         color=style.MUTED),
-                         style.zh(value, size=style.LABEL_SIZE)], cls.RESIDENT_COLUMNS)
+        return grid_row(
+            [
+                style.zh(name, size=style.LABEL_SIZE),
+                style.zh(per_param, size=style.LABEL_SIZE, color=style.MUTED),
+                style.zh(value, size=style.LABEL_SIZE),
+            ],
+            cls.RESIDENT_COLUMNS,
+        )
 
     @classmethod
     def _summary(cls, facts):
@@ -1600,7 +2150,15 @@ class Worked125m(LectureScene):
             ("合计", facts["total_keep"].text, facts["total_recompute"].text),
             ("算力", facts["passes_keep"].text, f"{facts['passes_recompute'].text}（{facts['extra_compute'].text}）"),
         )
-        table = VGroup(*(text_row(row, cls.SUMMARY_COLUMNS, -cls.SUMMARY_PITCH * r,
-                                  color=style.HIGHLIGHT if r == 3 else (style.MUTED if r == 0 else style.TEXT))
-                         for r, row in enumerate(rows)))
+        table = VGroup(
+            *(
+                text_row(
+                    row,
+                    cls.SUMMARY_COLUMNS,
+                    -cls.SUMMARY_PITCH * r,
+                    color=style.HIGHLIGHT if r == 3 else (style.MUTED if r == 0 else style.TEXT),
+                )
+                for r, row in enumerate(rows)
+            )
+        )
         return table.shift((cls.RIGHT_X, cls.PANEL["summary"], 0))

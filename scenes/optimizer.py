@@ -93,11 +93,11 @@ class GradientDescentBall(LectureScene):
             marks[0].set_opacity(1)
             self.add(marks)
             self.play(FadeIn(rolling, scale=2), run_time=beat.share(0.1))
-            self.play(roll(rolling, route[:3 * per_step + 1]), reveal(marks, 0, 3), run_time=beat.share(0.45))
+            self.play(roll(rolling, route[: 3 * per_step + 1]), reveal(marks, 0, 3), run_time=beat.share(0.45))
 
         with self.narrate("ball_slow") as beat:
             last = len(iterates) - 1
-            self.play(roll(rolling, route[3 * per_step:]), reveal(marks, 3, last), run_time=beat.share(0.7))
+            self.play(roll(rolling, route[3 * per_step :]), reveal(marks, 3, last), run_time=beat.share(0.7))
             tight = VGroup(*marks[-12:])
             note = style.zh("越平，步子越小", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             note.next_to(tight, DOWN, buff=style.GAP_L)
@@ -118,9 +118,16 @@ class GradientDescentBall(LectureScene):
         with self.narrate("ball_column") as beat:
             self.play(FadeOut(landscape), run_time=beat.share(0.15))
             self.play(FadeIn(column["frame"]), run_time=beat.share(0.2))
-            self.play(LaggedStart(*(GrowFromEdge(bar, LEFT if bar.get_center()[0] >= column["zero"] else RIGHT)
-                                    for bar in column["bars"]), lag_ratio=0.25),
-                      run_time=beat.share(0.45))
+            self.play(
+                LaggedStart(
+                    *(
+                        GrowFromEdge(bar, LEFT if bar.get_center()[0] >= column["zero"] else RIGHT)
+                        for bar in column["bars"]
+                    ),
+                    lag_ratio=0.25,
+                ),
+                run_time=beat.share(0.45),
+            )
 
         with self.narrate("ball_backprop") as beat:
             origin = style.caption_stack("反向传播走一遍的输出", "取个负号，就是这一列", size=style.LABEL_SIZE)
@@ -139,10 +146,13 @@ class GradientDescentBall(LectureScene):
             ghost = ruler["circle_arrow"].copy().set_opacity(0.35)
             self.add(ghost)
             self.play(ruler["arrow_name"].animate.set_opacity(0.5), run_time=beat.share(0.1))
-            self.play(Transform(ruler["circle"], ruler["square"]),
-                      ReplacementTransform(ruler["circle_name"], ruler["square_name"]),
-                      ReplacementTransform(ruler["circle_arrow"], ruler["square_arrow"]),
-                      ReplacementTransform(ruler["circle_level"], ruler["square_level"]), run_time=beat.share(0.35))
+            self.play(
+                Transform(ruler["circle"], ruler["square"]),
+                ReplacementTransform(ruler["circle_name"], ruler["square_name"]),
+                ReplacementTransform(ruler["circle_arrow"], ruler["square_arrow"]),
+                ReplacementTransform(ruler["circle_level"], ruler["square_level"]),
+                run_time=beat.share(0.35),
+            )
             moral = style.zh("最快，是相对于你怎么量一步", size=style.BODY_SIZE, color=style.HIGHLIGHT)
             moral.next_to(ruler["square_name"], DOWN, buff=0.35)
             self.play(Write(moral), run_time=beat.share(0.35))
@@ -155,11 +165,17 @@ class GradientDescentBall(LectureScene):
             if value == 0:
                 bar = Line(0.08 * LEFT, 0.08 * RIGHT, color=style.BACKWARD, stroke_width=5)
             else:
-                bar = Rectangle(width=abs(value) * self.BAR_UNIT, height=0.42, stroke_width=0,
-                                fill_color=style.BACKWARD, fill_opacity=0.85)
+                bar = Rectangle(
+                    width=abs(value) * self.BAR_UNIT,
+                    height=0.42,
+                    stroke_width=0,
+                    fill_color=style.BACKWARD,
+                    fill_opacity=0.85,
+                )
             side = self.AT_ZERO if value == 0 else self.GROWS_RIGHT if value > 0 else self.GROWS_LEFT
-            label, bar = grid_row([style.zh(name, size=style.BODY_SIZE), bar], (self.NAME, side),
-                                  self.COLUMN_TOP - self.ROW_PITCH * i)
+            label, bar = grid_row(
+                [style.zh(name, size=style.BODY_SIZE), bar], (self.NAME, side), self.COLUMN_TOP - self.ROW_PITCH * i
+            )
             names.add(label)
             bars.add(bar)
         dots = style.zh("⋮", size=style.BODY_SIZE, color=style.MUTED).next_to(names, DOWN, buff=style.GAP_M)
@@ -174,10 +190,14 @@ class GradientDescentBall(LectureScene):
         """Steepest step for two parameters, measured by a circle, then by a square."""
         facts = self.facts
         centre, radius = self.RULER_CENTRE, self.RULER_RADIUS
-        plane = VGroup(Line(centre + 2.2 * LEFT, centre + 2.2 * RIGHT, color=style.MUTED, stroke_width=2),
-                       Line(centre + 2.0 * DOWN, centre + 2.0 * UP, color=style.MUTED, stroke_width=2))
-        names = VGroup(style.zh("a", size=style.LABEL_SIZE, color=style.MUTED), style.zh("c", size=style.LABEL_SIZE,
-                                                                                        color=style.MUTED))
+        plane = VGroup(
+            Line(centre + 2.2 * LEFT, centre + 2.2 * RIGHT, color=style.MUTED, stroke_width=2),
+            Line(centre + 2.0 * DOWN, centre + 2.0 * UP, color=style.MUTED, stroke_width=2),
+        )
+        names = VGroup(
+            style.zh("a", size=style.LABEL_SIZE, color=style.MUTED),
+            style.zh("c", size=style.LABEL_SIZE, color=style.MUTED),
+        )
         names[0].next_to(plane[0], RIGHT, buff=style.GAP_S)
         names[1].next_to(plane[1], UP, buff=style.GAP_S)
         g = facts["gradient_2d"].value
@@ -188,10 +208,19 @@ class GradientDescentBall(LectureScene):
         arrow_name.next_to(circle_arrow.get_center(), DOWN, buff=style.GAP_M)
         circle_name = style.zh("用圆量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=style.GAP_M)
         square_name = style.zh("用方框量一步", size=style.LABEL_SIZE).next_to(plane, DOWN, buff=style.GAP_M)
-        return {"plane": plane, "names": names, "circle": circle, "square": square,
-                "circle_arrow": circle_arrow, "square_arrow": square_arrow,
-                "circle_level": circle_level, "square_level": square_level,
-                "circle_name": circle_name, "square_name": square_name, "arrow_name": arrow_name}
+        return {
+            "plane": plane,
+            "names": names,
+            "circle": circle,
+            "square": square,
+            "circle_arrow": circle_arrow,
+            "square_arrow": square_arrow,
+            "circle_level": circle_level,
+            "square_level": square_level,
+            "circle_name": circle_name,
+            "square_name": square_name,
+            "arrow_name": arrow_name,
+        }
 
 
 # -- A16 ------------------------------------------------------------------------------
@@ -208,10 +237,20 @@ class SaddlePoint(LectureScene):
         facts = self.facts
         self.show_title()
         on_map = lambda x, y: self.MAP_CENTRE + self.MAP_SCALE * np.array((x, y, 0.0))  # noqa: E731
-        contours = VGroup(*(VMobject(stroke_color=style.SCHEMATIC, stroke_width=2.5).set_points_smoothly(
-            [on_map(x, y) for x, y in [*loop, loop[0]]]) for loop in facts["contours"].value))
-        peaks = VGroup(*(style.zh("峰", size=style.SMALL_SIZE, color=style.MUTED).move_to(on_map(x, y))
-                         for x, y in facts["peaks"].value))
+        contours = VGroup(
+            *(
+                VMobject(stroke_color=style.SCHEMATIC, stroke_width=2.5).set_points_smoothly(
+                    [on_map(x, y) for x, y in [*loop, loop[0]]]
+                )
+                for loop in facts["contours"].value
+            )
+        )
+        peaks = VGroup(
+            *(
+                style.zh("峰", size=style.SMALL_SIZE, color=style.MUTED).move_to(on_map(x, y))
+                for x, y in facts["peaks"].value
+            )
+        )
         pass_ball = ball(style.HIGHLIGHT).move_to(on_map(0, 0))
         pass_name = style.zh("垭口", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(pass_ball, LEFT, buff=0.6)
         pass_name.shift(0.55 * UP)
@@ -220,8 +259,11 @@ class SaddlePoint(LectureScene):
         sketch.next_to(on_map(0, -facts["ridge"].value[-1, 0]), LEFT, buff=0.3).shift(0.2 * UP)
 
         with self.narrate("saddle_worry") as beat:
-            self.play(LaggedStart(*(Create(c) for c in contours), lag_ratio=0.1), FadeIn(peaks, sketch),
-                      run_time=beat.share(0.8))
+            self.play(
+                LaggedStart(*(Create(c) for c in contours), lag_ratio=0.1),
+                FadeIn(peaks, sketch),
+                run_time=beat.share(0.8),
+            )
 
         with self.narrate("saddle_pass") as beat:
             self.play(FadeIn(pass_ball, scale=2), FadeIn(pass_name), run_time=beat.share(0.4))
@@ -245,13 +287,16 @@ class SaddlePoint(LectureScene):
             self.play(FadeIn(trail_panel["ball"], scale=2), FadeIn(trail_panel["shape"]), run_time=beat.share(0.2))
 
         trail = facts["trail"].value
-        downhill = trail[len(trail) // 2: len(trail) // 2 + 40]
+        downhill = trail[len(trail) // 2 : len(trail) // 2 + 40]
         with self.narrate("saddle_escape") as beat:
             kind = style.zh("鞍点", size=style.BODY_SIZE, color=style.HIGHLIGHT).move_to(pass_name)
             self.play(FadeOut(pass_name, flat), FadeIn(kind, scale=1.3), run_time=beat.share(0.3))
             map_path = np.array([on_map(x, 0) for x, _ in downhill])
-            self.play(roll(trail_panel["ball"], ball_route(trail_panel["axes"], downhill)), roll(pass_ball, map_path),
-                      run_time=beat.share(0.55))
+            self.play(
+                roll(trail_panel["ball"], ball_route(trail_panel["axes"], downhill)),
+                roll(pass_ball, map_path),
+                run_time=beat.share(0.55),
+            )
 
         landscape = VGroup(contours, peaks, sketch, ridge_cut, trail_cut, pass_ball, kind)
         rule = self._rule(facts["hessian_signs"].value)
@@ -263,8 +308,9 @@ class SaddlePoint(LectureScene):
             self.play(Create(rule["box"]), run_time=beat.share(0.2))
 
         with self.narrate("saddle_no_probability") as beat:
-            caveat = style.caption_stack("这里故意不给概率", "各个方向怎么弯，并不互相独立", size=style.LABEL_SIZE,
-                                         color=style.MUTED)
+            caveat = style.caption_stack(
+                "这里故意不给概率", "各个方向怎么弯，并不互相独立", size=style.LABEL_SIZE, color=style.MUTED
+            )
             caveat[0].set_color(style.HIGHLIGHT)
             caveat.next_to(rule["rows"], DOWN, buff=0.7).align_to(rule["rows"], LEFT)
             self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.4))
@@ -289,8 +335,9 @@ class SaddlePoint(LectureScene):
         def cut(up: bool):
             sign = 1 if up else -1
             pts = [np.array((t, sign * t * t, 0.0)) for t in np.linspace(-0.35, 0.35, 15)]
-            return VMobject(stroke_color=style.CURVES_UP if up else style.CURVES_DOWN, stroke_width=5
-                            ).set_points_smoothly(pts)
+            return VMobject(
+                stroke_color=style.CURVES_UP if up else style.CURVES_DOWN, stroke_width=5
+            ).set_points_smoothly(pts)
 
         rows = VGroup()
         for icons, words in (((True, True), "全为正 → 局部最小"), ((True, False), "有正有负 → 鞍点")):
@@ -321,9 +368,17 @@ class Saddle3dRotating(LectureScene3D):
         heading = self.show_title()
         grid = self.place(facts["surface"].value)
         n = grid.shape[0]
-        surface = Surface(lambda u, v: grid[round(u), round(v)], u_range=[0, n - 1], v_range=[0, n - 1],
-                          resolution=(n - 1, n - 1), checkerboard_colors=False, fill_color=style.SCHEMATIC,
-                          fill_opacity=0.5, stroke_color=style.TEXT, stroke_width=0.5)
+        surface = Surface(
+            lambda u, v: grid[round(u), round(v)],
+            u_range=[0, n - 1],
+            v_range=[0, n - 1],
+            resolution=(n - 1, n - 1),
+            checkerboard_colors=False,
+            fill_color=style.SCHEMATIC,
+            fill_opacity=0.5,
+            stroke_color=style.TEXT,
+            stroke_width=0.5,
+        )
         with self.narrate("spin_surface") as beat:
             self.play(Create(surface), run_time=beat.share(0.6))
             self.begin_ambient_camera_rotation(rate=0.3)
@@ -332,13 +387,22 @@ class Saddle3dRotating(LectureScene3D):
             self.place(facts["cut_up"].value)
         )
         down = VMobject(stroke_color=style.CURVES_DOWN, stroke_width=6).set_points_smoothly(
-            self.place(facts["cut_down"].value))
-        legend = VGroup(
-            VGroup(Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_UP, stroke_width=6),
-                   style.zh("这一刀：往上翘", size=style.LABEL_SIZE)).arrange(RIGHT, buff=style.GAP_M),
-            VGroup(Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_DOWN, stroke_width=6),
-                   style.zh("那一刀：往下沉", size=style.LABEL_SIZE)).arrange(RIGHT, buff=style.GAP_M),
-        ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M).to_corner(UP + RIGHT, buff=0.45)
+            self.place(facts["cut_down"].value)
+        )
+        legend = (
+            VGroup(
+                VGroup(
+                    Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_UP, stroke_width=6),
+                    style.zh("这一刀：往上翘", size=style.LABEL_SIZE),
+                ).arrange(RIGHT, buff=style.GAP_M),
+                VGroup(
+                    Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_DOWN, stroke_width=6),
+                    style.zh("那一刀：往下沉", size=style.LABEL_SIZE),
+                ).arrange(RIGHT, buff=style.GAP_M),
+            )
+            .arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
+            .to_corner(UP + RIGHT, buff=0.45)
+        )
         self.fix_in_frame(legend)
         with self.narrate("spin_cuts") as beat:
             self.play(Create(up), FadeIn(legend[0]), run_time=beat.share(0.3))
@@ -346,12 +410,14 @@ class Saddle3dRotating(LectureScene3D):
 
         radius = facts["flat_radius"].value
         angles = np.linspace(0, 2 * np.pi, 73)
-        ring = np.stack([radius * np.cos(angles), radius * np.sin(angles),
-                         radius**2 * np.cos(2 * angles)], axis=1)
+        ring = np.stack([radius * np.cos(angles), radius * np.sin(angles), radius**2 * np.cos(2 * angles)], axis=1)
         flat = VMobject(stroke_color=style.HIGHLIGHT, stroke_width=5).set_points_smoothly(self.place(ring))
         # The notes stand under the title, where the turning surface never reaches (and clear of the captions).
-        flat_note = self.fix_in_frame(style.zh("垭口附近：坡几乎是平的", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-                                      .next_to(heading, DOWN, buff=style.GAP_L).align_to(heading, LEFT))
+        flat_note = self.fix_in_frame(
+            style.zh("垭口附近：坡几乎是平的", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+            .next_to(heading, DOWN, buff=style.GAP_L)
+            .align_to(heading, LEFT)
+        )
         with self.narrate("spin_flat") as beat:
             self.stop_ambient_camera_rotation()
             self.move_camera(phi=58 * DEGREES, theta=70 * DEGREES, run_time=beat.share(0.35))
@@ -364,16 +430,22 @@ class Saddle3dRotating(LectureScene3D):
         # Each dot keeps facing the camera about its own centre.
         self.renderer.camera.add_fixed_orientation_mobjects(*marks, rolling)
         self.add(marks, rolling)
-        grind_note = self.fix_in_frame(style.zh("一小步一小步地磨", size=style.LABEL_SIZE)
-                                       .next_to(flat_note, DOWN, buff=style.GAP_M).align_to(flat_note, LEFT))
+        grind_note = self.fix_in_frame(
+            style.zh("一小步一小步地磨", size=style.LABEL_SIZE)
+            .next_to(flat_note, DOWN, buff=style.GAP_M)
+            .align_to(flat_note, LEFT)
+        )
         with self.narrate("spin_grind") as beat:
             last = len(path) - 1
             self.play(roll(rolling, path), reveal(marks, 0, last), run_time=beat.share(0.85))
             self.play(FadeIn(grind_note), run_time=beat.share(0.1))
 
         with self.narrate("spin_next") as beat:
-            teaser = self.fix_in_frame(style.zh("下一张：靠惯性滑过去", size=style.BODY_SIZE, color=style.GOOD)
-                                       .to_edge(LEFT, buff=0.6).shift(2.2 * DOWN))
+            teaser = self.fix_in_frame(
+                style.zh("下一张：靠惯性滑过去", size=style.BODY_SIZE, color=style.GOOD)
+                .to_edge(LEFT, buff=0.6)
+                .shift(2.2 * DOWN)
+            )
             self.begin_ambient_camera_rotation(rate=0.2)
             self.play(FadeIn(teaser), run_time=beat.share(0.3))
         self.finish()
@@ -401,22 +473,26 @@ class MomentumEscape(LectureScene):
         per_step = facts["per_step"].value
         axes = self.make_axes()
         curve = curve_through(axes, facts["curve"].value, style.DATA, 4)
-        formula = style.math(f"L(x) = {facts['a'].text} x^2 + {facts['b'].text} cos({facts['c'].text} x)",
-                             size=style.MATH_SIZE).to_corner(UP + RIGHT, buff=0.4)
+        formula = style.math(
+            f"L(x) = {facts['a'].text} x^2 + {facts['b'].text} cos({facts['c'].text} x)", size=style.MATH_SIZE
+        ).to_corner(UP + RIGHT, buff=0.4)
         baseline = Line(axes.c2p(-1, -0.65), axes.c2p(13, -0.65), color=style.MUTED, stroke_width=2)
         spots = VGroup()
         for key, name in (("valley_x", "深谷"), ("pit_x", "浅坑")):
             x = facts[key].value
             tick = Line(axes.c2p(x, -0.65), axes.c2p(x, -0.55), color=style.MUTED, stroke_width=2)
-            text = VGroup(style.zh(name, size=style.SMALL_SIZE, color=style.MUTED),
-                          style.zh(f"x = {facts[key].text}", size=style.SMALL_SIZE, color=style.MUTED))
+            text = VGroup(
+                style.zh(name, size=style.SMALL_SIZE, color=style.MUTED),
+                style.zh(f"x = {facts[key].text}", size=style.SMALL_SIZE, color=style.MUTED),
+            )
             text.arrange(RIGHT, buff=0.15).next_to(tick, DOWN, buff=style.GAP_S)
             spots.add(VGroup(tick, text))
         with self.narrate("heavy_loss") as beat:
             self.play(Write(formula), run_time=beat.share(0.2))
             self.play(Create(curve), Create(baseline), run_time=beat.share(0.35))
-            self.play(LaggedStart(*(FadeIn(spot, shift=0.2 * UP) for spot in spots), lag_ratio=0.4),
-                      run_time=beat.share(0.3))
+            self.play(
+                LaggedStart(*(FadeIn(spot, shift=0.2 * UP) for spot in spots), lag_ratio=0.4), run_time=beat.share(0.3)
+            )
 
         plain_path = ball_route(axes, facts["route_plain"].value)
         heavy_path = ball_route(axes, facts["route_heavy"].value)
@@ -424,8 +500,9 @@ class MomentumEscape(LectureScene):
         plain_ball = ball(style.HIGHLIGHT, 0.11).move_to(plain_path[0])
         legend = VGroup(
             VGroup(Dot(color=style.HIGHLIGHT, radius=0.1), style.zh("普通梯度下降", size=style.LABEL_SIZE)),
-            VGroup(Dot(color=style.GOOD, radius=0.1),
-                   style.zh(f"带动量，β = {facts['beta'].text}", size=style.LABEL_SIZE)),
+            VGroup(
+                Dot(color=style.GOOD, radius=0.1), style.zh(f"带动量，β = {facts['beta'].text}", size=style.LABEL_SIZE)
+            ),
             style.zh(f"学习率都是 {facts['lr'].text}", size=style.LABEL_SIZE, color=style.MUTED),
         )
         for row in legend[:2]:
@@ -437,8 +514,11 @@ class MomentumEscape(LectureScene):
 
         k = facts["cross_step"].value
         with self.narrate("heavy_roll") as beat:
-            self.play(roll(plain_ball, plain_path[:k * per_step + 1]), roll(heavy_ball, heavy_path[:k * per_step + 1]),
-                      run_time=max(beat.share(1.0), 4.0))
+            self.play(
+                roll(plain_ball, plain_path[: k * per_step + 1]),
+                roll(heavy_ball, heavy_path[: k * per_step + 1]),
+                run_time=max(beat.share(1.0), 4.0),
+            )
 
         arrows = self._arrows(axes, facts, heavy_path[k * per_step], heavy_path[(k + 1) * per_step])
         with self.narrate("heavy_arrows") as beat:
@@ -448,15 +528,19 @@ class MomentumEscape(LectureScene):
 
         with self.narrate("heavy_inertia") as beat:
             self.play(GrowArrow(arrows["inertia"]), FadeIn(arrows["inertia_label"]), run_time=beat.share(0.3))
-            quote = style.caption_stack("运动不顺着力的方向走，", "因为有惯性。—— Polyak", size=style.LABEL_SIZE,
-                                        color=style.GOOD)
+            quote = style.caption_stack(
+                "运动不顺着力的方向走，", "因为有惯性。—— Polyak", size=style.LABEL_SIZE, color=style.GOOD
+            )
             quote.next_to(heading, DOWN, buff=style.GAP_L).align_to(heading, LEFT)
             self.play(FadeIn(quote, shift=0.2 * UP), run_time=beat.share(0.3))
 
         with self.narrate("heavy_landing") as beat:
             self.play(FadeOut(VGroup(*arrows.values()), quote), run_time=beat.share(0.1))
-            self.play(roll(plain_ball, plain_path[k * per_step:]), roll(heavy_ball, heavy_path[k * per_step:]),
-                      run_time=beat.share(0.65))
+            self.play(
+                roll(plain_ball, plain_path[k * per_step :]),
+                roll(heavy_ball, heavy_path[k * per_step :]),
+                run_time=beat.share(0.65),
+            )
             stuck = style.zh("停在浅坑，梯度归零", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             stuck.next_to(plain_path[-1], UP, buff=0.35)
             landed = style.zh("落进深谷", size=style.LABEL_SIZE, color=style.GOOD)
@@ -468,8 +552,12 @@ class MomentumEscape(LectureScene):
         with self.narrate("heavy_weights") as beat:
             self.play(FadeOut(board), run_time=beat.share(0.1))
             self.play(Write(sums["formula"]), FadeIn(sums["meaning"]), run_time=beat.share(0.25))
-            self.play(LaggedStart(*(GrowFromEdge(bar, DOWN) for bar in sums["bars"]), lag_ratio=0.15),
-                      FadeIn(sums["below"]), FadeIn(sums["above"]), run_time=beat.share(0.4))
+            self.play(
+                LaggedStart(*(GrowFromEdge(bar, DOWN) for bar in sums["bars"]), lag_ratio=0.15),
+                FadeIn(sums["below"]),
+                FadeIn(sums["above"]),
+                run_time=beat.share(0.4),
+            )
             self.play(GrowArrow(sums["older"]), FadeIn(sums["older_name"]), run_time=beat.share(0.15))
 
         polyak = self._polyak(facts)
@@ -493,13 +581,18 @@ class MomentumEscape(LectureScene):
         stem = DashedLine(here, axes.c2p(x, rows["inertia"] + 0.15), color=style.MUTED, stroke_width=2)
 
         def label(words, fact, colour, row, right_of):
-            text = VGroup(style.zh(words, size=style.LABEL_SIZE, color=colour),
-                          style.zh(fact.text, size=style.LABEL_SIZE, color=colour)).arrange(RIGHT, buff=style.GAP_M)
+            text = VGroup(
+                style.zh(words, size=style.LABEL_SIZE, color=colour),
+                style.zh(fact.text, size=style.LABEL_SIZE, color=colour),
+            ).arrange(RIGHT, buff=style.GAP_M)
             return text.next_to(axes.c2p(right_of, row), LEFT, buff=style.GAP_M)
 
         left_end = axes.p2c(inertia_end)[0]
         return {
-            "stem": stem, "inertia": inertia, "pull": pull, "move": move,
+            "stem": stem,
+            "inertia": inertia,
+            "pull": pull,
+            "move": move,
             "inertia_label": label("惯性：β × 上一步", facts["inertia"], style.GOOD, rows["inertia"], left_end),
             "pull_label": label("梯度往回拉", facts["pull"], style.BACKWARD, rows["pull"], left_end),
             "move_label": label("这一步移动", facts["move"], style.TEXT, rows["move"], left_end),
@@ -508,44 +601,86 @@ class MomentumEscape(LectureScene):
     @classmethod
     def _weights(cls, facts):
         """Bars of β^k: how much of the gradient k steps back is still in today's move."""
-        formula = style.math("v_t = beta dot v_(t-1) - eta g_t = -eta sum_(k>=0) beta^k g_(t-k)",
-                             size=style.MATH_SIZE).move_to(cls.WEIGHTS_FORMULA)
+        formula = style.math(
+            "v_t = beta dot v_(t-1) - eta g_t = -eta sum_(k>=0) beta^k g_(t-k)", size=style.MATH_SIZE
+        ).move_to(cls.WEIGHTS_FORMULA)
         meaning = style.zh("v：每一步的移动　g：梯度　η：学习率", size=style.LABEL_SIZE, color=style.MUTED)
         meaning.next_to(formula, DOWN, buff=0.3)
-        bars = VGroup(*(Rectangle(width=cls.BAR_WIDTH, height=cls.BAR_TALL * w, stroke_width=0, fill_color=style.GOOD,
-                                  fill_opacity=0.85) for w in facts["weights"].value))
-        bars.arrange(RIGHT, buff=cls.BAR_PITCH - cls.BAR_WIDTH, aligned_edge=DOWN).move_to(cls.BARS_BASE,
-                                                                                           aligned_edge=DOWN)
-        below = VGroup(*(style.math("g_t" if k == 0 else f"g_(t-{k})", size=style.MATH_LABEL_SIZE, color=style.BACKWARD)
-                         .next_to(bar, DOWN, buff=0.15) for k, bar in enumerate(bars)))
-        above = VGroup(*(style.math(f"beta^{k}", size=style.MATH_LABEL_SIZE, color=style.GOOD)
-                         .next_to(bar, UP, buff=style.GAP_S) for k, bar in enumerate(bars)))
-        older = Arrow(bars[2].get_bottom(), bars[-1].get_bottom() + 0.3 * RIGHT, buff=0, color=style.MUTED,
-                      stroke_width=3).shift(1.05 * DOWN)
+        bars = VGroup(
+            *(
+                Rectangle(
+                    width=cls.BAR_WIDTH,
+                    height=cls.BAR_TALL * w,
+                    stroke_width=0,
+                    fill_color=style.GOOD,
+                    fill_opacity=0.85,
+                )
+                for w in facts["weights"].value
+            )
+        )
+        bars.arrange(RIGHT, buff=cls.BAR_PITCH - cls.BAR_WIDTH, aligned_edge=DOWN).move_to(
+            cls.BARS_BASE, aligned_edge=DOWN
+        )
+        below = VGroup(
+            *(
+                style.math("g_t" if k == 0 else f"g_(t-{k})", size=style.MATH_LABEL_SIZE, color=style.BACKWARD).next_to(
+                    bar, DOWN, buff=0.15
+                )
+                for k, bar in enumerate(bars)
+            )
+        )
+        above = VGroup(
+            *(
+                style.math(f"beta^{k}", size=style.MATH_LABEL_SIZE, color=style.GOOD).next_to(bar, UP, buff=style.GAP_S)
+                for k, bar in enumerate(bars)
+            )
+        )
+        older = Arrow(
+            bars[2].get_bottom(), bars[-1].get_bottom() + 0.3 * RIGHT, buff=0, color=style.MUTED, stroke_width=3
+        ).shift(1.05 * DOWN)
         older_name = style.zh("越老的梯度", size=style.SMALL_SIZE, color=style.MUTED)
         older_name.next_to(older, LEFT, buff=style.GAP_M)
-        return {"formula": formula, "meaning": meaning, "bars": bars, "below": below, "above": above,
-                "older": older, "older_name": older_name}
+        return {
+            "formula": formula,
+            "meaning": meaning,
+            "bars": bars,
+            "below": below,
+            "above": above,
+            "older": older,
+            "older_name": older_name,
+        }
 
     @classmethod
     def _polyak(cls, facts):
         """Polyak's empirical range, with the β of this figure and Adam's β₁ on it."""
         lo, hi = 0.75, 1.0
-        line = NumberLine(x_range=[lo, hi, hi - lo], length=cls.POLYAK_LENGTH, include_ticks=False, color=style.MUTED,
-                          stroke_width=3)
+        line = NumberLine(
+            x_range=[lo, hi, hi - lo], length=cls.POLYAK_LENGTH, include_ticks=False, color=style.MUTED, stroke_width=3
+        )
         line.shift(cls.POLYAK_START - line.n2p(lo))
         at = line.n2p
         a, b = facts["polyak_low"], facts["polyak_high"]
-        band = Rectangle(width=at(b.value)[0] - at(a.value)[0], height=0.3, stroke_width=0, fill_color=style.GOOD,
-                         fill_opacity=0.35).move_to((at(a.value) + at(b.value)) / 2)
-        ends = VGroup(*(style.zh(f.text, size=style.SMALL_SIZE, color=style.MUTED)
-                        .next_to(at(f.value) + 0.15 * DOWN, DOWN, buff=style.GAP_S) for f in (a, b)))
+        band = Rectangle(
+            width=at(b.value)[0] - at(a.value)[0], height=0.3, stroke_width=0, fill_color=style.GOOD, fill_opacity=0.35
+        ).move_to((at(a.value) + at(b.value)) / 2)
+        ends = VGroup(
+            *(
+                style.zh(f.text, size=style.SMALL_SIZE, color=style.MUTED).next_to(
+                    at(f.value) + 0.15 * DOWN, DOWN, buff=style.GAP_S
+                )
+                for f in (a, b)
+            )
+        )
         beta, adam = facts["beta"], facts["adam_beta1"]
-        ours = VGroup(style.zh(f"本图 β = {beta.text}", size=style.SMALL_SIZE, color=style.GOOD),
-                      Line(UP * 0.2, DOWN * 0.2, color=style.GOOD, stroke_width=4)).arrange(DOWN, buff=0.05)
+        ours = VGroup(
+            style.zh(f"本图 β = {beta.text}", size=style.SMALL_SIZE, color=style.GOOD),
+            Line(UP * 0.2, DOWN * 0.2, color=style.GOOD, stroke_width=4),
+        ).arrange(DOWN, buff=0.05)
         ours.next_to(at(beta.value) + 0.15 * UP, UP, buff=0).shift(0.05 * DOWN)
-        adam_mark = VGroup(Line(UP * 0.2, DOWN * 0.2, color=style.HIGHLIGHT, stroke_width=4),
-                           style.zh(f"Adam 默认 β₁ = {adam.text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT))
+        adam_mark = VGroup(
+            Line(UP * 0.2, DOWN * 0.2, color=style.HIGHLIGHT, stroke_width=4),
+            style.zh(f"Adam 默认 β₁ = {adam.text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT),
+        )
         adam_mark.arrange(DOWN, buff=0.05).next_to(at(adam.value) + 0.15 * DOWN, DOWN, buff=0).shift(0.05 * UP)
         head = style.zh(
             f"Polyak {facts['polyak_year'].text}「小重球法」：比 {facts['backprop_year'].text} 年的反向传播论文早 "
@@ -553,8 +688,7 @@ class MomentumEscape(LectureScene):
             size=style.LABEL_SIZE,
         ).move_to(cls.POLYAK_HEAD)
         name = style.zh("Polyak 的经验取值", size=style.LABEL_SIZE, color=style.GOOD).next_to(line, LEFT, buff=0.3)
-        return {"head": head, "line": line, "band": band, "ends": VGroup(ends, name), "ours": ours,
-                "adam": adam_mark}
+        return {"head": head, "line": line, "band": band, "ends": VGroup(ends, name), "ours": ours, "adam": adam_mark}
 
 
 # -- A19 ------------------------------------------------------------------------------
@@ -590,18 +724,30 @@ class LearningRateTwoPaths(LectureScene):
         with self.narrate("lr_not_universal") as beat:
             tag = style.zh("不是一个通用常数", size=style.BODY_SIZE, color=style.HIGHLIGHT)
             tag.next_to(units["lr_unit"], DOWN, buff=0.35)
-            self.play(Indicate(units["lr_unit"], color=style.HIGHLIGHT), FadeIn(tag, shift=0.2 * UP),
-                      run_time=beat.share(0.5))
+            self.play(
+                Indicate(units["lr_unit"], color=style.HIGHLIGHT), FadeIn(tag, shift=0.2 * UP), run_time=beat.share(0.5)
+            )
 
-        rings = VGroup(*(Ellipse(width=2 * self.MAP_SCALE * a, height=2 * self.MAP_SCALE * b, color=style.SCHEMATIC,
-                                 stroke_width=2).move_to(self.MAP_CENTRE) for a, b in facts["contours"].value))
+        rings = VGroup(
+            *(
+                Ellipse(
+                    width=2 * self.MAP_SCALE * a, height=2 * self.MAP_SCALE * b, color=style.SCHEMATIC, stroke_width=2
+                ).move_to(self.MAP_CENTRE)
+                for a, b in facts["contours"].value
+            )
+        )
         bottom = Dot(self.MAP_CENTRE, radius=0.06, color=style.TEXT)
-        shape = style.caption_stack(f"陡峭比 {facts['kappa'].text}：上下陡，左右平", "η：学习率　λ陡：陡方向的曲率",
-                                    size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=style.EDGE)
+        shape = style.caption_stack(
+            f"陡峭比 {facts['kappa'].text}：上下陡，左右平",
+            "η：学习率　λ陡：陡方向的曲率",
+            size=style.SMALL_SIZE,
+            color=style.MUTED,
+        ).to_corner(UP + RIGHT, buff=style.EDGE)
         with self.narrate("lr_valley") as beat:
             self.play(FadeOut(VGroup(*units.values()), tag), run_time=beat.share(0.15))
-            self.play(LaggedStart(*(Create(r) for r in rings[::-1]), lag_ratio=0.2), FadeIn(bottom),
-                      run_time=beat.share(0.45))
+            self.play(
+                LaggedStart(*(Create(r) for r in rings[::-1]), lag_ratio=0.2), FadeIn(bottom), run_time=beat.share(0.45)
+            )
             self.play(FadeIn(shape), run_time=beat.share(0.2))
 
         start_x = facts["start"].value[0]
@@ -614,42 +760,71 @@ class LearningRateTwoPaths(LectureScene):
         small = self._path(facts["path_small"].value, style.HIGHLIGHT)
         small_tag = self._tag(f"小：η·λ陡 = {facts['lr_small'].text}", style.HIGHLIGHT)
         with self.narrate("lr_too_small") as beat:
-            self.play(FadeOut(over["ball"], over_tag), over["trail"].animate.set_opacity(0.3),
-                      FadeIn(small["ball"], scale=2), FadeIn(small_tag), run_time=beat.share(0.15))
+            self.play(
+                FadeOut(over["ball"], over_tag),
+                over["trail"].animate.set_opacity(0.3),
+                FadeIn(small["ball"], scale=2),
+                FadeIn(small_tag),
+                run_time=beat.share(0.15),
+            )
             self.play(*small["play"], run_time=beat.share(0.55))
             under_map = self.on_map((start_x, 0))[0][1] - self.MAP_SCALE * facts["map_height"].value - 0.1
-            ends = [self.on_map((x, 0))[0] * np.array((1, 0, 0)) + under_map * UP
-                    for x in (start_x, facts["path_small"].value[-1, 0], 0.0)]
+            ends = [
+                self.on_map((x, 0))[0] * np.array((1, 0, 0)) + under_map * UP
+                for x in (start_x, facts["path_small"].value[-1, 0], 0.0)
+            ]
             whole = DashedLine(ends[0], ends[2], color=style.MUTED, stroke_width=2)
             brace = Brace(Line(ends[0], ends[1]), DOWN, buff=0.05, color=style.HIGHLIGHT)
-            share = style.zh(f"{facts['crawl_steps'].text} 步，只走了到谷底的 {facts['crawl_fraction'].text}",
-                             size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(brace, RIGHT, buff=style.GAP_M)
+            share = style.zh(
+                f"{facts['crawl_steps'].text} 步，只走了到谷底的 {facts['crawl_fraction'].text}",
+                size=style.LABEL_SIZE,
+                color=style.HIGHLIGHT,
+            ).next_to(brace, RIGHT, buff=style.GAP_M)
             self.play(FadeOut(small_tag), run_time=beat.share(0.07))
             self.play(Create(whole), FadeIn(brace), FadeIn(share), run_time=beat.share(0.18))
 
         under = self._path(facts["path_under"].value, style.GOOD)
-        under_tag = self._tag(f"贴着门槛：η·λ陡 = {facts['lr_under'].text}，比门槛低 {facts['margin'].text}",
-                              style.GOOD)
+        under_tag = self._tag(
+            f"贴着门槛：η·λ陡 = {facts['lr_under'].text}，比门槛低 {facts['margin'].text}", style.GOOD
+        )
         table = self._tables()
         with self.narrate("lr_just_under") as beat:
-            self.play(FadeOut(small["ball"], brace, share, whole), small["trail"].animate.set_opacity(0.3),
-                      FadeIn(under["ball"], scale=2), FadeIn(under_tag), run_time=beat.share(0.15))
+            self.play(
+                FadeOut(small["ball"], brace, share, whole),
+                small["trail"].animate.set_opacity(0.3),
+                FadeIn(under["ball"], scale=2),
+                FadeIn(under_tag),
+                run_time=beat.share(0.15),
+            )
             self.play(*under["play"], run_time=beat.share(0.45))
-            half = DashedLine(self.on_map((start_x / 2, -2.4))[0], self.on_map((start_x / 2, 2.4))[0],
-                              color=style.GOOD, stroke_width=2)
+            half = DashedLine(
+                self.on_map((start_x / 2, -2.4))[0],
+                self.on_map((start_x / 2, 2.4))[0],
+                color=style.GOOD,
+                stroke_width=2,
+            )
             half_name = style.zh("一半", size=style.SMALL_SIZE, color=style.GOOD).next_to(half, UP, buff=0.05)
-            self.play(Create(half), FadeIn(half_name), FadeIn(table["halfway_head"], table["halfway_rows"][0]),
-                      Indicate(under["marks"][facts["halfway_run"].value], color=style.GOOD, scale_factor=2.5),
-                      run_time=beat.share(0.3))
+            self.play(
+                Create(half),
+                FadeIn(half_name),
+                FadeIn(table["halfway_head"], table["halfway_rows"][0]),
+                Indicate(under["marks"][facts["halfway_run"].value], color=style.GOOD, scale_factor=2.5),
+                run_time=beat.share(0.3),
+            )
 
         with self.narrate("lr_threshold") as beat:
             self.play(FadeIn(table["threshold_head"]), run_time=beat.share(0.15))
-            self.play(LaggedStart(*(FadeIn(row, shift=0.2 * RIGHT) for row in table["threshold_rows"]),
-                                  lag_ratio=0.5), run_time=beat.share(0.7))
+            self.play(
+                LaggedStart(*(FadeIn(row, shift=0.2 * RIGHT) for row in table["threshold_rows"]), lag_ratio=0.5),
+                run_time=beat.share(0.7),
+            )
 
         with self.narrate("lr_extrapolate") as beat:
-            caveat = style.zh(f"陡峭比取 {facts['kappa'].text} 只为看得见；真实量级交给公式外推",
-                              size=style.LABEL_SIZE, color=style.MUTED).move_to(self.CAVEAT)
+            caveat = style.zh(
+                f"陡峭比取 {facts['kappa'].text} 只为看得见；真实量级交给公式外推",
+                size=style.LABEL_SIZE,
+                color=style.MUTED,
+            ).move_to(self.CAVEAT)
             self.play(FadeIn(caveat), run_time=beat.share(0.3))
             self.play(FadeIn(table["halfway_rows"][1], shift=0.2 * RIGHT), run_time=beat.share(0.3))
             self.play(Indicate(table["halfway_rows"][1], color=style.HIGHLIGHT), run_time=beat.share(0.25))
@@ -658,16 +833,32 @@ class LearningRateTwoPaths(LectureScene):
     @staticmethod
     def _units():
         """新参数 = 参数 − 学习率 × 梯度, with each term's unit underneath."""
-        rule = VGroup(*(style.zh(w, size=style.BODY_SIZE, color=c) for w, c in (
-            ("新参数", style.TEXT), ("=", style.TEXT), ("参数", style.TEXT), ("−", style.TEXT),
-            ("学习率", style.HIGHLIGHT), ("×", style.TEXT), ("梯度", style.BACKWARD)))).arrange(RIGHT, buff=0.7)
+        rule = VGroup(
+            *(
+                style.zh(w, size=style.BODY_SIZE, color=c)
+                for w, c in (
+                    ("新参数", style.TEXT),
+                    ("=", style.TEXT),
+                    ("参数", style.TEXT),
+                    ("−", style.TEXT),
+                    ("学习率", style.HIGHLIGHT),
+                    ("×", style.TEXT),
+                    ("梯度", style.BACKWARD),
+                )
+            )
+        ).arrange(RIGHT, buff=0.7)
         rule.move_to(1.3 * UP)
 
         def unit(words, term, colour=style.MUTED):
             return style.zh(words, size=style.LABEL_SIZE, color=colour).next_to(term, DOWN, buff=style.GAP_L)
 
-        return {"rule": rule, "param": unit("参数", rule[2]), "grad": unit("loss ÷ 参数", rule[6]),
-                "lr": unit("？", rule[4]), "lr_unit": unit("参数² ÷ loss", rule[4], style.HIGHLIGHT)}
+        return {
+            "rule": rule,
+            "param": unit("参数", rule[2]),
+            "grad": unit("loss ÷ 参数", rule[6]),
+            "lr": unit("？", rule[4]),
+            "lr_unit": unit("参数² ÷ loss", rule[4], style.HIGHLIGHT),
+        }
 
     def _path(self, rows, colour):
         """A ball and the trail of its iterates, revealed one step at a time."""
@@ -675,8 +866,11 @@ class LearningRateTwoPaths(LectureScene):
         trail = VGroup(*(Line(a, b, color=colour, stroke_width=3) for a, b in zip(points[:-1], points[1:])))
         marks = VGroup(*(Dot(p, radius=0.04, color=colour) for p in points))
         head = ball(colour, 0.1).move_to(points[0])
-        play = [roll(head, points), ShowIncreasingSubsets(trail, rate_func=linear),
-                ShowIncreasingSubsets(marks, rate_func=linear)]
+        play = [
+            roll(head, points),
+            ShowIncreasingSubsets(trail, rate_func=linear),
+            ShowIncreasingSubsets(marks, rate_func=linear),
+        ]
         return {"ball": head, "trail": VGroup(trail, marks), "marks": marks, "play": play}
 
     def _tag(self, words, colour):
@@ -701,8 +895,10 @@ class LearningRateTwoPaths(LectureScene):
         )
         left = VGroup(threshold_head, *threshold_rows).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
         left.move_to(self.THRESHOLD_CENTRE)
-        halfway_head = VGroup(style.zh("走到一半要几步", size=style.LABEL_SIZE, color=style.MUTED),
-                              right_row(("陡峭比", "公式", "真跑"), style.MUTED))
+        halfway_head = VGroup(
+            style.zh("走到一半要几步", size=style.LABEL_SIZE, color=style.MUTED),
+            right_row(("陡峭比", "公式", "真跑"), style.MUTED),
+        )
         halfway_head.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
         halfway_rows = VGroup(
             right_row((f["kappa"].text, f["halfway"].text, f["halfway_run"].text), style.GOOD),
@@ -710,8 +906,12 @@ class LearningRateTwoPaths(LectureScene):
         )
         right = VGroup(halfway_head, *halfway_rows).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
         right.move_to(self.HALFWAY_CENTRE)
-        return {"threshold_head": threshold_head, "threshold_rows": threshold_rows,
-                "halfway_head": halfway_head, "halfway_rows": halfway_rows}
+        return {
+            "threshold_head": threshold_head,
+            "threshold_rows": threshold_rows,
+            "halfway_head": halfway_head,
+            "halfway_rows": halfway_rows,
+        }
 
 
 # -- A20 ------------------------------------------------------------------------------
@@ -728,8 +928,10 @@ class OptimalStepParabola(LectureScene):
         self.show_title()
         axes = sketch_axes([-4, 4, 1], [-0.3, 8.5, 1], 6.4, 5.0).move_to(self.PLOT_CENTRE)
         x_name = style.zh("x", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT, buff=style.GAP_S)
-        curves = {name: curve_through(axes, self._clip(facts[f"{name}_curve"].value), style.DATA, 4)
-                  for name in ("gentle", "steep")}
+        curves = {
+            name: curve_through(axes, self._clip(facts[f"{name}_curve"].value), style.DATA, 4)
+            for name in ("gentle", "steep")
+        }
         table = self._table()
         with self.narrate("opt_question") as beat:
             self.play(Create(axes), FadeIn(x_name), run_time=beat.share(0.3))
@@ -738,25 +940,39 @@ class OptimalStepParabola(LectureScene):
         marks = {name: self._marks(axes, name) for name in ("gentle", "steep")}
         with self.narrate("opt_gentle") as beat:
             self.play(FadeIn(table["head"][0], table["names"]), run_time=beat.share(0.15))
-            self.play(FadeIn(marks["gentle"]["point"], scale=2), FadeIn(table["gentle"][:2]),
-                      FadeIn(table["head"][1]), run_time=beat.share(0.3))
+            self.play(
+                FadeIn(marks["gentle"]["point"], scale=2),
+                FadeIn(table["gentle"][:2]),
+                FadeIn(table["head"][1]),
+                run_time=beat.share(0.3),
+            )
             self.play(Create(marks["gentle"]["tangent"]), FadeIn(table["gentle"][2]), run_time=beat.share(0.25))
             self.play(FadeIn(table["gentle"][3]), run_time=beat.share(0.2))
 
         with self.narrate("opt_ratio") as beat:
             self.play(FadeIn(table["gentle"][4]), run_time=beat.share(0.25))
-            self.play(GrowArrow(marks["gentle"]["step"]), FadeIn(marks["gentle"]["step_label"]),
-                      run_time=beat.share(0.35))
-            self.play(Create(marks["gentle"]["drop"]), Indicate(marks["gentle"]["bottom"], scale_factor=2),
-                      run_time=beat.share(0.25))
+            self.play(
+                GrowArrow(marks["gentle"]["step"]), FadeIn(marks["gentle"]["step_label"]), run_time=beat.share(0.35)
+            )
+            self.play(
+                Create(marks["gentle"]["drop"]),
+                Indicate(marks["gentle"]["bottom"], scale_factor=2),
+                run_time=beat.share(0.25),
+            )
 
         with self.narrate("opt_steep") as beat:
-            self.play(Create(curves["steep"]), FadeIn(marks["steep"]["point"], scale=2), FadeIn(table["head"][2]),
-                      FadeIn(table["steep"][:2]), run_time=beat.share(0.25))
+            self.play(
+                Create(curves["steep"]),
+                FadeIn(marks["steep"]["point"], scale=2),
+                FadeIn(table["head"][2]),
+                FadeIn(table["steep"][:2]),
+                run_time=beat.share(0.25),
+            )
             self.play(Create(marks["steep"]["tangent"]), FadeIn(table["steep"][2]), run_time=beat.share(0.2))
             self.play(FadeIn(table["steep"][3]), FadeIn(table["steep"][4]), run_time=beat.share(0.2))
-            self.play(GrowArrow(marks["steep"]["step"]), FadeIn(marks["steep"]["step_label"]),
-                      run_time=beat.share(0.25))
+            self.play(
+                GrowArrow(marks["steep"]["step"]), FadeIn(marks["steep"]["step_label"]), run_time=beat.share(0.25)
+            )
 
         with self.narrate("opt_lesson") as beat:
             slopes = VGroup(table["gentle"][2], table["steep"][2])
@@ -765,12 +981,15 @@ class OptimalStepParabola(LectureScene):
             self.play(Indicate(steps, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
         with self.narrate("opt_denominator") as beat:
-            best = VGroup(style.zh("最优步长 = |f′| ÷", size=style.BODY_SIZE),
-                          style.zh("f″", size=style.BODY_SIZE, color=style.HIGHLIGHT)).arrange(RIGHT, buff=style.GAP_M)
+            best = VGroup(
+                style.zh("最优步长 = |f′| ÷", size=style.BODY_SIZE),
+                style.zh("f″", size=style.BODY_SIZE, color=style.HIGHLIGHT),
+            ).arrange(RIGHT, buff=style.GAP_M)
             best.move_to(self.LESSON)
             box = SurroundingRectangle(best[1], color=style.HIGHLIGHT, buff=style.GAP_S)
-            guess = style.caption_stack("AdaGrad、RMSProp、Adam", "都在用过去的 f′ 猜这个分母", size=style.LABEL_SIZE,
-                                        color=style.HIGHLIGHT)
+            guess = style.caption_stack(
+                "AdaGrad、RMSProp、Adam", "都在用过去的 f′ 猜这个分母", size=style.LABEL_SIZE, color=style.HIGHLIGHT
+            )
             guess.next_to(best, DOWN, buff=0.25)
             self.play(Write(best), run_time=beat.share(0.3))
             self.play(Create(box), FadeIn(guess, shift=0.2 * UP), run_time=beat.share(0.35))
@@ -796,18 +1015,36 @@ class OptimalStepParabola(LectureScene):
         label.next_to(arrow.point_from_proportion(0.3 if step > 2 else 0.6), UP, buff=0.15)
         bottom = Dot(axes.c2p(land, 0), radius=0.07, color=style.HIGHLIGHT)
         drop = DashedLine(axes.c2p(land, height), axes.c2p(land, 0), color=style.HIGHLIGHT, stroke_width=2)
-        return {"point": point, "tangent": tangent, "step": arrow, "step_label": label, "drop": VGroup(drop, bottom),
-                "bottom": bottom}
+        return {
+            "point": point,
+            "tangent": tangent,
+            "step": arrow,
+            "step_label": label,
+            "drop": VGroup(drop, bottom),
+            "bottom": bottom,
+        }
 
     def _table(self):
         """One row per quantity, one column per parabola; ``table["gentle"][k]`` is row k of that column."""
         f = self.facts
         head = text_row(("", "缓的", "陡的"), self.TABLE, self.TABLE_TOP, color=style.MUTED)
         rows = VGroup()
-        for i, (name, key, colour) in enumerate((
-                ("a", "a", style.TEXT), ("x", "x", style.TEXT), ("f′ = 2ax", "slope", style.BACKWARD),
-                ("f″ = 2a", "curvature", style.TEXT), ("|f′| ÷ f″", "step", style.HIGHLIGHT))):
-            rows.add(text_row((name, f[f"gentle_{key}"].text, f[f"steep_{key}"].text), self.TABLE,
-                              self.TABLE_TOP - self.ROW_PITCH * (i + 1), color=colour))
+        for i, (name, key, colour) in enumerate(
+            (
+                ("a", "a", style.TEXT),
+                ("x", "x", style.TEXT),
+                ("f′ = 2ax", "slope", style.BACKWARD),
+                ("f″ = 2a", "curvature", style.TEXT),
+                ("|f′| ÷ f″", "step", style.HIGHLIGHT),
+            )
+        ):
+            rows.add(
+                text_row(
+                    (name, f[f"gentle_{key}"].text, f[f"steep_{key}"].text),
+                    self.TABLE,
+                    self.TABLE_TOP - self.ROW_PITCH * (i + 1),
+                    color=colour,
+                )
+            )
         names, gentle, steep = (VGroup(*(row[c] for row in rows)) for c in range(3))
         return {"names": names, "head": head, "gentle": gentle, "steep": steep}

@@ -48,14 +48,22 @@ def _strike(mob, color: str = style.BAD):
 def _flag(at, color: str = style.GOOD, height: float = 0.42):
     """A save point: a small flag on a pole, its foot at `at`."""
     pole = Line(at, at + height * UP, color=color, stroke_width=3)
-    cloth = Polygon(at + height * UP, at + (height - 0.16) * UP, at + (height - 0.08) * UP + 0.22 * RIGHT,
-                    color=color, fill_color=color, fill_opacity=1, stroke_width=1)
+    cloth = Polygon(
+        at + height * UP,
+        at + (height - 0.16) * UP,
+        at + (height - 0.08) * UP + 0.22 * RIGHT,
+        color=color,
+        fill_color=color,
+        fill_opacity=1,
+        stroke_width=1,
+    )
     return VGroup(pole, cloth)
 
 
 def _block(width: float, height: float, color: str, label: str = "", opacity: float = 0.6, size=style.SMALL_SIZE):
-    box = Rectangle(width=width, height=height, stroke_color=color, stroke_width=2, fill_color=color,
-                    fill_opacity=opacity)
+    box = Rectangle(
+        width=width, height=height, stroke_color=color, stroke_width=2, fill_color=color, fill_opacity=opacity
+    )
     if not label:
         return VGroup(box)
     return VGroup(box, style.zh(label, size=size).move_to(box))
@@ -89,16 +97,33 @@ class RecomputeTradeoff(LectureScene):
 
     # -- Ⓐ the save point -----------------------------------------------------------------
     def _save_points(self, facts):
-        layers = VGroup(*(RoundedRectangle(width=self.LAYER_W, height=self.LAYER_H, corner_radius=0.08,
-                                           stroke_color=style.MUTED, stroke_width=2, fill_color=style.PANEL,
-                                           fill_opacity=1) for _ in range(self.LAYERS_SHOWN)))
+        layers = VGroup(
+            *(
+                RoundedRectangle(
+                    width=self.LAYER_W,
+                    height=self.LAYER_H,
+                    corner_radius=0.08,
+                    stroke_color=style.MUTED,
+                    stroke_width=2,
+                    fill_color=style.PANEL,
+                    fill_opacity=1,
+                )
+                for _ in range(self.LAYERS_SHOWN)
+            )
+        )
         layers.arrange(RIGHT, buff=0.45).move_to(self.STRIP_CENTRE)
-        forward = Arrow(layers.get_left() + 0.55 * UP + 0.1 * LEFT, layers.get_right() + 0.55 * UP, buff=0,
-                        color=style.FORWARD, stroke_width=4)
+        forward = Arrow(
+            layers.get_left() + 0.55 * UP + 0.1 * LEFT,
+            layers.get_right() + 0.55 * UP,
+            buff=0,
+            color=style.FORWARD,
+            stroke_width=4,
+        )
         forward.shift((layers.get_top()[1] + 0.3 - forward.get_y()) * UP)
         forward_name = style.zh("前向", size=style.LABEL_SIZE, color=style.FORWARD).next_to(forward, UP, buff=0.1)
-        kept = VGroup(*(_block(self.LAYER_W - 0.3, 0.55, style.FORWARD).next_to(layer, DOWN, buff=0.25)
-                        for layer in layers))
+        kept = VGroup(
+            *(_block(self.LAYER_W - 0.3, 0.55, style.FORWARD).next_to(layer, DOWN, buff=0.25) for layer in layers)
+        )
         keep_name = style.zh("全部留着：每层的中间结果", size=style.LABEL_SIZE, color=style.FORWARD)
         keep_name.next_to(kept, DOWN, buff=style.GAP_L)
         flags = VGroup(*(_flag(layer.get_corner(DOWN + LEFT) + 0.05 * RIGHT) for layer in layers))
@@ -108,32 +133,51 @@ class RecomputeTradeoff(LectureScene):
         flag_name.move_to(keep_name)
         with self.narrate("tr_save") as beat:
             self.play(LaggedStart(*(FadeIn(layer) for layer in layers), lag_ratio=0.15), run_time=beat.share(0.15))
-            self.play(GrowArrow(forward), FadeIn(forward_name),
-                      LaggedStart(*(GrowFromEdge(block, UP) for block in kept), lag_ratio=0.5),
-                      run_time=beat.share(0.3))
+            self.play(
+                GrowArrow(forward),
+                FadeIn(forward_name),
+                LaggedStart(*(GrowFromEdge(block, UP) for block in kept), lag_ratio=0.5),
+                run_time=beat.share(0.3),
+            )
             self.play(FadeIn(keep_name), run_time=beat.share(0.1))
-            self.play(FadeOut(kept, shift=0.2 * DOWN), ReplacementTransform(keep_name, flag_name),
-                      LaggedStart(*(FadeIn(flag, shift=0.2 * UP) for flag in flags), lag_ratio=0.2),
-                      run_time=beat.share(0.3))
+            self.play(
+                FadeOut(kept, shift=0.2 * DOWN),
+                ReplacementTransform(keep_name, flag_name),
+                LaggedStart(*(FadeIn(flag, shift=0.2 * UP) for flag in flags), lag_ratio=0.2),
+                run_time=beat.share(0.3),
+            )
 
-        backward = Arrow(layers.get_right() + 0.1 * RIGHT, layers.get_left(), buff=0, color=style.BACKWARD,
-                         stroke_width=4).next_to(flag_name, DOWN, buff=style.GAP_L)
-        backward_name = style.zh("反向", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(backward, RIGHT,
-                                                                                           buff=0.15)
+        backward = Arrow(
+            layers.get_right() + 0.1 * RIGHT, layers.get_left(), buff=0, color=style.BACKWARD, stroke_width=4
+        ).next_to(flag_name, DOWN, buff=style.GAP_L)
+        backward_name = style.zh("反向", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
+            backward, RIGHT, buff=0.15
+        )
         with self.narrate("tr_replay") as beat:
             self.play(FadeIn(backward_name), run_time=beat.share(0.08))
             per_layer = beat.share(0.8) / len(layers)
             for i in range(len(layers) - 1, -1, -1):
                 layer = layers[i]
-                replay = Arrow(layer.get_left() + 0.15 * RIGHT, layer.get_right() + 0.15 * LEFT, buff=0,
-                               color=style.FORWARD, stroke_width=3).move_to(layer)
-                again = _block(self.LAYER_W - 0.3, 0.55, style.FORWARD, opacity=0.35).next_to(layer, DOWN,
-                                                                                                buff=0.25)
+                replay = Arrow(
+                    layer.get_left() + 0.15 * RIGHT,
+                    layer.get_right() + 0.15 * LEFT,
+                    buff=0,
+                    color=style.FORWARD,
+                    stroke_width=3,
+                ).move_to(layer)
+                again = _block(self.LAYER_W - 0.3, 0.55, style.FORWARD, opacity=0.35).next_to(layer, DOWN, buff=0.25)
                 again.set_stroke(style.FORWARD, 2, opacity=1)
-                segment = Line(layers[i].get_right() + 0.2 * RIGHT, layers[i].get_left() + 0.2 * LEFT,
-                               color=style.BACKWARD, stroke_width=4).set_y(backward.get_y())
-                self.play(Create(segment), Indicate(flags[i], color=style.HIGHLIGHT, scale_factor=1.3),
-                          run_time=per_layer * 0.35)
+                segment = Line(
+                    layers[i].get_right() + 0.2 * RIGHT,
+                    layers[i].get_left() + 0.2 * LEFT,
+                    color=style.BACKWARD,
+                    stroke_width=4,
+                ).set_y(backward.get_y())
+                self.play(
+                    Create(segment),
+                    Indicate(flags[i], color=style.HIGHLIGHT, scale_factor=1.3),
+                    run_time=per_layer * 0.35,
+                )
                 self.play(GrowArrow(replay), FadeIn(again), run_time=per_layer * 0.35)
                 self.play(FadeOut(replay), FadeOut(again, shift=0.15 * DOWN), run_time=per_layer * 0.3)
                 backward.add(segment)
@@ -144,35 +188,52 @@ class RecomputeTradeoff(LectureScene):
         keep, full = facts["keep_all"], facts["full_recompute"]
         heights = (self.MEMORY_HEIGHT, self.MEMORY_HEIGHT / facts["asymmetry"].value)  # to scale
         bars, names, values = VGroup(), VGroup(), VGroup()
-        for x, height, colour, name, fact in zip(self.MEMORY_X, heights, (style.FORWARD, style.GOOD),
-                                                 ("全部留着", "只留入口 *"), (keep, full)):
+        for x, height, colour, name, fact in zip(
+            self.MEMORY_X, heights, (style.FORWARD, style.GOOD), ("全部留着", "只留入口 *"), (keep, full)
+        ):
             bar = Rectangle(width=1.2, height=max(height, 0.04), stroke_width=0, fill_color=colour, fill_opacity=0.8)
             bar.move_to((x, self.MEMORY_BASE, 0), aligned_edge=DOWN)
             bars.add(bar)
             names.add(style.zh(name, size=style.LABEL_SIZE).next_to((x, self.MEMORY_BASE, 0), DOWN, buff=0.2))
             values.add(style.value(fact, size=style.BODY_SIZE, color=colour).next_to(bar, UP, buff=0.15))
-        base = Line((self.MEMORY_X[0] - 1.0, self.MEMORY_BASE, 0), (self.MEMORY_X[1] + 1.0, self.MEMORY_BASE, 0),
-                    color=style.MUTED, stroke_width=2)
+        base = Line(
+            (self.MEMORY_X[0] - 1.0, self.MEMORY_BASE, 0),
+            (self.MEMORY_X[1] + 1.0, self.MEMORY_BASE, 0),
+            color=style.MUTED,
+            stroke_width=2,
+        )
         memory_name = style.zh(f"激活显存 · 一条 {facts['seq'].text} 序列", size=style.LABEL_SIZE, color=style.MUTED)
         memory_name.next_to(values, UP, buff=style.GAP_L).set_x(np.mean(self.MEMORY_X))
         with self.narrate("tr_memory") as beat:
             self.play(FadeOut(strip), run_time=beat.share(0.15))
-            self.play(Create(base), FadeIn(memory_name), FadeIn(names[0]), GrowFromEdge(bars[0], DOWN),
-                      run_time=beat.share(0.25))
+            self.play(
+                Create(base),
+                FadeIn(memory_name),
+                FadeIn(names[0]),
+                GrowFromEdge(bars[0], DOWN),
+                run_time=beat.share(0.25),
+            )
             self.play(FadeIn(values[0]), run_time=beat.share(0.1))
             self.play(FadeIn(names[1]), GrowFromEdge(bars[1], DOWN), FadeIn(values[1]), run_time=beat.share(0.2))
             ratio = style.value(facts["asymmetry"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
             span_x = bars[1].get_x() + self.SPAN_OFFSET
-            span = DoubleArrow((span_x, bars[1].get_top()[1], 0), (span_x, bars[0].get_top()[1], 0), buff=0,
-                               color=style.HIGHLIGHT, stroke_width=3, tip_length=0.2)
+            span = DoubleArrow(
+                (span_x, bars[1].get_top()[1], 0),
+                (span_x, bars[0].get_top()[1], 0),
+                buff=0,
+                color=style.HIGHLIGHT,
+                stroke_width=3,
+                tip_length=0.2,
+            )
             ratio.next_to(span, RIGHT, buff=style.GAP_M)
             self.play(GrowArrow(span), FadeIn(ratio), run_time=beat.share(0.2))
 
         rows = VGroup()
         before = self._passes(("前向", "反向", "反向"), (style.FORWARD, style.BACKWARD, style.BACKWARD))
         before.move_to(self.PASSES_LEFT, aligned_edge=LEFT)
-        after = self._passes(("前向", "重算", "反向", "反向"),
-                             (style.FORWARD, style.FORWARD, style.BACKWARD, style.BACKWARD))
+        after = self._passes(
+            ("前向", "重算", "反向", "反向"), (style.FORWARD, style.FORWARD, style.BACKWARD, style.BACKWARD)
+        )
         after[1][0].set_fill(opacity=0.25)
         after.move_to(self.PASSES_LEFT + self.PASS_ROWS * DOWN, aligned_edge=LEFT)
         count_before = style.zh(f"{facts['passes_before'].text} 遍", size=style.BODY_SIZE)
@@ -183,8 +244,11 @@ class RecomputeTradeoff(LectureScene):
         compute_name = style.zh("一步的算力（以一遍前向为单位）", size=style.LABEL_SIZE, color=style.MUTED)
         compute_name.next_to(before, UP, buff=style.GAP_L).align_to(before, LEFT)
         with self.narrate("tr_compute") as beat:
-            self.play(FadeIn(compute_name), LaggedStart(*(FadeIn(b, shift=0.2 * RIGHT) for b in before),
-                                                        lag_ratio=0.4), run_time=beat.share(0.35))
+            self.play(
+                FadeIn(compute_name),
+                LaggedStart(*(FadeIn(b, shift=0.2 * RIGHT) for b in before), lag_ratio=0.4),
+                run_time=beat.share(0.35),
+            )
             self.play(FadeIn(count_before), run_time=beat.share(0.1))
             # The same three passes drop to the row below, opening a gap after the forward for the replay.
             self.play(TransformFromCopy(before, VGroup(after[0], after[2], after[3])), run_time=beat.share(0.2))
@@ -202,36 +266,75 @@ class RecomputeTradeoff(LectureScene):
             self.play(FadeIn(cut, scale=1.3), run_time=beat.share(0.25))
             self.play(FadeIn(default), run_time=beat.share(0.2))
 
-        recap = style.zh(f"全部留着 {keep.text} → 只留入口 {full.text} *　·　{facts['passes_before'].text} 遍 → "
-                         f"{facts['passes_after'].text} 遍", size=style.LABEL_SIZE, color=style.MUTED)
+        recap = style.zh(
+            f"全部留着 {keep.text} → 只留入口 {full.text} *　·　{facts['passes_before'].text} 遍 → "
+            f"{facts['passes_after'].text} 遍",
+            size=style.LABEL_SIZE,
+            color=style.MUTED,
+        )
         recap.move_to((0, self.RECAP_Y, 0))
-        self.play(FadeOut(VGroup(bars, names, base, memory_name, span, ratio, rows, compute_name, count_before,
-                                 count_after, extra, default)),
-                  ReplacementTransform(VGroup(values, cut), recap), run_time=0.8)
+        self.play(
+            FadeOut(
+                VGroup(
+                    bars,
+                    names,
+                    base,
+                    memory_name,
+                    span,
+                    ratio,
+                    rows,
+                    compute_name,
+                    count_before,
+                    count_after,
+                    extra,
+                    default,
+                )
+            ),
+            ReplacementTransform(VGroup(values, cut), recap),
+            run_time=0.8,
+        )
         return recap
 
     def _passes(self, names, colours):
-        return VGroup(*(_block(self.PASS_W, self.PASS_H, colour, name) for name, colour in zip(names, colours))) \
-            .arrange(RIGHT, buff=0.08)
+        return VGroup(
+            *(_block(self.PASS_W, self.PASS_H, colour, name) for name, colour in zip(names, colours))
+        ).arrange(RIGHT, buff=0.08)
 
     # -- Ⓑ three tiers ------------------------------------------------------------------------------
     def _tiers(self, facts, recap):
         header = VGroup(
-            text_row(("档位", "多付算力", "换掉激活显存"), self.TIERS, self.TIER_HEADER_Y, size=style.BODY_SIZE,
-                     color=style.MUTED),
-            text_row(("", f"÷ 一步（{facts['passes_before'].text} 遍前向）",
-                       f"÷ 一层 MoE（{facts['moe_layer'].text}）"), self.TIERS, self.TIER_HEADER_Y - 0.42,
-                     size=style.SMALL_SIZE, color=style.MUTED),
+            text_row(
+                ("档位", "多付算力", "换掉激活显存"),
+                self.TIERS,
+                self.TIER_HEADER_Y,
+                size=style.BODY_SIZE,
+                color=style.MUTED,
+            ),
+            text_row(
+                ("", f"÷ 一步（{facts['passes_before'].text} 遍前向）", f"÷ 一层 MoE（{facts['moe_layer'].text}）"),
+                self.TIERS,
+                self.TIER_HEADER_Y - 0.42,
+                size=style.SMALL_SIZE,
+                color=style.MUTED,
+            ),
         )
-        rule = Line((self.TIERS[0].x, self.TIER_HEADER_Y - 0.72, 0), (6.6, self.TIER_HEADER_Y - 0.72, 0),
-                    color=style.MUTED, stroke_width=1.5)
+        rule = Line(
+            (self.TIERS[0].x, self.TIER_HEADER_Y - 0.72, 0),
+            (6.6, self.TIER_HEADER_Y - 0.72, 0),
+            color=style.MUTED,
+            stroke_width=1.5,
+        )
         tiers = (("none", "不重算"), ("selective", "选择性重算"), ("full", "全量重算"))
-        rows = {key: self._tier_row(name, facts[f"{key}_compute"], facts[f"{key}_memory"], i)
-                for i, (key, name) in enumerate(tiers)}
+        rows = {
+            key: self._tier_row(name, facts[f"{key}_compute"], facts[f"{key}_memory"], i)
+            for i, (key, name) in enumerate(tiers)
+        }
         with self.narrate("tr_tiers") as beat:
             self.play(FadeIn(header[0]), Create(rule), run_time=beat.share(0.15))
-            self.play(LaggedStart(*(FadeIn(row[0], shift=0.2 * RIGHT) for row in rows.values()), lag_ratio=0.4),
-                      run_time=beat.share(0.3))
+            self.play(
+                LaggedStart(*(FadeIn(row[0], shift=0.2 * RIGHT) for row in rows.values()), lag_ratio=0.4),
+                run_time=beat.share(0.3),
+            )
             self.play(FadeIn(header[1]), run_time=beat.share(0.15))
             self.play(FadeIn(rows["none"][1:]), run_time=beat.share(0.1))
         for key in ("full", "selective"):
@@ -244,9 +347,12 @@ class RecomputeTradeoff(LectureScene):
         page = style.value(facts["page_selective_memory"], size=style.LABEL_SIZE, color=style.MUTED)
         page_name = style.zh("页面", size=style.SMALL_SIZE, color=style.MUTED)
         old = VGroup(page_name, page).arrange(RIGHT, buff=style.GAP_S).next_to(selective[4], RIGHT, buff=style.GAP_M)
-        why = style.caption_stack(f"页面的分母少了每层入口（{facts['entry'].text}）；",
-                                  f"同一个分母 {facts['moe_layer'].text}，是 {facts['selective_memory'].text[1:]}",
-                                  size=style.LABEL_SIZE, color=style.TEXT)
+        why = style.caption_stack(
+            f"页面的分母少了每层入口（{facts['entry'].text}）；",
+            f"同一个分母 {facts['moe_layer'].text}，是 {facts['selective_memory'].text[1:]}",
+            size=style.LABEL_SIZE,
+            color=style.TEXT,
+        )
         why.move_to((0, self.NOTES_Y, 0), aligned_edge=UP)
         with self.narrate("tr_page") as beat:
             self.play(FadeIn(old), run_time=beat.share(0.2))
@@ -255,22 +361,32 @@ class RecomputeTradeoff(LectureScene):
             self.play(FadeIn(why[0]), run_time=beat.share(0.2))
             self.play(FadeIn(why[1]), Indicate(selective[4], color=style.HIGHLIGHT), run_time=beat.share(0.2))
 
-        value = style.zh(f"每份算力换回的显存：选择性是全量的 {facts['value_ratio'].text}", size=style.LABEL_SIZE,
-                         color=style.HIGHLIGHT).move_to(why[0])
-        deepseek = style.zh("DeepSeek-V3：重算全部 RMSNorm 与 MLA 上投影，正是这一档", size=style.LABEL_SIZE,
-                            color=style.TEXT).move_to(why[1])
+        value = style.zh(
+            f"每份算力换回的显存：选择性是全量的 {facts['value_ratio'].text}",
+            size=style.LABEL_SIZE,
+            color=style.HIGHLIGHT,
+        ).move_to(why[0])
+        deepseek = style.zh(
+            "DeepSeek-V3：重算全部 RMSNorm 与 MLA 上投影，正是这一档", size=style.LABEL_SIZE, color=style.TEXT
+        ).move_to(why[1])
         mark = SurroundingRectangle(VGroup(selective, old), color=style.HIGHLIGHT, buff=0.12, corner_radius=0.08)
         with self.narrate("tr_value") as beat:
             self.play(FadeOut(why), FadeIn(value), Create(mark), run_time=beat.share(0.3))
             self.play(FadeIn(deepseek), run_time=beat.share(0.25))
 
-        caveat = style.caption_stack("显存按 V3 config 自推，当量级看；",
-                                     f"* 只留入口：未计正在重算的那一层（一层 MoE 约 {facts['working_layer'].text}）",
-                                     size=style.LABEL_SIZE, color=style.MUTED)
+        caveat = style.caption_stack(
+            "显存按 V3 config 自推，当量级看；",
+            f"* 只留入口：未计正在重算的那一层（一层 MoE 约 {facts['working_layer'].text}）",
+            size=style.LABEL_SIZE,
+            color=style.MUTED,
+        )
         caveat.move_to((0, self.NOTES_Y, 0), aligned_edge=UP)
         with self.narrate("tr_caveat") as beat:
-            self.play(FadeOut(VGroup(value, deepseek)), Indicate(recap, color=style.TEXT, scale_factor=1.05),
-                      run_time=beat.share(0.3))
+            self.play(
+                FadeOut(VGroup(value, deepseek)),
+                Indicate(recap, color=style.TEXT, scale_factor=1.05),
+                run_time=beat.share(0.3),
+            )
             self.play(FadeIn(caveat), run_time=beat.share(0.3))
 
     def _tier_row(self, name, compute, memory, index):
@@ -278,8 +394,13 @@ class RecomputeTradeoff(LectureScene):
         label = style.zh(name, size=style.BODY_SIZE)
         cells = [label]
         for column, fact, colour in ((self.TIERS[1], compute, style.BACKWARD), (self.TIERS[2], memory, style.GOOD)):
-            bar = Rectangle(width=max(abs(fact.value) * self.BAR_100, 0.03), height=0.36, stroke_width=0,
-                            fill_color=colour, fill_opacity=0.75)
+            bar = Rectangle(
+                width=max(abs(fact.value) * self.BAR_100, 0.03),
+                height=0.36,
+                stroke_width=0,
+                fill_color=colour,
+                fill_opacity=0.75,
+            )
             bar.move_to((column.x, y, 0), aligned_edge=LEFT)
             number = style.value(fact, size=style.BODY_SIZE, color=colour).next_to(bar, RIGHT, buff=style.GAP_M)
             cells += [bar, number]
@@ -312,10 +433,10 @@ class RecomputeSqrtL(LectureScene):
 
         axes = sketch_axes((0, self.K_MAX, 1), (0, self.Y_MAX, 1), self.PLOT_W, self.PLOT_H)
         axes.move_to(self.PLOT_ORIGIN, aligned_edge=DOWN + LEFT)
-        names = VGroup(style.zh("k", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT,
-                                                                                        buff=style.GAP_S),
-                       style.zh("层数", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.y_axis, UP,
-                                                                                          buff=style.GAP_S))
+        names = VGroup(
+            style.zh("k", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT, buff=style.GAP_S),
+            style.zh("层数", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.y_axis, UP, buff=style.GAP_S),
+        )
         curves = self._curves(axes, facts["sweep"].value)
         with self.narrate("sq_count") as beat:
             self.play(Write(formula), run_time=beat.share(0.25))
@@ -332,21 +453,25 @@ class RecomputeSqrtL(LectureScene):
             ticks = self._ticks(axes, facts, "")
             self.play(FadeIn(ticks[0]), run_time=beat.share(0.2))
         with self.narrate("sq_sweep") as beat:
-            self.play(self.k.animate.set_value(facts["k_best"].value - 2), rate_func=linear,
-                      run_time=beat.share(0.9))
+            self.play(self.k.animate.set_value(facts["k_best"].value - 2), rate_func=linear, run_time=beat.share(0.9))
         with self.narrate("sq_meet") as beat:
             self.play(self.k.animate.set_value(facts["k_best"].value), run_time=beat.share(0.2))
             lines.add(self._readout(facts, "best", 1))
-            root = style.zh(f"√{facts['layers'].text} ＝ {facts['sqrt'].text}", size=style.BODY_SIZE,
-                            color=style.HIGHLIGHT).move_to(axes.c2p(*self.ROOT_LABEL))
+            root = style.zh(
+                f"√{facts['layers'].text} ＝ {facts['sqrt'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT
+            ).move_to(axes.c2p(*self.ROOT_LABEL))
             self.play(FadeIn(lines[-1], shift=0.2 * RIGHT), FadeIn(ticks[1]), run_time=beat.share(0.3))
             self.play(FadeIn(root), run_time=beat.share(0.25))
         with self.narrate("sq_large") as beat:
             self.play(self.k.animate.set_value(facts["k_large"].value), rate_func=linear, run_time=beat.share(0.55))
             lines.add(self._readout(facts, "large", 2))
             level = facts["total_small"].value
-            even = DashedLine(axes.c2p(facts["k_small"].value, level), axes.c2p(facts["k_large"].value, level),
-                              color=style.HIGHLIGHT, stroke_width=2.5)
+            even = DashedLine(
+                axes.c2p(facts["k_small"].value, level),
+                axes.c2p(facts["k_large"].value, level),
+                color=style.HIGHLIGHT,
+                stroke_width=2.5,
+            )
             self.play(FadeIn(lines[-1], shift=0.2 * RIGHT), FadeIn(ticks[2]), Create(even), run_time=beat.share(0.35))
         why = style.zh("L/k × k ＝ L：乘积一定，相等时和最小", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         why.next_to(lines, DOWN, buff=style.GAP_L).align_to(lines, LEFT)
@@ -356,24 +481,47 @@ class RecomputeSqrtL(LectureScene):
 
         # -- V3's 61 layers ----------------------------------------------------------------------------
         v3_curves = self._curves(axes, facts["v3_sweep"].value)
-        v3_title = style.zh(f"V3：L ＝ {facts['v3_layers'].text}，√L {facts['v3_sqrt'].text}", size=style.BODY_SIZE,
-                            color=style.HIGHLIGHT).move_to(self.READOUT, aligned_edge=LEFT)
+        v3_title = style.zh(
+            f"V3：L ＝ {facts['v3_layers'].text}，√L {facts['v3_sqrt'].text}",
+            size=style.BODY_SIZE,
+            color=style.HIGHLIGHT,
+        ).move_to(self.READOUT, aligned_edge=LEFT)
         with self.narrate("sq_v3") as beat:
-            self.play(FadeOut(VGroup(lines, why, even, ticks, root)), marker.animate.set_opacity(0),
-                      run_time=beat.share(0.2))
+            self.play(
+                FadeOut(VGroup(lines, why, even, ticks, root)), marker.animate.set_opacity(0), run_time=beat.share(0.2)
+            )
             self.remove(marker)
             self.k.set_value(facts["v3_k_small"].value)
             v3_strip = self._strip(facts["v3_layers"].value)
-            self.play(*(Transform(a, b) for a, b in zip(curves, v3_curves)), ReplacementTransform(formula, v3_title),
-                      ReplacementTransform(strip, v3_strip), run_time=beat.share(0.45))
+            self.play(
+                *(Transform(a, b) for a, b in zip(curves, v3_curves)),
+                ReplacementTransform(formula, v3_title),
+                ReplacementTransform(strip, v3_strip),
+                run_time=beat.share(0.45),
+            )
         v3_marker = always_redraw(lambda: self._marker(axes, facts["v3_sweep"].value))
         v3_lines = VGroup(*(self._readout(facts, stop, i, "v3_") for i, stop in enumerate(("small", "best", "large"))))
         v3_ticks = self._ticks(axes, facts, "v3_")
-        ends = VGroup(*(DashedLine(axes.c2p(0, facts[f"v3_total_{stop}"].value),
-                                   axes.c2p(facts[f"v3_k_{stop}"].value, facts[f"v3_total_{stop}"].value),
-                                   color=style.HIGHLIGHT, stroke_width=2) for stop in ("small", "large")))
-        unequal = style.zh(f"{facts['v3_total_small'].text} ≠ {facts['v3_total_large'].text}", size=style.BODY_SIZE,
-                           color=style.HIGHLIGHT).next_to(v3_lines, DOWN, buff=style.GAP_L).align_to(v3_lines, LEFT)
+        ends = VGroup(
+            *(
+                DashedLine(
+                    axes.c2p(0, facts[f"v3_total_{stop}"].value),
+                    axes.c2p(facts[f"v3_k_{stop}"].value, facts[f"v3_total_{stop}"].value),
+                    color=style.HIGHLIGHT,
+                    stroke_width=2,
+                )
+                for stop in ("small", "large")
+            )
+        )
+        unequal = (
+            style.zh(
+                f"{facts['v3_total_small'].text} ≠ {facts['v3_total_large'].text}",
+                size=style.BODY_SIZE,
+                color=style.HIGHLIGHT,
+            )
+            .next_to(v3_lines, DOWN, buff=style.GAP_L)
+            .align_to(v3_lines, LEFT)
+        )
         with self.narrate("sq_v3_best") as beat:
             self.add(v3_marker)
             self.play(FadeIn(v3_lines[0]), FadeIn(v3_ticks[0]), run_time=beat.share(0.15))
@@ -390,8 +538,14 @@ class RecomputeSqrtL(LectureScene):
         only when k, rounded while it sweeps, changes: redrawing every cell each frame doubled the render time."""
         left, y, width, height = self.STRIP
         cell = width / layers
-        cells = VGroup(*(Rectangle(width=cell, height=height, stroke_color=style.BACKGROUND, stroke_width=1)
-                         .move_to((left + (i + 0.5) * cell, y, 0)) for i in range(layers)))
+        cells = VGroup(
+            *(
+                Rectangle(width=cell, height=height, stroke_color=style.BACKGROUND, stroke_width=1).move_to(
+                    (left + (i + 0.5) * cell, y, 0)
+                )
+                for i in range(layers)
+            )
+        )
         painted = [0]
 
         def paint(group):
@@ -426,34 +580,41 @@ class RecomputeSqrtL(LectureScene):
         k = sweep["k"]
         rows = [(x, c, s) for x, c, s in zip(k, sweep["checkpoints"], sweep["segment"]) if c + s <= self.Y_MAX]
         low = [(x, c) for x, c, _s in rows]
-        return VGroup(curve_through(axes, low, style.GOOD, 3),
-                      curve_through(axes, [(x, s) for x, _c, s in rows], style.FORWARD, 3),
-                      curve_through(axes, [(x, c + s) for x, c, s in rows], style.DATA, 4))
+        return VGroup(
+            curve_through(axes, low, style.GOOD, 3),
+            curve_through(axes, [(x, s) for x, _c, s in rows], style.FORWARD, 3),
+            curve_through(axes, [(x, c + s) for x, c, s in rows], style.DATA, 4),
+        )
 
     def _marker(self, axes, sweep):
         k = self.k.get_value()
         checkpoints = float(np.interp(k, sweep["k"], sweep["checkpoints"]))
         drop = Line(axes.c2p(k, 0), axes.c2p(k, checkpoints + k), color=style.MUTED, stroke_width=2)
-        dots = VGroup(Dot(axes.c2p(k, checkpoints + k), radius=0.08, color=style.HIGHLIGHT),
-                      Dot(axes.c2p(k, checkpoints), radius=0.06, color=style.GOOD),
-                      Dot(axes.c2p(k, k), radius=0.06, color=style.FORWARD))
+        dots = VGroup(
+            Dot(axes.c2p(k, checkpoints + k), radius=0.08, color=style.HIGHLIGHT),
+            Dot(axes.c2p(k, checkpoints), radius=0.06, color=style.GOOD),
+            Dot(axes.c2p(k, k), radius=0.06, color=style.FORWARD),
+        )
         return VGroup(drop, dots)
 
     def _readout(self, facts, stop, index, prefix=""):
         f = {name: facts[f"{prefix}{name}_{stop}"].text for name in ("k", "ckpt", "total")}
-        line = VGroup(style.zh(f"k ＝ {f['k']}：", size=style.BODY_SIZE),
-                      style.zh(f["ckpt"], size=style.BODY_SIZE, color=style.GOOD),
-                      style.zh("＋", size=style.BODY_SIZE),
-                      style.zh(f["k"], size=style.BODY_SIZE, color=style.FORWARD),
-                      style.zh(f"＝ {f['total']}", size=style.BODY_SIZE)).arrange(RIGHT, buff=0.12)
+        line = VGroup(
+            style.zh(f"k ＝ {f['k']}：", size=style.BODY_SIZE),
+            style.zh(f["ckpt"], size=style.BODY_SIZE, color=style.GOOD),
+            style.zh("＋", size=style.BODY_SIZE),
+            style.zh(f["k"], size=style.BODY_SIZE, color=style.FORWARD),
+            style.zh(f"＝ {f['total']}", size=style.BODY_SIZE),
+        ).arrange(RIGHT, buff=0.12)
         return line.move_to(self.READOUT + (index + 1) * self.READOUT_PITCH * DOWN, aligned_edge=LEFT)
 
     def _ticks(self, axes, facts, prefix):
         ticks = VGroup()
         for stop in ("small", "best", "large"):
             k = facts[f"{prefix}k_{stop}"]
-            ticks.add(style.value(k, size=style.SMALL_SIZE, color=style.MUTED).next_to(axes.c2p(k.value, 0), DOWN,
-                                                                                      buff=0.12))
+            ticks.add(
+                style.value(k, size=style.SMALL_SIZE, color=style.MUTED).next_to(axes.c2p(k.value, 0), DOWN, buff=0.12)
+            )
         return ticks
 
 
@@ -483,32 +644,51 @@ class SelectiveRecomputeTable(LectureScene):
         with self.narrate("tb_closed") as beat:
             self.play(FadeIn(rule_text, shift=0.2 * UP), run_time=beat.share(0.4))
 
-        header = text_row(("张量", "省显存 GiB", "重算 TFLOP", "每 GiB 付", "结论"), self.TABLE, self.HEADER_Y,
-                          color=style.MUTED)
-        rule = Line((self.TABLE[0].x, self.HEADER_Y - 0.26, 0), (self.CUT_END, self.HEADER_Y - 0.26, 0),
-                    color=style.MUTED, stroke_width=1.5)
+        header = text_row(
+            ("张量", "省显存 GiB", "重算 TFLOP", "每 GiB 付", "结论"), self.TABLE, self.HEADER_Y, color=style.MUTED
+        )
+        rule = Line(
+            (self.TABLE[0].x, self.HEADER_Y - 0.26, 0),
+            (self.CUT_END, self.HEADER_Y - 0.26, 0),
+            color=style.MUTED,
+            stroke_width=1.5,
+        )
         rows = [None] * len(data)
         for rank, row in enumerate(data):
-            rows[rank] = text_row((row["label"], row["gib"], row["tflop"], row["per_gib"]), self.TABLE,
-                                  self._y(row["forward"]), size=style.SMALL_SIZE)
+            rows[rank] = text_row(
+                (row["label"], row["gib"], row["tflop"], row["per_gib"]),
+                self.TABLE,
+                self._y(row["forward"]),
+                size=style.SMALL_SIZE,
+            )
         with self.narrate("tb_rows") as beat:
             self.play(FadeOut(question), rule_text.animate.scale(0.8).move_to((0, -2.0, 0)), run_time=beat.share(0.1))
             self.play(FadeIn(header), Create(rule), run_time=beat.share(0.08))
             per_row = beat.share(0.5) / len(rows)
             for row in sorted(rows, key=lambda r: r.get_y(), reverse=True):
-                self.play(LaggedStart(*(FadeIn(cell, shift=0.15 * RIGHT) for cell in row), lag_ratio=0.25),
-                          run_time=per_row)
-            self.play(FadeOut(rule_text), *(row.animate.set_y(self._y(rank)) for rank, row in enumerate(rows)),
-                      run_time=beat.share(0.3))
+                self.play(
+                    LaggedStart(*(FadeIn(cell, shift=0.15 * RIGHT) for cell in row), lag_ratio=0.25), run_time=per_row
+                )
+            self.play(
+                FadeOut(rule_text),
+                *(row.animate.set_y(self._y(rank)) for rank, row in enumerate(rows)),
+                run_time=beat.share(0.3),
+            )
 
-        verdicts = [style.zh(r["verdict"], size=style.SMALL_SIZE, color=self.VERDICT_COLOURS[r["verdict"]])
-                    .move_to((self.TABLE[4].x, self._y(rank), 0)) for rank, r in enumerate(data)]
+        verdicts = [
+            style.zh(r["verdict"], size=style.SMALL_SIZE, color=self.VERDICT_COLOURS[r["verdict"]]).move_to(
+                (self.TABLE[4].x, self._y(rank), 0)
+            )
+            for rank, r in enumerate(data)
+        ]
         taken = [rank for rank, r in enumerate(data) if r["selected"]]
         with self.narrate("tb_cheap") as beat:
             free = [rank for rank in taken if data[rank]["verdict"] == "白捡"]
             self.play(LaggedStart(*(FadeIn(verdicts[i]) for i in free), lag_ratio=0.3), run_time=beat.share(0.35))
-            self.play(LaggedStart(*(FadeIn(verdicts[i]) for i in taken if i not in free), lag_ratio=0.3),
-                      run_time=beat.share(0.35))
+            self.play(
+                LaggedStart(*(FadeIn(verdicts[i]) for i in taken if i not in free), lag_ratio=0.3),
+                run_time=beat.share(0.35),
+            )
         gate_rank = next(rank for rank, r in enumerate(data) if r["verdict"] == "边际")
         gate = rows[gate_rank]
         with self.narrate("tb_gate") as beat:
@@ -522,21 +702,33 @@ class SelectiveRecomputeTable(LectureScene):
             self.play(script.animate.set_opacity(0), FadeIn(old), run_time=beat.share(0.2))
             strike = _strike(old)
             self.play(Create(strike), run_time=beat.share(0.15))
-            self.play(VGroup(old, strike).animate.move_to((self.OLD_CELL_X, gate.get_y(), 0)),
-                      script.animate.set_opacity(1).set_color(style.HIGHLIGHT), run_time=beat.share(0.3))
+            self.play(
+                VGroup(old, strike).animate.move_to((self.OLD_CELL_X, gate.get_y(), 0)),
+                script.animate.set_opacity(1).set_color(style.HIGHLIGHT),
+                run_time=beat.share(0.3),
+            )
 
         star = style.zh("*", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(gate[0], RIGHT, buff=0.05)
-        note = style.zh(f"* {facts['gate_gib'].text} ＝ gate ＋ up ＋ 一份 {facts['kv_down_width'].text} 宽的 KV 降维；"
-                        f"按标签含路由与 Q 降维则为 {facts['gate_gib_as_labelled'].text}", size=style.SMALL_SIZE,
-                        color=style.MUTED).move_to((0, self.NOTE_Y, 0))
+        note = style.zh(
+            f"* {facts['gate_gib'].text} ＝ gate ＋ up ＋ 一份 {facts['kv_down_width'].text} 宽的 KV 降维；"
+            f"按标签含路由与 Q 降维则为 {facts['gate_gib_as_labelled'].text}",
+            size=style.SMALL_SIZE,
+            color=style.MUTED,
+        ).move_to((0, self.NOTE_Y, 0))
         with self.narrate("tb_row_content") as beat:
             self.play(FadeIn(star), Indicate(gate[1], color=style.HIGHLIGHT), run_time=beat.share(0.3))
             self.play(FadeIn(note), run_time=beat.share(0.3))
 
         attention = rows[-1]
         jump = style.value(facts["attention_vs_previous"], size=style.LABEL_SIZE, color=style.BAD)
-        jump_arrow = Arrow(gate[3].get_right() + 0.15 * RIGHT, attention[3].get_right() + 0.15 * RIGHT, buff=0,
-                           color=style.BAD, stroke_width=3, max_tip_length_to_length_ratio=0.3)
+        jump_arrow = Arrow(
+            gate[3].get_right() + 0.15 * RIGHT,
+            attention[3].get_right() + 0.15 * RIGHT,
+            buff=0,
+            color=style.BAD,
+            stroke_width=3,
+            max_tip_length_to_length_ratio=0.3,
+        )
         jump_arrow.shift(0.1 * RIGHT)
         jump.next_to(jump_arrow, RIGHT, buff=0.08)
         with self.narrate("tb_attention") as beat:
@@ -549,28 +741,52 @@ class SelectiveRecomputeTable(LectureScene):
         cut_name = style.zh(f"切在 {facts['cut'].text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         cut_name.next_to(cut, RIGHT, buff=style.GAP_S)
         taken_rows = VGroup(*(rows[i] for i in taken))
-        band = SurroundingRectangle(taken_rows, color=style.GOOD, buff=0.06, stroke_width=0, fill_color=style.GOOD,
-                                    fill_opacity=0.12)
+        band = SurroundingRectangle(
+            taken_rows, color=style.GOOD, buff=0.06, stroke_width=0, fill_color=style.GOOD, fill_opacity=0.12
+        )
         with self.narrate("tb_cut") as beat:
             self.play(FadeOut(note), FadeOut(star), Create(cut), FadeIn(cut_name), run_time=beat.share(0.25))
             self.play(FadeIn(band), run_time=beat.share(0.2))
-            self.play(Indicate(rows[taken[-1]][3], color=style.HIGHLIGHT), Indicate(gate[3], color=style.HIGHLIGHT),
-                      run_time=beat.share(0.3))
+            self.play(
+                Indicate(rows[taken[-1]][3], color=style.HIGHLIGHT),
+                Indicate(gate[3], color=style.HIGHLIGHT),
+                run_time=beat.share(0.3),
+            )
 
-        sums = text_row(("选择性一档：一层合计", facts["saved_cell"].text, facts["paid_cell"].text), self.TABLE,
-                        self.SUM_Y, color=style.GOOD)
-        sum_rule = Line((self.TABLE[0].x, self.SUM_Y + 0.26, 0), (self.CUT_END, self.SUM_Y + 0.26, 0),
-                        color=style.MUTED, stroke_width=1.5)
+        sums = text_row(
+            ("选择性一档：一层合计", facts["saved_cell"].text, facts["paid_cell"].text),
+            self.TABLE,
+            self.SUM_Y,
+            color=style.GOOD,
+        )
+        sum_rule = Line(
+            (self.TABLE[0].x, self.SUM_Y + 0.26, 0),
+            (self.CUT_END, self.SUM_Y + 0.26, 0),
+            color=style.MUTED,
+            stroke_width=1.5,
+        )
         with self.narrate("tb_sum") as beat:
             self.play(Create(sum_rule), FadeIn(sums[0]), run_time=beat.share(0.2))
-            self.play(TransformFromCopy(VGroup(*(rows[i][1] for i in taken)), sums[1]),
-                      TransformFromCopy(VGroup(*(rows[i][2] for i in taken)), sums[2]), run_time=beat.share(0.5))
+            self.play(
+                TransformFromCopy(VGroup(*(rows[i][1] for i in taken)), sums[1]),
+                TransformFromCopy(VGroup(*(rows[i][2] for i in taken)), sums[2]),
+                run_time=beat.share(0.5),
+            )
 
         shares = VGroup(
-            text_row(("占比", f"÷ {facts['moe_layer'].text}", f"÷ {facts['step_tflop'].text}"), self.TABLE,
-                     self.SUM_Y - 0.42, size=style.SMALL_SIZE, color=style.MUTED),
-            text_row(("", facts["selective_memory"].text, facts["selective_compute"].text), self.TABLE,
-                     self.SUM_Y - 0.84, color=style.HIGHLIGHT),
+            text_row(
+                ("占比", f"÷ {facts['moe_layer'].text}", f"÷ {facts['step_tflop'].text}"),
+                self.TABLE,
+                self.SUM_Y - 0.42,
+                size=style.SMALL_SIZE,
+                color=style.MUTED,
+            ),
+            text_row(
+                ("", facts["selective_memory"].text, facts["selective_compute"].text),
+                self.TABLE,
+                self.SUM_Y - 0.84,
+                color=style.HIGHLIGHT,
+            ),
         )
         page_name = style.zh("页面写", size=style.SMALL_SIZE, color=style.MUTED)
         page = style.value(facts["page_selective_memory"], size=style.SMALL_SIZE, color=style.MUTED)
@@ -606,8 +822,14 @@ class AttentionCrossover(LectureScene):
         x_name.next_to(axes.c2p(0, 0), DOWN, buff=0.12, aligned_edge=LEFT)
         y_name = style.zh("每省一字节的 FLOPs", size=style.LABEL_SIZE, color=style.MUTED)
         y_name.next_to(axes.y_axis, UP, buff=style.GAP_S).align_to(axes.y_axis, LEFT)
-        ticks = VGroup(*(style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED)
-                         .next_to(axes.c2p(t["s"], 0), DOWN, buff=0.12) for t in axis["ticks"]))
+        ticks = VGroup(
+            *(
+                style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(
+                    axes.c2p(t["s"], 0), DOWN, buff=0.12
+                )
+                for t in axis["ticks"]
+            )
+        )
         with self.narrate("ac_axes") as beat:
             self.play(Create(axes), run_time=beat.share(0.3))
             self.play(FadeIn(x_name), FadeIn(y_name), FadeIn(ticks), run_time=beat.share(0.3))
@@ -623,15 +845,18 @@ class AttentionCrossover(LectureScene):
             self.play(Create(fraction[1]), FadeIn(fraction[2]), run_time=beat.share(0.3))
             cancels.move_to(fraction)
             self._place_cancels(fraction, cancels)
-            self.play(LaggedStart(*(Create(c) for c in cancels), lag_ratio=0.3), FadeIn(fraction[3]),
-                      run_time=beat.share(0.3))
+            self.play(
+                LaggedStart(*(Create(c) for c in cancels), lag_ratio=0.3), FadeIn(fraction[3]), run_time=beat.share(0.3)
+            )
 
         example = facts["example"].value
         proof = style.caption_stack(
             f"例：S＝{example['s']}，k＝{example['k']}，n＝{example['n']} → "
             f"{example['flops']} ÷ {example['bytes']} ＝ {example['k']}",
             f"随机 {facts['trials'].text} 组，真乘一遍：比值都是 k",
-            size=style.SMALL_SIZE, color=style.MUTED)
+            size=style.SMALL_SIZE,
+            color=style.MUTED,
+        )
         proof.next_to(fraction, DOWN, buff=style.GAP_L).align_to(fraction, LEFT)
         with self.narrate("ac_random") as beat:
             self.play(FadeIn(proof[0]), run_time=beat.share(0.35))
@@ -641,8 +866,9 @@ class AttentionCrossover(LectureScene):
         for width in facts["widths"].value:
             line = Line(axes.c2p(0, width["k"]), axes.c2p(top, width["k"]), color=style.FORWARD, stroke_width=3)
             lines.add(line)
-            labels.add(style.zh(width["text"], size=style.SMALL_SIZE, color=style.FORWARD).next_to(line, RIGHT,
-                                                                                                   buff=0.1))
+            labels.add(
+                style.zh(width["text"], size=style.SMALL_SIZE, color=style.FORWARD).next_to(line, RIGHT, buff=0.1)
+            )
         with self.narrate("ac_flat") as beat:
             self.play(LaggedStart(*(Create(line) for line in lines), lag_ratio=0.3), run_time=beat.share(0.5))
             self.play(LaggedStart(*(FadeIn(label) for label in labels), lag_ratio=0.3), run_time=beat.share(0.35))
@@ -651,8 +877,9 @@ class AttentionCrossover(LectureScene):
         rise = Line(axes.c2p(0, 0), axes.c2p(top / slope, top), color=style.BACKWARD, stroke_width=4)
         rise_name = style.zh("attention（V3）", size=style.LABEL_SIZE, color=style.BACKWARD)
         rise_name.next_to(rise.point_from_proportion(0.4), DOWN + RIGHT, buff=0.1)
-        attention = style.caption_stack("attention：运算 ∝ S²，产出 ∝ S", "每字节的代价随 S 直线上升",
-                                        size=style.LABEL_SIZE)
+        attention = style.caption_stack(
+            "attention：运算 ∝ S²，产出 ∝ S", "每字节的代价随 S 直线上升", size=style.LABEL_SIZE
+        )
         attention.move_to((self.LEFT, 1.9, 0), aligned_edge=LEFT)
         with self.narrate("ac_attention") as beat:
             self.play(FadeOut(VGroup(shapes, fraction, cancels, proof)), run_time=beat.share(0.2))
@@ -665,12 +892,24 @@ class AttentionCrossover(LectureScene):
         formula.next_to(attention, DOWN, buff=style.GAP_L).align_to(attention, LEFT)
         causal = style.zh("（causal 只算一半的分数）", size=style.SMALL_SIZE, color=style.MUTED)
         causal.next_to(formula, DOWN, buff=style.GAP_S).align_to(formula, LEFT)
-        models = VGroup(
-            style.zh(f"V3：({facts['d_qk'].text} ＋ {facts['d_v'].text}) ÷ ({two} × {facts['d_v'].text}) ＝ "
-                     f"{facts['v3_slope'].text}", size=style.LABEL_SIZE, color=style.BACKWARD),
-            style.zh(f"GPT-3：({facts['gpt3_d'].text} ＋ {facts['gpt3_d'].text}) ÷ ({two} × {facts['gpt3_d'].text}) ＝ "
-                     f"{facts['gpt3_slope'].text}", size=style.LABEL_SIZE, color=style.MUTED),
-        ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M).next_to(causal, DOWN, buff=style.GAP_L)
+        models = (
+            VGroup(
+                style.zh(
+                    f"V3：({facts['d_qk'].text} ＋ {facts['d_v'].text}) ÷ ({two} × {facts['d_v'].text}) ＝ "
+                    f"{facts['v3_slope'].text}",
+                    size=style.LABEL_SIZE,
+                    color=style.BACKWARD,
+                ),
+                style.zh(
+                    f"GPT-3：({facts['gpt3_d'].text} ＋ {facts['gpt3_d'].text}) ÷ ({two} × {facts['gpt3_d'].text}) ＝ "
+                    f"{facts['gpt3_slope'].text}",
+                    size=style.LABEL_SIZE,
+                    color=style.MUTED,
+                ),
+            )
+            .arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
+            .next_to(causal, DOWN, buff=style.GAP_L)
+        )
         models.align_to(formula, LEFT)
         with self.narrate("ac_slope") as beat:
             self.play(FadeIn(formula), FadeIn(causal), run_time=beat.share(0.3))
@@ -680,26 +919,33 @@ class AttentionCrossover(LectureScene):
         crossings = facts["crossings"].value
         main = next(c for c in crossings if c["k"] == facts["hidden"].value)
         dot = Dot(axes.c2p(main["s"], main["k"]), radius=0.09, color=style.HIGHLIGHT)
-        drop = DashedLine(axes.c2p(main["s"], main["k"]), axes.c2p(main["s"], 0), color=style.HIGHLIGHT,
-                          stroke_width=2)
+        drop = DashedLine(axes.c2p(main["s"], main["k"]), axes.c2p(main["s"], 0), color=style.HIGHLIGHT, stroke_width=2)
         where = style.zh(f"S ≈ {facts['crossover'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         where.next_to(dot, DOWN + RIGHT, buff=0.1)
         with self.narrate("ac_cross") as beat:
-            self.play(Indicate(lines[-1], color=style.HIGHLIGHT), Indicate(labels[-1], color=style.HIGHLIGHT),
-                      run_time=beat.share(0.3))
+            self.play(
+                Indicate(lines[-1], color=style.HIGHLIGHT),
+                Indicate(labels[-1], color=style.HIGHLIGHT),
+                run_time=beat.share(0.3),
+            )
             self.play(FadeIn(dot, scale=1.5), Create(drop), FadeIn(where), run_time=beat.share(0.35))
 
         others = [c for c in crossings if c is not main]
         other_dots = VGroup(*(Dot(axes.c2p(c["s"], c["k"]), radius=0.07, color=style.HIGHLIGHT) for c in others))
-        other_text = style.zh("其他交点：" + "、".join(c["text"] for c in others), size=style.LABEL_SIZE,
-                              color=style.HIGHLIGHT)
+        other_text = style.zh(
+            "其他交点：" + "、".join(c["text"] for c in others), size=style.LABEL_SIZE, color=style.HIGHLIGHT
+        )
         other_text.next_to(models, DOWN, buff=style.GAP_L).align_to(models, LEFT)
         with self.narrate("ac_others") as beat:
-            self.play(LaggedStart(*(FadeIn(d, scale=1.5) for d in other_dots), lag_ratio=0.3), FadeIn(other_text),
-                      run_time=beat.share(0.6))
+            self.play(
+                LaggedStart(*(FadeIn(d, scale=1.5) for d in other_dots), lag_ratio=0.3),
+                FadeIn(other_text),
+                run_time=beat.share(0.6),
+            )
 
-        caveat = style.caption_stack("交点不是工程阈值：取决于 causal 折半、", "头维度，和拿哪条线对照",
-                                     size=style.LABEL_SIZE)
+        caveat = style.caption_stack(
+            "交点不是工程阈值：取决于 causal 折半、", "头维度，和拿哪条线对照", size=style.LABEL_SIZE
+        )
         caveat.move_to((self.LEFT, 1.9, 0), aligned_edge=LEFT)
         shape = style.zh("能带走的是形状：一平一斜，必然相交", size=style.BODY_SIZE, color=style.HIGHLIGHT)
         shape.next_to(caveat, DOWN, buff=style.GAP_L).align_to(caveat, LEFT)
@@ -716,8 +962,12 @@ class AttentionCrossover(LectureScene):
         out = Rectangle(width=1.3, height=1.3, stroke_color=style.FORWARD, fill_color=style.FORWARD, fill_opacity=0.5)
         times, gives = style.zh("×", size=style.BODY_SIZE), style.zh("→", size=style.BODY_SIZE)
         row = VGroup(a, times, b, gives, out).arrange(RIGHT, buff=0.25)
-        names = VGroup(*(style.zh(name, size=style.LABEL_SIZE).next_to(block, DOWN, buff=style.GAP_S)
-                         for name, block in (("S × k", a), ("k × n", b), ("S × n", out))))
+        names = VGroup(
+            *(
+                style.zh(name, size=style.LABEL_SIZE).next_to(block, DOWN, buff=style.GAP_S)
+                for name, block in (("S × k", a), ("k × n", b), ("S × n", out))
+            )
+        )
         names[1].align_to(names[0], DOWN)
         names[2].align_to(names[0], DOWN)
         group = VGroup(row, names)
@@ -733,12 +983,15 @@ class AttentionCrossover(LectureScene):
         bar = Line(LEFT, RIGHT, color=style.TEXT, stroke_width=2).set_width(top.width + 0.2)
         VGroup(top, bar, bottom).arrange(DOWN, buff=0.12)
         result = style.zh("＝ k", size=style.BODY_SIZE, color=style.HIGHLIGHT).next_to(bar, RIGHT, buff=0.25)
-        names = VGroup(style.zh("运算", size=style.SMALL_SIZE, color=style.MUTED).next_to(top, LEFT, buff=0.3),
-                       style.zh("字节", size=style.SMALL_SIZE, color=style.MUTED).next_to(bottom, LEFT, buff=0.3))
+        names = VGroup(
+            style.zh("运算", size=style.SMALL_SIZE, color=style.MUTED).next_to(top, LEFT, buff=0.3),
+            style.zh("字节", size=style.SMALL_SIZE, color=style.MUTED).next_to(bottom, LEFT, buff=0.3),
+        )
         names.align_to(names[0], RIGHT)
         fraction = VGroup(VGroup(top, names[0]), bar, VGroup(bottom, names[1]), result)
-        cancels = VGroup(*(Line(DOWN + LEFT, UP + RIGHT, color=style.BAD, stroke_width=3).set_height(0.32)
-                           for _ in range(6)))
+        cancels = VGroup(
+            *(Line(DOWN + LEFT, UP + RIGHT, color=style.BAD, stroke_width=3).set_height(0.32) for _ in range(6))
+        )
         return fraction, cancels
 
     @staticmethod
@@ -766,16 +1019,19 @@ class SeqLenFlip(LectureScene):
     def construct(self):
         facts = self.facts
         self.show_title()
-        paper = style.caption_stack(f"Korthikanti 等，{facts['year'].text}：选择性重算",
-                                    "挑出来重算的，正是 attention", size=style.BODY_SIZE)
+        paper = style.caption_stack(
+            f"Korthikanti 等，{facts['year'].text}：选择性重算", "挑出来重算的，正是 attention", size=style.BODY_SIZE
+        )
         paper.move_to(0.3 * UP)
         with self.narrate("fl_paper") as beat:
             self.play(FadeIn(paper[0]), run_time=beat.share(0.35))
             self.play(FadeIn(paper[1]), run_time=beat.share(0.35))
 
         panels = {}
-        for key, head in (("gpt3", f"GPT-3 · 序列 {facts['gpt3_seq_k'].text}"),
-                          ("v3", f"DeepSeek-V3 · 序列 {facts['v3_seq_k'].text}")):
+        for key, head in (
+            ("gpt3", f"GPT-3 · 序列 {facts['gpt3_seq_k'].text}"),
+            ("v3", f"DeepSeek-V3 · 序列 {facts['v3_seq_k'].text}"),
+        ):
             panels[key] = self._panel(key, head, facts)
         self.panels = panels
         gpt3 = panels["gpt3"]
@@ -794,10 +1050,12 @@ class SeqLenFlip(LectureScene):
         self._point("v3", "fl_v3_point", ("在交点右边：", "attention 最不该重算"), style.BAD)
 
         with self.narrate("fl_both") as beat:
-            self.play(*(Indicate(panels[k]["rise_name"], color=style.HIGHLIGHT) for k in panels),
-                      run_time=beat.share(0.4))
-            self.play(*(Indicate(panels[k]["line_name"], color=style.HIGHLIGHT) for k in panels),
-                      run_time=beat.share(0.4))
+            self.play(
+                *(Indicate(panels[k]["rise_name"], color=style.HIGHLIGHT) for k in panels), run_time=beat.share(0.4)
+            )
+            self.play(
+                *(Indicate(panels[k]["line_name"], color=style.HIGHLIGHT) for k in panels), run_time=beat.share(0.4)
+            )
 
         axes = gpt3["axes"]
         x = facts["gpt3_seq"].value
@@ -809,17 +1067,23 @@ class SeqLenFlip(LectureScene):
         wrong_name = style.zh("页面早先套了 V3 的斜率：", size=style.LABEL_SIZE, color=style.MUTED)
         wrong = style.value(facts["retracted"], size=style.LABEL_SIZE, color=style.MUTED)
         right = style.zh(f"→ {facts['gpt3_cost'].text}", size=style.LABEL_SIZE)
-        VGroup(wrong_name, wrong, right).arrange(RIGHT, buff=0.15).move_to((axes.get_left()[0], self.NOTE_Y, 0),
-                                                                             aligned_edge=LEFT)
+        VGroup(wrong_name, wrong, right).arrange(RIGHT, buff=0.15).move_to(
+            (axes.get_left()[0], self.NOTE_Y, 0), aligned_edge=LEFT
+        )
         with self.narrate("fl_retract") as beat:
             self.play(Create(ghost), FadeIn(ghost_dot), FadeIn(wrong), FadeIn(wrong_name), run_time=beat.share(0.35))
             strike = _strike(wrong)
-            self.play(Create(strike), FadeIn(right), Indicate(gpt3["cost"], color=style.HIGHLIGHT),
-                      run_time=beat.share(0.3))
+            self.play(
+                Create(strike), FadeIn(right), Indicate(gpt3["cost"], color=style.HIGHLIGHT), run_time=beat.share(0.3)
+            )
             self.play(FadeOut(VGroup(ghost, ghost_dot, wrong, wrong_name, strike, right)), run_time=beat.share(0.2))
 
-        share = style.zh(f"论文的 {facts['paper_share'].text} 未按 causal 折半；本课口径：GPT-3 attention "
-                         f"占一层前向 {facts['gpt3_share'].text}", size=style.LABEL_SIZE, color=style.MUTED)
+        share = style.zh(
+            f"论文的 {facts['paper_share'].text} 未按 causal 折半；本课口径：GPT-3 attention "
+            f"占一层前向 {facts['gpt3_share'].text}",
+            size=style.LABEL_SIZE,
+            color=style.MUTED,
+        )
         share.move_to((0, self.NOTE_Y, 0))
         with self.narrate("fl_share") as beat:
             self.play(FadeIn(share), run_time=beat.share(0.4))
@@ -827,8 +1091,9 @@ class SeqLenFlip(LectureScene):
         default = style.code('recompute_modules = ["core_attn"]', size=style.BODY_SIZE, color=style.HIGHLIGHT)
         flag = style.zh("Megatron-LM 选择性重算的默认值", size=style.LABEL_SIZE, color=style.MUTED)
         box = VGroup(flag, default).arrange(DOWN, buff=style.GAP_M).move_to((0, 1.7, 0))
-        fossil = style.zh(f"{facts['gpt3_seq_k'].text} 年代的最优解，留在了 {facts['v3_seq_k'].text} 的默认值里",
-                          size=style.BODY_SIZE).next_to(box, DOWN, buff=style.GAP_L)
+        fossil = style.zh(
+            f"{facts['gpt3_seq_k'].text} 年代的最优解，留在了 {facts['v3_seq_k'].text} 的默认值里", size=style.BODY_SIZE
+        ).next_to(box, DOWN, buff=style.GAP_L)
         everything = VGroup(*(m for p in panels.values() for m in p.values() if m is not None), share)
         with self.narrate("fl_fossil") as beat:
             self.play(FadeOut(everything), run_time=beat.share(0.25))
@@ -840,14 +1105,26 @@ class SeqLenFlip(LectureScene):
         for i, module in enumerate(facts["modules"].value):
             y = -0.2 - 0.55 * i
             colour = self.VERDICTS[module["verdict"]]
-            rows.add(grid_row([style.code(module["module"], size=style.LABEL_SIZE,
-                                          color=style.HIGHLIGHT if module["default"] else style.TEXT),
-                               style.zh(f"→ {module['tensors']}", size=style.LABEL_SIZE),
-                               style.zh(module["verdict"], size=style.LABEL_SIZE, color=colour)], columns, y))
+            rows.add(
+                grid_row(
+                    [
+                        style.code(
+                            module["module"],
+                            size=style.LABEL_SIZE,
+                            color=style.HIGHLIGHT if module["default"] else style.TEXT,
+                        ),
+                        style.zh(f"→ {module['tensors']}", size=style.LABEL_SIZE),
+                        style.zh(module["verdict"], size=style.LABEL_SIZE, color=colour),
+                    ],
+                    columns,
+                    y,
+                )
+            )
         with self.narrate("fl_rest") as beat:
             self.play(FadeOut(fossil), FadeIn(rows[0]), run_time=beat.share(0.25))
-            self.play(LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in rows[1:]), lag_ratio=0.4),
-                      run_time=beat.share(0.55))
+            self.play(
+                LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in rows[1:]), lag_ratio=0.4), run_time=beat.share(0.55)
+            )
         self.finish()
 
     def _panel(self, key, head, facts):
@@ -855,10 +1132,12 @@ class SeqLenFlip(LectureScene):
         x_max, y_max = info["x_max"], info["y_max"]
         axes = sketch_axes((0, x_max, x_max / 8), (0, y_max, y_max / 8), self.PANEL_W, self.PANEL_H)
         axes.move_to(self.PANELS[key], aligned_edge=DOWN + LEFT)
-        names = VGroup(style.zh("S", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT,
-                                                                                        buff=style.GAP_S),
-                       style.zh("每字节 FLOPs", size=style.SMALL_SIZE, color=style.MUTED)
-                       .next_to(axes.y_axis, UP, buff=style.GAP_S).align_to(axes.y_axis, LEFT))
+        names = VGroup(
+            style.zh("S", size=style.LABEL_SIZE, color=style.MUTED).next_to(axes.x_axis, RIGHT, buff=style.GAP_S),
+            style.zh("每字节 FLOPs", size=style.SMALL_SIZE, color=style.MUTED)
+            .next_to(axes.y_axis, UP, buff=style.GAP_S)
+            .align_to(axes.y_axis, LEFT),
+        )
         slope = facts[f"{key}_slope"]
         end_x = min(x_max, y_max / slope.value)
         rise = Line(axes.c2p(0, 0), axes.c2p(end_x, slope.value * end_x), color=style.BACKWARD, stroke_width=4)
@@ -869,18 +1148,33 @@ class SeqLenFlip(LectureScene):
         line_name = style.zh(f"d_model {width.text}", size=style.SMALL_SIZE, color=style.FORWARD)
         line_name.next_to(axes.c2p(self.LINE_NAME_AT[key] * x_max, width.value), UP, buff=0.08)
         crossing = facts[f"{key}_crossing"]
-        cross = VGroup(Dot(axes.c2p(crossing.value, width.value), radius=0.07, color=style.HIGHLIGHT),
-                       style.value(crossing, size=style.SMALL_SIZE, color=style.HIGHLIGHT)
-                       .next_to(axes.c2p(crossing.value, 0), DOWN, buff=0.12))
+        cross = VGroup(
+            Dot(axes.c2p(crossing.value, width.value), radius=0.07, color=style.HIGHLIGHT),
+            style.value(crossing, size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(
+                axes.c2p(crossing.value, 0), DOWN, buff=0.12
+            ),
+        )
         head_text = style.zh(head, size=style.BODY_SIZE).move_to((axes.get_center()[0], self.HEADER_Y, 0))
         seq, cost = facts[f"{key}_seq"], facts[f"{key}_cost"]
         drop = DashedLine(axes.c2p(seq.value, 0), axes.c2p(seq.value, cost.value), color=style.TEXT, stroke_width=2)
         point = Dot(axes.c2p(seq.value, cost.value), radius=0.09, color=style.TEXT)
         cost_text = style.value(cost, size=style.LABEL_SIZE).next_to(point, self.COST_SIDE[key], buff=0.12)
         seq_text = style.value(seq, size=style.SMALL_SIZE).next_to(axes.c2p(seq.value, 0), DOWN, buff=0.12)
-        return {"axes": axes, "names": names, "rise": rise, "rise_name": rise_name, "line": line,
-                "line_name": line_name, "cross": cross, "head": head_text, "drop": drop, "point": point,
-                "cost": cost_text, "seq": seq_text, "verdict": None}
+        return {
+            "axes": axes,
+            "names": names,
+            "rise": rise,
+            "rise_name": rise_name,
+            "line": line,
+            "line_name": line_name,
+            "cross": cross,
+            "head": head_text,
+            "drop": drop,
+            "point": point,
+            "cost": cost_text,
+            "seq": seq_text,
+            "verdict": None,
+        }
 
     def _point(self, key, cue, verdict_text, colour):
         """The model's own operating point on its attention line, and which side of its crossing it falls."""

@@ -52,8 +52,12 @@ class StabilityOverview(LectureScene):
     PANEL_W, PANEL_H = 6.6, 2.8  # two across fill the frame inside its margin (style.EDGE)
     # Panel centres: Ⓐ PaLM and Ⓑ QK-norm on top, Ⓒ Table 4 and Ⓓ LN placement under them.
     CENTRES = {"palm": (-3.45, 1.6), "qk": (3.45, 1.6), "table": (-3.45, -1.35), "ln": (3.45, -1.35)}
-    HEADERS = {"palm": "Ⓐ PaLM：回滚，跳数据", "qk": "Ⓑ QK-norm：注意力别塌成一个尖",
-               "table": "Ⓒ ST-MoE Table 4：稳定 × 质量", "ln": "Ⓓ LN 放在哪"}
+    HEADERS = {
+        "palm": "Ⓐ PaLM：回滚，跳数据",
+        "qk": "Ⓑ QK-norm：注意力别塌成一个尖",
+        "table": "Ⓒ ST-MoE Table 4：稳定 × 质量",
+        "ln": "Ⓓ LN 放在哪",
+    }
     BAR_W, BAR_H = 0.2, 1.05  # one attention weight's bar, and the height of weight 1
     TABLE = (Column(-6.55), Column(-2.95), Column(-0.3, RIGHT))  # 做法 | 稳定性 | 质量 (numbers right-aligned)
 
@@ -69,8 +73,9 @@ class StabilityOverview(LectureScene):
         self._table(panels["table"][0])
         self._placement(panels["ln"][0])
 
-        note = style.caption_stack("无本课实测：Ⓒ 的三个数照抄 Table 4", "失稳率被论文故意调高过",
-                                   size=style.SMALL_SIZE, color=style.HIGHLIGHT).to_corner(UP + RIGHT, buff=style.EDGE)
+        note = style.caption_stack(
+            "无本课实测：Ⓒ 的三个数照抄 Table 4", "失稳率被论文故意调高过", size=style.SMALL_SIZE, color=style.HIGHLIGHT
+        ).to_corner(UP + RIGHT, buff=style.EDGE)
         with self.narrate("ov_caveat") as beat:
             self.play(FadeIn(note), run_time=beat.share(0.3))
             self.play(Indicate(self.table_numbers, color=style.HIGHLIGHT, scale_factor=1.05), run_time=beat.share(0.4))
@@ -79,8 +84,15 @@ class StabilityOverview(LectureScene):
     # -- the four panels -----------------------------------------------------------------------
     def _panel(self, key):
         x, y = self.CENTRES[key]
-        frame = RoundedRectangle(width=self.PANEL_W, height=self.PANEL_H, corner_radius=0.12, stroke_width=1.5,
-                                 stroke_color=style.MUTED, fill_color=style.PANEL, fill_opacity=1).move_to((x, y, 0))
+        frame = RoundedRectangle(
+            width=self.PANEL_W,
+            height=self.PANEL_H,
+            corner_radius=0.12,
+            stroke_width=1.5,
+            stroke_color=style.MUTED,
+            fill_color=style.PANEL,
+            fill_opacity=1,
+        ).move_to((x, y, 0))
         header = style.zh(self.HEADERS[key], size=style.LABEL_SIZE)
         header.next_to(frame.get_corner(UP + LEFT), DOWN + RIGHT, buff=style.GAP_M)
         return frame, header
@@ -92,7 +104,7 @@ class StabilityOverview(LectureScene):
         facts = self.facts
         axes = sketch_axes((0, 1), (0, 1), 3.6, 1.6).move_to(frame.get_center() + 1.3 * LEFT + 0.25 * DOWN)
         base = [(t, 0.22 + 0.6 * np.exp(-2.5 * t)) for t in np.linspace(0.02, 0.98, 60)]
-        spiked = [(t, y + 0.6 * np.exp(-((t - 0.64) / 0.03) ** 2) * (t >= 0.6)) for t, y in base if t <= 0.74]
+        spiked = [(t, y + 0.6 * np.exp(-(((t - 0.64) / 0.03) ** 2)) * (t >= 0.6)) for t, y in base if t <= 0.74]
         before = curve_through(axes, spiked, style.SCHEMATIC, 3)
         legend = VGroup(
             style.zh(f"{facts['palm_params'].text}参数", size=style.SMALL_SIZE, color=style.MUTED),
@@ -110,17 +122,28 @@ class StabilityOverview(LectureScene):
         ckpt = 0.45
         ckpt_y = 0.22 + 0.6 * np.exp(-2.5 * ckpt)
         checkpoint = Dot(axes.c2p(ckpt, ckpt_y), color=style.HIGHLIGHT, radius=0.07)
-        back = CurvedArrow(spike_top.get_center() + 0.05 * LEFT, checkpoint.get_center() + 0.1 * UP, angle=0.8,
-                           color=style.HIGHLIGHT, stroke_width=3, tip_length=0.15)
-        skip = Rectangle(width=axes.c2p(0.64, 0)[0] - axes.c2p(ckpt, 0)[0], height=0.16, stroke_width=0,
-                         fill_color=style.BAD, fill_opacity=0.7).move_to(axes.c2p((ckpt + 0.64) / 2, 0),
-                                                                         aligned_edge=DOWN)
+        back = CurvedArrow(
+            spike_top.get_center() + 0.05 * LEFT,
+            checkpoint.get_center() + 0.1 * UP,
+            angle=0.8,
+            color=style.HIGHLIGHT,
+            stroke_width=3,
+            tip_length=0.15,
+        )
+        skip = Rectangle(
+            width=axes.c2p(0.64, 0)[0] - axes.c2p(ckpt, 0)[0],
+            height=0.16,
+            stroke_width=0,
+            fill_color=style.BAD,
+            fill_opacity=0.7,
+        ).move_to(axes.c2p((ckpt + 0.64) / 2, 0), aligned_edge=DOWN)
         after = curve_through(axes, [(t, y) for t, y in base if t >= ckpt], style.GOOD, 3)
         with self.narrate("ov_palm_fix") as beat:
             self.play(FadeIn(checkpoint), Create(back), FadeIn(legend[2]), run_time=beat.share(0.35))
             self.play(FadeIn(skip), FadeIn(legend[3]), run_time=beat.share(0.25))
-            self.play(before.animate.set_stroke(opacity=0.35), FadeOut(spike_top), Create(after),
-                      run_time=beat.share(0.3))
+            self.play(
+                before.animate.set_stroke(opacity=0.35), FadeOut(spike_top), Create(after), run_time=beat.share(0.3)
+            )
 
     def _qk_norm(self, frame):
         """One query over eight keys: a real softmax as the logits grow, then the same with QK-norm."""
@@ -136,9 +159,20 @@ class StabilityOverview(LectureScene):
         def bars(key):
             def draw():
                 weights = curve[key][round(steps[key].get_value())]
-                group = VGroup(*(Rectangle(width=self.BAR_W, height=max(w * self.BAR_H, 0.01), stroke_width=0,
-                                           fill_color=colours[key], fill_opacity=0.85) for w in weights))
+                group = VGroup(
+                    *(
+                        Rectangle(
+                            width=self.BAR_W,
+                            height=max(w * self.BAR_H, 0.01),
+                            stroke_width=0,
+                            fill_color=colours[key],
+                            fill_opacity=0.85,
+                        )
+                        for w in weights
+                    )
+                )
                 return group.arrange(RIGHT, buff=0.06, aligned_edge=DOWN).move_to(anchors[key], aligned_edge=DOWN)
+
             return always_redraw(draw)
 
         def base(key):
@@ -146,10 +180,14 @@ class StabilityOverview(LectureScene):
             return line
 
         lines = {key: base(key) for key in anchors}
-        names = {"raw": style.zh("不加 QK-norm", size=style.SMALL_SIZE, color=style.MUTED),
-                 "normed": style.zh("加 QK-norm", size=style.SMALL_SIZE, color=style.GOOD)}
-        entropy = {"raw": style.zh(f"熵 {facts['entropy_start'].text}", size=style.SMALL_SIZE),
-                   "normed": style.zh(f"熵 {facts['entropy_normed'].text}", size=style.SMALL_SIZE, color=style.GOOD)}
+        names = {
+            "raw": style.zh("不加 QK-norm", size=style.SMALL_SIZE, color=style.MUTED),
+            "normed": style.zh("加 QK-norm", size=style.SMALL_SIZE, color=style.GOOD),
+        }
+        entropy = {
+            "raw": style.zh(f"熵 {facts['entropy_start'].text}", size=style.SMALL_SIZE),
+            "normed": style.zh(f"熵 {facts['entropy_normed'].text}", size=style.SMALL_SIZE, color=style.GOOD),
+        }
         for key in anchors:
             names[key].next_to(lines[key], DOWN, buff=style.GAP_S)
             entropy[key].next_to(names[key], DOWN, buff=style.GAP_S)
@@ -158,8 +196,10 @@ class StabilityOverview(LectureScene):
             self.play(Create(lines["raw"]), FadeIn(raw), FadeIn(names["raw"]), run_time=beat.share(0.4))
             self.play(FadeIn(entropy["raw"]), run_time=beat.share(0.3))
 
-        growth = VGroup(style.zh("logits", size=style.SMALL_SIZE, color=style.BAD),
-                        style.zh(f"放大 {facts['logit_growth'].text}", size=style.SMALL_SIZE, color=style.BAD))
+        growth = VGroup(
+            style.zh("logits", size=style.SMALL_SIZE, color=style.BAD),
+            style.zh(f"放大 {facts['logit_growth'].text}", size=style.SMALL_SIZE, color=style.BAD),
+        )
         growth.arrange(DOWN, buff=0.08).move_to((x, floor + 0.55, 0))
         computed = style.zh("真 softmax", size=style.SMALL_SIZE, color=style.MUTED)
         computed.move_to((x, entropy["raw"].get_center()[1], 0))
@@ -172,8 +212,13 @@ class StabilityOverview(LectureScene):
 
         normed = bars("normed")
         with self.narrate("ov_qk_fix") as beat:
-            self.play(Create(lines["normed"]), FadeIn(normed), FadeIn(names["normed"]), FadeIn(entropy["normed"]),
-                      run_time=beat.share(0.35))
+            self.play(
+                Create(lines["normed"]),
+                FadeIn(normed),
+                FadeIn(names["normed"]),
+                FadeIn(entropy["normed"]),
+                run_time=beat.share(0.35),
+            )
             self.play(steps["normed"].animate.set_value(last), run_time=beat.share(0.4), rate_func=linear)
         raw.clear_updaters()
         normed.clear_updaters()
@@ -184,9 +229,20 @@ class StabilityOverview(LectureScene):
         top = frame.get_top()[1] - 0.75
         head = text_row(("做法", "稳定性", "质量 ↑"), self.TABLE, top, size=style.SMALL_SIZE, color=style.MUTED)
         names = ("基线", f"update clipping 收紧到 {facts['clip_threshold'].text}", "router z-loss")
-        rows = VGroup(*(grid_row((style.zh(name, size=style.SMALL_SIZE), style.value(facts[f"{key}_stable"]),
-                                  style.value(facts[f"{key}_quality"])), self.TABLE, top - 0.43 * (i + 1))
-                        for i, (key, name) in enumerate(zip(("baseline", "clipping", "z_loss"), names))))
+        rows = VGroup(
+            *(
+                grid_row(
+                    (
+                        style.zh(name, size=style.SMALL_SIZE),
+                        style.value(facts[f"{key}_stable"]),
+                        style.value(facts[f"{key}_quality"]),
+                    ),
+                    self.TABLE,
+                    top - 0.43 * (i + 1),
+                )
+                for i, (key, name) in enumerate(zip(("baseline", "clipping", "z_loss"), names))
+            )
+        )
         lesson = style.zh("两栏必须一起看", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         lesson.next_to(rows, DOWN, buff=0.18).align_to(rows, LEFT)
         self.table_numbers = VGroup(*(row[2] for row in rows))
@@ -200,12 +256,18 @@ class StabilityOverview(LectureScene):
         with self.narrate("ov_clip") as beat:
             self.play(FadeIn(rows[1]), run_time=beat.share(0.35))
             self.play(rows[1][1].animate.set_color(style.GOOD), run_time=beat.share(0.15))
-            self.play(rows[1][2].animate.set_color(style.BAD), Indicate(rows[1][2], color=style.BAD),
-                      run_time=beat.share(0.35))
+            self.play(
+                rows[1][2].animate.set_color(style.BAD),
+                Indicate(rows[1][2], color=style.BAD),
+                run_time=beat.share(0.35),
+            )
         with self.narrate("ov_zloss") as beat:
             self.play(FadeIn(rows[2]), run_time=beat.share(0.3))
-            self.play(rows[2][1].animate.set_color(style.GOOD), rows[2][2].animate.set_color(style.GOOD),
-                      run_time=beat.share(0.2))
+            self.play(
+                rows[2][1].animate.set_color(style.GOOD),
+                rows[2][2].animate.set_color(style.GOOD),
+                run_time=beat.share(0.2),
+            )
             both = SurroundingRectangle(VGroup(rows[2][1], rows[2][2]), color=style.HIGHLIGHT, buff=0.06)
             self.play(Create(both), FadeIn(lesson), run_time=beat.share(0.25))
         self.table_numbers.add(crashed)
@@ -230,10 +292,15 @@ class StabilityOverview(LectureScene):
     @staticmethod
     def _residual_block(placement):
         """x → (branch) → ⊕, with Norm after the sum (post) or before the branch (pre)."""
+
         def box(text):
             label = style.zh(text, size=style.SMALL_SIZE)
-            return VGroup(RoundedRectangle(width=label.width + 0.25, height=0.38, corner_radius=0.06, stroke_width=1.5,
-                                           stroke_color=style.TEXT), label)
+            return VGroup(
+                RoundedRectangle(
+                    width=label.width + 0.25, height=0.38, corner_radius=0.06, stroke_width=1.5, stroke_color=style.TEXT
+                ),
+                label,
+            )
 
         x = style.zh("x", size=style.LABEL_SIZE)
         plus = VGroup(Circle(radius=0.14, color=style.TEXT, stroke_width=1.5), style.zh("+", size=style.SMALL_SIZE))
@@ -244,13 +311,25 @@ class StabilityOverview(LectureScene):
         parts = VGroup(x, plus, branch)
         parts.add(Line(start, start + 0.25 * RIGHT, color=style.TEXT, stroke_width=1.5))
         parts.add(Line(start + 0.25 * RIGHT, branch.get_left() + 0.04 * LEFT, color=style.TEXT, stroke_width=1.5))
-        parts.add(Arrow(branch.get_right(), plus.get_top(), buff=0.04, color=style.TEXT, stroke_width=1.5,
-                        tip_length=0.12, max_tip_length_to_length_ratio=0.3))
+        parts.add(
+            Arrow(
+                branch.get_right(),
+                plus.get_top(),
+                buff=0.04,
+                color=style.TEXT,
+                stroke_width=1.5,
+                tip_length=0.12,
+                max_tip_length_to_length_ratio=0.3,
+            )
+        )
         main = VGroup(Line(start, plus.get_left(), color=style.TEXT, stroke_width=2.5))
         if placement == "post":
             norm = box("Norm").next_to(plus, RIGHT, buff=0.25)
-            main.add(Line(plus.get_right(), norm.get_left(), color=style.TEXT, stroke_width=2.5), norm,
-                     Line(norm.get_right(), norm.get_right() + 0.3 * RIGHT, color=style.TEXT, stroke_width=2.5))
+            main.add(
+                Line(plus.get_right(), norm.get_left(), color=style.TEXT, stroke_width=2.5),
+                norm,
+                Line(norm.get_right(), norm.get_right() + 0.3 * RIGHT, color=style.TEXT, stroke_width=2.5),
+            )
         else:
             main.add(Line(plus.get_right(), plus.get_right() + 0.5 * RIGHT, color=style.TEXT, stroke_width=2.5))
         parts.add(main)
@@ -312,14 +391,32 @@ class LossSpikes(LectureScene):
 
         # The gaps between neighbouring spikes, laid along the axis, then stood up in order of length.
         at = curve["spikes"]
-        marks = VGroup(*(Line(point(a, floor) + 0.12 * DOWN, point(a, floor) + 0.12 * UP, color=style.BAD,
-                              stroke_width=3) for a in at))
-        segments = VGroup(*(Line(point(a, floor), point(b, floor), color=(style.BAD, style.HIGHLIGHT)[i % 2],
-                                 stroke_width=6) for i, (a, b) in enumerate(zip(at, at[1:]))))
+        marks = VGroup(
+            *(
+                Line(point(a, floor) + 0.12 * DOWN, point(a, floor) + 0.12 * UP, color=style.BAD, stroke_width=3)
+                for a in at
+            )
+        )
+        segments = VGroup(
+            *(
+                Line(point(a, floor), point(b, floor), color=(style.BAD, style.HIGHLIGHT)[i % 2], stroke_width=6)
+                for i, (a, b) in enumerate(zip(at, at[1:]))
+            )
+        )
         gaps = [b - a for a, b in zip(at, at[1:])]
         order = sorted(range(len(gaps)), key=gaps.__getitem__)
-        bars = VGroup(*(Rectangle(width=0.16, height=self.GAP_HEIGHT * gaps[i] / max(gaps), stroke_width=0,
-                                  fill_color=segments[i].get_color(), fill_opacity=0.8) for i in order))
+        bars = VGroup(
+            *(
+                Rectangle(
+                    width=0.16,
+                    height=self.GAP_HEIGHT * gaps[i] / max(gaps),
+                    stroke_width=0,
+                    fill_color=segments[i].get_color(),
+                    fill_opacity=0.8,
+                )
+                for i in order
+            )
+        )
         bars.arrange(RIGHT, buff=0.05, aligned_edge=DOWN).move_to(self.GAPS, aligned_edge=DOWN + LEFT)
         bars_name = style.zh("相邻间距，排好序：没有两根一样高", size=style.SMALL_SIZE, color=style.MUTED)
         bars_name.next_to(bars, RIGHT, buff=style.GAP_L).align_to(bars, DOWN)
@@ -328,15 +425,20 @@ class LossSpikes(LectureScene):
         with self.narrate("ls_irregular") as beat:
             self.play(LaggedStart(*(GrowFromCenter(m) for m in marks), lag_ratio=0.1), run_time=beat.share(0.25))
             self.play(Create(segments), run_time=beat.share(0.15))
-            self.play(LaggedStart(*(TransformFromCopy(segments[i], bar) for i, bar in zip(order, bars)),
-                                  lag_ratio=0.05), FadeIn(bars_name), run_time=beat.share(0.3))
-            self.play(FadeIn(late), Indicate(marks[-2:], color=style.HIGHLIGHT, scale_factor=1.5),
-                      run_time=beat.share(0.2))
+            self.play(
+                LaggedStart(*(TransformFromCopy(segments[i], bar) for i, bar in zip(order, bars)), lag_ratio=0.05),
+                FadeIn(bars_name),
+                run_time=beat.share(0.3),
+            )
+            self.play(
+                FadeIn(late), Indicate(marks[-2:], color=style.HIGHLIGHT, scale_factor=1.5), run_time=beat.share(0.2)
+            )
 
         baseline = facts["baseline"].value
         small = VMobject(stroke_color=style.SCHEMATIC, stroke_width=2.5)
-        small.set_points_smoothly([point(i, floor + 0.25 * (top - floor) + v - min(baseline))
-                                   for i, v in list(enumerate(baseline))[::20]])
+        small.set_points_smoothly(
+            [point(i, floor + 0.25 * (top - floor) + v - min(baseline)) for i, v in list(enumerate(baseline))[::20]]
+        )
         small = DashedVMobject(small, num_dashes=60)
         small_name = style.zh("更小的模型：没看到尖峰", size=style.SMALL_SIZE, color=style.MUTED)
         small_name.next_to(bars_name, UP, buff=style.GAP_L).align_to(bars_name, LEFT).shift(0.8 * RIGHT)
@@ -359,7 +461,8 @@ class LossSpikes(LectureScene):
             zoom = sketch_axes((0, 1), (0, 1), *self.ZOOM_SIZE).move_to((self.ZOOM_X[key], self.ZOOM_Y, 0))
             values = refeed[key]
             trace = VMobject(stroke_color=style.SCHEMATIC, stroke_width=3).set_points_as_corners(
-                [zoom.c2p(i / (len(values) - 1), (v - low) / (high - low)) for i, v in enumerate(values)])
+                [zoom.c2p(i / (len(values) - 1), (v - low) / (high - low)) for i, v in enumerate(values)]
+            )
             panels[key] = (zoom, trace, self._strip(zoom, window, refeed["batches"]))
         spiked_name = style.zh("当时的参数 ＋ 这几批数据", size=style.LABEL_SIZE)
         spiked_name.next_to(panels["spiked"][0], UP, buff=style.GAP_M)
@@ -367,8 +470,9 @@ class LossSpikes(LectureScene):
         question.next_to(panels["spiked"][2], DOWN, buff=style.GAP_M)
         with self.narrate("ls_suspect") as beat:
             self.play(FadeOut(run), run_time=beat.share(0.2))
-            self.play(Create(panels["spiked"][0]), FadeIn(spiked_name), FadeIn(panels["spiked"][2]),
-                      run_time=beat.share(0.25))
+            self.play(
+                Create(panels["spiked"][0]), FadeIn(spiked_name), FadeIn(panels["spiked"][2]), run_time=beat.share(0.25)
+            )
             self.play(Create(panels["spiked"][1]), run_time=beat.share(0.3), rate_func=linear)
             self.play(FadeIn(question), run_time=beat.share(0.15))
 
@@ -376,8 +480,9 @@ class LossSpikes(LectureScene):
         refed_name.next_to(panels["refed"][0], UP, buff=style.GAP_M)
         with self.narrate("ls_refeed") as beat:
             self.play(FadeOut(question), Create(panels["refed"][0]), FadeIn(refed_name), run_time=beat.share(0.3))
-            self.play(TransformFromCopy(panels["spiked"][2], panels["refed"][2], path_arc=-0.6),
-                      run_time=beat.share(0.5))
+            self.play(
+                TransformFromCopy(panels["spiked"][2], panels["refed"][2], path_arc=-0.6), run_time=beat.share(0.5)
+            )
 
         calm = style.zh("不飞", size=style.BODY_SIZE, color=style.GOOD)
         calm.move_to(panels["refed"][0].c2p(0.5, 0.7))
@@ -395,15 +500,22 @@ class LossSpikes(LectureScene):
         base = refeed["base"]
         start = round(0.12 * (len(base) - 1))
         checkpoint = Dot(trace.point_from_proportion(0.12), color=style.HIGHLIGHT, radius=0.08)
-        back = CurvedArrow(trace.get_top() + 0.1 * LEFT, checkpoint.get_center() + 0.15 * UP, angle=0.9,
-                           color=style.HIGHLIGHT, stroke_width=3, tip_length=0.18)
+        back = CurvedArrow(
+            trace.get_top() + 0.1 * LEFT,
+            checkpoint.get_center() + 0.15 * UP,
+            angle=0.9,
+            color=style.HIGHLIGHT,
+            stroke_width=3,
+            tip_length=0.18,
+        )
         back_label = style.zh(f"回滚 {facts['rollback'].text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         back_label.move_to(zoom.c2p(0.02, 0.95), aligned_edge=LEFT)  # the corner the arrow bends away from
         skipped = VGroup(*(Cross(strip[i], stroke_color=style.BAD, stroke_width=3) for i in strip.hits))
         skip_label = style.zh(f"跳过 {facts['skip'].text}", size=style.SMALL_SIZE, color=style.BAD)
         skip_label.next_to(strip, DOWN, buff=style.GAP_S).align_to(skipped, LEFT)
         onward = VMobject(stroke_color=style.GOOD, stroke_width=3).set_points_as_corners(
-            [zoom.c2p(i / (len(base) - 1), (v - low) / (high - low)) for i, v in enumerate(base) if i >= start])
+            [zoom.c2p(i / (len(base) - 1), (v - low) / (high - low)) for i, v in enumerate(base) if i >= start]
+        )
         with self.narrate("ls_remedy") as beat:
             self.play(FadeIn(checkpoint), Create(back), FadeIn(back_label), run_time=beat.share(0.3))
             self.play(Create(skipped), FadeIn(skip_label), run_time=beat.share(0.25))
@@ -414,8 +526,12 @@ class LossSpikes(LectureScene):
         with self.narrate("ls_not_fixed") as beat:
             self.play(FadeIn(around, shift=0.2 * UP), run_time=beat.share(0.4))
 
-        caveat = style.caption_stack("示意：位置只按「看不出规律」挑", "高度、宽度论文未给，纵轴不设刻度",
-                                     size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+        caveat = style.caption_stack(
+            "示意：位置只按「看不出规律」挑",
+            "高度、宽度论文未给，纵轴不设刻度",
+            size=style.SMALL_SIZE,
+            color=style.HIGHLIGHT,
+        )
         caveat.to_corner(UP + RIGHT, buff=style.EDGE)
         with self.narrate("ls_schematic") as beat:
             self.play(FadeIn(caveat), run_time=beat.share(0.4))
@@ -429,8 +545,16 @@ class LossSpikes(LectureScene):
             hit = start <= batches[1] and start + self.BATCH_STEPS > batches[0]
             if hit:
                 squares.hits.append(len(squares))
-            squares.add(Rectangle(width=0.22, height=0.22, stroke_color=style.BACKGROUND, stroke_width=1,
-                                  fill_color=style.HIGHLIGHT if hit else style.MUTED, fill_opacity=0.9))
+            squares.add(
+                Rectangle(
+                    width=0.22,
+                    height=0.22,
+                    stroke_color=style.BACKGROUND,
+                    stroke_width=1,
+                    fill_color=style.HIGHLIGHT if hit else style.MUTED,
+                    fill_opacity=0.9,
+                )
+            )
         squares.arrange(RIGHT, buff=0.06)
         squares.stretch_to_fit_width(zoom.x_axis.get_width()).next_to(zoom.x_axis, DOWN, buff=self.STRIP_BELOW)
         return squares
@@ -455,7 +579,7 @@ class PostLnDecay(LectureScene):
     def construct(self):
         facts = self.facts
         self.show_title()
-        post = style.math("x_(l+1) = \"Norm\"(x_l + F(x_l))", size=self.MATH)
+        post = style.math('x_(l+1) = "Norm"(x_l + F(x_l))', size=self.MATH)
         post_name = style.zh("Post-LN", size=style.LABEL_SIZE, color=style.BAD)
         self._side_row(VGroup(post_name, post).arrange(RIGHT, buff=style.GAP_M), 0)
         with self.narrate("pl_formula") as beat:
@@ -466,24 +590,35 @@ class PostLnDecay(LectureScene):
         x_bar = self._bar(self.VARIANCE_UNIT, style.FORWARD, "x")
         f_bar = self._bar(self.VARIANCE_UNIT, style.BACKWARD, "F(x)")
         stack = VGroup(x_bar, f_bar).arrange(UP, buff=0).move_to(self.PLOT_CENTRE + 2.2 * LEFT, aligned_edge=DOWN)
-        sum_text = style.zh(f"方差 {facts['unit_variance'].text} ＋ {facts['unit_variance'].text} ＝ "
-                            f"{facts['sum_variance'].text}", size=style.BODY_SIZE)
+        sum_text = style.zh(
+            f"方差 {facts['unit_variance'].text} ＋ {facts['unit_variance'].text} ＝ {facts['sum_variance'].text}",
+            size=style.BODY_SIZE,
+        )
         sum_text.next_to(stack, RIGHT, buff=style.GAP_L).align_to(stack, UP)
-        norm_text = style.zh(f"Norm 拉回 {facts['unit_variance'].text}：÷ {facts['sqrt_two'].text}",
-                             size=style.BODY_SIZE, color=style.HIGHLIGHT)
+        norm_text = style.zh(
+            f"Norm 拉回 {facts['unit_variance'].text}：÷ {facts['sqrt_two'].text}",
+            size=style.BODY_SIZE,
+            color=style.HIGHLIGHT,
+        )
         norm_text.next_to(sum_text, DOWN, buff=style.GAP_L).align_to(sum_text, LEFT)
         squeezed = VGroup(x_bar[0].copy(), f_bar[0].copy())  # the boxes only: their names would squash
         squeezed.stretch(0.5, 1).move_to(stack, aligned_edge=DOWN)
         with self.narrate("pl_variance") as beat:
             self.play(FadeIn(x_bar), run_time=beat.share(0.2))
             self.play(FadeIn(f_bar, shift=0.3 * DOWN), FadeIn(sum_text), run_time=beat.share(0.3))
-            self.play(FadeOut(x_bar[1]), FadeOut(f_bar[1]), Transform(VGroup(x_bar[0], f_bar[0]), squeezed),
-                      FadeIn(norm_text), run_time=beat.share(0.35))
+            self.play(
+                FadeOut(x_bar[1]),
+                FadeOut(f_bar[1]),
+                Transform(VGroup(x_bar[0], f_bar[0]), squeezed),
+                FadeIn(norm_text),
+                run_time=beat.share(0.35),
+            )
 
         per_layer = style.zh(f"x₀ 的系数：每层 × {facts['half_root'].text}", size=style.LABEL_SIZE)
         per_layer = self._side_row(per_layer, 1)
-        deep = style.zh(f"第 {facts['layers'].text} 层：只剩 {facts['end'].text}", size=style.LABEL_SIZE,
-                        color=style.BAD)
+        deep = style.zh(
+            f"第 {facts['layers'].text} 层：只剩 {facts['end'].text}", size=style.LABEL_SIZE, color=style.BAD
+        )
         deep = self._side_row(deep, 2)
         with self.narrate("pl_unroll") as beat:
             self.play(FadeOut(stack), FadeOut(sum_text), FadeOut(norm_text), run_time=beat.share(0.2))
@@ -492,8 +627,9 @@ class PostLnDecay(LectureScene):
 
         axes, labels = self._plot()
         closed = facts["closed"].value
-        line = Line(self._at(axes, 0, closed[0]), self._at(axes, len(closed) - 1, closed[-1]), color=style.DATA,
-                    stroke_width=3)
+        line = Line(
+            self._at(axes, 0, closed[0]), self._at(axes, len(closed) - 1, closed[-1]), color=style.DATA, stroke_width=3
+        )
         line_name = style.math("2^(-l\\/2)", size=style.MATH_LABEL_SIZE, color=style.DATA)
         line_name.next_to(line.point_from_proportion(0.35), UP + RIGHT, buff=style.GAP_S)
         with self.narrate("pl_curve") as beat:
@@ -501,17 +637,28 @@ class PostLnDecay(LectureScene):
             self.play(Create(line), FadeIn(line_name), run_time=beat.share(0.5))
 
         measured = facts["measured"].value
-        dots = VGroup(*(Dot(self._at(axes, layer, value), radius=0.06, color=style.FORWARD)
-                        for layer, value in enumerate(measured) if layer > 0))
-        run = style.zh(f"真跑：d ＝ {facts['dim'].text} · {facts['runs'].text} 次 · 种子 {facts['seed'].text}",
-                       size=style.LABEL_SIZE, color=style.FORWARD)
+        dots = VGroup(
+            *(
+                Dot(self._at(axes, layer, value), radius=0.06, color=style.FORWARD)
+                for layer, value in enumerate(measured)
+                if layer > 0
+            )
+        )
+        run = style.zh(
+            f"真跑：d ＝ {facts['dim'].text} · {facts['runs'].text} 次 · 种子 {facts['seed'].text}",
+            size=style.LABEL_SIZE,
+            color=style.FORWARD,
+        )
         run = self._side_row(run, 1)
         with self.narrate("pl_run") as beat:
             self.play(FadeOut(per_layer), FadeOut(deep), FadeIn(run), run_time=beat.share(0.25))
             self.play(LaggedStart(*(FadeIn(d, scale=2) for d in dots), lag_ratio=0.15), run_time=beat.share(0.65))
 
-        agree = style.zh(f"最大偏差 {facts['deviation'].text}，在 {facts['sigmas'].text}σ ＝ "
-                         f"{facts['noise_band'].text} 以内", size=style.LABEL_SIZE, color=style.FORWARD)
+        agree = style.zh(
+            f"最大偏差 {facts['deviation'].text}，在 {facts['sigmas'].text}σ ＝ {facts['noise_band'].text} 以内",
+            size=style.LABEL_SIZE,
+            color=style.FORWARD,
+        )
         agree = self._side_row(agree, 2)
         with self.narrate("pl_agree") as beat:
             self.play(FadeIn(agree), run_time=beat.share(0.4))
@@ -531,7 +678,7 @@ class PostLnDecay(LectureScene):
             self.play(FadeIn(end_dot, scale=2), FadeIn(end_label), run_time=beat.share(0.35))
             self.play(FadeIn(culprit), run_time=beat.share(0.35))
 
-        pre = style.math("x_(l+1) = x_l + F(\"Norm\"(x_l))", size=self.MATH)
+        pre = style.math('x_(l+1) = x_l + F("Norm"(x_l))', size=self.MATH)
         pre_name = style.zh("Pre-LN", size=style.LABEL_SIZE, color=style.GOOD)
         self._side_row(VGroup(pre_name, pre).arrange(RIGHT, buff=style.GAP_M), 1)
         pre.align_to(post, LEFT)
@@ -575,8 +722,9 @@ class PostLnDecay(LectureScene):
 
     @staticmethod
     def _bar(height, colour, name):
-        box = Rectangle(width=1.2, height=height, stroke_color=style.TEXT, stroke_width=1, fill_color=colour,
-                        fill_opacity=0.7)
+        box = Rectangle(
+            width=1.2, height=height, stroke_color=style.TEXT, stroke_width=1, fill_color=colour, fill_opacity=0.7
+        )
         return VGroup(box, style.zh(name, size=style.LABEL_SIZE).move_to(box))
 
     def _plot(self):
@@ -595,12 +743,16 @@ class PostLnDecay(LectureScene):
             labels.add(Line(at, at + 0.1 * DOWN, color=style.MUTED, stroke_width=2), last_x)
         for tick in y_ticks:
             at = self._at(axes, 0, 2.0 ** tick["log2"])
-            labels.add(Line(at, at + 0.1 * LEFT, color=style.MUTED, stroke_width=2),
-                       style.zh(tick["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(at, LEFT, buff=0.15))
-        labels.add(style.zh("层 l", size=style.SMALL_SIZE, color=style.MUTED)
-                   .next_to(last_x, RIGHT, buff=style.GAP_M))
-        labels.add(style.zh("x₀ 的系数（对数轴）", size=style.SMALL_SIZE, color=style.MUTED)
-                   .next_to(axes.y_axis, UP, buff=style.GAP_S).align_to(axes.y_axis, LEFT))
+            labels.add(
+                Line(at, at + 0.1 * LEFT, color=style.MUTED, stroke_width=2),
+                style.zh(tick["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(at, LEFT, buff=0.15),
+            )
+        labels.add(style.zh("层 l", size=style.SMALL_SIZE, color=style.MUTED).next_to(last_x, RIGHT, buff=style.GAP_M))
+        labels.add(
+            style.zh("x₀ 的系数（对数轴）", size=style.SMALL_SIZE, color=style.MUTED)
+            .next_to(axes.y_axis, UP, buff=style.GAP_S)
+            .align_to(axes.y_axis, LEFT)
+        )
         return axes, labels
 
     def _at(self, axes, layer, coefficient):
@@ -631,11 +783,20 @@ class Fp16VsBf16(LectureScene):
             self.play(FadeIn(question), run_time=beat.share(0.4))
             self.play(FadeIn(answer, scale=1.3), run_time=beat.share(0.3))
 
-        line = Line((self.LINE_X[0], self.LINE_Y, 0), (self.LINE_X[1], self.LINE_Y, 0), color=style.MUTED,
-                    stroke_width=2)
-        ticks = VGroup(*(Line(self._x(e) * RIGHT + self.LINE_Y * UP + 0.07 * DOWN,
-                              self._x(e) * RIGHT + self.LINE_Y * UP + 0.07 * UP, color=style.MUTED, stroke_width=1.5)
-                         for e in range(-128, self.LOG_RANGE[1], 16)))
+        line = Line(
+            (self.LINE_X[0], self.LINE_Y, 0), (self.LINE_X[1], self.LINE_Y, 0), color=style.MUTED, stroke_width=2
+        )
+        ticks = VGroup(
+            *(
+                Line(
+                    self._x(e) * RIGHT + self.LINE_Y * UP + 0.07 * DOWN,
+                    self._x(e) * RIGHT + self.LINE_Y * UP + 0.07 * UP,
+                    color=style.MUTED,
+                    stroke_width=1.5,
+                )
+                for e in range(-128, self.LOG_RANGE[1], 16)
+            )
+        )
         one = style.zh("1", size=style.SMALL_SIZE, color=style.MUTED).next_to(self._on_line(0), UP, buff=0.12)
         axis_name = style.zh("log₂ 数轴：往左越小，一格 16 个二进制数量级", size=style.SMALL_SIZE, color=style.MUTED)
         axis_name.next_to(line, DOWN, buff=0.5).align_to(line, LEFT)
@@ -652,11 +813,15 @@ class Fp16VsBf16(LectureScene):
         fp16_name.next_to(fp16_sub, LEFT, buff=style.GAP_M)
         bounds = VGroup()
         for name, side in (("fp16_min_normal", RIGHT), ("fp16_min_subnormal", LEFT)):
-            mark = Line(self._on_line(round(np.log2(facts[name].value))) + 0.12 * UP,
-                        self._on_line(round(np.log2(facts[name].value))) + 0.12 * DOWN, color=style.FP16,
-                        stroke_width=3)
-            label = style.zh(f"{facts[name].text}（{facts[name + '_bits'].text}）", size=style.SMALL_SIZE,
-                             color=style.FP16)
+            mark = Line(
+                self._on_line(round(np.log2(facts[name].value))) + 0.12 * UP,
+                self._on_line(round(np.log2(facts[name].value))) + 0.12 * DOWN,
+                color=style.FP16,
+                stroke_width=3,
+            )
+            label = style.zh(
+                f"{facts[name].text}（{facts[name + '_bits'].text}）", size=style.SMALL_SIZE, color=style.FP16
+            )
             label.next_to(mark, DOWN, buff=0.15)
             label.shift(label.width / 2 * side + 0.05 * side)
             bounds.add(VGroup(mark, label))
@@ -669,13 +834,19 @@ class Fp16VsBf16(LectureScene):
         # The red line at 2⁻²⁵ (D15), and a linear close-up of the cut under it.
         cut_exp = round(np.log2(facts["cut"].value))
         red_top = (self.BARS_Y["fp16"] + self.BARS_Y["bf16"]) / 2  # between the two bars
-        red = Line(self._on_line(cut_exp) + (red_top - self.LINE_Y) * UP, self._on_line(cut_exp) + 0.3 * DOWN,
-                   color=style.BAD, stroke_width=4)
+        red = Line(
+            self._on_line(cut_exp) + (red_top - self.LINE_Y) * UP,
+            self._on_line(cut_exp) + 0.3 * DOWN,
+            color=style.BAD,
+            stroke_width=4,
+        )
         red_label = style.zh(f"红线 {facts['cut'].text}：以下舍成 0", size=style.SMALL_SIZE, color=style.BAD)
         red_label.next_to(red.get_top(), LEFT, buff=style.GAP_S)
         zoom, zoom_marks = self._close_up(facts["fp16_min_subnormal"])
-        lenses = VGroup(DashedLine(self._on_line(cut_exp - 2), zoom.get_left(), color=style.MUTED, stroke_width=1.5),
-                        DashedLine(self._on_line(cut_exp + 2), zoom.get_right(), color=style.MUTED, stroke_width=1.5))
+        lenses = VGroup(
+            DashedLine(self._on_line(cut_exp - 2), zoom.get_left(), color=style.MUTED, stroke_width=1.5),
+            DashedLine(self._on_line(cut_exp + 2), zoom.get_right(), color=style.MUTED, stroke_width=1.5),
+        )
         with self.narrate("uf_red") as beat:
             self.play(FadeOut(axis_name), Create(red), FadeIn(red_label), run_time=beat.share(0.35))
             self.play(Create(lenses), Create(zoom), FadeIn(zoom_marks), run_time=beat.share(0.45))
@@ -687,18 +858,24 @@ class Fp16VsBf16(LectureScene):
             tag = style.zh(where, size=style.SMALL_SIZE, color=style.HIGHLIGHT)
             dots.add(dot)
             tags.add(tag.next_to(dot, UP, buff=0.08))
-        landed = [Dot(self._zoomed(probe["fp16"]), radius=0.07, color=style.BAD if probe["fp16"] == 0 else style.GOOD)
-                  for probe in probes]
+        landed = [
+            Dot(self._zoomed(probe["fp16"]), radius=0.07, color=style.BAD if probe["fp16"] == 0 else style.GOOD)
+            for probe in probes
+        ]
         with self.narrate("uf_round") as beat:
-            self.play(LaggedStart(*(FadeIn(d, shift=0.2 * DOWN) for d in dots), lag_ratio=0.3), FadeIn(tags),
-                      run_time=beat.share(0.3))
+            self.play(
+                LaggedStart(*(FadeIn(d, shift=0.2 * DOWN) for d in dots), lag_ratio=0.3),
+                FadeIn(tags),
+                run_time=beat.share(0.3),
+            )
             for dot, target in zip(dots, landed):
                 self.add(dot.copy().set_opacity(0.3))  # where it was, before the rounding
                 self.play(Transform(dot, target), run_time=beat.share(0.18))
 
         tiny = Dot(self._zoomed(facts["tiny"].value) + 0.45 * UP, radius=0.07, color=style.FORWARD)
-        tiny_label = style.zh(f"{facts['tiny'].text} → fp16：{facts['tiny_fp16'].text}", size=style.SMALL_SIZE,
-                              color=style.FORWARD)
+        tiny_label = style.zh(
+            f"{facts['tiny'].text} → fp16：{facts['tiny_fp16'].text}", size=style.SMALL_SIZE, color=style.FORWARD
+        )
         tiny_label.next_to(zoom, DOWN, buff=0.5).align_to(zoom, LEFT)
         scaling = style.zh("所以 fp16 要先放大 loss，算完再缩回", size=style.SMALL_SIZE, color=style.MUTED)
         scaling.next_to(tiny_label, DOWN, buff=style.GAP_S).align_to(tiny_label, LEFT)
@@ -709,41 +886,72 @@ class Fp16VsBf16(LectureScene):
 
         bf16_exp = round(np.log2(facts["bf16_min_normal"].value))
         bf16_bar = self._range_bar(bf16_exp, self.LOG_RANGE[1], "bf16", 0.75)
-        bf16_name = style.zh(f"bf16 · 指数 {facts['bf16_exp'].text} 位，同 fp32", size=style.LABEL_SIZE,
-                             color=style.BF16)
+        bf16_name = style.zh(
+            f"bf16 · 指数 {facts['bf16_exp'].text} 位，同 fp32", size=style.LABEL_SIZE, color=style.BF16
+        )
         bf16_name.next_to(bf16_bar, UP, buff=style.GAP_S).align_to(bf16_bar, LEFT)
-        bf16_mark = VGroup(Line(self._on_line(bf16_exp) + 0.12 * UP, self._on_line(bf16_exp) + 0.12 * DOWN,
-                                color=style.BF16, stroke_width=3))
-        bf16_mark.add(style.zh(f"{facts['bf16_min_normal'].text}（{facts['bf16_min_normal_bits'].text}）",
-                               size=style.SMALL_SIZE, color=style.BF16).next_to(bf16_mark, DOWN, buff=0.15)
-                      .align_to(bf16_mark, LEFT))
-        lost = BraceBetweenPoints(self._on_line(bf16_exp) + 0.2 * DOWN, self._on_line(normal_exp) + 0.2 * DOWN,
-                                  DOWN, color=style.BAD)
+        bf16_mark = VGroup(
+            Line(
+                self._on_line(bf16_exp) + 0.12 * UP,
+                self._on_line(bf16_exp) + 0.12 * DOWN,
+                color=style.BF16,
+                stroke_width=3,
+            )
+        )
+        bf16_mark.add(
+            style.zh(
+                f"{facts['bf16_min_normal'].text}（{facts['bf16_min_normal_bits'].text}）",
+                size=style.SMALL_SIZE,
+                color=style.BF16,
+            )
+            .next_to(bf16_mark, DOWN, buff=0.15)
+            .align_to(bf16_mark, LEFT)
+        )
+        lost = BraceBetweenPoints(
+            self._on_line(bf16_exp) + 0.2 * DOWN, self._on_line(normal_exp) + 0.2 * DOWN, DOWN, color=style.BAD
+        )
         lost.shift((bf16_mark[1].get_bottom()[1] - lost.get_top()[1] - 0.05) * UP)
-        lost_label = style.zh(f"小的那头 fp16 少 {facts['binades_lost'].text} 个二进制数量级", size=style.SMALL_SIZE,
-                              color=style.BAD).next_to(lost, DOWN, buff=style.GAP_S)
+        lost_label = style.zh(
+            f"小的那头 fp16 少 {facts['binades_lost'].text} 个二进制数量级", size=style.SMALL_SIZE, color=style.BAD
+        ).next_to(lost, DOWN, buff=style.GAP_S)
         with self.narrate("uf_bf16") as beat:
-            self.play(FadeOut(lenses), FadeOut(scaling), GrowFromEdge(bf16_bar, RIGHT), FadeIn(bf16_name),
-                      run_time=beat.share(0.35))
+            self.play(
+                FadeOut(lenses),
+                FadeOut(scaling),
+                GrowFromEdge(bf16_bar, RIGHT),
+                FadeIn(bf16_name),
+                run_time=beat.share(0.35),
+            )
             self.play(FadeIn(bf16_mark), run_time=beat.share(0.2))
             self.play(GrowFromCenter(lost), FadeIn(lost_label), run_time=beat.share(0.3))
 
-        kept = Dot(self._on_line(np.log2(facts["tiny_bf16"].value)) + (self.BARS_Y["bf16"] - self.LINE_Y) * UP,
-                   radius=0.08, color=style.HIGHLIGHT)
+        kept = Dot(
+            self._on_line(np.log2(facts["tiny_bf16"].value)) + (self.BARS_Y["bf16"] - self.LINE_Y) * UP,
+            radius=0.08,
+            color=style.HIGHLIGHT,
+        )
         kept_label = style.zh(f"bf16：{facts['tiny_bf16'].text}，还在", size=style.SMALL_SIZE, color=style.BF16)
         kept_label.next_to(kept, UP, buff=style.GAP_S)
         with self.narrate("uf_keeps") as beat:
             self.play(FadeIn(kept, scale=2), FadeIn(kept_label), run_time=beat.share(0.4))
             self.play(Indicate(kept, color=style.HIGHLIGHT, scale_factor=2), run_time=beat.share(0.3))
 
-        risk = style.zh(f"bf16 怕的是累加：{facts['repeat_step'].text} 加 {facts['repeats'].text} 次，仍是 "
-                        f"{facts['bf16_sum'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
+        risk = style.zh(
+            f"bf16 怕的是累加：{facts['repeat_step'].text} 加 {facts['repeats'].text} 次，仍是 "
+            f"{facts['bf16_sum'].text}",
+            size=style.LABEL_SIZE,
+            color=style.HIGHLIGHT,
+        )
         risk.move_to((self.LINE_X[0], self.RISK_Y, 0), aligned_edge=LEFT)
         with self.narrate("uf_risk") as beat:
             self.play(FadeIn(risk, shift=0.2 * UP), run_time=beat.share(0.4))
 
-        real = style.caption_stack("每个边界取自位模式，舍入是真舍", "不画梯度直方图：那份数据我们没有",
-                                   size=style.SMALL_SIZE, color=style.MUTED).to_corner(UP + RIGHT, buff=style.EDGE)
+        real = style.caption_stack(
+            "每个边界取自位模式，舍入是真舍",
+            "不画梯度直方图：那份数据我们没有",
+            size=style.SMALL_SIZE,
+            color=style.MUTED,
+        ).to_corner(UP + RIGHT, buff=style.EDGE)
         with self.narrate("uf_real") as beat:
             self.play(FadeIn(real), run_time=beat.share(0.4))
             self.play(Indicate(VGroup(bounds, bf16_mark, red), color=style.HIGHLIGHT), run_time=beat.share(0.4))
@@ -760,8 +968,9 @@ class Fp16VsBf16(LectureScene):
     def _range_bar(self, low, high, name, opacity):
         """A format's range between two binary exponents, over the line at its own height."""
         left, right = self._x(low), self._x(min(high, self.LOG_RANGE[1]))
-        return Rectangle(width=right - left, height=0.32, stroke_width=0, fill_color=style.PRECISION[name],
-                         fill_opacity=opacity).move_to(((left + right) / 2, self.BARS_Y[name], 0))
+        return Rectangle(
+            width=right - left, height=0.32, stroke_width=0, fill_color=style.PRECISION[name], fill_opacity=opacity
+        ).move_to(((left + right) / 2, self.BARS_Y[name], 0))
 
     def _zoomed(self, value):
         """A value's place on the close-up, which runs linearly from 0 to 2⁻²³."""
@@ -774,8 +983,10 @@ class Fp16VsBf16(LectureScene):
         marks = VGroup()
         for value, text in ((0.0, "0"), (least.value, least.text)):
             at = self._zoomed(value)
-            marks.add(Line(at + 0.12 * UP, at + 0.12 * DOWN, color=style.FP16, stroke_width=3),
-                      style.zh(text, size=style.SMALL_SIZE, color=style.FP16).next_to(at, DOWN, buff=0.18))
+            marks.add(
+                Line(at + 0.12 * UP, at + 0.12 * DOWN, color=style.FP16, stroke_width=3),
+                style.zh(text, size=style.SMALL_SIZE, color=style.FP16).next_to(at, DOWN, buff=0.18),
+            )
         cut = self._zoomed(least.value / 2)
         marks.add(Line(cut + 0.35 * UP, cut + 0.2 * DOWN, color=style.BAD, stroke_width=4))
         name = style.zh("放大看（线性）", size=style.SMALL_SIZE, color=style.MUTED)
@@ -799,21 +1010,31 @@ class DerivedNumbersAppendix(LectureScene):
     def construct(self):
         facts = self.facts
         heading = self.show_title()
-        kinds = VGroup(style.zh("查得到原文的数", size=style.BODY_SIZE, color=style.MUTED),
-                       style.zh("自己按算子推的数", size=style.BODY_SIZE, color=style.HIGHLIGHT))
+        kinds = VGroup(
+            style.zh("查得到原文的数", size=style.BODY_SIZE, color=style.MUTED),
+            style.zh("自己按算子推的数", size=style.BODY_SIZE, color=style.HIGHLIGHT),
+        )
         kinds.arrange(RIGHT, buff=1.5).move_to(0.3 * UP)
         with self.narrate("ap_intro") as beat:
             self.play(FadeIn(kinds[0]), run_time=beat.share(0.3))
             self.play(FadeIn(kinds[1]), run_time=beat.share(0.3))
 
-        head = text_row(("数", "推导链", "可能错在哪"), self.COLUMNS, self.HEAD_Y, size=style.SMALL_SIZE,
-                        color=style.MUTED)
+        head = text_row(
+            ("数", "推导链", "可能错在哪"), self.COLUMNS, self.HEAD_Y, size=style.SMALL_SIZE, color=style.MUTED
+        )
         right = config.frame_width / 2 - style.EDGE
-        rule = Line((self.COLUMNS[0].x, self.HEAD_Y - 0.25, 0), (right, self.HEAD_Y - 0.25, 0), color=style.MUTED,
-                    stroke_width=1)
+        rule = Line(
+            (self.COLUMNS[0].x, self.HEAD_Y - 0.25, 0),
+            (right, self.HEAD_Y - 0.25, 0),
+            color=style.MUTED,
+            stroke_width=1,
+        )
         with self.narrate("ap_table") as beat:
-            self.play(FadeOut(kinds[0]), kinds[1].animate.scale(0.8).next_to(heading, RIGHT, buff=style.GAP_L),
-                      run_time=beat.share(0.35))
+            self.play(
+                FadeOut(kinds[0]),
+                kinds[1].animate.scale(0.8).next_to(heading, RIGHT, buff=style.GAP_L),
+                run_time=beat.share(0.35),
+            )
             self.play(FadeIn(head), Create(rule), run_time=beat.share(0.35))
 
         y = self.FIRST_Y
@@ -835,13 +1056,18 @@ class DerivedNumbersAppendix(LectureScene):
                 self._footnote(built)
             y = centre - (lines - 1) * self.LINE_PITCH / 2 - self.PITCH
 
-        rule_text = style.caption_stack("判据：自己推的数，连着推导一起给", "数字会过期，推导不会",
-                                        size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+        rule_text = style.caption_stack(
+            "判据：自己推的数，连着推导一起给", "数字会过期，推导不会", size=style.SMALL_SIZE, color=style.HIGHLIGHT
+        )
         rule_text.to_corner(UP + RIGHT, buff=style.EDGE)
         with self.narrate("ap_rule") as beat:
             self.play(FadeOut(kinds[1]), FadeIn(rule_text[0]), run_time=beat.share(0.3))
-            self.play(LaggedStart(*(Indicate(r.chain, color=style.HIGHLIGHT, scale_factor=1.05) for r in rows),
-                                  lag_ratio=0.2), run_time=beat.share(0.55))
+            self.play(
+                LaggedStart(
+                    *(Indicate(r.chain, color=style.HIGHLIGHT, scale_factor=1.05) for r in rows), lag_ratio=0.2
+                ),
+                run_time=beat.share(0.55),
+            )
         with self.narrate("ap_end") as beat:
             self.play(FadeIn(rule_text[1]), run_time=beat.share(0.4))
         self.finish()
@@ -861,9 +1087,12 @@ class DerivedNumbersAppendix(LectureScene):
     def _footnote(self, resident):
         """D9 under the table: the page's 106.75 GiB leaves out the layer being recomputed."""
         facts = self.facts
-        note = style.zh(f"注：{facts['full_recompute'].text} 未含反向时展开的那一层；"
-                        f"算上是 {facts['working_set'].text}，分水岭 {facts['sequences_d9'].text}",
-                        size=style.SMALL_SIZE, color=style.HIGHLIGHT)
+        note = style.zh(
+            f"注：{facts['full_recompute'].text} 未含反向时展开的那一层；"
+            f"算上是 {facts['working_set'].text}，分水岭 {facts['sequences_d9'].text}",
+            size=style.SMALL_SIZE,
+            color=style.HIGHLIGHT,
+        )
         note.move_to((self.COLUMNS[0].x, self.FOOTNOTE_Y, 0), aligned_edge=LEFT)
         with self.narrate("ap_d9") as beat:
             self.play(FadeIn(note), Indicate(resident.number, color=style.HIGHLIGHT), run_time=beat.share(0.5))

@@ -144,6 +144,9 @@ def caption_stack(*lines: str, size: float = BODY_SIZE, color: str = TEXT) -> VG
 def fits_frame(mobject: Mobject, margin: float = 0.0) -> bool:
     """Whether a mobject lies fully inside the 16:9 frame."""
     half_w, half_h = config.frame_width / 2 - margin, config.frame_height / 2 - margin
-    return (mobject.get_left()[0] >= -half_w and mobject.get_right()[0] <= half_w
-            and mobject.get_bottom()[1] >= -half_h and mobject.get_top()[1] <= half_h)
-
+    return (
+        mobject.get_left()[0] >= -half_w
+        and mobject.get_right()[0] <= half_w
+        and mobject.get_bottom()[1] >= -half_h
+        and mobject.get_top()[1] <= half_h
+    )

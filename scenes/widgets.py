@@ -53,8 +53,17 @@ class _CornerAxes(Axes):
         return axis_range[0]
 
 
-def sketch_axes(x_range: Sequence[float], y_range: Sequence[float], x_length: float, y_length: float, *,
-                tips: bool = False, ticks: bool = False, visible: bool = True, corner: bool = False) -> Axes:
+def sketch_axes(
+    x_range: Sequence[float],
+    y_range: Sequence[float],
+    x_length: float,
+    y_length: float,
+    *,
+    tips: bool = False,
+    ticks: bool = False,
+    visible: bool = True,
+    corner: bool = False,
+) -> Axes:
     """Muted axes in the course's sketch style: no ticks (no scale, see the figure standard), no tips.
 
     ``ticks=True`` is for the rare data axis that carries a scale; ``visible=False`` keeps only
@@ -65,8 +74,9 @@ def sketch_axes(x_range: Sequence[float], y_range: Sequence[float], x_length: fl
     if not visible:
         line["stroke_opacity"] = 0
     kind = _CornerAxes if corner else Axes
-    return kind(x_range=list(x_range), y_range=list(y_range), x_length=x_length, y_length=y_length, tips=tips,
-                axis_config=line)
+    return kind(
+        x_range=list(x_range), y_range=list(y_range), x_length=x_length, y_length=y_length, tips=tips, axis_config=line
+    )
 
 
 def tick_labels(axes: Axes, x=(), y=(), size: float = style.SMALL_SIZE) -> VGroup:
@@ -82,15 +92,13 @@ def tick_labels(axes: Axes, x=(), y=(), size: float = style.SMALL_SIZE) -> VGrou
 
 def curve_through(axes: Axes, samples, color: str, width: float = 4) -> VMobject:
     """A smooth curve through sampled (x, y) rows, in the axes' coordinates."""
-    return VMobject(stroke_color=color, stroke_width=width).set_points_smoothly(
-        [axes.c2p(x, y) for x, y in samples])
+    return VMobject(stroke_color=color, stroke_width=width).set_points_smoothly([axes.c2p(x, y) for x, y in samples])
 
 
 def line_through(axes: Axes, samples, color: str, width: float = 4) -> VMobject:
     """Straight segments through sampled (x, y) rows: for data with corners, steps or noise, which
     smoothing would round off (a schedule's drop, a run's per-step ratio)."""
-    return VMobject(stroke_color=color, stroke_width=width).set_points_as_corners(
-        [axes.c2p(x, y) for x, y in samples])
+    return VMobject(stroke_color=color, stroke_width=width).set_points_as_corners([axes.c2p(x, y) for x, y in samples])
 
 
 # -- tables --------------------------------------------------------------------------------
@@ -124,8 +132,14 @@ def grid_row(cells: Sequence[Mobject | None], columns: Sequence[Column], y: floa
     return row
 
 
-def text_row(texts: Sequence[str], columns: Sequence[Column], y: float = 0.0, *, size: float = style.LABEL_SIZE,
-             color: str = style.TEXT) -> VGroup:
+def text_row(
+    texts: Sequence[str],
+    columns: Sequence[Column],
+    y: float = 0.0,
+    *,
+    size: float = style.LABEL_SIZE,
+    color: str = style.TEXT,
+) -> VGroup:
     """A row of text cells in one size and colour; an empty string leaves its column empty."""
     return grid_row([style.zh(t, size=size, color=color) if t else None for t in texts], columns, y)
 
@@ -171,8 +185,15 @@ def reveal(marks: VGroup, first: int, last: int, **kwargs) -> UpdateFromAlphaFun
 
 def h_arrow(start, end, color: str, width: float = 5) -> Arrow:
     """A step drawn as an arrow to scale: no buffer, and a tip that stays small on a short step."""
-    return Arrow(start, end, buff=0, color=color, stroke_width=width, max_tip_length_to_length_ratio=0.3,
-                 max_stroke_width_to_length_ratio=12)
+    return Arrow(
+        start,
+        end,
+        buff=0,
+        color=color,
+        stroke_width=width,
+        max_tip_length_to_length_ratio=0.3,
+        max_stroke_width_to_length_ratio=12,
+    )
 
 
 # -- steepest descent under a norm -------------------------------------------------------------
@@ -215,15 +236,22 @@ class LedgerRow(VGroup):
 
     SLIVER = 0.08  # width of a factored cell, which holds about 0 bytes per parameter
 
-    def __init__(self, cells: list[dict], unit: float = 0.55, height: float = 0.9,
-                 label_size: float = style.SMALL_SIZE, **kwargs):
+    def __init__(
+        self, cells: list[dict], unit: float = 0.55, height: float = 0.9, label_size: float = style.SMALL_SIZE, **kwargs
+    ):
         super().__init__(**kwargs)
         self.keys = []
         for cell in cells:
             colour = style.PRECISION[cell["precision"]]
             factored = cell.get("factored", False)
-            box = Rectangle(width=self.SLIVER if factored else cell["bytes"] * unit, height=height,
-                            stroke_color=style.TEXT, stroke_width=2, fill_color=colour, fill_opacity=0.55)
+            box = Rectangle(
+                width=self.SLIVER if factored else cell["bytes"] * unit,
+                height=height,
+                stroke_color=style.TEXT,
+                stroke_width=2,
+                fill_color=colour,
+                fill_opacity=0.55,
+            )
             label = style.zh(cell["label"], size=label_size)
             if label.width > box.width - 0.1 and "short" in cell:
                 label = style.zh(cell["short"], size=label_size)
@@ -252,9 +280,19 @@ class LedgerRow(VGroup):
 
 def slivers(box: Rectangle, parts: int) -> VGroup:
     """A ledger cell's box cut into `parts` equal vertical slivers, laid over it (ZeRO's cut)."""
-    pieces = VGroup(*(Rectangle(width=box.width / parts, height=box.height, stroke_color=style.TEXT,
-                                stroke_width=0.5, fill_color=box.get_fill_color(), fill_opacity=box.get_fill_opacity())
-                      for _ in range(parts)))
+    pieces = VGroup(
+        *(
+            Rectangle(
+                width=box.width / parts,
+                height=box.height,
+                stroke_color=style.TEXT,
+                stroke_width=0.5,
+                fill_color=box.get_fill_color(),
+                fill_opacity=box.get_fill_opacity(),
+            )
+            for _ in range(parts)
+        )
+    )
     return pieces.arrange(RIGHT, buff=0).move_to(box)
 
 
@@ -263,8 +301,15 @@ def slivers(box: Rectangle, parts: int) -> VGroup:
 ACROSS_GAP = 0.8  # between a verdict's subject and its answer, when they sit side by side
 
 
-def verdict(answer: str, color: str, note: str, *, under: Mobject | None = None, size: float = style.LABEL_SIZE,
-            across: bool = False) -> VGroup:
+def verdict(
+    answer: str,
+    color: str,
+    note: str,
+    *,
+    under: Mobject | None = None,
+    size: float = style.LABEL_SIZE,
+    across: bool = False,
+) -> VGroup:
     """A verdict badge: the answer in its colour, with a few words beside it. ``badge[0]`` is the answer.
 
     Stacked (the default), it hangs under the cells it judges (`under`): the answer on
@@ -281,7 +326,6 @@ def verdict(answer: str, color: str, note: str, *, under: Mobject | None = None,
     if under is not None:
         badge.next_to(under, DOWN, buff=style.GAP_M)
     return badge
-
 
 
 # -- pipeline schedules --------------------------------------------------------------------
@@ -323,17 +367,42 @@ class ScheduleLanes(VGroup):
 
     LABEL_MIN = 0.2  # an op narrower than this carries no micro-batch number
 
-    def __init__(self, timeline: dict, width: float, lane_height: float = 0.5, pitch: float = 0.62, *,
-                 span: float | None = None, numbers: bool = True, names: bool = True, **kwargs):
+    def __init__(
+        self,
+        timeline: dict,
+        width: float,
+        lane_height: float = 0.5,
+        pitch: float = 0.62,
+        *,
+        span: float | None = None,
+        numbers: bool = True,
+        names: bool = True,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.timeline, self.unit = timeline, width / (span or timeline["makespan"])
         self.lane_height, self.pitch = lane_height, pitch
         ranks, chunks = timeline["ranks"], timeline["chunks"]
-        self.lanes = VGroup(*(Rectangle(width=timeline["makespan"] * self.unit, height=lane_height, stroke_width=0,
-                                        fill_color=style.PANEL, fill_opacity=1)
-                              .move_to(self._at(0, r), aligned_edge=LEFT) for r in range(ranks)))
-        self.names = VGroup(*(style.zh(f"卡 {r}", size=style.SMALL_SIZE, color=style.MUTED)
-                              .next_to(self.lanes[r], LEFT, buff=style.GAP_M) for r in range(ranks)))
+        self.lanes = VGroup(
+            *(
+                Rectangle(
+                    width=timeline["makespan"] * self.unit,
+                    height=lane_height,
+                    stroke_width=0,
+                    fill_color=style.PANEL,
+                    fill_opacity=1,
+                ).move_to(self._at(0, r), aligned_edge=LEFT)
+                for r in range(ranks)
+            )
+        )
+        self.names = VGroup(
+            *(
+                style.zh(f"卡 {r}", size=style.SMALL_SIZE, color=style.MUTED).next_to(
+                    self.lanes[r], LEFT, buff=style.GAP_M
+                )
+                for r in range(ranks)
+            )
+        )
         self._spans: list[tuple[Mobject, float, float]] = []  # (piece, start, end)
         self.ops = VGroup(*(VGroup() for _ in range(ranks)))
         for slot in timeline["slots"]:
@@ -358,8 +427,14 @@ class ScheduleLanes(VGroup):
         return np.array((self.x_of(t), self.lanes[rank].get_center()[1], 0.0))
 
     def _box(self, a: float, b: float, rank: int, color: str, opacity: float, height: float | None = None) -> Rectangle:
-        box = Rectangle(width=(b - a) * self.unit, height=height or self.lane_height, stroke_color=style.BACKGROUND,
-                        stroke_width=1.5, fill_color=color, fill_opacity=opacity)
+        box = Rectangle(
+            width=(b - a) * self.unit,
+            height=height or self.lane_height,
+            stroke_color=style.BACKGROUND,
+            stroke_width=1.5,
+            fill_color=color,
+            fill_opacity=opacity,
+        )
         return _revealable(box.move_to(self._at((a + b) / 2, rank)))
 
     def _op(self, slot: dict, chunks: int, numbers: bool) -> VGroup:
@@ -368,8 +443,15 @@ class ScheduleLanes(VGroup):
             half = self.lane_height / 2
             top = self._box(a, b, r, op_color("F", slot["chunk"], chunks), 0.9, half).shift(half / 2 * UP)
             bottom = self._box(a, b, r, op_color("B", slot["paired_chunk"], chunks), 0.9, half).shift(half / 2 * DOWN)
-            outline = _revealable(Rectangle(width=(b - a) * self.unit, height=self.lane_height, stroke_color=style.TEXT,
-                                            stroke_width=2, fill_opacity=0).move_to(self._at((a + b) / 2, r)))
+            outline = _revealable(
+                Rectangle(
+                    width=(b - a) * self.unit,
+                    height=self.lane_height,
+                    stroke_color=style.TEXT,
+                    stroke_width=2,
+                    fill_opacity=0,
+                ).move_to(self._at((a + b) / 2, r))
+            )
             pieces = VGroup(top, bottom, outline)
         else:
             pieces = VGroup(self._box(a, b, r, op_color(slot["op"], slot["chunk"], chunks), 0.9))
@@ -405,15 +487,26 @@ class InFlightBars(VGroup):
         super().__init__(**kwargs)
         self.steps, self.unit, self.bar_width = steps, unit, width
         self.base = Line(ORIGIN, (len(steps) * (width + gap) - gap) * RIGHT, color=style.MUTED, stroke_width=2)
-        self.bars = VGroup(*(_revealable(Rectangle(width=width, height=unit, stroke_width=0, fill_color=style.FORWARD,
-                                                   fill_opacity=0.8)) for _ in steps))
+        self.bars = VGroup(
+            *(
+                _revealable(
+                    Rectangle(width=width, height=unit, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.8)
+                )
+                for _ in steps
+            )
+        )
         self.peaks = VGroup(*(Line(ORIGIN, width * RIGHT, color=style.HIGHLIGHT, stroke_width=3) for _ in steps))
         for i, (bar, peak) in enumerate(zip(self.bars, self.peaks)):
             bar.move_to(((width + gap) * i + width / 2, unit / 2, 0))
             peak.move_to(((width + gap) * i + width / 2, 0, 0))
-        self.names = VGroup(*(style.zh(str(i), size=style.SMALL_SIZE, color=style.MUTED)
-                              .next_to(self.base, DOWN, buff=style.GAP_S).set_x(bar.get_x())
-                              for i, bar in enumerate(self.bars)))
+        self.names = VGroup(
+            *(
+                style.zh(str(i), size=style.SMALL_SIZE, color=style.MUTED)
+                .next_to(self.base, DOWN, buff=style.GAP_S)
+                .set_x(bar.get_x())
+                for i, bar in enumerate(self.bars)
+            )
+        )
         self.add(self.base, self.bars, self.peaks, self.names)
         self.show_at(0.0)
 
@@ -435,8 +528,11 @@ class BubbleMeter(VGroup):
         self.idle = [stretch for stretches in timeline["idle"] for stretch in stretches]
         self.full = timeline["ranks"] * timeline["makespan"]
         self.frame = Rectangle(width=width, height=height, stroke_color=style.MUTED, stroke_width=1.5)
-        self.fill = _revealable(Rectangle(width=width, height=height, stroke_width=0, fill_color=style.MUTED,
-                                          fill_opacity=0.8).move_to(self.frame))
+        self.fill = _revealable(
+            Rectangle(width=width, height=height, stroke_width=0, fill_color=style.MUTED, fill_opacity=0.8).move_to(
+                self.frame
+            )
+        )
         self.name = style.zh("空泡", size=style.SMALL_SIZE, color=style.MUTED)
         self.name.next_to(self.frame, LEFT, buff=style.GAP_M)
         self.add(self.frame, self.fill, self.name)

@@ -73,11 +73,14 @@ def three_figures(backprop_build, tmp_path_factory) -> ThreeFigures:
         (folder / f"{fig_id}.vtt").write_text(captions.to_vtt(own), encoding="utf-8")
         for ext in ("png", "webp"):
             shutil.copy(folder / f"gates_circuit.{ext}", folder / f"{fig_id}.{ext}")
-        files = {ext: PublishedFile(f"backprop/{fig_id}.{ext}", sha256(folder / f"{fig_id}.{ext}"))
-                 for ext in ("mp4", "srt", "vtt", "png", "webp")}
+        files = {
+            ext: PublishedFile(f"backprop/{fig_id}.{ext}", sha256(folder / f"{fig_id}.{ext}"))
+            for ext in ("mp4", "srt", "vtt", "png", "webp")
+        }
         man.figures[fig_id] = replace(first, figure=fig_id, title=title, duration=round(seconds, 3), files=files)
-    man.chapters = [replace(ch, figures=["gates_circuit", FIGURE_B, FIGURE_C]) if ch.id == "backprop" else ch
-                    for ch in man.chapters]
+    man.chapters = [
+        replace(ch, figures=["gates_circuit", FIGURE_B, FIGURE_C]) if ch.id == "backprop" else ch for ch in man.chapters
+    ]
     progress: list[str] = []
     chapter_video.build_all(man, out, progress.append)
     manifest.save(out, man)
@@ -89,8 +92,12 @@ def three_figures(backprop_build, tmp_path_factory) -> ThreeFigures:
 # a test that takes one joins that fixture's xdist_group, so it runs on the one worker that made it,
 # instead of each worker making it again. Groups with the most tests are sent out first (xdist's
 # loadscope reorder), so the long builds start at once.
-SHARED = {"backprop_build": "backprop_build", "three_figures": "backprop_build", "last_frames": "course_stills",
-          "rebuilt": "facts_rebuilt"}
+SHARED = {
+    "backprop_build": "backprop_build",
+    "three_figures": "backprop_build",
+    "last_frames": "course_stills",
+    "rebuilt": "facts_rebuilt",
+}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
@@ -104,5 +111,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_addoption(parser):
-    parser.addoption("--set_test", action="store_true",
-                     help="write the last-frame tests' control data from this machine's frames (a deliberate act)")
+    parser.addoption(
+        "--set_test",
+        action="store_true",
+        help="write the last-frame tests' control data from this machine's frames (a deliberate act)",
+    )

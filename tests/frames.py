@@ -66,9 +66,11 @@ def compare(frame: Path, control: Path, diff: Path) -> str | None:
     diff.parent.mkdir(parents=True, exist_ok=True)
     picture.save(diff)
     rows, cols = np.nonzero(mask)
-    return (f"{int(mask.sum())} pixels changed (more than {MAX_CHANGED}), within x {cols.min()}–{cols.max()}, "
-            f"y {rows.min()}–{rows.max()} px; diff: {diff} (control | now | changed in red); "
-            "if the change is meant, regenerate with pytest --set_test")
+    return (
+        f"{int(mask.sum())} pixels changed (more than {MAX_CHANGED}), within x {cols.min()}–{cols.max()}, "
+        f"y {rows.min()}–{rows.max()} px; diff: {diff} (control | now | changed in red); "
+        "if the change is meant, regenerate with pytest --set_test"
+    )
 
 
 def stack_mismatch(stack: dict[str, str]) -> str | None:
@@ -76,8 +78,11 @@ def stack_mismatch(stack: dict[str, str]) -> str | None:
     if not STACK.exists():
         return None
     recorded = json.loads(STACK.read_text(encoding="utf-8"))
-    differ = [f"{part}: control {recorded.get(part)!r}, here {value!r}" for part, value in stack.items()
-              if recorded.get(part) != value]
+    differ = [
+        f"{part}: control {recorded.get(part)!r}, here {value!r}"
+        for part, value in stack.items()
+        if recorded.get(part) != value
+    ]
     return "; ".join(differ) or None
 
 

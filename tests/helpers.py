@@ -35,22 +35,33 @@ def in_play_order(chapter_id: str, figure_ids) -> list[str]:
 def copy_project(dst: Path) -> Path:
     """A scratch copy of the project: its sources, narration and tests, not its environment, caches or renders.
     Commands run in it as ``python -m tools.cli`` with ``cwd=dst`` import its code, not this checkout's."""
-    skip = shutil.ignore_patterns(".git", ".venv", ".cache", "renders", "media", "__pycache__", "*.egg-info",
-                                  ".pytest_cache", ".ruff_cache")
+    skip = shutil.ignore_patterns(
+        ".git", ".venv", ".cache", "renders", "media", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache"
+    )
     shutil.copytree(ROOT, dst, ignore=skip)
     return dst
 
 
 def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
     """Run a command of the project's environment with stdin closed."""
-    return subprocess.run(args, cwd=cwd, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def build_env(tmp_path: Path, voice: str = "silent") -> dict[str, str]:
     """Renders and caches under tmp_path, with the given voice."""
-    return {"LECTURE_RENDERS": str(tmp_path / "renders"), "LECTURE_CACHE": str(tmp_path / "cache"),
-            "LECTURE_VOICE": voice}
+    return {
+        "LECTURE_RENDERS": str(tmp_path / "renders"),
+        "LECTURE_CACHE": str(tmp_path / "cache"),
+        "LECTURE_VOICE": voice,
+    }
 
 
 # `lecture build` at 480p15 as the tests run it: without the layout lint, which the course-wide check runs once
@@ -79,8 +90,15 @@ class ThreeFigures:
     kit: object  # site.Kit
 
 
-def synthetic_clip(dst: Path, samples, frames: int, work: Path, size: tuple[int, int] = (64, 36), fps: int = 15,
-                   options: dict | None = None) -> None:
+def synthetic_clip(
+    dst: Path,
+    samples,
+    frames: int,
+    work: Path,
+    size: tuple[int, int] = (64, 36),
+    fps: int = 15,
+    options: dict | None = None,
+) -> None:
     """A clip of `frames` plain video frames (slowly changing colour) with `samples` (floats in -1..1 at
     48 kHz) as its sound, muxed as publish does."""
     import numpy as np

@@ -11,8 +11,16 @@ from tools.chapters import adaptive
 from tools.course import catalogue
 from tools.models import learning_rate, moments, msign, tiny_mlp
 
-ORDER = ["adagrad_rmsprop_adam_chain", "adam_update_rms", "muon", "weight_update_ratio", "lr_schedules",
-         "lr_numbers", "beta_windows", "warmup_explanations"]
+ORDER = [
+    "adagrad_rmsprop_adam_chain",
+    "adam_update_rms",
+    "muon",
+    "weight_update_ratio",
+    "lr_schedules",
+    "lr_numbers",
+    "beta_windows",
+    "warmup_explanations",
+]
 
 
 def facts(figure_id):
@@ -263,7 +271,7 @@ def test_palm_table_regenerated():
 
 def test_rare_token_fixed_window_forgets_palm_remembers():
     f = facts("beta_windows")
-    assert f["swing_fixed"].value == pytest.approx(0.99 ** -1999, rel=1e-6)
+    assert f["swing_fixed"].value == pytest.approx(0.99**-1999, rel=1e-6)
     assert f["swing_palm"].value < 2
     assert f["crossing"].value == pytest.approx(100 ** (1 / 0.8)) and f["crossing"].text == "316"
 
@@ -281,6 +289,7 @@ def test_warmup_lengths_come_from_the_schedules_figure():
 
 
 def test_warmup_tamper_a_study_at_scale_is_not_the_pages():
-    err = refused(adaptive.warmup_explanations, "warmup_explanations",
-                  study={"year": 2024, "layers": 48, "context": 2048})
+    err = refused(
+        adaptive.warmup_explanations, "warmup_explanations", study={"year": 2024, "layers": 48, "context": 2048}
+    )
     assert err.fact == "a study far smaller than the models discussed"

@@ -56,18 +56,27 @@ def _published(out, chapter: str, fig_id: str, attachments: bool) -> PublishedFi
 @pytest.fixture
 def kit(tmp_path):
     out = tmp_path / "480p15"
-    man = Manifest("480p15", [ChapterList("ledger", "账本", ["zero_stages"], "专题四　训练一步的账"),
-                              ChapterList("pipeline", "流水线", ["pipeline_gpipe"], "专题五　切开模型")],
-                   {"zero_stages": _published(out, "ledger", "zero_stages", False),
-                    "pipeline_gpipe": _published(out, "pipeline", "pipeline_gpipe", True)})
+    man = Manifest(
+        "480p15",
+        [
+            ChapterList("ledger", "账本", ["zero_stages"], "专题四　训练一步的账"),
+            ChapterList("pipeline", "流水线", ["pipeline_gpipe"], "专题五　切开模型"),
+        ],
+        {
+            "zero_stages": _published(out, "ledger", "zero_stages", False),
+            "pipeline_gpipe": _published(out, "pipeline", "pipeline_gpipe", True),
+        },
+    )
     return site.write_kit(out, man).path, man
 
 
 def test_the_embed_page_links_the_trace_with_a_line_on_how_to_open_it(kit):
     path, _ = kit
     page = (path / "embed" / "pipeline_gpipe.html").read_text(encoding="utf-8")
-    assert ('<p class="attachment"><a href="../media/pipeline/pipeline_gpipe.trace.json" download>模拟时间线</a>'
-            '：在 Perfetto 打开</p>') in page
+    assert (
+        '<p class="attachment"><a href="../media/pipeline/pipeline_gpipe.trace.json" download>模拟时间线</a>'
+        "：在 Perfetto 打开</p>"
+    ) in page
     assert (path / "media" / "pipeline" / "pipeline_gpipe.trace.json").read_text() == "trace.json bytes"
     assert "attachment" not in (path / "embed" / "zero_stages.html").read_text(encoding="utf-8").split("<body>")[1]
 
@@ -76,7 +85,8 @@ def test_embed_json_lists_a_figures_attachments(kit):
     path, _ = kit
     embed = json.loads((path / "embed.json").read_text(encoding="utf-8"))
     assert embed["figures"]["pipeline_gpipe"]["attachments"] == [
-        {"path": "media/pipeline/pipeline_gpipe.trace.json", "label": "模拟时间线", "how_to": "在 Perfetto 打开"}]
+        {"path": "media/pipeline/pipeline_gpipe.trace.json", "label": "模拟时间线", "how_to": "在 Perfetto 打开"}
+    ]
     assert embed["figures"]["zero_stages"]["attachments"] == []
     assert [ch["topic"] for ch in embed["chapters"]] == ["专题四　训练一步的账", "专题五　切开模型"]
 
@@ -84,8 +94,15 @@ def test_embed_json_lists_a_figures_attachments(kit):
 def test_the_gallery_heads_each_topic_before_its_chapters(kit):
     path, _ = kit
     index = (path / "index.html").read_text(encoding="utf-8")
-    order = [index.index(mark) for mark in ('<h2 class="topic-title">专题四', 'id="chapter-ledger"',
-                                            '<h2 class="topic-title">专题五', 'id="chapter-pipeline"')]
+    order = [
+        index.index(mark)
+        for mark in (
+            '<h2 class="topic-title">专题四',
+            'id="chapter-ledger"',
+            '<h2 class="topic-title">专题五',
+            'id="chapter-pipeline"',
+        )
+    ]
     assert order == sorted(order)
     assert index.count('<section class="topic"') == 2 and 'href="#topic-2">专题五' in index
 

@@ -35,8 +35,20 @@ def test_a_scaffolded_figure_checks_builds_and_passes_its_test_with_no_hand_edit
     assert built.returncode == 0, built.stdout + built.stderr
     assert (tmp_path / "renders" / "480p15" / "optimizer" / "demo_figure.mp4").is_file()
     assert "optimizer/demo_figure: done" in built.stdout and "warning" not in built.stdout
-    test = run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
-                "tests/test_optimizer_demo_figure.py"], cwd=project)
+    test = run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_optimizer_demo_figure.py",
+        ],
+        cwd=project,
+    )
     assert "2 passed" in test.stdout, test.stdout
     assert run([str(BIN / "ruff"), "check", "."], cwd=project).returncode == 0
     table = run([*LECTURE, "readme", "--check"], cwd=project)
@@ -62,20 +74,26 @@ def test_a_scaffolded_chapter_joins_the_last_topic_and_takes_a_figure(tmp_path):
     assert run([str(BIN / "ruff"), "check", "."], cwd=project).returncode == 0
 
 
-@pytest.mark.parametrize("target, complaint", [
-    ("optimizer/gates_circuit", "figure 'gates_circuit' exists already, in chapter 'backprop'"),
-    ("nowhere/demo_figure", "no chapter 'nowhere'"),
-    ("optimizer/DemoFigure", "figure id 'DemoFigure' is not snake_case"),
-    ("optimizer/demo-figure", "figure id 'demo-figure' is not snake_case"),
-    ("optimizer/2nd_try", "figure id '2nd_try' is not snake_case"),
-    ("optimizer/demo__figure", "figure id 'demo__figure' is not snake_case"),
-    ("optimizer", "chapter 'optimizer': "),
-    ("Optimizer2", "chapter id 'Optimizer2' is not snake_case"),
-])
+@pytest.mark.parametrize(
+    "target, complaint",
+    [
+        ("optimizer/gates_circuit", "figure 'gates_circuit' exists already, in chapter 'backprop'"),
+        ("nowhere/demo_figure", "no chapter 'nowhere'"),
+        ("optimizer/DemoFigure", "figure id 'DemoFigure' is not snake_case"),
+        ("optimizer/demo-figure", "figure id 'demo-figure' is not snake_case"),
+        ("optimizer/2nd_try", "figure id '2nd_try' is not snake_case"),
+        ("optimizer/demo__figure", "figure id 'demo__figure' is not snake_case"),
+        ("optimizer", "chapter 'optimizer': "),
+        ("Optimizer2", "chapter id 'Optimizer2' is not snake_case"),
+    ],
+)
 def test_lecture_new_refuses_before_writing_anything(target, complaint, capsys):
-    project_files = {path: path.read_bytes() for folder in ("tools", "scenes", "narration", "tests")
-                     for path in (settings.ROOT / folder).rglob("*")
-                     if path.is_file() and "__pycache__" not in path.parts}
+    project_files = {
+        path: path.read_bytes()
+        for folder in ("tools", "scenes", "narration", "tests")
+        for path in (settings.ROOT / folder).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
     project_files[settings.ROOT / "README.md"] = (settings.ROOT / "README.md").read_bytes()
     assert cli.main(["new", target, "示例"]) == 2
     assert complaint in capsys.readouterr().err
@@ -96,18 +114,23 @@ def test_a_figure_needs_a_one_line_title_and_source_is_a_figures_option(capsys):
 def test_names_merge_into_an_import_in_the_lints_order_and_keep_its_shape():
     source = '"""Doc."""\n\nfrom manim import (\n    UP,\n    Dot,\n)\nfrom scenes import style\n'
     merged = edits.merge(source, "manim", ["Create", "DOWN", "Dot"])
-    assert merged == ('"""Doc."""\n\nfrom manim import (\n    DOWN,\n    UP,\n    Create,\n    Dot,\n)\n'
-                      "from scenes import style\n")
+    assert merged == (
+        '"""Doc."""\n\nfrom manim import (\n    DOWN,\n    UP,\n    Create,\n    Dot,\n)\nfrom scenes import style\n'
+    )
     assert edits.merge(merged, "manim", ["UP"]) == merged
     assert edits.merge("from a import b\n", "a", ["c"]) == "from a import b, c\n"
 
 
 def test_a_new_import_goes_in_its_section():
-    source = ('"""Doc."""\n\nfrom __future__ import annotations\n\nimport math\n\nimport numpy as np\n\n'
-              "from tools.models import descent\n\nX = 1\n")
+    source = (
+        '"""Doc."""\n\nfrom __future__ import annotations\n\nimport math\n\nimport numpy as np\n\n'
+        "from tools.models import descent\n\nX = 1\n"
+    )
     with_first_party = edits.merge(source, "tools.course.facts", ["number", "Check"])
-    assert "import numpy as np\n\nfrom tools.course.facts import Check, number\nfrom tools.models import descent\n" \
+    assert (
+        "import numpy as np\n\nfrom tools.course.facts import Check, number\nfrom tools.models import descent\n"
         in with_first_party
+    )
     assert "import math\nfrom collections import deque\n\nimport numpy" in edits.merge(source, "collections", ["deque"])
     assert edits.merge('"""Doc."""\n', "manim", ["Dot"]) == '"""Doc."""\n\nfrom manim import Dot\n'
 
@@ -127,7 +150,13 @@ def test_a_tuple_of_strings_grows_on_its_line_or_wraps_when_it_would_run_long():
     grown = edits.append_to_tuple(long, node, "stability_and_more")
     assert all(edits.width(line) <= edits.line_length() for line in grown.splitlines())
     assert ast.literal_eval(ast.parse(grown).body[0].value.elts[0].args[2]) == (
-        "backprop", "recompute", "optimizer", "adaptive", "ledger", "stability_and_more")
+        "backprop",
+        "recompute",
+        "optimizer",
+        "adaptive",
+        "ledger",
+        "stability_and_more",
+    )
     assert edits.width("训练") == 4
 
 

@@ -24,6 +24,7 @@ def refused(build, figure, **inputs):
 
 # -- vanishing_gradients -----------------------------------------------------------
 
+
 def test_endpoints_are_the_pages_and_are_said_in_mandarin():
     facts = catalogue.facts("vanishing_gradients")
     assert facts["shrink_end"].value == pytest.approx(0.8**59, rel=1e-12)
@@ -86,19 +87,23 @@ def test_the_histories_gaps_are_the_pages():
     assert facts["year_thesis"].spoken == "一九九一年"
 
 
-@pytest.mark.parametrize("inputs, fact", [
-    ({"factors": (0.8, 1.0, 1.25)}, "grow_end"),
-    ({"links": 60}, "shrink_end"),
-    ({"decades": (-3, 6)}, "exit_layer"),
-    ({"decades": (-9, 3)}, "vanish_layer"),
-    ({"samples": 10}, "sigmoid_max (samples)"),
-    ({"factors": (0.8, 1.1, 1.2)}, "factors"),
-])
+@pytest.mark.parametrize(
+    "inputs, fact",
+    [
+        ({"factors": (0.8, 1.0, 1.25)}, "grow_end"),
+        ({"links": 60}, "shrink_end"),
+        ({"decades": (-3, 6)}, "exit_layer"),
+        ({"decades": (-9, 3)}, "vanish_layer"),
+        ({"samples": 10}, "sigmoid_max (samples)"),
+        ({"factors": (0.8, 1.1, 1.2)}, "factors"),
+    ],
+)
 def test_vanishing_gradients_tampered_inputs_are_refused(inputs, fact):
     assert refused(backprop.vanishing_gradients, "vanishing_gradients", **inputs).fact == fact
 
 
 # -- forward_vs_reverse_mode ----------------------------------------------------------
+
 
 def test_the_only_number_on_the_modes_figure_is_three_hundred_billion():
     facts = catalogue.facts("forward_vs_reverse_mode")
@@ -125,6 +130,7 @@ def test_modes_tampered_scale_is_refused():
 
 # -- activation_mountain --------------------------------------------------------------
 
+
 def test_cards_match_the_page():
     facts = catalogue.facts("activation_mountain")
     assert facts["keep_all"].text == "4.15 TiB" and facts["keep_all_gib"].text == "4,245 GiB"
@@ -143,8 +149,15 @@ def test_b1_tables_and_totals_match_the_page():
     assert [r["width"] for r in facts["moe_rows"].value][2:] == ["9 × 7,168", "3 × 9 × 2,048", "9 × 7,168"]
     assert facts["attention_rows"].value[3]["width"] == "576 + 512"
     assert facts["attention_rows"].value[-1]["label"] == "logsumexp（fp32）"
-    expected = {"attention": "22.6 GiB", "moe": "48.6 GiB", "moe_layer": "71 GiB", "dense_layer": "40 GiB",
-                "copies_io": "31.5 GiB", "entry": "1.75 GiB", "copies": "9"}
+    expected = {
+        "attention": "22.6 GiB",
+        "moe": "48.6 GiB",
+        "moe_layer": "71 GiB",
+        "dense_layer": "40 GiB",
+        "copies_io": "31.5 GiB",
+        "entry": "1.75 GiB",
+        "copies": "9",
+    }
     assert {name: facts[name].text for name in expected} == expected
     assert 58 * facts["moe_layer_exact"].value + 3 * facts["dense_layer_exact"].value == pytest.approx(4244.9, abs=0.05)
 
@@ -180,6 +193,7 @@ def test_mountain_tampered_table_row_is_refused(monkeypatch):
 
 # -- gradient_journey and batch_comm_vs_compute (number-free) -----------------------------
 
+
 @pytest.mark.parametrize("figure", NUMBER_FREE)
 def test_number_free_figures_show_no_numbers(figure):
     facts = catalogue.facts(figure)
@@ -202,10 +216,13 @@ def test_accumulation_changes_the_timeline_not_the_total():
         assert np.allclose(grad_path.accumulated_gradient(x, y, w, micro), grad_path.mse_gradient(x, y, w))
 
 
-@pytest.mark.parametrize("inputs, fact", [
-    ({"timeline": {**backprop.JOURNEY_TIMELINE, "comm": 8.0}}, "all-reduce hides"),
-    ({"stations": {**backprop.JOURNEY_STATIONS, "reduce": "第2道"}}, "label 'reduce'"),
-])
+@pytest.mark.parametrize(
+    "inputs, fact",
+    [
+        ({"timeline": {**backprop.JOURNEY_TIMELINE, "comm": 8.0}}, "all-reduce hides"),
+        ({"stations": {**backprop.JOURNEY_STATIONS, "reduce": "第2道"}}, "label 'reduce'"),
+    ],
+)
 def test_gradient_journey_tampered_inputs_are_refused(inputs, fact):
     assert refused(backprop.gradient_journey, "gradient_journey", **inputs).fact == fact
 
@@ -228,15 +245,24 @@ def test_a_larger_batch_finishes_the_epoch_sooner():
     assert epoch["large"]["steps"] < epoch["small"]["steps"]
 
 
-@pytest.mark.parametrize("inputs, fact", [
-    ({"knee": 200}, "two segments"),
-    ({"labels": {**backprop.BATCH_LABELS, "knee": "拐点 32"}}, "label 'knee'"),
-])
+@pytest.mark.parametrize(
+    "inputs, fact",
+    [
+        ({"knee": 200}, "two segments"),
+        ({"labels": {**backprop.BATCH_LABELS, "knee": "拐点 32"}}, "label 'knee'"),
+    ],
+)
 def test_batch_tampered_inputs_are_refused(inputs, fact):
     assert refused(backprop.batch_comm_vs_compute, "batch_comm_vs_compute", **inputs).fact == fact
 
 
 def test_figures_seven_to_eleven_play_after_the_gates_in_order():
-    tail = ["gates_circuit", "vanishing_gradients", "forward_vs_reverse_mode", "activation_mountain",
-            "gradient_journey", "batch_comm_vs_compute"]
+    tail = [
+        "gates_circuit",
+        "vanishing_gradients",
+        "forward_vs_reverse_mode",
+        "activation_mountain",
+        "gradient_journey",
+        "batch_comm_vs_compute",
+    ]
     assert in_play_order("backprop", tail) == tail

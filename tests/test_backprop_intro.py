@@ -25,6 +25,7 @@ def refused(figure, build, **broken):
 
 # -- exchange_rate ---------------------------------------------------------------
 
+
 def test_exchange_rate_divides_the_nudge_and_multiplies_the_chain():
     facts = catalogue.facts("exchange_rate")
     assert [facts[k].text for k in ("x_before", "x_after", "y_before", "y_after")] == ["5.00", "5.03", "10.00", "10.06"]
@@ -49,6 +50,7 @@ def test_exchange_rate_needs_a_shrinking_link():
 
 
 # -- finite_differences ----------------------------------------------------------
+
 
 def test_brute_force_takes_nearly_ten_thousand_years():
     facts = catalogue.facts("finite_differences")
@@ -91,6 +93,7 @@ def test_a_slower_forward_is_refused_against_the_catalogue_value():
 
 # -- first_gradient --------------------------------------------------------------
 
+
 def test_first_gradient_is_prediction_minus_truth():
     facts = catalogue.facts("first_gradient")
     assert facts["chars"].value[:2] == ["的", "了"]
@@ -129,11 +132,14 @@ def test_logits_that_break_the_pages_probabilities_are_refused():
 
 # -- backprop_nudge_3b1b ---------------------------------------------------------
 
+
 def test_nudge_figure_is_number_free():
     facts = catalogue.facts("backprop_nudge_3b1b")
     assert all(not fact.text for fact in facts.values())
-    assert all("{" not in cue.caption and not any(ch.isdigit() for ch in cue.caption)
-               for cue in cues.figure_cues("backprop_nudge_3b1b"))
+    assert all(
+        "{" not in cue.caption and not any(ch.isdigit() for ch in cue.caption)
+        for cue in cues.figure_cues("backprop_nudge_3b1b")
+    )
     assert all(
         "赫布" not in cue.caption and "Hebb" not in cue.caption for cue in cues.figure_cues("backprop_nudge_3b1b")
     )
@@ -176,12 +182,32 @@ def test_contexts_that_all_want_the_same_character_are_refused():
 
 # -- layer_two_matmuls -----------------------------------------------------------
 
+
 def test_layer_shapes_on_screen_are_the_real_ones():
     facts = catalogue.facts("layer_two_matmuls")
-    shapes = {k: facts[k].text for k in ("x_shape", "w_shape", "y_shape", "upstream_shape", "wt_shape", "xt_shape",
-                                         "grad_input_shape", "grad_weight_shape")}
-    assert shapes == {"x_shape": "4×3", "w_shape": "3×2", "y_shape": "4×2", "upstream_shape": "4×2",
-                      "wt_shape": "2×3", "xt_shape": "3×4", "grad_input_shape": "4×3", "grad_weight_shape": "3×2"}
+    shapes = {
+        k: facts[k].text
+        for k in (
+            "x_shape",
+            "w_shape",
+            "y_shape",
+            "upstream_shape",
+            "wt_shape",
+            "xt_shape",
+            "grad_input_shape",
+            "grad_weight_shape",
+        )
+    }
+    assert shapes == {
+        "x_shape": "4×3",
+        "w_shape": "3×2",
+        "y_shape": "4×2",
+        "upstream_shape": "4×2",
+        "wt_shape": "2×3",
+        "xt_shape": "3×4",
+        "grad_input_shape": "4×3",
+        "grad_weight_shape": "3×2",
+    }
     assert np.shape(facts["upstream"].value) == np.shape(facts["y"].value)  # not a single number
     assert np.shape(facts["grad_input"].value) == np.shape(facts["x"].value)
     assert np.shape(facts["grad_weight"].value) == np.shape(facts["w"].value)
@@ -220,7 +246,14 @@ def test_the_ratio_is_three_at_any_layer_size():
 
 # -- the chapter -----------------------------------------------------------------
 
+
 def test_figures_play_before_gates_circuit_in_the_issues_order():
-    head = ["exchange_rate", "finite_differences", "first_gradient", "backprop_nudge_3b1b", "layer_two_matmuls",
-            "gates_circuit"]
+    head = [
+        "exchange_rate",
+        "finite_differences",
+        "first_gradient",
+        "backprop_nudge_3b1b",
+        "layer_two_matmuls",
+        "gates_circuit",
+    ]
     assert in_play_order("backprop", head) == head

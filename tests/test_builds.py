@@ -35,8 +35,7 @@ def test_cold_builds_under_other_hash_seeds_whole_or_in_parts_are_byte_identical
     def cold_build(job):
         only, seed, processes = job
         folder = tmp_path / f"{only.replace('/', '-')}-{seed}"
-        done = run([*BUILD, "-j", str(processes), "--only", only],
-                   env=build_env(folder) | {"PYTHONHASHSEED": seed})
+        done = run([*BUILD, "-j", str(processes), "--only", only], env=build_env(folder) | {"PYTHONHASHSEED": seed})
         assert done.returncode == 0, done.stdout + done.stderr
         assert ("s on in another process" in done.stdout) == (processes == 2), done.stdout
         return folder / "renders" / "480p15" / only
@@ -53,9 +52,17 @@ def test_cold_builds_under_other_hash_seeds_whole_or_in_parts_are_byte_identical
 def test_two_builds_at_once_into_one_folder_both_end_up_listed(tmp_path):
     env = build_env(tmp_path)
     figures = ["backprop/gates_circuit", "optimizer/optimal_step_parabola"]
-    started = [subprocess.Popen([*BUILD, "--only", only], env={**os.environ, **env},
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-               for only in figures]
+    started = [
+        subprocess.Popen(
+            [*BUILD, "--only", only],
+            env={**os.environ, **env},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for only in figures
+    ]
     outputs = [process.communicate(timeout=600)[0] for process in started]
     assert [process.returncode for process in started] == [0, 0], "\n".join(outputs)
     out = tmp_path / "renders" / "480p15"
@@ -65,7 +72,6 @@ def test_two_builds_at_once_into_one_folder_both_end_up_listed(tmp_path):
     assert '"gates_circuit"' in embedded and '"optimal_step_parabola"' in embedded
     for fig_id in man.figures:
         assert (out / catalogue.figure(fig_id).chapter / f"{fig_id}.json").exists()  # the sidecar
-
 
 
 def _x264_options(path) -> str:

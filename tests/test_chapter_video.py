@@ -42,8 +42,8 @@ def _loudness(path: Path, start: float, seconds: float, window: float = 0.1) -> 
     """RMS of the decoded sound in `window`-second steps."""
     samples = sound.decoded(path)[0]
     a, n = round(start * sound.AUDIO_RATE), round(window * sound.AUDIO_RATE)
-    part = samples[a:a + round(seconds * sound.AUDIO_RATE)]
-    return np.sqrt(np.mean(part[:len(part) // n * n].reshape(-1, n) ** 2, axis=1))
+    part = samples[a : a + round(seconds * sound.AUDIO_RATE)]
+    return np.sqrt(np.mean(part[: len(part) // n * n].reshape(-1, n) ** 2, axis=1))
 
 
 # -- lecture build, the whole path, on backprop ---------------------------------
@@ -121,15 +121,17 @@ def test_chapter_sound_is_each_clip_sound_in_its_place(three_figures):
     alone = _loudness(clip, 0.0, seconds)
     placed = _loudness(out / "backprop.mp4", third, seconds)
     assert alone.max() > 0.05  # there is narration to compare
-    assert np.abs(placed[:len(alone)] - alone[:len(placed)]).max() < 0.02
+    assert np.abs(placed[: len(alone)] - alone[: len(placed)]).max() < 0.02
 
 
 def test_chapter_captions_are_shifted_by_the_clips_before(three_figures):
     out = three_figures.out
     marks = three_figures.manifest.chapter_videos["backprop"].marks
     merged = captions.parse_srt((out / "backprop.srt").read_text(encoding="utf-8"))
-    per_clip = [captions.parse_srt((out / "backprop" / f"{i}.srt").read_text(encoding="utf-8"))
-                for i in ("gates_circuit", FIGURE_B, FIGURE_C)]
+    per_clip = [
+        captions.parse_srt((out / "backprop" / f"{i}.srt").read_text(encoding="utf-8"))
+        for i in ("gates_circuit", FIGURE_B, FIGURE_C)
+    ]
     assert len(merged) == sum(len(lines) for lines in per_clip)
     third = [c for c in merged if c.text.startswith("〔三〕")]
     assert len(third) == len(per_clip[2])
@@ -148,8 +150,9 @@ def test_clips_that_cannot_share_a_stream_are_re_encoded(three_figures, tmp_path
     """A clip whose h264 parameters differ (here: Main profile, another
     encoder) cannot be copied next to manim's; the join re-encodes."""
     odd = tmp_path / "odd.mp4"
-    synthetic_clip(odd, np.zeros(48000 * 3, np.float32), 45, tmp_path / "odd", size=(854, 480),
-                   options={"profile": "main"})
+    synthetic_clip(
+        odd, np.zeros(48000 * 3, np.float32), 45, tmp_path / "odd", size=(854, 480), options={"profile": "main"}
+    )
     short = tmp_path / "short.mp4"
     cut_clip(three_figures.out / "backprop" / "gates_circuit.mp4", short, 6.0, tmp_path / "cut")
     joined = media.concat([short, odd], tmp_path / "joined.mp4", ["短", "异"])
@@ -194,8 +197,9 @@ def test_an_incomplete_chapter_has_no_chapter_video(copied):
     (out / "backprop" / f"{FIGURE_B}.mp4").unlink()
     progress: list[str] = []
     chapter_video.build_all(man, out, progress.append)
-    assert progress[0] == (f"  chapter backprop: no chapter video, 2 of 3 figures rendered at 480p15 "
-                           f"(missing: {FIGURE_B})")
+    assert progress[0] == (
+        f"  chapter backprop: no chapter video, 2 of 3 figures rendered at 480p15 (missing: {FIGURE_B})"
+    )
     assert "backprop" not in man.chapter_videos
     assert not list(out.glob("backprop.*"))
 
@@ -224,6 +228,6 @@ def test_lecture_build_renders_with_the_repository_manim_cfg(backprop_build):
     parser = configparser.ConfigParser()
     parser.read(ROOT / "manim.cfg", encoding="utf-8")
     colour = parser["CLI"]["background_color"].lstrip("#")
-    expected = [int(colour[i:i + 2], 16) for i in (0, 2, 4)]
+    expected = [int(colour[i : i + 2], 16) for i in (0, 2, 4)]
     corner = media.frame_at(backprop_build.out / "backprop" / "gates_circuit.mp4", 0.0).getpixel((5, 5))
     assert corner == pytest.approx(expected, abs=4)

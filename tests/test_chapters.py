@@ -60,8 +60,10 @@ def test_each_chapter_file_holds_exactly_its_figures_scenes():
 @pytest.mark.slow  # a real render
 @pytest.mark.parametrize("chapter", AS_TYPED)
 def test_chapter_renders_as_typed(chapter, tmp_path):
-    done = run([str(BIN / "manim"), "-ql", "-n", f"0,{FIRST_PLAYS - 1}", "--media_dir", str(tmp_path),
-                f"scenes/{chapter}.py"], env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")})
+    done = run(
+        [str(BIN / "manim"), "-ql", "-n", f"0,{FIRST_PLAYS - 1}", "--media_dir", str(tmp_path), f"scenes/{chapter}.py"],
+        env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")},
+    )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     for fig in catalogue.chapter(chapter).figures:
         folder = tmp_path / "videos" / chapter / "480p15"

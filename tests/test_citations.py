@@ -54,12 +54,15 @@ def test_figures_that_cite_each_other_are_refused_naming_the_circle(scratch_figu
         catalogue.facts("scratch_a")
 
 
-@pytest.mark.parametrize("ref, complaint", [
-    ("keep_all", "write 'figure_id.fact_name'"),
-    ("activation_mountain.", "write 'figure_id.fact_name'"),
-    ("no_such_figure.x", "no figure 'no_such_figure'"),
-    ("activation_mountain.no_such_fact", "figure 'activation_mountain' has no fact 'no_such_fact'"),
-])
+@pytest.mark.parametrize(
+    "ref, complaint",
+    [
+        ("keep_all", "write 'figure_id.fact_name'"),
+        ("activation_mountain.", "write 'figure_id.fact_name'"),
+        ("no_such_figure.x", "no figure 'no_such_figure'"),
+        ("activation_mountain.no_such_fact", "figure 'activation_mountain' has no fact 'no_such_fact'"),
+    ],
+)
 def test_a_bad_citation_names_what_is_missing(ref, complaint):
     with pytest.raises(catalogue.UnknownFigure, match=complaint):
         catalogue.cite(ref)

@@ -37,8 +37,20 @@ def test_a_worker_with_other_source_refuses_the_task_naming_both():
 
 @pytest.mark.slow  # waits out the connection to a scheduler that is not there
 def test_without_distributed_or_a_scheduler_the_build_says_so(tmp_path):
-    done = run([str(BIN / "lecture"), "build", "-q", "l", "--no-layout", "--only", "optimizer/optimal_step_parabola",
-                "--scheduler", "tcp://127.0.0.1:9"], env=build_env(tmp_path))
+    done = run(
+        [
+            str(BIN / "lecture"),
+            "build",
+            "-q",
+            "l",
+            "--no-layout",
+            "--only",
+            "optimizer/optimal_step_parabola",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+        ],
+        env=build_env(tmp_path),
+    )
     assert done.returncode == 2 and "no Dask scheduler at tcp://127.0.0.1:9" in done.stderr
 
 
@@ -52,8 +64,22 @@ def test_a_figure_split_across_a_two_worker_local_cluster_matches_a_local_whole_
     monkeypatch.setenv("LECTURE_VOICE", "no-such-voice")
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local:
         env = build_env(tmp_path / "remote") | {"LECTURE_VOICE": "silent"}
-        done = run([str(BIN / "lecture"), "build", "-q", "l", "-j", "2", "--no-layout", "--only",
-                    "optimizer/optimal_step_parabola", "--scheduler", local.scheduler_address], env=env)
+        done = run(
+            [
+                str(BIN / "lecture"),
+                "build",
+                "-q",
+                "l",
+                "-j",
+                "2",
+                "--no-layout",
+                "--only",
+                "optimizer/optimal_step_parabola",
+                "--scheduler",
+                local.scheduler_address,
+            ],
+            env=env,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         # The second worker, idle, took over the rest of the figure: two parts, two logs on the workers.
         assert "optimal_step_parabola: from " in done.stdout and "s on in another process" in done.stdout

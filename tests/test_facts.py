@@ -50,8 +50,10 @@ def test_a_max_that_no_longer_routes_is_refused():
 
 @pytest.mark.slow  # every figure's facts in a new process
 def test_facts_modules_do_not_import_manim():
-    code = ("import sys, tools.course.catalogue as c; [c.facts(f.id) for f in c.figures()]; "
-            "import tools.voice.cues, tools.publish.build; sys.exit('manim' in sys.modules)")
+    code = (
+        "import sys, tools.course.catalogue as c; [c.facts(f.id) for f in c.figures()]; "
+        "import tools.voice.cues, tools.publish.build; sys.exit('manim' in sys.modules)"
+    )
     assert run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -70,15 +72,19 @@ def test_lecture_check_passes_on_the_repository():
     assert done.stdout.startswith("ok:")
 
 
-
-@pytest.mark.parametrize("args, complaint", [
-    (["--only", "backprop/"], "names no figure after the '/'"),
-    (["-j", "0"], "at least one figure must render at a time"),
-    (["-j", "-3"], "at least one figure must render at a time"),
-    (["-j", "two"], "is not a whole number"),
-])
+@pytest.mark.parametrize(
+    "args, complaint",
+    [
+        (["--only", "backprop/"], "names no figure after the '/'"),
+        (["-j", "0"], "at least one figure must render at a time"),
+        (["-j", "-3"], "at least one figure must render at a time"),
+        (["-j", "two"], "is not a whole number"),
+    ],
+)
 def test_lecture_build_refuses_bad_arguments_before_doing_anything(args, complaint, tmp_path):
-    done = run([str(BIN / "lecture"), "build", "-q", "l", *args],
-               env={"LECTURE_RENDERS": str(tmp_path / "r"), "LECTURE_CACHE": str(tmp_path / "c")})
+    done = run(
+        [str(BIN / "lecture"), "build", "-q", "l", *args],
+        env={"LECTURE_RENDERS": str(tmp_path / "r"), "LECTURE_CACHE": str(tmp_path / "c")},
+    )
     assert done.returncode == 2 and complaint in done.stderr, done.stderr
     assert not (tmp_path / "r").exists()

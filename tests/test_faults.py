@@ -23,9 +23,15 @@ FIGURE = "backprop/gates_circuit"
 
 def _start(env: dict, only: str = FIGURE) -> subprocess.Popen:
     """`lecture build` in its own process group, so a kill takes its manim with it."""
-    return subprocess.Popen([*BUILD, "--only", only], env={**os.environ, **env},
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [*BUILD, "--only", only],
+        env={**os.environ, **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _kill_when(process: subprocess.Popen, appears, timeout: float = 300) -> None:
@@ -40,8 +46,9 @@ def _kill_when(process: subprocess.Popen, appears, timeout: float = 300) -> None
 
 def _only_whole_files(out: Path) -> None:
     man = manifest.load(out)
-    listed = {f.path: f.sha256 for item in [*man.figures.values(), *man.chapter_videos.values()]
-              for f in item.files.values()}
+    listed = {
+        f.path: f.sha256 for item in [*man.figures.values(), *man.chapter_videos.values()] for f in item.files.values()
+    }
     sidecars = {item.sidecar for item in [*man.figures.values(), *man.chapter_videos.values()]}
     for path in out.rglob("*"):
         relative = path.relative_to(out).as_posix()

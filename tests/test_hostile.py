@@ -18,8 +18,10 @@ from tools.voice.cues import NarrationError
 
 
 def _build(env: dict) -> subprocess.CompletedProcess:
-    return run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"],
-               env={"LECTURE_VOICE": "silent", **env})
+    return run(
+        [str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"],
+        env={"LECTURE_VOICE": "silent", **env},
+    )
 
 
 @pytest.mark.parametrize("variable", ["LECTURE_RENDERS", "LECTURE_CACHE"])
@@ -107,8 +109,9 @@ def test_a_take_far_longer_than_its_text_warns_and_a_figure_past_120_s_is_refuse
         wav.setnchannels(1), wav.setsampwidth(2), wav.setframerate(8000)
         wav.writeframes(struct.pack("<h", 1000) * 8000 * 600)
     env = {"LECTURE_VOICE": "silent", "LECTURE_RENDERS": str(tmp_path / "r"), "LECTURE_CACHE": str(tmp_path / "c")}
-    done = run([sys.executable, "-m", "tools.cli", "build", "-q", "l", "--only", "backprop/gates_circuit"],
-               cwd=copy, env=env)
+    done = run(
+        [sys.executable, "-m", "tools.cli", "build", "-q", "l", "--only", "backprop/gates_circuit"], cwd=copy, env=env
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "warning: the recording for cue gates_add" in done.stdout and "lasts 600." in done.stdout
     assert "backprop/gates_circuit: its narration alone lasts" in done.stderr and "--allow-long" in done.stderr
@@ -121,10 +124,16 @@ def test_a_take_far_longer_than_its_text_warns_and_a_figure_past_120_s_is_refuse
 @pytest.mark.slow  # `lecture check` and `build` in new processes
 def test_no_chinese_font_means_lecture_check_and_build_refuse(tmp_path):
     config = tmp_path / "fonts.conf"
-    config.write_text('<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>'
-                      f'<dir>/usr/share/fonts/truetype/dejavu</dir><cachedir>{tmp_path}/fc</cachedir></fontconfig>')
-    env = {"FONTCONFIG_FILE": str(config), "LECTURE_VOICE": "silent", "LECTURE_RENDERS": str(tmp_path / "r"),
-           "LECTURE_CACHE": str(tmp_path / "c")}
+    config.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>'
+        f"<dir>/usr/share/fonts/truetype/dejavu</dir><cachedir>{tmp_path}/fc</cachedir></fontconfig>"
+    )
+    env = {
+        "FONTCONFIG_FILE": str(config),
+        "LECTURE_VOICE": "silent",
+        "LECTURE_RENDERS": str(tmp_path / "r"),
+        "LECTURE_CACHE": str(tmp_path / "c"),
+    }
     for command in (["check"], ["build", "-q", "l", "--only", "backprop/gates_circuit"]):
         done = run([str(BIN / "lecture"), *command], env=env)
         assert done.returncode == 2, done.stdout + done.stderr
@@ -172,9 +181,20 @@ def test_the_resolved_font_files_are_part_of_the_render_key():
 @pytest.mark.slow
 def test_a_scene_named_on_the_command_line_renders_alone(tmp_path):
     """With none named, all render: test_chapters renders scenes/optimizer.py as typed."""
-    done = run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--media_dir", str(tmp_path / "m"),
-                "scenes/optimizer.py", "OptimalStepParabola"],
-               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), "COLUMNS": "200"})
+    done = run(
+        [
+            str(BIN / "manim"),
+            "-ql",
+            "--dry_run",
+            "--fps",
+            "1",
+            "--media_dir",
+            str(tmp_path / "m"),
+            "scenes/optimizer.py",
+            "OptimalStepParabola",
+        ],
+        env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), "COLUMNS": "200"},
+    )
     assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
     assert re.findall(r"Rendered (\w+)", done.stdout + done.stderr) == ["OptimalStepParabola"]
 
@@ -188,9 +208,13 @@ def test_a_cue_narrated_through_a_loop_variable_is_checked_by_running_the_scene(
         shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "manim.cfg", copy / "manim.cfg")
     toml = copy / "narration" / "ledger.toml"
-    toml.write_text(toml.read_text(encoding="utf-8").replace('id = "l16_grad"', 'id = "l16_gradient"'),
-                    encoding="utf-8")
-    done = run([sys.executable, "-m", "tools.cli", "check", "--only", "ledger/ledger_16_bytes"], cwd=copy,
-               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), "PYTHONPATH": str(copy)})
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace('id = "l16_grad"', 'id = "l16_gradient"'), encoding="utf-8"
+    )
+    done = run(
+        [sys.executable, "-m", "tools.cli", "check", "--only", "ledger/ledger_16_bytes"],
+        cwd=copy,
+        env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), "PYTHONPATH": str(copy)},
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "figure 'ledger_16_bytes' has no cue 'l16_grad'" in done.stderr

@@ -19,8 +19,11 @@ FIGURES = [fig.id for fig in catalogue.figures()]
 @pytest.fixture(scope="session")
 def last_frames(request):
     """The last frames of the figures whose tests were collected, one skipped-animation run for all."""
-    wanted = dict.fromkeys(item.callspec.params["figure"] for item in request.session.items
-                           if "last_frames" in getattr(item, "fixturenames", ()) and hasattr(item, "callspec"))
+    wanted = dict.fromkeys(
+        item.callspec.params["figure"]
+        for item in request.session.items
+        if "last_frames" in getattr(item, "fixturenames", ()) and hasattr(item, "callspec")
+    )
     return stills.current([catalogue.figure(f) for f in wanted], say=lambda line: None)
 
 
@@ -51,11 +54,25 @@ def test_a_moved_label_fails_with_a_picture_and_passes_after_set_test(tmp_path):
     source = scenes.read_text(encoding="utf-8")
     placed = "            self._anchor(name, wires), DOWN, buff=style.GAP_S\n        )\n"
     assert source.count(placed) == 1
-    scenes.write_text(source.replace(placed, placed.rstrip() + '.shift(style.GAP_S * RIGHT if name == "d" else 0)\n'),
-                      encoding="utf-8")
-    pytest_args = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
-                   "tests/test_last_frames.py", "-k", "matches_its_control and gates_circuit",
-                   "--basetemp", str(tmp_path / "runs")]
+    scenes.write_text(
+        source.replace(placed, placed.rstrip() + '.shift(style.GAP_S * RIGHT if name == "d" else 0)\n'),
+        encoding="utf-8",
+    )
+    pytest_args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-n",
+        "0",
+        "-p",
+        "no:cacheprovider",
+        "tests/test_last_frames.py",
+        "-k",
+        "matches_its_control and gates_circuit",
+        "--basetemp",
+        str(tmp_path / "runs"),
+    ]
     env = {"PYTHONPATH": str(copy), "LECTURE_CACHE": str(tmp_path / "cache")}
     failed = run(pytest_args, cwd=copy, env=env)
     assert failed.returncode == 1, failed.stdout[-2000:]

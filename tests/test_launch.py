@@ -25,8 +25,9 @@ print(launch._server_for(env), launch._server_for({}))
 
 @pytest.mark.slow  # runs manim
 def test_a_forked_manim_logs_and_exits_as_its_own_process_and_the_server_keeps_its_start_environment(tmp_path):
-    done = run([sys.executable, "-c", SCRIPT, str(tmp_path)], cwd=ROOT,
-               env={"MALLOC_PERTURB_": ""})  # the build's own value, to be left alone
+    done = run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path)], cwd=ROOT, env={"MALLOC_PERTURB_": ""}
+    )  # the build's own value, to be left alone
     assert done.returncode == 0, done.stderr
     ok, bad, environments, forkable = done.stdout.splitlines()
     assert ok == "0" and "Manim Community v" in (tmp_path / "ok.log").read_text(encoding="utf-8")

@@ -183,18 +183,24 @@ def test_a_misplaced_label_in_a_scratch_copy_is_reported_by_check_and_build_with
     scenes = copy / "scenes" / "backprop.py"
     source = scenes.read_text(encoding="utf-8")
     # The gradient labels go above their wires, onto the values, instead of under them.
-    grad_label = 'style.zh(text, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(\n' \
-                 '            self._anchor(name, wires), DOWN'
+    grad_label = (
+        "style.zh(text, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(\n"
+        "            self._anchor(name, wires), DOWN"
+    )
     assert grad_label in source
     scenes.write_text(source.replace(grad_label, grad_label[:-4] + "UP"), encoding="utf-8")
     env = {"PYTHONPATH": str(copy), "LECTURE_CACHE": str(tmp_path / "cache")}
-    done = run([sys.executable, "-m", "tools.cli", "check", "--layout", "--only", "backprop/gates_circuit"],
-               cwd=copy, env=env)
+    done = run(
+        [sys.executable, "-m", "tools.cli", "check", "--layout", "--only", "backprop/gates_circuit"], cwd=copy, env=env
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "gates_circuit, cue 'gates_seed': overlap: 「−4」 at" in done.stderr
     assert "and 「1」 at" in done.stderr
     renders = tmp_path / "renders"
-    built = run([sys.executable, "-m", "tools.cli", "build", "-q", "l", "--only", "backprop/gates_circuit"],
-                cwd=copy, env=env | {"LECTURE_RENDERS": str(renders)})
+    built = run(
+        [sys.executable, "-m", "tools.cli", "build", "-q", "l", "--only", "backprop/gates_circuit"],
+        cwd=copy,
+        env=env | {"LECTURE_RENDERS": str(renders)},
+    )
     assert built.returncode == 2 and "gates_circuit, cue 'gates_seed': overlap: 「−4」 at" in built.stderr, built.stderr
     assert not list(renders.rglob("*.mp4"))

@@ -33,6 +33,7 @@ def bytes_of(fact):
 
 # -- ledger_16_bytes --------------------------------------------------------------
 
+
 def test_ledger_16_bytes_five_cells_two_against_twelve():
     f = facts("ledger_16_bytes")
     assert [c["key"] for c in f["ledger"].value] == ["weight", "grad", "m", "v", "master"]
@@ -46,8 +47,15 @@ def test_ledger_16_bytes_five_cells_two_against_twelve():
 def test_ledger_16_bytes_band_lists_the_state_each_optimizer_keeps():
     band = {entry["name"]: entry for entry in facts("ledger_16_bytes")["band"].value}
     state = {name: [c["key"] for c in entry["state"]] for name, entry in band.items()}
-    assert state == {"SGD": [], "动量": ["m"], "AdaGrad": ["v"], "RMSProp": ["v"], "Adam": ["m", "v"],
-                     "AdamW": ["m", "v"], "Muon": ["m"]}
+    assert state == {
+        "SGD": [],
+        "动量": ["m"],
+        "AdaGrad": ["v"],
+        "RMSProp": ["v"],
+        "Adam": ["m", "v"],
+        "AdamW": ["m", "v"],
+        "Muon": ["m"],
+    }
     assert [entry["year"] for entry in band.values()] == [None, "1964", "2011", "2012", "2014", "2017", "2024"]
     # the band's cells are the ledger's own cells: same bytes, same precision
     assert all(c["bytes"] == 4 and c["precision"] == "fp32" for e in band.values() for c in e["state"])
@@ -62,6 +70,7 @@ def test_ledger_16_bytes_tamper():
 
 
 # -- mixed_precision_same_16 ------------------------------------------------------
+
 
 def test_mixed_precision_is_16_either_way_and_18_with_an_fp32_accumulator():
     f = facts("mixed_precision_same_16")
@@ -78,6 +87,7 @@ def test_mixed_precision_tamper():
 
 
 # -- why_fp32_bf16 ----------------------------------------------------------------
+
 
 def test_bit_layouts_and_fp16_range():
     f = facts("why_fp32_bf16")
@@ -131,13 +141,18 @@ def test_bf16_tamper():
 
 # -- optimizer_bytes_table --------------------------------------------------------
 
+
 def test_optimizer_bytes_follow_the_ledger_moves():
     f = facts("optimizer_bytes_table")
     totals = {key: sum(bytes_of(f[key])) for key in ("adamw", "muon", "lion", "adafactor", "8bit_adam")}
     assert totals == {"adamw": 16, "muon": 12, "lion": 12, "adafactor": 8, "8bit_adam": 10}
     assert [c["key"] for c in f["muon"].value] == ["weight", "grad", "m", "master"]
     assert [(c["key"], c["factored"]) for c in f["adafactor"].value] == [
-        ("weight", False), ("grad", False), ("v", True), ("master", False)]
+        ("weight", False),
+        ("grad", False),
+        ("v", True),
+        ("master", False),
+    ]
     assert [c["precision"] for c in f["8bit_adam"].value] == ["bf16", "bf16", "int8", "int8", "fp32"]
     assert f["adafactor_sum"].text == "2＋2＋≈0＋4 ≈ 8"
     assert f["lion_8bit_sum"].text == "2＋2＋1＋4 ＝ 9"
@@ -160,6 +175,7 @@ def test_optimizer_bytes_tamper():
 
 # -- checkpoint_size --------------------------------------------------------------
 
+
 def test_checkpoint_holds_12_bytes_or_8_with_bf16_moments():
     f = facts("checkpoint_size")
     assert [c["key"] for c in f["saved"].value] == ["m", "v", "master"]
@@ -178,6 +194,7 @@ def test_checkpoint_tamper():
 
 
 # -- the ledger row is one visual whose sizes come from tools ---------------------
+
 
 def widths(row):
     return [round(group[0].width, 6) for group in row]
@@ -212,6 +229,7 @@ def test_a_narrow_cell_shows_its_short_label():
 
 
 # -- narration ---------------------------------------------------------------------
+
 
 def test_the_figures_play_in_the_tasks_order():
     assert in_play_order("ledger", FIGURES) == list(FIGURES)

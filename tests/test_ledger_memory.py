@@ -23,6 +23,7 @@ def texts(figure, *names):
 
 # -- shared helpers these figures added ---------------------------------------------------
 
+
 def test_fact_helpers_show_and_say_percent_multiples_and_myriads():
     assert (percent(0.821).text, percent(0.821).spoken) == ("82.1%", "百分之八十二点一")
     assert percent(1 / 3, 0, plus=True).text == "+33%"
@@ -47,6 +48,7 @@ def test_v3_weights_from_the_config_add_up_to_671b():
 
 
 # -- lora_ledger (B10) -------------------------------------------------------------------
+
 
 def test_lora_parameter_counts_are_llama_7b_and_the_pages():
     assert lora.LLAMA_7B.params() == 6_738_415_616  # LLaMA-7B's published count
@@ -92,6 +94,7 @@ def test_lora_adapters_on_all_four_attention_matrices_are_refused():
 
 # -- zero_stages (A25) -------------------------------------------------------------------
 
+
 def test_zero_four_numbers_match_the_papers_figure_1():
     assert texts("zero_stages", "baseline", "p_os", "p_os_g", "p_os_g_p") == ("120 GB", "31.4 GB", "16.6 GB", "1.9 GB")
     values = [facts("zero_stages")[n].value for n in ("baseline", "p_os", "p_os_g", "p_os_g_p")]
@@ -123,6 +126,7 @@ def test_zero_with_bf16_moments_no_longer_matches_the_paper():
 
 # -- peak_memory_timeline (A26) ----------------------------------------------------------
 
+
 def test_step_rows_are_the_pages():
     assert texts("peak_memory_timeline", "resident_tib", "sequences", "tokens") == ("9.76 TiB", "93.7 条", "≈ 1,230 万")
     f = facts("peak_memory_timeline")
@@ -130,7 +134,11 @@ def test_step_rows_are_the_pages():
     assert f["sequences"].value == pytest.approx(671e9 * 16 / 1024**4 * 1024 / 106.75)
     assert f["tokens"].value == pytest.approx(f["sequences"].value * 131_072)
     assert texts("peak_memory_timeline", "weights_tib", "grads_tib", "optimizer_tib", "activations_tib") == (
-        "1.22 TiB", "1.22 TiB", "7.32 TiB", "4.15 TiB")
+        "1.22 TiB",
+        "1.22 TiB",
+        "7.32 TiB",
+        "4.15 TiB",
+    )
 
 
 def test_timeline_items_peak_at_different_times():
@@ -155,6 +163,7 @@ def test_step_tampered_parameter_count_is_refused():
 
 
 # -- six_nd_underestimate (B11) -----------------------------------------------------------
+
 
 def test_six_nd_and_the_two_routes_agree():
     f = facts("six_nd_underestimate")
@@ -185,6 +194,7 @@ def test_six_nd_at_a_short_sequence_no_longer_matches_the_page():
 
 # -- worked_125m (B12) --------------------------------------------------------------------
 
+
 def test_125m_parameters_from_the_architecture():
     assert gpt.GPT3_SMALL.params() == 12 * 12 * 768**2 + 50_257 * 768 + 2_048 * 768 == 125_104_896
     assert texts("worked_125m", "params_exact", "params") == ("125,104,896", "1.25 亿")
@@ -192,18 +202,32 @@ def test_125m_parameters_from_the_architecture():
 
 def test_125m_resident_table():
     assert texts("worked_125m", "weights_gib", "grads_gib", "optimizer_gib", "resident_gib", "resident_ratio") == (
-        "0.23 GiB", "0.23 GiB", "1.40 GiB", "1.86 GiB", "8×")
+        "0.23 GiB",
+        "0.23 GiB",
+        "1.40 GiB",
+        "1.86 GiB",
+        "8×",
+    )
 
 
 def test_125m_activation_table_and_recompute():
     assert [w for _label, w in gpt.GPT3_SMALL.kept_widths()] == [1536, 2304, 768, 3072, 3072, 768]
     assert texts("worked_125m", "kept_per_layer", "layer_kib", "token_kib", "activations_gib") == (
-        "11,520", "22.5 KiB", "270 KiB", "2.11 GiB")
+        "11,520",
+        "22.5 KiB",
+        "270 KiB",
+        "2.11 GiB",
+    )
     f = facts("worked_125m")
     assert f["activations_gib"].value > f["resident_gib"].value
     assert f["recompute_gib"].value == pytest.approx((12 * 768 + 11_520) * 2 * 8192 / 2**30)
     assert texts("worked_125m", "recompute_gib", "saving", "total_keep", "total_recompute", "extra_compute") == (
-        "0.32 GiB", "6.7×", "3.97 GiB", "2.18 GiB", "+33%")
+        "0.32 GiB",
+        "6.7×",
+        "3.97 GiB",
+        "2.18 GiB",
+        "+33%",
+    )
 
 
 def test_125m_tampered_batch_is_refused():
@@ -219,6 +243,7 @@ def test_125m_tampered_width_is_refused():
 
 
 # -- narration -----------------------------------------------------------------------------
+
 
 def test_figures_play_in_the_order_of_the_issue():
     assert in_play_order("ledger", FIGURES) == list(FIGURES)

@@ -45,8 +45,15 @@ def _pins(lock: str) -> list[Pin]:
         assert head, f"{lock}: cannot read the entry {entry[:200]!r}"
         comments = [line.strip("# ") for line in entry.splitlines() if line.strip().startswith("#")]
         via = [comment.removeprefix("via").strip() for comment in comments]
-        pins.append(Pin(canonicalize_name(head[1]), Version(head[2]), Marker(head[3]) if head[3] else None,
-                        entry.count("--hash=sha256:"), tuple(v for v in via if v)))
+        pins.append(
+            Pin(
+                canonicalize_name(head[1]),
+                Version(head[2]),
+                Marker(head[3]) if head[3] else None,
+                entry.count("--hash=sha256:"),
+                tuple(v for v in via if v),
+            )
+        )
     return pins
 
 
@@ -69,8 +76,11 @@ def test_every_requirement_is_locked_within_its_range_with_hashes(lock):
         locked = by_name.get(canonicalize_name(requirement.name), [])
         if not locked:
             problems.append(f"{requirement} is not in {lock}")
-        problems += [f"{requirement}: {lock} has {pin.version}" for pin in locked
-                     if not requirement.specifier.contains(pin.version, prereleases=True)]
+        problems += [
+            f"{requirement}: {lock} has {pin.version}"
+            for pin in locked
+            if not requirement.specifier.contains(pin.version, prereleases=True)
+        ]
     problems += [f"{pin.name}=={pin.version} has no hash" for pin in pins if not pin.hashes]
     assert not problems, "\n".join(problems) + "\nrefresh the locks: make lock"
 

@@ -29,8 +29,9 @@ def _publish_stand_in(out, chapter: str, fig_id: str, text: str = "clip") -> Pub
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"{text} {ext}")
         files[ext] = PublishedFile(f"{chapter}/{fig_id}.{ext}", sha256(path))
-    entry = PublishedFigure(chapter, fig_id, f"title of {fig_id}", 42.0, 854, 480, {"n": 1}, files, "key",
-                            {"scene": "s"})
+    entry = PublishedFigure(
+        chapter, fig_id, f"title of {fig_id}", 42.0, 854, 480, {"n": 1}, files, "key", {"scene": "s"}
+    )
     manifest.write_sidecar(out, entry)
     return entry
 
@@ -143,8 +144,9 @@ def test_another_numpy_or_other_simd_paths_are_named_as_the_reason(tmp_path):
     dispatched = [group for group in __cpu_dispatch__ if __cpu_features__.get(group)]
     if not dispatched:
         pytest.skip("this CPU runs numpy's baseline only")
-    code = ("import json, sys; sys.path.insert(0, 'tests'); from test_manifest import _key; "
-            "print(json.dumps(_key().parts))")
+    code = (
+        "import json, sys; sys.path.insert(0, 'tests'); from test_manifest import _key; print(json.dumps(_key().parts))"
+    )
     narrowed = run([sys.executable, "-c", code], env={"NPY_DISABLE_CPU_FEATURES": " ".join(dispatched)})
     assert narrowed.returncode == 0, narrowed.stderr[-2000:]
     here = _key()
@@ -211,8 +213,16 @@ def test_lecture_clean_runs(tmp_path):
 
 def test_a_figure_entry_keeps_fields_a_newer_build_added_out_of_the_way(tmp_path):
     entry = _publish_stand_in(tmp_path, "backprop", "gates_circuit")
-    raw = {"quality": "480p15", "chapters": [], "figures": {"gates_circuit": manifest.to_json(
-        Manifest("480p15", [], {"gates_circuit": entry}))["figures"]["gates_circuit"] | {"a_later_field": 3.5}}}
+    raw = {
+        "quality": "480p15",
+        "chapters": [],
+        "figures": {
+            "gates_circuit": manifest.to_json(Manifest("480p15", [], {"gates_circuit": entry}))["figures"][
+                "gates_circuit"
+            ]
+            | {"a_later_field": 3.5}
+        },
+    }
     (tmp_path / "manifest.json").write_text(json.dumps(raw))
     assert manifest.load(tmp_path).figures["gates_circuit"] == replace(entry)
     assert os.path.exists(tmp_path / entry.sidecar)

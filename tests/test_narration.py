@@ -32,13 +32,16 @@ def test_a_placeholder_naming_a_missing_fact_is_refused(narration_dir):
     assert "backprop.toml" in message and "cue 'one'" in message and "grad_z" in message
 
 
-@pytest.mark.parametrize("body, complaint", [
-    ('[[no_such_figure]]\nid = "x"\ntext = "文"\n', "not a figure"),
-    ('[[gates_circuit]]\nid = "a"\ntext = "文"\n[[gates_circuit]]\nid = "a"\ntext = "又"\n', "used twice"),
-    ('[[gates_circuit]]\nid = "Bad-Id"\ntext = "文"\n', "lower-case"),
-    ('[[gates_circuit]]\nid = "x"\ntext = ""\n', "empty"),
-    ('[[gates_circuit]\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "body, complaint",
+    [
+        ('[[no_such_figure]]\nid = "x"\ntext = "文"\n', "not a figure"),
+        ('[[gates_circuit]]\nid = "a"\ntext = "文"\n[[gates_circuit]]\nid = "a"\ntext = "又"\n', "used twice"),
+        ('[[gates_circuit]]\nid = "Bad-Id"\ntext = "文"\n', "lower-case"),
+        ('[[gates_circuit]]\nid = "x"\ntext = ""\n', "empty"),
+        ("[[gates_circuit]\n", "not valid TOML"),
+    ],
+)
 def test_bad_cue_files_get_a_clear_error(narration_dir, body, complaint):
     write_backprop(narration_dir, body)
     with pytest.raises(NarrationError, match=complaint):
@@ -70,9 +73,14 @@ def test_cache_key_follows_what_the_engine_reads():
     assert audio.cache_key(sample_cue(), silent) == audio.cache_key(new_pinyin, silent)
 
 
-@pytest.mark.parametrize("engine", [
-    speech.Espeak(voice="cmn"), speech.Espeak(rate=120), speech.Silent(),
-])
+@pytest.mark.parametrize(
+    "engine",
+    [
+        speech.Espeak(voice="cmn"),
+        speech.Espeak(rate=120),
+        speech.Silent(),
+    ],
+)
 def test_cache_key_changes_with_engine_voice_and_rate(engine):
     assert audio.cache_key(sample_cue(), speech.Espeak()) != audio.cache_key(sample_cue(), engine)
 
@@ -97,8 +105,10 @@ def test_silent_engine_lasts_about_as_long_as_speech(isolated):
 
 
 def test_espeak_speaks_mandarin_audibly(isolated):
-    cue = sample_cue(speech="加法门把梯度原样分给两个输入。", pinyin="jia1 fa3 men2 ba3 ti1 du4 yuan2 yang4 fen1 gei3 "
-                                                                "liang3 ge4 shu1 ru4.")
+    cue = sample_cue(
+        speech="加法门把梯度原样分给两个输入。",
+        pinyin="jia1 fa3 men2 ba3 ti1 du4 yuan2 yang4 fen1 gei3 liang3 ge4 shu1 ru4.",
+    )
     sound = audio.cue_audio(cue, speech.Espeak())
     with wave.open(str(sound.path)) as wav:
         samples = np.frombuffer(wav.readframes(wav.getnframes()), dtype=np.int16)
@@ -123,8 +133,10 @@ def test_missing_espeak_is_explained(monkeypatch, tmp_path):
 
 
 def test_long_chinese_text_splits_into_short_lines_keeping_latin_words():
-    text = ("优化器状态才是最大的一块，Adam 要给每个参数存两个矩估计，ZeRO 把它们切到六十四张卡上，"
-            "而这一整句话故意写得很长很长没有任何停顿好让切分器不得不在中间下刀。")
+    text = (
+        "优化器状态才是最大的一块，Adam 要给每个参数存两个矩估计，ZeRO 把它们切到六十四张卡上，"
+        "而这一整句话故意写得很长很长没有任何停顿好让切分器不得不在中间下刀。"
+    )
     lines = captions.split_lines(text)
     assert all(len(line) <= captions.MAX_CHARS for line in lines)
     assert "".join(lines).replace(" ", "") == text.replace("，", "").replace("。", "").replace(" ", "")

@@ -5,12 +5,26 @@ import pytest
 from tools.course import numbers
 
 
-@pytest.mark.parametrize("n, spoken", [
-    (0, "零"), (4, "四"), (10, "十"), (12, "十二"), (101, "一百零一"), (110, "一百一十"),
-    (2000, "两千"), (9506, "九千五百零六"), (10005, "一万零五"), (22000, "两万两千"),
-    (46956, "四万六千九百五十六"), (100500, "十万零五百"), (120_000_000, "一亿两千万"),
-    (300_000_000_000, "三千亿"), (-1, "负一"),
-])
+@pytest.mark.parametrize(
+    "n, spoken",
+    [
+        (0, "零"),
+        (4, "四"),
+        (10, "十"),
+        (12, "十二"),
+        (101, "一百零一"),
+        (110, "一百一十"),
+        (2000, "两千"),
+        (9506, "九千五百零六"),
+        (10005, "一万零五"),
+        (22000, "两万两千"),
+        (46956, "四万六千九百五十六"),
+        (100500, "十万零五百"),
+        (120_000_000, "一亿两千万"),
+        (300_000_000_000, "三千亿"),
+        (-1, "负一"),
+    ],
+)
 def test_integers_read_in_mandarin(n, spoken):
     assert numbers.zh_int(n) == spoken
 
@@ -22,7 +36,7 @@ def test_decimals_read_digit_by_digit_after_the_point():
 
 
 def test_scientific_notation_is_shown_and_said_correctly():
-    assert numbers.scientific(0.8 ** 59, 1) == ("1.9×10⁻⁶", "一点九乘以十的负六次方")
+    assert numbers.scientific(0.8**59, 1) == ("1.9×10⁻⁶", "一点九乘以十的负六次方")
     assert numbers.scientific(9.96e-7, 1) == ("1.0×10⁻⁶", "一点零乘以十的负六次方")
 
 

@@ -12,8 +12,14 @@ from tools.course import catalogue
 from tools.models import circuit, descent
 from tools.voice import cues
 
-ORDER = ["gradient_descent_ball", "saddle_point", "saddle_3d_rotating", "momentum_escape",
-         "learning_rate_two_paths", "optimal_step_parabola"]
+ORDER = [
+    "gradient_descent_ball",
+    "saddle_point",
+    "saddle_3d_rotating",
+    "momentum_escape",
+    "learning_rate_two_paths",
+    "optimal_step_parabola",
+]
 NUMBER_FREE = ["gradient_descent_ball", "saddle_point", "saddle_3d_rotating"]
 
 
@@ -162,7 +168,7 @@ def test_bars_are_beta_powers_and_the_move_is_their_weighted_sum():
     assert np.allclose(f["weights"].value, 0.9 ** np.arange(10))
     heavy = descent.heavy_ball(optimizer.MOMENTUM_LOSS.grad, 11.0, 0.5, 0.9, 60)
     for t in range(60):
-        assert descent.unrolled_move(heavy.grads[:t + 1], 0.5, 0.9) == pytest.approx(heavy.moves[t], abs=1e-12)
+        assert descent.unrolled_move(heavy.grads[: t + 1], 0.5, 0.9) == pytest.approx(heavy.moves[t], abs=1e-12)
 
 
 def test_every_beta_shown_is_in_polyaks_range_and_the_dates():
@@ -268,13 +274,19 @@ def test_ratio_is_the_distance_to_the_bottom(name):
 def test_the_four_numbers_are_the_recon_ones():
     f = facts("optimal_step_parabola")
     assert [f[f"gentle_{k}"].text for k in ("a", "x", "slope", "curvature", "step")] == ["0.5", "3", "3", "1", "3"]
-    assert [f[f"steep_{k}"].text for k in ("a", "x", "slope", "curvature", "step")] == ["2", "\u22121.5", "\u22126",
-                                                                                       "4", "1.5"]
+    assert [f[f"steep_{k}"].text for k in ("a", "x", "slope", "curvature", "step")] == [
+        "2",
+        "\u22121.5",
+        "\u22126",
+        "4",
+        "1.5",
+    ]
 
 
 def test_parabola_tamper_points_at_different_heights_are_refused():
-    err = refused(optimizer.optimal_step_parabola, "optimal_step_parabola",
-                  points={"steep": (2.0, -1.5), "gentle": (0.5, 2.0)})
+    err = refused(
+        optimizer.optimal_step_parabola, "optimal_step_parabola", points={"steep": (2.0, -1.5), "gentle": (0.5, 2.0)}
+    )
     assert err.fact == "both points at the same height"
 
 
@@ -282,6 +294,7 @@ def test_parabola_tamper_points_at_different_heights_are_refused():
 @pytest.fixture(scope="module")
 def scenes():
     from scenes import optimizer as scene_module
+
     return scene_module
 
 
@@ -293,6 +306,7 @@ def _positions_during(points, alphas):
     from manim import Dot
 
     from scenes import widgets
+
     dot = Dot()
     animation = widgets.roll(dot, points)
     out = []

@@ -12,8 +12,15 @@ from tools.course import catalogue
 from tools.course.facts import Check, FactError
 from tools.models import pipeline as pp
 
-FIGURES = ("pipeline_gpipe", "pipeline_1f1b", "pipeline_interleaved", "pipeline_zero_bubble",
-           "pipeline_bidirectional", "pipeline_summary", "moe_flow")
+FIGURES = (
+    "pipeline_gpipe",
+    "pipeline_1f1b",
+    "pipeline_interleaved",
+    "pipeline_zero_bubble",
+    "pipeline_bidirectional",
+    "pipeline_summary",
+    "moe_flow",
+)
 
 
 def texts(figure, *names):
@@ -39,25 +46,46 @@ def test_the_chapter_is_the_last_and_opens_topic_5():
 
 
 def test_gpipe_bubble_idle_and_in_flight():
-    assert texts("pipeline_gpipe", "bubble", "ratio", "idle_total", "area", "peak") == ("27.3%", "3/11", "36", "132",
-                                                                                         "8")
+    assert texts("pipeline_gpipe", "bubble", "ratio", "idle_total", "area", "peak") == (
+        "27.3%",
+        "3/11",
+        "36",
+        "132",
+        "8",
+    )
     rows = catalogue.facts("pipeline_gpipe")["rows"].value
-    assert [(r["m"], r["bubble"], r["peak"]) for r in rows] == [("4", "42.9%", "4"), ("8", "27.3%", "8"),
-                                                                ("16", "15.8%", "16")]
+    assert [(r["m"], r["bubble"], r["peak"]) for r in rows] == [
+        ("4", "42.9%", "4"),
+        ("8", "27.3%", "8"),
+        ("16", "15.8%", "16"),
+    ]
 
 
 def test_1f1b_same_bubble_fewer_in_flight_and_the_notes_recipe_from_1():
     assert texts("pipeline_1f1b", "bubble", "gpipe_bubble", "idle_total", "gpipe_idle_total") == (
-        "27.3%", "27.3%", "36", "36")
+        "27.3%",
+        "27.3%",
+        "36",
+        "36",
+    )
     assert texts("pipeline_1f1b", "peak_0", "peak_1", "peak_2", "peak_3", "gpipe_peak") == ("4", "3", "2", "1", "8")
     recipe = catalogue.facts("pipeline_1f1b")["recipe"].value
     assert [(r["warmup"], r["up_front"], r["notes_1"], r["notes_0"]) for r in recipe] == [
-        ("3", "4", "4", "5"), ("2", "3", "3", "4"), ("1", "2", "2", "3"), ("0", "1", "1", "2")]
+        ("3", "4", "4", "5"),
+        ("2", "3", "3", "4"),
+        ("1", "2", "2", "3"),
+        ("0", "1", "1", "2"),
+    ]
 
 
 def test_interleaving_halves_the_triangle_and_doubles_the_sends():
     assert texts("pipeline_interleaved", "bubble", "base_bubble", "ratio", "last_start", "base_last_start") == (
-        "15.8%", "27.3%", "3/19", "1.5", "3")
+        "15.8%",
+        "27.3%",
+        "3/19",
+        "1.5",
+        "3",
+    )
     assert texts("pipeline_interleaved", "sends", "base_sends", "hops", "base_hops") == ("16", "8", "7", "3")
     assert texts("pipeline_interleaved", "peak_0", "peak_1", "peak_2", "peak_3") == ("5.5", "4.5", "3.5", "2.5")
     assert catalogue.facts("pipeline_interleaved")["notes_placement"].value == "s0 0 4 / s1 1 5 / s2 2 6 / s3 3 7"
@@ -65,34 +93,63 @@ def test_interleaving_halves_the_triangle_and_doubles_the_sends():
 
 def test_zero_bubble_keeps_a_third_and_h2_pays_in_flight():
     assert texts("pipeline_zero_bubble", "base_idle", "h1_idle", "third", "base_bubble", "h1_bubble") == (
-        "9", "3", "1/3", "27.3%", "11.1%")
+        "9",
+        "3",
+        "1/3",
+        "27.3%",
+        "11.1%",
+    )
     assert texts("pipeline_zero_bubble", "h1_peak", "base_peak", "h2_peak", "h2_span_idle", "h2_edges") == (
-        "4", "4", "7", "0", "3")
+        "4",
+        "4",
+        "7",
+        "0",
+        "3",
+    )
 
 
 def test_bidirectional_v3_table_and_the_v_placement():
     assert texts("pipeline_bidirectional", "one_f_one_b_units", "zb1p_units", "dualpipe_units") == ("21", "7", "6")
     assert texts("pipeline_bidirectional", "chimera_idle", "base_idle", "chimera_weights", "v_idle", "v_peak") == (
-        "2", "6", "2×", "6", "9")
+        "2",
+        "6",
+        "2×",
+        "6",
+        "9",
+    )
     table = catalogue.facts("pipeline_bidirectional")["table"].value
     assert [(r["name"], r["bubble"], r["simulated"], r["weights"], r["activation"], r["devices"]) for r in table] == [
-        ("1F1B", "21", "21", "1×", "PP", "PP"), ("ZB1P", "7", "7", "1×", "PP", "PP"),
-        ("DualPipe", "6", "6", "2×", "PP + 1", "PP"), ("DualPipeV", "6", "6", "2×", "PP + 1", "PP/2")]
+        ("1F1B", "21", "21", "1×", "PP", "PP"),
+        ("ZB1P", "7", "7", "1×", "PP", "PP"),
+        ("DualPipe", "6", "6", "2×", "PP + 1", "PP"),
+        ("DualPipeV", "6", "6", "2×", "PP + 1", "PP/2"),
+    ]
     assert catalogue.facts("pipeline_bidirectional")["notes_placement"].value == "s0 0 7 / s1 1 6 / s2 2 5 / s3 3 4"
 
 
 def test_summary_rows_come_from_the_simulator():
     rows = {r["name"]: r for r in catalogue.facts("pipeline_summary")["rows"].value}
     assert {n: (r["bubble"], r["peak"], r["weights"]) for n, r in rows.items()} == {
-        "GPipe": ("27.3%", "8", "1×"), "1F1B": ("27.3%", "4", "1×"), "交错 1F1B": ("15.8%", "5.5", "1×"),
-        "ZB-H1": ("11.1%", "4", "1×"), "ZB-H2": ("11.1%", "7", "1×"), "Chimera": ("11.1%", "4", "2×"),
-        "DualPipe": ("7.7%", "5", "2×"), "DualPipeV": ("11.1%", "4.5", "1×")}
+        "GPipe": ("27.3%", "8", "1×"),
+        "1F1B": ("27.3%", "4", "1×"),
+        "交错 1F1B": ("15.8%", "5.5", "1×"),
+        "ZB-H1": ("11.1%", "4", "1×"),
+        "ZB-H2": ("11.1%", "7", "1×"),
+        "Chimera": ("11.1%", "4", "2×"),
+        "DualPipe": ("7.7%", "5", "2×"),
+        "DualPipeV": ("11.1%", "4.5", "1×"),
+    }
     assert [n for n, r in rows.items() if r["own_span_zero"]] == ["ZB-H2"]
 
 
 def test_moe_nine_copies_are_the_activation_tables():
-    assert texts("moe_flow", "experts", "top_k", "shared", "copies", "dispatched") == ("256", "8", "1", "9",
-                                                                                        "15.75 GiB")
+    assert texts("moe_flow", "experts", "top_k", "shared", "copies", "dispatched") == (
+        "256",
+        "8",
+        "1",
+        "9",
+        "15.75 GiB",
+    )
     assert catalogue.facts("moe_flow")["copies"].value == catalogue.facts("activation_mountain")["copies"].value
 
 
@@ -140,11 +197,13 @@ def test_moe_refuses_a_routing_that_does_not_make_nine_copies():
 
 # -- the traces ------------------------------------------------------------------------------
 
-TRACED = {"pipeline_gpipe": (chapter.gpipe_timeline, "bubble"),
-          "pipeline_1f1b": (chapter.one_f_one_b_timeline, "bubble"),
-          "pipeline_interleaved": (chapter.interleaved_timeline, "bubble"),
-          "pipeline_zero_bubble": (lambda: chapter.zero_bubble_timelines()[0], "h1_bubble"),
-          "pipeline_bidirectional": (chapter.dualpipe_v_timeline, None)}
+TRACED = {
+    "pipeline_gpipe": (chapter.gpipe_timeline, "bubble"),
+    "pipeline_1f1b": (chapter.one_f_one_b_timeline, "bubble"),
+    "pipeline_interleaved": (chapter.interleaved_timeline, "bubble"),
+    "pipeline_zero_bubble": (lambda: chapter.zero_bubble_timelines()[0], "h1_bubble"),
+    "pipeline_bidirectional": (chapter.dualpipe_v_timeline, None),
+}
 
 
 def test_every_schedule_figure_and_only_those_publish_a_trace():

@@ -26,8 +26,7 @@ def _holds_every_dependency(tl: pp.Timeline) -> None:
             assert key not in ends, f"{key} ran twice"
             ends[key] = s.end
     for s in tl.slots:
-        ops = [pp.Op(s.op, s.micro, s.chunk, s.split)] if s.paired is None else [
-            pp.Op("F", s.micro, s.chunk), s.paired]
+        ops = [pp.Op(s.op, s.micro, s.chunk, s.split)] if s.paired is None else [pp.Op("F", s.micro, s.chunk), s.paired]
         for op in ops:
             for need in pp._needs(tl.placement, s.rank, op):
                 assert ends[need] <= s.start, f"{s.name} on rank {s.rank} starts before {need} ends"
@@ -65,8 +64,9 @@ def test_the_notes_recipe_is_megatrons_order_only_when_stages_count_from_1():
 
 
 def test_a_rank_that_waits_on_an_op_that_never_comes_is_refused():
-    backwards_first = pp.Schedule("broken", pp.Placement("linear", 2),
-                                  ((pp.Op("B", 0), pp.Op("F", 0)), (pp.Op("F", 0), pp.Op("B", 0))))
+    backwards_first = pp.Schedule(
+        "broken", pp.Placement("linear", 2), ((pp.Op("B", 0), pp.Op("F", 0)), (pp.Op("F", 0), pp.Op("B", 0)))
+    )
     with pytest.raises(pp.ScheduleError, match=r"'broken': rank 0 waits forever on B0"):
         pp.simulate(backwards_first, TIMES)
 
@@ -79,8 +79,9 @@ def test_interleaved_bubble_and_peaks(p, m, v):
     tl = pp.simulate(pp.interleaved(p, m, v), pp.Times(chunks=v))
     _holds_every_dependency(tl)
     assert tl.bubble() == Fraction(p - 1, v * m + p - 1)
-    assert [tl.peak_in_flight(r) for r in range(p)] == [Fraction((p - r - 1) * 2 + (v - 1) * p + 1, v)
-                                                         for r in range(p)]
+    assert [tl.peak_in_flight(r) for r in range(p)] == [
+        Fraction((p - r - 1) * 2 + (v - 1) * p + 1, v) for r in range(p)
+    ]
     assert tl.peak_in_flight(0) == p + Fraction(p - 1, v)
 
 
@@ -131,7 +132,8 @@ def test_dualpipe_v_bubble_is_v3_tables_and_holds_pp_plus_1(p, m):
     assert [tl.idle_time(r) for r in range(p)] == [(Fraction(stages, 2) - 1) * (3 + 2 - 3)] * p
     assert tl.peak_in_flight(0, Fraction(1)) == stages + 1
     assert [tl.placement.stage_of(r, c, 0) for r in range(p) for c in (0, 1)] == [
-        s for r in range(p) for s in (r, stages - 1 - r)]
+        s for r in range(p) for s in (r, stages - 1 - r)
+    ]
 
 
 @pytest.mark.parametrize("p, m", [(8, 16), (8, 20), (4, 8)])

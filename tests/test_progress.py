@@ -44,9 +44,20 @@ def test_a_live_display_prints_the_build_lines_above_it(capsys):
 @pytest.mark.slow
 def test_a_scene_reports_the_seconds_of_video_it_has_rendered(tmp_path):
     report = tmp_path / "progress"
-    done = run([str(BIN / "manim"), "-ql", "--dry_run", "--fps", "1", "--media_dir", str(tmp_path / "m"),
-                "scenes/optimizer.py", "OptimalStepParabola"],
-               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), PROGRESS_OUT_ENV: str(report)})
+    done = run(
+        [
+            str(BIN / "manim"),
+            "-ql",
+            "--dry_run",
+            "--fps",
+            "1",
+            "--media_dir",
+            str(tmp_path / "m"),
+            "scenes/optimizer.py",
+            "OptimalStepParabola",
+        ],
+        env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "c"), PROGRESS_OUT_ENV: str(report)},
+    )
     assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
     rendered, at = map(float, report.read_text().split())
     assert 30 <= rendered == at <= 120  # the whole figure, after its last play

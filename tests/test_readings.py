@@ -125,21 +125,27 @@ def test_an_alone_entry_reads_a_character_no_phrase_covers(narration_dir):
     assert cue.pinyin == "ti1 du4 huan2 zai4."
 
 
-@pytest.mark.parametrize("text, complaint", [
-    ("[重算|chong2]", "重算 has 2 characters but 'chong2' has 1 syllables"),
-    ("[重|chong]", "chong is not a tone-numbered syllable"),
-    ("[A|chong2]", "must be Chinese characters"),
-])
+@pytest.mark.parametrize(
+    "text, complaint",
+    [
+        ("[重算|chong2]", "重算 has 2 characters but 'chong2' has 1 syllables"),
+        ("[重|chong]", "chong is not a tone-numbered syllable"),
+        ("[A|chong2]", "must be Chinese characters"),
+    ],
+)
 def test_a_malformed_inline_fix_names_file_and_cue(narration_dir, text, complaint):
     with pytest.raises(NarrationError) as err:
         one_cue(narration_dir, text)
     assert "backprop.toml: cue 'one'" in str(err.value) and complaint in str(err.value)
 
 
-@pytest.mark.parametrize("lexicon, complaint", [
-    ('[pinyin]\n"重算" = "chong2"\n', "[pinyin] 重算 has 2 characters"),
-    ('[alone]\n"重算" = "chong2 suan4"\n', "[alone] 重算: one character per entry"),
-])
+@pytest.mark.parametrize(
+    "lexicon, complaint",
+    [
+        ('[pinyin]\n"重算" = "chong2"\n', "[pinyin] 重算 has 2 characters"),
+        ('[alone]\n"重算" = "chong2 suan4"\n', "[alone] 重算: one character per entry"),
+    ],
+)
 def test_a_malformed_lexicon_entry_names_the_lexicon(narration_dir, lexicon, complaint):
     with pytest.raises(NarrationError) as err:
         one_cue(narration_dir, "文", lexicon)
@@ -155,10 +161,16 @@ def test_check_reports_an_undecided_polyphone_with_file_cue_and_context(narratio
     assert "4 polyphones" in message and "backprop.toml: cue 'one': 数 (now shu4) in “先[数]一下，再把它" in message
 
 
-@pytest.mark.parametrize("text, undecided", [
-    ("推得多", []), ("就得走", ["得"]), ("两个一除，得 {grad_a}", ["得"]),
-    ("一小步一小步地磨", []), ("我的，来了", []),
-])
+@pytest.mark.parametrize(
+    "text, undecided",
+    [
+        ("推得多", []),
+        ("就得走", ["得"]),
+        ("两个一除，得 {grad_a}", ["得"]),
+        ("一小步一小步地磨", []),
+        ("我的，来了", []),
+    ],
+)
 def test_particles_count_as_decided_only_where_they_are_particles(narration_dir, text, undecided):
     assert [u.hanzi for u in one_cue(narration_dir, text, '[alone]\n"磨" = "mo2"\n').undecided] == undecided
 
@@ -219,8 +231,11 @@ def test_a_changed_lexicon_entry_re_synthesizes_only_its_cues(isolated, tmp_path
     chapter = [c for c in _course_cues() if c.chapter == "optimizer"]
     PinyinSilence.made = []
     assert all(audio.cue_audio(c, engine).made for c in chapter)
-    changed = [c for c in _changed_lexicon(tmp_path, monkeypatch, '"学习率" = "xue2 xi2 lv4"',
-                                           '"学习率" = "xue2 xi2 shuai4"') if c.chapter == "optimizer"]
+    changed = [
+        c
+        for c in _changed_lexicon(tmp_path, monkeypatch, '"学习率" = "xue2 xi2 lv4"', '"学习率" = "xue2 xi2 shuai4"')
+        if c.chapter == "optimizer"
+    ]
     PinyinSilence.made = []
     remade = [c.id for c in changed if audio.cue_audio(c, engine).made]
     assert remade == [c.id for c in chapter if "学习率" in c.speech] and len(remade) >= 5

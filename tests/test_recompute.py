@@ -28,6 +28,7 @@ def texts(figure, *names):
 
 # -- the models ------------------------------------------------------------------------------------
 
+
 def test_attention_cost_by_the_shapes_is_the_closed_form_line():
     for attention, slope in ((rc.V3_ATTENTION, 1.25), (rc.GPT3_ATTENTION, 1.00)):
         assert attention.slope() == slope
@@ -71,9 +72,14 @@ def test_present_is_smallest_where_its_two_terms_meet():
 
 # -- recompute_tradeoff ------------------------------------------------------------------------------
 
+
 def test_the_exchange_is_the_pages():
     assert texts("recompute_tradeoff", "keep_all", "full_recompute", "memory_cut", "third") == (
-        "4.15 TiB", "106.75 GiB", "−97.5%", "1/3")
+        "4.15 TiB",
+        "106.75 GiB",
+        "−97.5%",
+        "1/3",
+    )
     facts = catalogue.facts("recompute_tradeoff")
     assert (facts["passes_before"].value, facts["passes_after"].value) == (3, 4)
     assert facts["asymmetry"].value == pytest.approx(39.77, abs=0.01)
@@ -88,8 +94,15 @@ def test_both_percentages_of_every_tier_share_one_denominator():
     layer = v3.moe_layer_gib()
     assert -facts["selective_memory"].value == pytest.approx(53.5 / layer)
     assert -facts["full_memory"].value == pytest.approx(1 - 1.75 / layer)
-    assert texts("recompute_tradeoff", "selective_compute", "selective_memory", "full_compute", "full_memory",
-                 "none_compute", "none_memory") == ("+1.9%", "−75.2%", "+33.3%", "−97.5%", "0%", "0%")
+    assert texts(
+        "recompute_tradeoff",
+        "selective_compute",
+        "selective_memory",
+        "full_compute",
+        "full_memory",
+        "none_compute",
+        "none_memory",
+    ) == ("+1.9%", "−75.2%", "+33.3%", "−97.5%", "0%", "0%")
 
 
 def test_d1_the_pages_77_percent_leaves_the_entry_out_of_the_denominator():
@@ -112,6 +125,7 @@ def test_tradeoff_tampered_config_is_refused(monkeypatch):
 
 # -- recompute_sqrt_l ---------------------------------------------------------------------------------
 
+
 def test_sqrt_l_demo_is_lowest_at_root_l_and_its_ends_are_equally_high():
     assert texts("recompute_sqrt_l", "layers", "sqrt", "k_small", "k_best", "k_large") == ("64", "8", "2", "8", "32")
     assert texts("recompute_sqrt_l", "total_small", "total_best", "total_large") == ("34", "16", "34")
@@ -131,22 +145,29 @@ def test_sqrt_l_sweep_is_the_two_terms():
     assert k[np.argmin(total)] == pytest.approx(8)
 
 
-@pytest.mark.parametrize(("demo", "fact"), [
-    ((64, (2, 8, 30)), "ends equally high"),
-    ((63, (2, 8, 32)), "√L is whole"),
-    ((64, (2, 7, 32)), "best k (searched)"),
-])
+@pytest.mark.parametrize(
+    ("demo", "fact"),
+    [
+        ((64, (2, 8, 30)), "ends equally high"),
+        ((63, (2, 8, 32)), "√L is whole"),
+        ((64, (2, 7, 32)), "best k (searched)"),
+    ],
+)
 def test_sqrt_l_tampered_inputs_are_refused(demo, fact):
     assert refused(chapter.recompute_sqrt_l, "recompute_sqrt_l", demo=demo).fact == fact
 
 
 # -- selective_recompute_table --------------------------------------------------------------------------
 
+
 def test_every_cell_of_the_ranking_is_computed_and_is_the_pages():
     rows = catalogue.facts("selective_recompute_table")["rows"].value
     assert [(r["gib"], r["tflop"], r["per_gib"], r["verdict"]) for r in rows] == list(chapter.TABLE_PAGE)
-    assert [r["label"] for r in rows][3:6] == ["K/V 解压（输入宽 512）", "Q 展开（输入宽 1,536）",
-                                               "专家输出 9 份（输入宽 2,048）"]
+    assert [r["label"] for r in rows][3:6] == [
+        "K/V 解压（输入宽 512）",
+        "Q 展开（输入宽 1,536）",
+        "专家输出 9 份（输入宽 2,048）",
+    ]
     assert [r["selected"] for r in rows] == [True] * 6 + [False] * 2
     assert [r["forward"] for r in rows] != list(range(8))  # built in forward order, then ranked
 
@@ -170,7 +191,11 @@ def test_the_retracted_cell_and_the_gate_rows_contents():
 
 def test_the_selective_tier_sums_and_the_attention_jump():
     assert texts("selective_recompute_table", "saved", "paid", "step_tflop", "selective_compute") == (
-        "53.5 GiB", "48.9 TFLOP", "≈ 2,571 TFLOP", "1.9%")
+        "53.5 GiB",
+        "48.9 TFLOP",
+        "≈ 2,571 TFLOP",
+        "1.9%",
+    )
     assert texts("selective_recompute_table", "attention_vs_previous", "unranked_gib") == ("23×", "4.5 GiB")
 
 
@@ -181,8 +206,9 @@ def test_any_cut_between_2_20_and_7_70_picks_the_same_rows(cut):
     assert [r["selected"] for r in facts["rows"].value] == [r["selected"] for r in rows]
 
 
-@pytest.mark.parametrize("attention", [rc.Attention(128, 128, 128), rc.Attention(128, 192, 128, causal=1.0)],
-                         ids=["d_qk", "causal"])
+@pytest.mark.parametrize(
+    "attention", [rc.Attention(128, 128, 128), rc.Attention(128, 192, 128, causal=1.0)], ids=["d_qk", "causal"]
+)
 def test_table_tampered_attention_is_refused(attention):
     error = refused(chapter.selective_recompute_table, "selective_recompute_table", attention=attention)
     assert error.fact == "rank 8 'attention 输出'"
@@ -195,6 +221,7 @@ def test_table_tampered_cut_is_refused():
 
 
 # -- attention_crossover -------------------------------------------------------------------------------
+
 
 def test_slopes_and_crossings_are_computed():
     assert texts("attention_crossover", "v3_slope", "gpt3_slope") == ("1.25", "1.00")
@@ -217,8 +244,7 @@ def test_the_example_matmul_on_screen_was_counted():
     assert f"{tape.flops:,}" == example["flops"] and f"{2 * example['s'] * example['n']:,}" == example["bytes"]
 
 
-@pytest.mark.parametrize(("inputs", "computed"), [({"d_qk": 128}, 1.0), ({"causal": 1.0}, 2.5)],
-                         ids=["d_qk", "causal"])
+@pytest.mark.parametrize(("inputs", "computed"), [({"d_qk": 128}, 1.0), ({"causal": 1.0}, 2.5)], ids=["d_qk", "causal"])
 def test_crossover_tampered_attention_is_refused_naming_the_slope(inputs, computed):
     error = refused(chapter.attention_crossover, "attention_crossover", **inputs)
     assert (error.fact, error.computed) == ("v3_slope", repr(computed))
@@ -233,11 +259,22 @@ def test_crossover_tampered_width_is_refused():
 
 # -- seq_len_flip -------------------------------------------------------------------------------------
 
+
 def test_each_model_with_its_own_constants():
     assert texts("seq_len_flip", "gpt3_slope", "gpt3_seq", "gpt3_width", "gpt3_cost", "gpt3_crossing") == (
-        "1.00", "2,048", "12,288", "2,048", "12,288")
+        "1.00",
+        "2,048",
+        "12,288",
+        "2,048",
+        "12,288",
+    )
     assert texts("seq_len_flip", "v3_slope", "v3_seq", "v3_width", "v3_cost", "v3_crossing") == (
-        "1.25", "131,072", "7,168", "163,840", "5,734")
+        "1.25",
+        "131,072",
+        "7,168",
+        "163,840",
+        "5,734",
+    )
     assert texts("seq_len_flip", "retracted") == ("2,560",)
     assert texts("seq_len_flip", "gpt3_share", "paper_share") == ("1.37%", "2.7%")
 
@@ -245,8 +282,11 @@ def test_each_model_with_its_own_constants():
 def test_megatrons_default_is_the_row_our_ranking_puts_last():
     modules = catalogue.facts("seq_len_flip")["modules"].value
     assert [(m["module"], m["verdict"], m["default"]) for m in modules] == [
-        ("core_attn", "绝不", True), ("layernorm", "白捡", False), ("moe_act", "白捡", False),
-        ("mla_up_proj", "划算", False)]
+        ("core_attn", "绝不", True),
+        ("layernorm", "白捡", False),
+        ("moe_act", "白捡", False),
+        ("mla_up_proj", "划算", False),
+    ]
 
 
 def test_flip_refuses_v3s_slope_on_gpt3():
@@ -262,10 +302,16 @@ def test_flip_tampered_v3_causal_halving_is_refused():
 
 # -- the chapter ----------------------------------------------------------------------------------------
 
+
 def test_recompute_plays_second():
     assert catalogue.CHAPTER_ORDER[:2] == ("backprop", "recompute")
-    order = ["recompute_tradeoff", "recompute_sqrt_l", "selective_recompute_table", "attention_crossover",
-             "seq_len_flip"]
+    order = [
+        "recompute_tradeoff",
+        "recompute_sqrt_l",
+        "selective_recompute_table",
+        "attention_crossover",
+        "seq_len_flip",
+    ]
     assert in_play_order("recompute", order) == order
     assert catalogue.figure("recompute_sqrt_l").scene_class == "RecomputeSqrtL"
 

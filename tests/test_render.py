@@ -115,14 +115,17 @@ def test_manim_refuses_a_tampered_fact_before_the_first_frame(tampered):
 
 def test_lecture_frames_sheet_writes_one_titled_grid_per_chapter(built):
     out, env, _ = built
-    done = run([str(BIN / "lecture"), "frames", "-q", "l", "--only", "backprop", "--at", "0.5", "1", "--sheet"],
-               env=env)
+    done = run(
+        [str(BIN / "lecture"), "frames", "-q", "l", "--only", "backprop", "--at", "0.5", "1", "--sheet"], env=env
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(out / "frames" / "backprop-sheet.png")]
     picture = Image.open(out / "frames" / "backprop-sheet.png").convert("RGB")
     width, height = sheet.CELL
-    assert picture.size == (sheet.LABEL_WIDTH + 2 * (width + sheet.GAP) + sheet.GAP,
-                            sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + len(FIGURES) * (height + sheet.GAP) + sheet.GAP)
+    assert picture.size == (
+        sheet.LABEL_WIDTH + 2 * (width + sheet.GAP) + sheet.GAP,
+        sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + len(FIGURES) * (height + sheet.GAP) + sheet.GAP,
+    )
     # gates_circuit's row, last column: its last frame, shrunk into the cell.
     row = FIGURES.index("gates_circuit")
     top = sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + row * (height + sheet.GAP)

@@ -65,29 +65,49 @@ def test_facts_read_the_same_with_other_simd_paths_and_blas_cores():
         pytest.skip("this CPU runs numpy's baseline only: there is no narrower dispatch to compare with")
     if OLDER_BLAS_CORE is None:
         pytest.skip(f"no older OpenBLAS core named for {platform.machine()}")
-    runs = {name: subprocess.Popen([str(BIN / "lecture"), "facts", "--json"], cwd=ROOT, env=_env(extra),
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for name, extra in {"as usual": {}, **SETTINGS}.items()}
+    runs = {
+        name: subprocess.Popen(
+            [str(BIN / "lecture"), "facts", "--json"],
+            cwd=ROOT,
+            env=_env(extra),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name, extra in {"as usual": {}, **SETTINGS}.items()
+    }
     tables = {}
     for name, process in runs.items():
         out, err = process.communicate(timeout=300)
         assert process.returncode == 0, f"{name}: {err[-2000:]}"
-        tables[name] = {fig: {fact: [v["text"], v["spoken"]] for fact, v in facts.items() if v["text"] or v["spoken"]}
-                        for fig, facts in json.loads(out).items()}
-    probes = {name: json.loads(subprocess.run([sys.executable, "-c", PROBE], env=_env(extra), capture_output=True,
-                                              text=True, check=True).stdout)
-              for name, extra in {"as usual": {}, **SETTINGS}.items()}
+        tables[name] = {
+            fig: {fact: [v["text"], v["spoken"]] for fact, v in facts.items() if v["text"] or v["spoken"]}
+            for fig, facts in json.loads(out).items()
+        }
+    probes = {
+        name: json.loads(
+            subprocess.run(
+                [sys.executable, "-c", PROBE], env=_env(extra), capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for name, extra in {"as usual": {}, **SETTINGS}.items()
+    }
     assert probes["narrowed dispatch"]["dispatch"] == [] != probes["as usual"]["dispatch"], probes
     assert probes["older OpenBLAS core"]["core"] == OLDER_BLAS_CORE != probes["as usual"]["core"], probes
     usual = tables["as usual"]
     for name in SETTINGS:
-        differ = [f"{fig}.{fact}: {usual[fig][fact]} here, {shown} with {name}"
-                  for fig, facts in tables[name].items() for fact, shown in facts.items()
-                  if usual.get(fig, {}).get(fact) != shown]
+        differ = [
+            f"{fig}.{fact}: {usual[fig][fact]} here, {shown} with {name}"
+            for fig, facts in tables[name].items()
+            for fact, shown in facts.items()
+            if usual.get(fig, {}).get(fact) != shown
+        ]
         assert not differ and tables[name].keys() == usual.keys(), "\n".join(differ)
 
 
 # -- every builder once more, watched ----------------------------------------------------------------------
+
 
 class WatchingCheck(Check):
     """A Check that notes every residual: a value checked against zero with an absolute tolerance."""
@@ -124,6 +144,7 @@ def rebuilt():
                 if near != {shown}:
                     edges.append(f"{building[0]}: {x!r} with {digits} digits shows {shown}, a hair away {near}")
             return shown
+
         return probe
 
     runs = {}
@@ -140,11 +161,13 @@ def rebuilt():
 @pytest.mark.slow
 def test_no_fact_shows_a_residual(rebuilt):
     runs, _ = rebuilt
-    shown_noise = [f"{fig}.{name} shows {fact.text}, the residual of the check '{check_name}'"
-                   for fig, (check, facts) in runs.items() for name, fact in facts.items()
-                   for check_name, residual in check.residuals
-                   if fact.text and residual != 0 and isinstance(fact.value, float | np.floating)
-                   and float(fact.value) == residual]
+    shown_noise = [
+        f"{fig}.{name} shows {fact.text}, the residual of the check '{check_name}'"
+        for fig, (check, facts) in runs.items()
+        for name, fact in facts.items()
+        for check_name, residual in check.residuals
+        if fact.text and residual != 0 and isinstance(fact.value, float | np.floating) and float(fact.value) == residual
+    ]
     assert not shown_noise, "\n".join(shown_noise) + "\nshow the bound the check asserts: Check.residual"
 
 
@@ -189,8 +212,11 @@ def test_one_ulp_on_the_inputs_of_a_residual_check_changes_no_text(rebuilt):
                 continue
             nudged += 1
             before, after = _shown(facts), _shown(again)
-            changed += [f"{fig_id}.{fact}: {before[fact]} → {after.get(fact)} with '{name}' one ulp up"
-                        for fact in before if after.get(fact) != before[fact]]
+            changed += [
+                f"{fig_id}.{fact}: {before[fact]} → {after.get(fact)} with '{name}' one ulp up"
+                for fact in before
+                if after.get(fact) != before[fact]
+            ]
     assert nudged, "no input was nudged: the test no longer reaches any figure"
     assert not changed, "\n".join(changed)
 

@@ -119,8 +119,9 @@ def test_a_thread_with_nothing_queued_asks_for_the_rest_of_a_running_figure_once
 
 
 def _figure(tmp_path, video_seconds=60.0, render_seconds=30.0) -> segments.FigureRender:
-    return segments.FigureRender(video_seconds, render_seconds,
-                                 lambda: contextlib.nullcontext(Path(tempfile.mkdtemp(dir=tmp_path))))
+    return segments.FigureRender(
+        video_seconds, render_seconds, lambda: contextlib.nullcontext(Path(tempfile.mkdtemp(dir=tmp_path)))
+    )
 
 
 def test_a_running_figure_is_cut_in_the_middle_of_what_it_has_left_and_a_cut_carries_the_old_stop(tmp_path):
@@ -152,8 +153,12 @@ def test_a_figure_with_little_left_is_not_cut_and_is_complete_when_every_part_is
     job = _figure(tmp_path)
     first = job.first()
     second = job.split()
-    done = {part.start: Rendered(part.work / "v.mp4", part.work / "c.srt", part.work / "t.wav", part.progress_file,
-                                 part.work / "partials") for part in (first, second)}
+    done = {
+        part.start: Rendered(
+            part.work / "v.mp4", part.work / "c.srt", part.work / "t.wav", part.progress_file, part.work / "partials"
+        )
+        for part in (first, second)
+    }
     assert not job.finished(second, done[second.start])  # the first part still runs
     assert job.finished(first, done[first.start])
     assert job.split() is None  # nothing left running to cut

@@ -37,9 +37,29 @@ TINY = ["-r", "128,72", "--fps", "4"]
 def _render(figure: str, media, flags: list[str], env: dict):
     """manim on one figure as `lecture build` runs it, at the tiny size; its video, or None if it drew nothing."""
     fig = catalogue.figure(figure)
-    done = run([sys.executable, "-m", "manim", "render", "-q", "l", *TINY, "--config_file",
-                str(render.one_figure_cfg()), "--media_dir", str(media), "-o", fig.id, "--progress_bar", "none",
-                *flags, str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class], env=env)
+    done = run(
+        [
+            sys.executable,
+            "-m",
+            "manim",
+            "render",
+            "-q",
+            "l",
+            *TINY,
+            "--config_file",
+            str(render.one_figure_cfg()),
+            "--media_dir",
+            str(media),
+            "-o",
+            fig.id,
+            "--progress_bar",
+            "none",
+            *flags,
+            str(catalogue.chapter(fig.chapter).scene_file),
+            fig.scene_class,
+        ],
+        env=env,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     videos = list(media.glob(f"videos/**/{fig.id}.mp4"))
     return videos[0] if videos else None
@@ -47,14 +67,18 @@ def _render(figure: str, media, flags: list[str], env: dict):
 
 def _frame_hashes(path) -> list[str]:
     with av.open(str(path)) as container:
-        return [hashlib.sha256(frame.to_ndarray(format="rgb24").tobytes()).hexdigest()
-                for frame in container.decode(video=0)]
+        return [
+            hashlib.sha256(frame.to_ndarray(format="rgb24").tobytes()).hexdigest()
+            for frame in container.decode(video=0)
+        ]
 
 
 def _partial_movies(folders: list) -> list:
     """The parts' partial movies in play order (each is named by its play's number), as the build joins them."""
-    return sorted((movie for folder in folders for movie in folder.glob("videos/**/partial_movie_files/**/*.mp4")),
-                  key=lambda movie: movie.name)
+    return sorted(
+        (movie for folder in folders for movie in folder.glob("videos/**/partial_movie_files/**/*.mp4")),
+        key=lambda movie: movie.name,
+    )
 
 
 def _same_frames(figure: str, whole, folders: list, joined) -> None:

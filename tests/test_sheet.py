@@ -9,19 +9,24 @@ COLOURS = [(200, 60, 60), (60, 200, 60), (60, 60, 200), (220, 220, 60)]
 
 
 def test_each_still_lands_in_its_row_and_column(tmp_path):
-    rows = [sheet.Row("gates_circuit", "电路图与三个门", [Image.new("RGB", (854, 480), c) for c in COLOURS[:2]]),
-            sheet.Row("exchange_rate", "三个词：导数是兑换率", [Image.new("RGB", (854, 480), c) for c in COLOURS[2:]])]
+    rows = [
+        sheet.Row("gates_circuit", "电路图与三个门", [Image.new("RGB", (854, 480), c) for c in COLOURS[:2]]),
+        sheet.Row("exchange_rate", "三个词：导数是兑换率", [Image.new("RGB", (854, 480), c) for c in COLOURS[2:]]),
+    ]
     out = sheet.contact_sheet("反向传播（backprop, 480p15）", [0.5, 1.0], rows, tmp_path / "backprop-sheet.png")
     picture = np.asarray(Image.open(out).convert("RGB"))
     width, height = sheet.CELL
-    assert picture.shape == (sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + 2 * (height + sheet.GAP) + sheet.GAP,
-                             sheet.LABEL_WIDTH + 2 * (width + sheet.GAP) + sheet.GAP, 3)
+    assert picture.shape == (
+        sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + 2 * (height + sheet.GAP) + sheet.GAP,
+        sheet.LABEL_WIDTH + 2 * (width + sheet.GAP) + sheet.GAP,
+        3,
+    )
     for n, colour in enumerate(COLOURS):
         row, col = divmod(n, 2)
         top = sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + row * (height + sheet.GAP)
         left = sheet.LABEL_WIDTH + col * (width + sheet.GAP)
         assert tuple(picture[top + height // 2, left + width // 2]) == colour
-    title_band = picture[:sheet.TITLE_HEIGHT, :sheet.LABEL_WIDTH * 2]
+    title_band = picture[: sheet.TITLE_HEIGHT, : sheet.LABEL_WIDTH * 2]
     assert (title_band.max(axis=2) > 150).sum() > 300  # the title is drawn
 
 

@@ -21,8 +21,15 @@ from tools.publish import manifest, serve, site
 pytestmark = pytest.mark.slow  # real renders
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 IDS = ["gates_circuit", "gates_circuit_b", FIGURE_C]
 
 
@@ -73,8 +80,9 @@ def test_the_kit_holds_a_page_and_an_entry_per_figure(kit, embed, three_figures)
         assert f'src="{entry["page"]}"' in entry["snippets"]["iframe"]
     assert index.count('<video controls preload="metadata"') == len(IDS) + 1
     chapter = next(ch for ch in embed["chapters"] if ch["id"] == "backprop")
-    assert chapter["figures"] == IDS and [m["title"] for m in chapter["video"]["marks"]] == \
-        [man.figures[i].title for i in IDS]
+    assert chapter["figures"] == IDS and [m["title"] for m in chapter["video"]["marks"]] == [
+        man.figures[i].title for i in IDS
+    ]
     assert '<track kind="chapters"' in chapter["video"]["snippets"]["video"]
     # Chapters with nothing rendered yet say why they have no chapter video.
     assert f"整章视频要等本章 {len(catalogue.chapter('ledger').figures)} 个图都渲染后才生成，现已渲染 0 个。" in index
@@ -140,8 +148,12 @@ def test_lecture_site_refuses_when_nothing_is_rendered(tmp_path):
 
 
 def test_lecture_serve_answers_on_localhost(backprop_build):
-    process = subprocess.Popen([str(BIN / "lecture"), "serve", "-q", "l", "--port", "0"], stdout=subprocess.PIPE,
-                               text=True, env={**os.environ, **backprop_build.env})
+    process = subprocess.Popen(
+        [str(BIN / "lecture"), "serve", "-q", "l", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **backprop_build.env},
+    )
     try:
         line = process.stdout.readline()
         served = re.search(r"http://127\.0\.0\.1:\d+/", line)
@@ -265,14 +277,18 @@ def test_gallery_plays_every_video_with_chinese_captions(watched, kit, embed, tm
     assert video["duration"] == pytest.approx(chapter["duration"], abs=0.1)
     kinds = {t["kind"]: t for t in video["tracks"]}
     assert len(kinds["captions"]["cues"]) == len(_captions_of(kit / chapter["captions"]["vtt"]))
-    assert [(c["text"], c["start"]) for c in kinds["chapters"]["cues"]] == \
-        [(m["title"], pytest.approx(m["start"], abs=0.01)) for m in chapter["marks"]]
+    assert [(c["text"], c["start"]) for c in kinds["chapters"]["cues"]] == [
+        (m["title"], pytest.approx(m["start"], abs=0.01)) for m in chapter["marks"]
+    ]
     # The chapter list beside the chapter video: one entry per figure; a click seeks there.
     items = page.locator("#chapter-video-backprop .chapters button")
     assert [text.split(" ", 1)[1] for text in items.all_inner_texts()] == [m["title"] for m in chapter["marks"]]
     items.nth(2).click()
-    page.wait_for_function("s => document.querySelector('#chapter-video-backprop video').currentTime >= s",
-                           arg=chapter["marks"][2]["start"] - 0.05, timeout=10_000)
+    page.wait_for_function(
+        "s => document.querySelector('#chapter-video-backprop video').currentTime >= s",
+        arg=chapter["marks"][2]["start"] - 0.05,
+        timeout=10_000,
+    )
     page.wait_for_selector("#chapter-video-backprop .chapters li.current:nth-child(3)", timeout=10_000)
     page.evaluate("() => document.querySelectorAll('video').forEach(v => v.pause())")
     page.evaluate("() => window.scrollTo(0, 0)")
@@ -307,8 +323,10 @@ def test_pasted_video_snippet_loads_the_caption_file(watched, kit, embed):
     entry = embed["figures"]["gates_circuit"]
     page = watched.page
     page.goto(watched.base + "embed.json")  # any page of the kit's origin, then the snippet as pasted
-    page.set_content(f'<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><base href="{watched.base}">'
-                     f'<link rel="icon" href="data:,"></head><body>{entry["snippets"]["video"]}</body></html>')
+    page.set_content(
+        f'<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><base href="{watched.base}">'
+        f'<link rel="icon" href="data:,"></head><body>{entry["snippets"]["video"]}</body></html>'
+    )
     page.wait_for_function(LOADED, timeout=30_000)
     (video,) = page.evaluate(VIDEOS)
     assert video["duration"] == pytest.approx(entry["duration"], abs=0.1)

@@ -3,7 +3,6 @@
 The clips are tiny synthetic ones (a 64×36 picture at 15 fps, tones for
 sound) muxed the way publishing muxes a figure, so these run in seconds."""
 
-
 import numpy as np
 from helpers import synthetic_clip
 
@@ -33,7 +32,7 @@ def _faded(samples: np.ndarray, at: int) -> np.ndarray:
     """Faded in, and silent from `at`, faded out over the FADE before."""
     out = samples.copy()
     out[:FADE] *= np.linspace(0, 1, FADE, dtype=np.float32)
-    out[at - FADE:at] *= np.linspace(1, 0, FADE, dtype=np.float32)
+    out[at - FADE : at] *= np.linspace(1, 0, FADE, dtype=np.float32)
     out[at:] = 0
     return out
 
@@ -60,7 +59,7 @@ def _chapter(tmp_path, b_ends_silent: bool) -> tuple[media.Joined, np.ndarray, n
     expected = np.zeros(edges[-1], np.float32)
     for start, end, path in zip(starts, [*starts[1:], edges[-1]], paths):
         expected[start:end] = sound.fitted(sound.decoded(path), end - start)[0]
-    return joined, heard[:len(expected)], expected
+    return joined, heard[: len(expected)], expected
 
 
 def _edges() -> list[int]:

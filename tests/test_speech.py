@@ -54,12 +54,15 @@ def test_the_command_cache_key_holds_the_command_and_its_files_bytes_not_their_t
     assert audio.cache_key(cue, speech.Command(command, files=(model,))) != key
 
 
-@pytest.mark.parametrize("settings, complaint", [
-    ({"LECTURE_VOICE_COMMAND": ""}, "needs LECTURE_VOICE_COMMAND"),
-    ({"LECTURE_VOICE_COMMAND": "piper --model m.onnx"}, "must say where the WAV goes"),
-    ({"LECTURE_VOICE_COMMAND": "piper {wav}", "LECTURE_VOICE_INPUT": "ipa"}, "choose text or pinyin"),
-    ({"LECTURE_VOICE_COMMAND": "piper {wav}", "LECTURE_VOICE_FILES": "/no/such/model.onnx"}, "no such file"),
-])
+@pytest.mark.parametrize(
+    "settings, complaint",
+    [
+        ({"LECTURE_VOICE_COMMAND": ""}, "needs LECTURE_VOICE_COMMAND"),
+        ({"LECTURE_VOICE_COMMAND": "piper --model m.onnx"}, "must say where the WAV goes"),
+        ({"LECTURE_VOICE_COMMAND": "piper {wav}", "LECTURE_VOICE_INPUT": "ipa"}, "choose text or pinyin"),
+        ({"LECTURE_VOICE_COMMAND": "piper {wav}", "LECTURE_VOICE_FILES": "/no/such/model.onnx"}, "no such file"),
+    ],
+)
 def test_a_bad_command_setting_is_explained(monkeypatch, settings, complaint):
     monkeypatch.setenv("LECTURE_VOICE", "command")
     for name, value in settings.items():
@@ -93,8 +96,10 @@ def test_lecture_say_prints_the_engines_pinyin_first_and_writes_say_wav(tmp_path
 
 
 def test_lecture_say_a_cue_has_its_facts_filled_in(tmp_path, cue):
-    done = run([str(BIN / "lecture"), "say", "--cue", "backprop/gates_result", "--out", str(tmp_path / "c.wav")],
-               env={"LECTURE_VOICE": "silent"})
+    done = run(
+        [str(BIN / "lecture"), "say", "--cue", "backprop/gates_result", "--out", str(tmp_path / "c.wav")],
+        env={"LECTURE_VOICE": "silent"},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [cue.pinyin] and "si4" in cue.pinyin and (tmp_path / "c.wav").exists()
 
@@ -107,13 +112,23 @@ def test_lecture_say_refuses_a_placeholder_without_a_cue(tmp_path):
 @pytest.mark.slow  # `lecture script` reads every cue of the course, in a new process
 def test_lecture_script_lists_each_cue_with_text_pinyin_target_and_file(tmp_path):
     out = tmp_path / "script.md"
-    done = run([str(BIN / "lecture"), "script", "--only", "optimizer", "--out", str(out)],
-               env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")})
+    done = run(
+        [str(BIN / "lecture"), "script", "--only", "optimizer", "--out", str(out)],
+        env={"LECTURE_VOICE": "silent", "LECTURE_CACHE": str(tmp_path / "cache")},
+    )
     assert done.returncode == 0, done.stderr
     text = out.read_text(encoding="utf-8")
     ball = next(c for c in cues.figure_cues("gradient_descent_ball") if c.id == "ball_roll")
     assert "**`ball_roll`** · target 9.6 s (silent) · `narration/recordings/optimizer/ball_roll.wav`" in text
     assert ball.caption in text and f"`{ball.pinyin}`" in text
-    assert text.count("narration/recordings/optimizer/") == sum(len(cues.figure_cues(f)) for f in (
-        "gradient_descent_ball", "saddle_point", "saddle_3d_rotating", "momentum_escape",
-        "learning_rate_two_paths", "optimal_step_parabola"))
+    assert text.count("narration/recordings/optimizer/") == sum(
+        len(cues.figure_cues(f))
+        for f in (
+            "gradient_descent_ball",
+            "saddle_point",
+            "saddle_3d_rotating",
+            "momentum_escape",
+            "learning_rate_two_paths",
+            "optimal_step_parabola",
+        )
+    )

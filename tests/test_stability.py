@@ -30,6 +30,7 @@ def refused(build, figure, *args, **kwargs) -> FactError:
 
 # -- models --------------------------------------------------------------------------------------------------
 
+
 def test_softmax_entropy_has_its_closed_forms():
     assert attention_collapse.entropy_bits(np.full(8, 1 / 8)) == pytest.approx(3.0)
     assert attention_collapse.entropy_bits(np.array([1.0, 0.0, 0.0])) == 0.0
@@ -92,11 +93,18 @@ def test_a_spike_lifts_the_curve_only_from_its_step_on():
 
 # -- stability_overview (A27) -------------------------------------------------------------------------------
 
+
 def test_table_4_is_copied_and_two_of_six_runs_diverged():
     assert texts("stability_overview", "baseline_quality", "clipping_quality", "z_loss_quality") == (
-        "−1.755", "−4.206", "−1.741")
+        "−1.755",
+        "−4.206",
+        "−1.741",
+    )
     assert texts("stability_overview", "baseline_stable", "clipping_stable", "z_loss_stable") == (
-        "4 / 6", "3 / 3", "3 / 3")
+        "4 / 6",
+        "3 / 3",
+        "3 / 3",
+    )
     diverged = facts("stability_overview")["diverged"]
     assert (diverged.value, diverged.spoken) == (2, "两次")
 
@@ -107,8 +115,11 @@ def test_attention_collapses_to_one_hot_and_qk_norm_holds_its_entropy():
     assert np.all(np.diff(curve["entropy"]) < 0) and curve["entropy"][-1] < 0.01
     assert max(curve["raw"][-1]) > 0.999
     assert np.ptp(curve["entropy_normed"]) < 1e-9
-    assert texts("stability_overview", "logit_growth", "entropy_start", "entropy_end") == ("16×", "2.62 bit",
-                                                                                          "0.004 bit")
+    assert texts("stability_overview", "logit_growth", "entropy_start", "entropy_end") == (
+        "16×",
+        "2.62 bit",
+        "0.004 bit",
+    )
 
 
 def test_overview_tampered_table_is_refused():
@@ -124,6 +135,7 @@ def test_overview_logits_that_do_not_grow_enough_are_refused():
 
 
 # -- loss_spikes (A28) --------------------------------------------------------------------------------------
+
 
 def test_loss_spikes_has_twenty_irregular_spikes_one_of_them_late():
     curve = facts("loss_spikes")["curve"].value
@@ -164,6 +176,7 @@ def test_loss_spikes_quotes_the_overview_not_a_copy():
 
 # -- post_ln_decay (A29) ------------------------------------------------------------------------------------
 
+
 def test_post_ln_monte_carlo_agrees_with_two_to_the_minus_l_over_two():
     f = facts("post_ln_decay")
     closed, measured = np.array(f["closed"].value), np.array(f["measured"].value)
@@ -186,11 +199,19 @@ def test_post_ln_tampered_noise_or_closed_form_is_refused(monkeypatch):
 
 # -- fp16_vs_bf16 (A30) -------------------------------------------------------------------------------------
 
+
 def test_fp16_line_shows_real_boundaries_and_the_d15_cut():
     assert texts("fp16_vs_bf16", "fp16_min_normal", "fp16_min_subnormal", "bf16_min_normal", "cut") == (
-        "2⁻¹⁴", "2⁻²⁴", "2⁻¹²⁶", "2⁻²⁵")
+        "2⁻¹⁴",
+        "2⁻²⁴",
+        "2⁻¹²⁶",
+        "2⁻²⁵",
+    )
     assert texts("fp16_vs_bf16", "fp16_min_normal_bits", "fp16_min_subnormal_bits", "bf16_min_normal_bits") == (
-        "0x0400", "0x0001", "0x0080")
+        "0x0400",
+        "0x0001",
+        "0x0080",
+    )
     assert [p["fp16"] for p in facts("fp16_vs_bf16")["probes"].value] == [0.0, 0.0, 2.0**-24]
 
 
@@ -233,9 +254,16 @@ def test_appendix_rows_are_the_source_figures_own_facts():
 
 
 def test_appendix_numbers_are_the_pages():
-    assert texts("derived_numbers_appendix", "keep_all", "full_recompute", "attention_share", "multiplier",
-                 "resident_tib", "sequences_round", "cards") == (
-        "4.15 TiB", "106.75 GiB", "82.1%", "5.6×", "9.76 TiB", "≈ 94 条", "125 张")
+    assert texts(
+        "derived_numbers_appendix",
+        "keep_all",
+        "full_recompute",
+        "attention_share",
+        "multiplier",
+        "resident_tib",
+        "sequences_round",
+        "cards",
+    ) == ("4.15 TiB", "106.75 GiB", "82.1%", "5.6×", "9.76 TiB", "≈ 94 条", "125 张")
     rows = facts("derived_numbers_appendix")["rows"].value
     assert [r["number"] for r in rows][:3] == ["4.15 TiB / 106.75 GiB", "82.1%", "S ≈ 5,734"]
 
@@ -247,20 +275,27 @@ def test_appendix_footnotes_d9():
 def _cite_with(figure_fact: str, fact: Fact):
     def cite(ref):
         return fact if ref == figure_fact else catalogue.cite(ref)
+
     return cite
 
 
 def test_appendix_refuses_a_cited_number_that_is_not_the_pages():
     wrong = Fact(4.2, "4.20 TiB", "四点二T")
-    err = refused(chapter.derived_numbers_appendix, "derived_numbers_appendix",
-                  cite=_cite_with("activation_mountain.keep_all", wrong))
+    err = refused(
+        chapter.derived_numbers_appendix,
+        "derived_numbers_appendix",
+        cite=_cite_with("activation_mountain.keep_all", wrong),
+    )
     assert err.fact == "keep_all"
 
 
 def test_appendix_refuses_two_figures_that_disagree():
     drifted = Fact(106.8, "106.75 GiB", "一百零六点七五吉字节")
-    err = refused(chapter.derived_numbers_appendix, "derived_numbers_appendix",
-                  cite=_cite_with("peak_memory_timeline.recompute_gib", drifted))
+    err = refused(
+        chapter.derived_numbers_appendix,
+        "derived_numbers_appendix",
+        cite=_cite_with("peak_memory_timeline.recompute_gib", drifted),
+    )
     assert err.fact == "recompute_gib (ledger) = full_recompute (backprop)"
     assert refused(chapter.derived_numbers_appendix, "derived_numbers_appendix", card_gib=64).fact.startswith("cards")
 

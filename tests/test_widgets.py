@@ -7,6 +7,7 @@ import pytest
 @pytest.fixture(scope="module")
 def widgets():
     from scenes import widgets as module
+
     return module
 
 
@@ -89,9 +90,11 @@ def test_steepest_step_tips_on_the_ball_and_its_level_line_is_square_to_the_grad
 
 # -- a pipeline schedule, played -----------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def gpipe():
     from tools.course import catalogue
+
     return catalogue.facts("pipeline_gpipe")["timeline"].value
 
 

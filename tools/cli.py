@@ -23,9 +23,21 @@ from tools.voice import audio, cues, pacing, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
-REFUSALS = (FactError, NarrationError, SpeechError, BuildError, catalogue.UnknownFigure, catalogue.CitationCycle,
-            site.KitError, ManifestError, layout.LayoutError, settings.SettingsError, FontError, scaffold.ScaffoldError,
-            readme.ReadmeError)
+REFUSALS = (
+    FactError,
+    NarrationError,
+    SpeechError,
+    BuildError,
+    catalogue.UnknownFigure,
+    catalogue.CitationCycle,
+    site.KitError,
+    ManifestError,
+    layout.LayoutError,
+    settings.SettingsError,
+    FontError,
+    scaffold.ScaffoldError,
+    readme.ReadmeError,
+)
 # Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
 WRITERS = {"build", "frames", "site", "clean"}
 
@@ -34,8 +46,11 @@ def _facts_table(as_json: bool) -> str:
     if as_json:
         values = {fig.id: clip.fact_values(fig.id) for fig in catalogue.figures()}
         return json.dumps(values, ensure_ascii=False, indent=2)
-    rows = [f"{fig.id}.{name}\t{fact.text or '(drawn)'}"
-            for fig in catalogue.figures() for name, fact in catalogue.facts(fig.id).items()]
+    rows = [
+        f"{fig.id}.{name}\t{fact.text or '(drawn)'}"
+        for fig in catalogue.figures()
+        for name, fact in catalogue.facts(fig.id).items()
+    ]
     return "\n".join(rows)
 
 
@@ -51,8 +66,13 @@ def _jobs(text: str) -> int:
 
 
 def _quality(parser: argparse.ArgumentParser, default: str = "h") -> None:
-    parser.add_argument("-q", "--quality", choices=list(QUALITIES), default=default,
-                        help="l=480p15 m=720p30 h=1080p60 (default) k=2160p60")
+    parser.add_argument(
+        "-q",
+        "--quality",
+        choices=list(QUALITIES),
+        default=default,
+        help="l=480p15 m=720p30 h=1080p60 (default) k=2160p60",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,19 +89,30 @@ def _parser() -> argparse.ArgumentParser:
     make.add_argument("--only", help="a chapter, or chapter/figure_id")
     make.add_argument("-j", "--jobs", type=_jobs, default=1, help="figures rendered at once (1 or more)")
     make.add_argument("--no-layout", action="store_true", help="skip the layout lint (a quick draft)")
-    make.add_argument("--rescan", action="store_true",
-                      help="only rebuild manifest.json from the records beside the published files, no rendering")
-    make.add_argument("--allow-long", action="store_true",
-                      help="publish a figure that runs over 120 s (refused otherwise)")
-    make.add_argument("--scheduler", metavar="tcp://HOST:8786",
-                      help="render on this Dask cluster's workers (pip install '.[cluster]'); -j figures at once")
+    make.add_argument(
+        "--rescan",
+        action="store_true",
+        help="only rebuild manifest.json from the records beside the published files, no rendering",
+    )
+    make.add_argument(
+        "--allow-long", action="store_true", help="publish a figure that runs over 120 s (refused otherwise)"
+    )
+    make.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:8786",
+        help="render on this Dask cluster's workers (pip install '.[cluster]'); -j figures at once",
+    )
     stills = sub.add_parser("frames", help="save PNG stills of rendered figures for review")
     _quality(stills)
     stills.add_argument("--only", help="a chapter, or chapter/figure_id")
-    stills.add_argument("--at", type=float, nargs="+", default=[0.5, 1.0],
-                        help="fractions of each figure's length (1 = last frame)")
-    stills.add_argument("--sheet", action="store_true",
-                        help="one contact sheet per chapter instead: its figures' stills in a titled grid")
+    stills.add_argument(
+        "--at", type=float, nargs="+", default=[0.5, 1.0], help="fractions of each figure's length (1 = last frame)"
+    )
+    stills.add_argument(
+        "--sheet",
+        action="store_true",
+        help="one contact sheet per chapter instead: its figures' stills in a titled grid",
+    )
     facts = sub.add_parser("facts", help="print every figure's on-screen facts")
     facts.add_argument("--json", action="store_true", help="as {figure_id: {fact: {value, text, spoken}}}")
     kit = sub.add_parser("site", help="(re)write the embed kit renders/<quality>/site/ from what is rendered")
@@ -94,19 +125,24 @@ def _parser() -> argparse.ArgumentParser:
     hear.add_argument("text", nargs="?", help="Chinese text; [重|chong2] fixes a reading inline")
     hear.add_argument("--cue", help="a cue instead, as chapter/cue_id, with its facts filled in")
     hear.add_argument("--out", type=Path, default=Path("say.wav"), help="where the audio goes (default say.wav)")
-    hear.add_argument("--phonemes", action="store_true",
-                      help="then espeak-ng's own phonemes (-x) for exactly that pinyin")
+    hear.add_argument(
+        "--phonemes", action="store_true", help="then espeak-ng's own phonemes (-x) for exactly that pinyin"
+    )
     rec = sub.add_parser("script", help="write a Markdown recording script for a human narrator")
     rec.add_argument("--only", help="one chapter")
-    rec.add_argument("--out", type=Path, default=Path("recording-script.md"),
-                     help="where it goes (default recording-script.md)")
+    rec.add_argument(
+        "--out", type=Path, default=Path("recording-script.md"), help="where it goes (default recording-script.md)"
+    )
     scaffold_one = sub.add_parser("new", help="scaffold a working figure (chapter/figure_id) or an empty chapter")
-    scaffold_one.add_argument("target", help="chapter/figure_id for a figure at the end of its chapter; "
-                                             "a chapter id alone for a new chapter")
-    scaffold_one.add_argument("title", help="its Chinese title, e.g. \"示例\"")
+    scaffold_one.add_argument(
+        "target", help="chapter/figure_id for a figure at the end of its chapter; a chapter id alone for a new chapter"
+    )
+    scaffold_one.add_argument("title", help='its Chinese title, e.g. "示例"')
     scaffold_one.add_argument("--source", help="a figure's source line (出处), shown at its end")
-    table = sub.add_parser("readme", help="rewrite README.md's chapter table (from the catalogue) and worked "
-                                          "example (from lecture new's templates)")
+    table = sub.add_parser(
+        "readme",
+        help="rewrite README.md's chapter table (from the catalogue) and worked example (from lecture new's templates)",
+    )
     table.add_argument("--check", action="store_true", help="only say whether it is up to date (exit 2 if not)")
     return parser
 
@@ -125,12 +161,14 @@ def _new(target: str, title: str, source: str | None) -> None:
     if subprocess.run([sys.executable, "-m", "tools.cli", "readme"], cwd=settings.ROOT).returncode != 0:
         raise readme.ReadmeError("the new files are written, README.md's generated parts are not (see above)")
     if not slash:
-        print(f"next: lecture new {chapter_id}/<figure_id> \"标题\" for its first figure")
+        print(f'next: lecture new {chapter_id}/<figure_id> "标题" for its first figure')
         return
     if source is None:
         print(f"its source line reads {scaffold.DEFAULT_SOURCE} until you name it (source= in its builder)")
-    print(f"next: lecture check --only {target}, then lecture build -q l --only {target} and "
-          f"lecture frames -q l --only {target} --at 0.5 1 (README: Adding a figure)")
+    print(
+        f"next: lecture check --only {target}, then lecture build -q l --only {target} and "
+        f"lecture frames -q l --only {target} --at 0.5 1 (README: Adding a figure)"
+    )
 
 
 def _readme(check_only: bool) -> None:
@@ -182,8 +220,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "build" and args.rescan:
             build.rescan(args.quality)
         elif args.command == "build":
-            build.build(args.quality, args.only, args.jobs, lint=not args.no_layout, allow_long=args.allow_long,
-                        scheduler=args.scheduler)
+            build.build(
+                args.quality,
+                args.only,
+                args.jobs,
+                lint=not args.no_layout,
+                allow_long=args.allow_long,
+                scheduler=args.scheduler,
+            )
         elif args.command == "frames":
             stills = build.sheets if args.sheet else build.frames
             for path in stills(args.quality, args.only, args.at):

@@ -83,8 +83,9 @@ def writable_folder(variable: str, path: Path) -> Path:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as err:
-        raise SettingsError(f"{variable}={path}: cannot write in {existing} ({err.strerror}); "
-                            f"point {variable} at a writable folder") from None
+        raise SettingsError(
+            f"{variable}={path}: cannot write in {existing} ({err.strerror}); point {variable} at a writable folder"
+        ) from None
     return path
 
 

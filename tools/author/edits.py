@@ -86,7 +86,7 @@ def merge(source: str, module: str, names: Iterable[str]) -> str:
         if len(wanted) == len(have):
             return source
         text = _from_line(module, wanted, wrapped=own.end_lineno > own.lineno)
-        return "".join(lines[:own.lineno - 1]) + text + "".join(lines[own.end_lineno:])
+        return "".join(lines[: own.lineno - 1]) + text + "".join(lines[own.end_lineno :])
 
     text = _from_line(module, sorted(set(names), key=_member_order), wrapped=False)
     order = (_section(module), True, module.lower())
@@ -112,7 +112,7 @@ def append_to_tuple(source: str, node: ast.Tuple, value: str) -> str:
     quoted = [f'"{item}"' for item in items]
     first = lines[node.lineno - 1].encode()
     last = lines[node.end_lineno - 1].encode()
-    head, tail = first[:node.col_offset].decode(), last[node.end_col_offset:].decode()
+    head, tail = first[: node.col_offset].decode(), last[node.end_col_offset :].decode()
     one_line = "(" + ", ".join(quoted) + ("," if len(quoted) == 1 else "") + ")"
     if width(head + one_line + tail.rstrip("\n")) <= line_length():
         text = head + one_line + tail
@@ -126,4 +126,4 @@ def append_to_tuple(source: str, node: ast.Tuple, value: str) -> str:
             row = f"{row} {item}," if row else f"{item},"
         rows.append(row)
         text = head + "(\n" + "".join(f"{indent}{r}\n" for r in rows) + indent[:-4] + ")" + tail
-    return "".join(lines[:node.lineno - 1]) + text + "".join(lines[node.end_lineno:])
+    return "".join(lines[: node.lineno - 1]) + text + "".join(lines[node.end_lineno :])

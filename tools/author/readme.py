@@ -45,11 +45,13 @@ def _cell(text: str) -> str:
 def _chapter_table() -> list[str]:
     chapters = catalogue.chapters()
     total = sum(len(ch.figures) for ch in chapters)
-    lines = [f"Chapters, in the order the course plays them ({total} figures), under their topics",
-             "(`TOPICS` in `tools/course/catalogue.py`; the gallery heads each topic):",
-             "",
-             "| topic | chapter | file | figures | what they show |",
-             "| --- | --- | --- | ---: | --- |"]
+    lines = [
+        f"Chapters, in the order the course plays them ({total} figures), under their topics",
+        "(`TOPICS` in `tools/course/catalogue.py`; the gallery heads each topic):",
+        "",
+        "| topic | chapter | file | figures | what they show |",
+        "| --- | --- | --- | ---: | --- |",
+    ]
     shown_topic = None
     for ch in chapters:
         topic = ch.topic.label if ch.topic != shown_topic else ""
@@ -76,19 +78,29 @@ def _worked_example() -> list[str]:
 
 
 BLOCKS = (
-    Block("chapter table", "<!-- catalogue: written by `lecture readme` from tools/course/catalogue.py; edit there, "
-          "not here -->", "<!-- /catalogue -->", _chapter_table),
-    Block("worked example", "<!-- example: written by `lecture readme` from tools/author/templates; edit there, "
-          "not here -->", "<!-- /example -->", _worked_example),
+    Block(
+        "chapter table",
+        "<!-- catalogue: written by `lecture readme` from tools/course/catalogue.py; edit there, not here -->",
+        "<!-- /catalogue -->",
+        _chapter_table,
+    ),
+    Block(
+        "worked example",
+        "<!-- example: written by `lecture readme` from tools/author/templates; edit there, not here -->",
+        "<!-- /example -->",
+        _worked_example,
+    ),
 )
 
 
 def _split(text: str, path: Path, block: Block) -> tuple[str, str, str]:
     start, end = text.find(block.begin), text.find(block.end)
     if start < 0 or end < start:
-        raise ReadmeError(f"{path}: no generated {block.name}; put the lines\n{block.begin}\n{block.end}\n"
-                          f"where the {block.name} belongs, then run lecture readme")
-    return text[:start], text[start:end + len(block.end)], text[end + len(block.end):]
+        raise ReadmeError(
+            f"{path}: no generated {block.name}; put the lines\n{block.begin}\n{block.end}\n"
+            f"where the {block.name} belongs, then run lecture readme"
+        )
+    return text[:start], text[start : end + len(block.end)], text[end + len(block.end) :]
 
 
 def stale(path: Path | None = None) -> list[str]:

@@ -65,13 +65,15 @@ def _literal(text: str) -> str:
 
 def _check_id(kind: str, name: str) -> None:
     if not SNAKE_CASE.fullmatch(name) or keyword.iskeyword(name):
-        raise ScaffoldError(f"{kind} id {name!r} is not snake_case: lower-case letters and digits, words joined "
-                            "by single underscores, starting with a letter (e.g. demo_figure)")
+        raise ScaffoldError(
+            f"{kind} id {name!r} is not snake_case: lower-case letters and digits, words joined "
+            "by single underscores, starting with a letter (e.g. demo_figure)"
+        )
 
 
 def _check_title(title: str) -> None:
     if not title.strip() or "\n" in title:
-        raise ScaffoldError(f"title {title!r}: give one line of Chinese, e.g. \"示例\"")
+        raise ScaffoldError(f'title {title!r}: give one line of Chinese, e.g. "示例"')
 
 
 def _top_level_names(path: Path) -> set[str]:
@@ -109,8 +111,13 @@ def _write(files: dict[Path, str]) -> list[Path]:
 
 def figure_fields(chapter_id: str, figure_id: str, title: str, source: str = DEFAULT_SOURCE) -> dict[str, str]:
     """What a figure's templates are filled in with."""
-    return {"chapter": chapter_id, "figure_id": figure_id, "scene_class": catalogue.scene_class_of(figure_id),
-            "title_literal": _literal(title), "source_literal": _literal(source or DEFAULT_SOURCE)}
+    return {
+        "chapter": chapter_id,
+        "figure_id": figure_id,
+        "scene_class": catalogue.scene_class_of(figure_id),
+        "title_literal": _literal(title),
+        "source_literal": _literal(source or DEFAULT_SOURCE),
+    }
 
 
 def new_figure(chapter_id: str, figure_id: str, title: str, source: str = DEFAULT_SOURCE) -> list[Path]:
@@ -121,7 +128,7 @@ def new_figure(chapter_id: str, figure_id: str, title: str, source: str = DEFAUL
     try:
         chapter = catalogue.chapter(chapter_id)
     except catalogue.UnknownFigure as err:
-        raise ScaffoldError(f"{err}; lecture new {chapter_id} \"标题\" makes a new chapter") from None
+        raise ScaffoldError(f'{err}; lecture new {chapter_id} "标题" makes a new chapter') from None
     if figure_id in {fig.id for fig in catalogue.figures()}:
         raise ScaffoldError(f"figure '{figure_id}' exists already, in chapter '{catalogue.figure(figure_id).chapter}'")
     module = settings.CHAPTERS_DIR / f"{chapter_id}.py"
@@ -140,20 +147,25 @@ def new_figure(chapter_id: str, figure_id: str, title: str, source: str = DEFAUL
         raise ScaffoldError(f"{test} exists already; choose another figure id")
     fields = figure_fields(chapter_id, figure_id, title, source)
     builder, narrated, staged = (part(name) for name in FIGURE_PARTS)
-    return _write({
-        module: _appended(module, builder, fields),
-        narration: _appended(narration, narrated, fields),
-        scenes: _appended(scenes, staged, fields),
-        test: part("figure_test.py.tmpl").text.substitute(fields),
-    })
+    return _write(
+        {
+            module: _appended(module, builder, fields),
+            narration: _appended(narration, narrated, fields),
+            scenes: _appended(scenes, staged, fields),
+            test: part("figure_test.py.tmpl").text.substitute(fields),
+        }
+    )
 
 
 def _in_a_topic(source: str, chapter_id: str) -> str:
     """catalogue.py's source with the chapter in a topic: as it is if a topic names it, else the last topic's."""
     if any(chapter_id in topic.chapters for topic in catalogue.TOPICS):
         return source
-    topics = next(node for node in ast.parse(source).body if isinstance(node, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == "TOPICS" for t in node.targets))
+    topics = next(
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TOPICS" for t in node.targets)
+    )
     last = topics.value.elts[-1]
     chapters = last.args[2] if len(last.args) > 2 else next(k.value for k in last.keywords if k.arg == "chapters")
     return edits.append_to_tuple(source, chapters, chapter_id)
@@ -170,9 +182,11 @@ def new_chapter(chapter_id: str, title: str) -> list[Path]:
     if taken := [str(p) for p in (module, narration, scenes) if p.exists()]:
         raise ScaffoldError(f"chapter '{chapter_id}': {', '.join(taken)} exist{'s' * (len(taken) == 1)} already")
     fields = {"chapter": chapter_id, "chapter_title": title, "title_literal": _literal(title)}
-    return _write({
-        module: part("chapter_module.py.tmpl").text.substitute(fields),
-        narration: part("chapter_cues.toml.tmpl").text.substitute(fields),
-        scenes: part("chapter_scenes.py.tmpl").text.substitute(fields),
-        CATALOGUE: _in_a_topic(CATALOGUE.read_text(encoding="utf-8"), chapter_id),
-    })
+    return _write(
+        {
+            module: part("chapter_module.py.tmpl").text.substitute(fields),
+            narration: part("chapter_cues.toml.tmpl").text.substitute(fields),
+            scenes: part("chapter_scenes.py.tmpl").text.substitute(fields),
+            CATALOGUE: _in_a_topic(CATALOGUE.read_text(encoding="utf-8"), chapter_id),
+        }
+    )

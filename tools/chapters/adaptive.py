@@ -18,18 +18,25 @@ from tools.course.catalogue import Chapter
 from tools.course.facts import Check, Fact, data, myriad, number, percent, scientific, times, year
 from tools.models import learning_rate, moments, msign, tiny_mlp
 
-CHAPTER = Chapter("adaptive", "自适应优化器：分母、步长与学习率曲线",
-                  summary=("AdaGrad → RMSProp → Adam, Adam's update RMS, Muon, the 1e-3 update ruler, "
-                           "learning-rate schedules, GPT-3's and V3's learning-rate numbers, β's memory window, "
-                           "three explanations of warmup"))
+CHAPTER = Chapter(
+    "adaptive",
+    "自适应优化器：分母、步长与学习率曲线",
+    summary=(
+        "AdaGrad → RMSProp → Adam, Adam's update RMS, Muon, the 1e-3 update ruler, "
+        "learning-rate schedules, GPT-3's and V3's learning-rate numbers, β's memory window, "
+        "three explanations of warmup"
+    ),
+)
 
 ADAM_BETAS = (0.9, 0.999)  # Adam's defaults, arXiv 1412.6980 Algorithm 1
 
 
 def _log_ticks(exponents, powers: bool = False, prefix: str = "") -> Fact:
     """Labels of a log axis, placed at e on the axis: 0.1, 1, 10 for (−1, 0, 1), or 10⁻⁵ … with `powers`."""
+
     def label(e: int) -> str:
         return prefix + (numbers.power(10, e)[0] if powers else numbers.signed(10.0**e, max(0, -e)))
+
     return data([(e, label(e)) for e in exponents])
 
 
@@ -80,12 +87,19 @@ ADAGRAD_CHECKPOINT = 600  # the page's step
     "adagrad_rmsprop_adam_chain",
     "同一个分母，改良三次：AdaGrad → RMSProp → Adam",
     source="Adam：arXiv 1412.6980（偏差校正 §3）；AdaGrad：Duchi 等，JMLR 12(61)，2011；"
-           "RMSProp：Tieleman & Hinton 2012，Lecture 6.5；32× 按 β₂ = 0.999 算（D16）；曲线为本课当场跑出",
+    "RMSProp：Tieleman & Hinton 2012，Lecture 6.5；32× 按 β₂ = 0.999 算（D16）；曲线为本课当场跑出",
 )
-def adagrad_rmsprop_adam_chain(check: Check, beta1: float = ADAM_BETAS[0], beta2: float = ADAM_BETAS[1],
-                               adagrad_form: str = "sum", adagrad_until: int = ADAGRAD_CHECKPOINT,
-                               correct: tuple[str, ...] = ("m", "v"), steps: int = CHAIN_STEPS,
-                               amplified: float = 10.0, small: float = 0.05):
+def adagrad_rmsprop_adam_chain(
+    check: Check,
+    beta1: float = ADAM_BETAS[0],
+    beta2: float = ADAM_BETAS[1],
+    adagrad_form: str = "sum",
+    adagrad_until: int = ADAGRAD_CHECKPOINT,
+    correct: tuple[str, ...] = ("m", "v"),
+    steps: int = CHAIN_STEPS,
+    amplified: float = 10.0,
+    small: float = 0.05,
+):
     # A steady gradient: the ideal step is the same every time, 1 per unit learning rate.
     grads = np.ones(steps)
     t = np.arange(1, steps + 1)
@@ -96,23 +110,44 @@ def adagrad_rmsprop_adam_chain(check: Check, beta1: float = ADAM_BETAS[0], beta2
     adam_fixed = moments.adam_steps(grads, beta1, beta2, correct)
 
     # The page's five asserts (L363).
-    check.that("AdaGrad decays monotonically", bool(np.all(np.diff(adagrad) < 0)),
-               "every step smaller than the one before", adagrad[:4].round(4).tolist())
-    check.that(f"AdaGrad small by step {adagrad_until}", adagrad[-1] < small,
-               f"under {small:.0%} of step 1", float(adagrad[-1]))
-    check.that("first step amplified (uncorrected RMSProp)", rmsprop_raw[0] > amplified,
-               f"more than {amplified:g}× the ideal step", float(rmsprop_raw[0]))
+    check.that(
+        "AdaGrad decays monotonically",
+        bool(np.all(np.diff(adagrad) < 0)),
+        "every step smaller than the one before",
+        adagrad[:4].round(4).tolist(),
+    )
+    check.that(
+        f"AdaGrad small by step {adagrad_until}",
+        adagrad[-1] < small,
+        f"under {small:.0%} of step 1",
+        float(adagrad[-1]),
+    )
+    check.that(
+        "first step amplified (uncorrected RMSProp)",
+        rmsprop_raw[0] > amplified,
+        f"more than {amplified:g}× the ideal step",
+        float(rmsprop_raw[0]),
+    )
     for name, run in (("RMSProp", rmsprop_fixed), ("Adam", adam_fixed)):
         check.close(f"corrected = 1 from step 1 ({name})", float(np.abs(run - 1).max()), 0.0, abs=1e-12)
     peak_rmsprop, peak_adam = float(rmsprop_raw.max()), float(adam_raw.max())
-    check.that("Adam's uncorrected peak below RMSProp's", peak_adam < peak_rmsprop,
-               "the momentum's own bias partly cancels", (peak_adam, peak_rmsprop))
+    check.that(
+        "Adam's uncorrected peak below RMSProp's",
+        peak_adam < peak_rmsprop,
+        "the momentum's own bias partly cancels",
+        (peak_adam, peak_rmsprop),
+    )
 
     # The runs against their closed forms.
-    check.close("AdaGrad run = 1/√t", float(np.abs(adagrad - moments.adagrad_closed(t[:adagrad_until])).max()),
-                0.0, abs=1e-12)
-    check.close("RMSProp run = 1/√(1 − β₂ᵗ)", float(np.abs(rmsprop_raw - moments.rmsprop_uncorrected_closed(
-        t, beta2)).max()), 0.0, abs=1e-9)
+    check.close(
+        "AdaGrad run = 1/√t", float(np.abs(adagrad - moments.adagrad_closed(t[:adagrad_until])).max()), 0.0, abs=1e-12
+    )
+    check.close(
+        "RMSProp run = 1/√(1 − β₂ᵗ)",
+        float(np.abs(rmsprop_raw - moments.rmsprop_uncorrected_closed(t, beta2)).max()),
+        0.0,
+        abs=1e-9,
+    )
     closed_adam = moments.adam_uncorrected_closed(t, beta1, beta2)
     check.close("Adam run = (1 − β₁ᵗ)/√(1 − β₂ᵗ)", float(np.abs(adam_raw - closed_adam).max()), 0.0, abs=1e-9)
     peak_step = int(np.argmax(adam_raw)) + 1
@@ -126,17 +161,22 @@ def adagrad_rmsprop_adam_chain(check: Check, beta1: float = ADAM_BETAS[0], beta2
     check.close("RMSProp back near the ideal step by the plot's end", float(rmsprop_raw[-1]), 1.0, abs=0.03)
 
     return {
-        "beta1": number(beta1, 1), "beta2": number(beta2, 3),
-        "adagrad_step": number(ADAGRAD_CHECKPOINT), "adagrad_share": percent(float(adagrad[-1]), 1),
-        "rmsprop_first": times(float(rmsprop_raw[0])), "adam_first": times(float(adam_raw[0]), 1),
-        "adam_peak": times(peak_adam, 1), "adam_peak_step": number(peak_step),
+        "beta1": number(beta1, 1),
+        "beta2": number(beta2, 3),
+        "adagrad_step": number(ADAGRAD_CHECKPOINT),
+        "adagrad_share": percent(float(adagrad[-1]), 1),
+        "rmsprop_first": times(float(rmsprop_raw[0])),
+        "adam_first": times(float(adam_raw[0]), 1),
+        "adam_peak": times(peak_adam, 1),
+        "adam_peak_step": number(peak_step),
         "corrected": number(1),
         "adagrad_curve": data(_log_rows(t[:adagrad_until], adagrad)),
         "rmsprop_curve": data(_log_rows(t, rmsprop_raw)),
         "adam_curve": data(_log_rows(t, adam_raw)),
         "corrected_curve": data(_log_rows(t, adam_fixed)),
         "adam_peak_point": data((math.log10(peak_step), math.log10(peak_adam))),
-        "x_ticks": _log_ticks(range(0, 4)), "y_ticks": _log_ticks(range(-1, 2)),
+        "x_ticks": _log_ticks(range(0, 4)),
+        "y_ticks": _log_ticks(range(-1, 2)),
         "x_max": data(math.log10(steps)),
     }
 
@@ -152,10 +192,17 @@ MEASURED_RANGE = (0.2, 0.3)  # the page: measured on real models, the same acros
     "adam_update_rms",
     "Adam 一步迈多大：只看 β₁",
     source="苏剑林《为什么 Adam 的 Update RMS 是 0.2？》kexue.fm/archives/11267；"
-           "对齐 update RMS 的做法随 Moonlight（arXiv 2502.16982）发表，K2 沿用（D23）；模拟为本课自跑",
+    "对齐 update RMS 的做法随 Moonlight（arXiv 2502.16982）发表，K2 沿用（D23）；模拟为本课自跑",
 )
-def adam_update_rms(check: Check, beta1: float = ADAM_BETAS[0], beta2: float = ADAM_BETAS[1], mean: float = 0.0,
-                    tiny_scale: float = 1e-3, short_beta2: float = 0.99, seed: int = 0):
+def adam_update_rms(
+    check: Check,
+    beta1: float = ADAM_BETAS[0],
+    beta2: float = ADAM_BETAS[1],
+    mean: float = 0.0,
+    tiny_scale: float = 1e-3,
+    short_beta2: float = 0.99,
+    seed: int = 0,
+):
     closed = moments.adam_update_rms_closed(beta1)
     check.close("update RMS closed form (page 0.2294)", closed, PAGE_UPDATE_RMS, abs=5e-5)
     runs = {
@@ -168,8 +215,12 @@ def adam_update_rms(check: Check, beta1: float = ADAM_BETAS[0], beta2: float = A
     check.close("gradient scale drops out", simulated["tiny"], simulated["base"], rel=1e-6)
     check.close("β₂ barely matters", simulated["short"], closed, abs=0.005)
     check.close("same ballpark as Su's simulation (page 0.225)", simulated["base"], SU_SIMULATED, abs=0.006)
-    check.that("inside the measured range", MEASURED_RANGE[0] < simulated["base"] < MEASURED_RANGE[1],
-               f"between {MEASURED_RANGE[0]} and {MEASURED_RANGE[1]}", simulated["base"])
+    check.that(
+        "inside the measured range",
+        MEASURED_RANGE[0] < simulated["base"] < MEASURED_RANGE[1],
+        f"between {MEASURED_RANGE[0]} and {MEASURED_RANGE[1]}",
+        simulated["base"],
+    )
 
     windows = {}
     for beta in (0.9, 0.99, 0.999):
@@ -181,19 +232,28 @@ def adam_update_rms(check: Check, beta1: float = ADAM_BETAS[0], beta2: float = A
     trace_steps = np.arange(first, first + len(runs["base"]))
     thin = slice(None, None, 10)
     return {
-        "beta1": number(beta1, 1), "beta2": number(beta2, 3), "short_beta2": number(short_beta2, 2),
-        "one": number(1), "closed": number(closed, 4), "simulated": number(simulated["base"], 3),
+        "beta1": number(beta1, 1),
+        "beta2": number(beta2, 3),
+        "short_beta2": number(short_beta2, 2),
+        "one": number(1),
+        "closed": number(closed, 4),
+        "simulated": number(simulated["base"], 3),
         "su_simulated": number(SU_SIMULATED, 3),
-        "range_low": number(MEASURED_RANGE[0], 1), "range_high": number(MEASURED_RANGE[1], 1),
+        "range_low": number(MEASURED_RANGE[0], 1),
+        "range_high": number(MEASURED_RANGE[1], 1),
         "step_share": number(closed, 1),
         "tiny_scale": scientific(tiny_scale, 0),
         "params": number(RMS_SIMULATION["params"]),
-        "first_step": number(first), "last_step": number(RMS_SIMULATION["steps"]),
+        "first_step": number(first),
+        "last_step": number(RMS_SIMULATION["steps"]),
         "traces": data({name: np.column_stack([trace_steps[thin], run[thin]]) for name, run in runs.items()}),
         "y_ticks": _ticks((0.1, 0.2, 0.3), 1),
-        "window_short": number(windows[0.9]), "window_mid": number(windows[0.99]),
+        "window_short": number(windows[0.9]),
+        "window_mid": number(windows[0.99]),
         "window_long": number(windows[0.999]),
-        "beta_short": number(0.9, 1), "beta_mid": number(0.99, 2), "beta_long": number(0.999, 3),
+        "beta_short": number(0.9, 1),
+        "beta_mid": number(0.99, 2),
+        "beta_long": number(0.999, 3),
     }
 
 
@@ -209,9 +269,11 @@ NANOGPT = {"width": 768, "batch_tokens": 524_288}
 
 def _matrix_texts(m: np.ndarray, digits: int = 2) -> list[list[str]]:
     """Entries as the screen shows them, trailing zeros dropped: 2, 0.5, −1.5, 0.92."""
+
     def entry(x: float) -> str:
         text = numbers.signed(float(x), digits)
         return text.rstrip("0").rstrip(".") if "." in text else text
+
     return [["0" if abs(x) < 1e-12 else entry(x) for x in row] for row in np.atleast_2d(m)]
 
 
@@ -219,11 +281,18 @@ def _matrix_texts(m: np.ndarray, digits: int = 2) -> list[list[str]]:
     "muon",
     "Muon：把动量矩阵换成它的「方向」",
     source="苏剑林《Muon 优化器赏析：从向量到矩阵的本质跨越》spaces.ac.cn/archives/10592（Ⓐ–Ⓓ）；"
-           "Ⓒ 另见《Old Optimizer, New Norm: An Anthology》；NS 系数与 T·m/B：Keller Jordan 2024；"
-           "DeepSeek-V4 用 Muon 一说照页面原话，未核实（D27）",
+    "Ⓒ 另见《Old Optimizer, New Norm: An Anthology》；NS 系数与 T·m/B：Keller Jordan 2024；"
+    "DeepSeek-V4 用 Muon 一说照页面原话，未核实（D27）",
 )
-def muon(check: Check, seed: int = 0, samples: int = 2000, general=MUON_GENERAL, diagonal=MUON_DIAGONAL,
-         vector=MUON_VECTOR, ns_steps: int = msign.NS_STEPS):
+def muon(
+    check: Check,
+    seed: int = 0,
+    samples: int = 2000,
+    general=MUON_GENERAL,
+    diagonal=MUON_DIAGONAL,
+    vector=MUON_VECTOR,
+    ns_steps: int = msign.NS_STEPS,
+):
     rng = np.random.default_rng(seed)
     # Ⓐ three special cases.
     m = np.array(general)
@@ -244,27 +313,45 @@ def muon(check: Check, seed: int = 0, samples: int = 2000, general=MUON_GENERAL,
     check.close("tr(Gᵀ msign(G)) = ‖G‖_*", msign.trace_with(g, best), nuclear, rel=1e-12)
     check.close("‖msign(G)‖₂ = 1", msign.spectral_norm(best), 1.0, rel=1e-12)
     rivals = np.array([msign.trace_with(g, msign.random_semi_orthogonal(*TRACE_SHAPE, rng)) for _ in range(samples)])
-    check.that("random semi-orthogonal O never beats msign(G)", rivals.max() < nuclear,
-               f"all {samples} below ‖G‖_* = {nuclear:.3f}", float(rivals.max()))
+    check.that(
+        "random semi-orthogonal O never beats msign(G)",
+        rivals.max() < nuclear,
+        f"all {samples} below ‖G‖_* = {nuclear:.3f}",
+        float(rivals.max()),
+    )
 
     # Ⓒ the callback: the circle's and the square's answers are msign of a vector and of a diagonal.
     ball = catalogue.facts("gradient_descent_ball")
     g2 = np.asarray(ball["gradient_2d"].value, dtype=float)
-    check.close("circle's step = −msign(g as a column)",
-                float(np.abs(-msign.msign(g2.reshape(-1, 1)).ravel() - ball["steepest_circle"].value).max()), 0.0,
-                abs=1e-3)
-    check.equal("square's step = −msign(diag g)", (-np.diag(msign.msign(np.diag(g2)))).round(12).tolist(),
-                np.asarray(ball["steepest_square"].value, dtype=float).tolist())
+    check.close(
+        "circle's step = −msign(g as a column)",
+        float(np.abs(-msign.msign(g2.reshape(-1, 1)).ravel() - ball["steepest_circle"].value).max()),
+        0.0,
+        abs=1e-3,
+    )
+    check.equal(
+        "square's step = −msign(diag g)",
+        (-np.diag(msign.msign(np.diag(g2)))).round(12).tolist(),
+        np.asarray(ball["steepest_square"].value, dtype=float).tolist(),
+    )
 
     # Ⓓ Newton–Schulz, run for real, and its FLOPs.
     x0 = rng.standard_normal(NS_SHAPE)
     iterates = msign.newton_schulz(x0, ns_steps)
     spectra = [msign.singular_values(x) for x in iterates]
     spread = [float(np.abs(s - 1).max()) for s in spectra]
-    check.that("Newton–Schulz pulls every singular value toward 1", spread[-1] < 0.4 < spread[0],
-               "all within 0.4 of 1 after the last step, not before the first", spread)
-    check.that("directions kept", float(np.abs(msign.msign(iterates[-1]) - msign.msign(x0)).max()) < 1e-9,
-               "the iterate's own msign is the input's", "changed")
+    check.that(
+        "Newton–Schulz pulls every singular value toward 1",
+        spread[-1] < 0.4 < spread[0],
+        "all within 0.4 of 1 after the last step, not before the first",
+        spread,
+    )
+    check.that(
+        "directions kept",
+        float(np.abs(msign.msign(iterates[-1]) - msign.msign(x0)).max()) < 1e-9,
+        "the iterate's own msign is the input's",
+        "changed",
+    )
     overheads = {}
     for name, config in (("Llama 405B", LLAMA_405B), ("NanoGPT", NANOGPT)):
         counted = msign.ns_flops(config["width"], ns_steps) / msign.step_flops(config["width"], config["batch_tokens"])
@@ -275,22 +362,35 @@ def muon(check: Check, seed: int = 0, samples: int = 2000, general=MUON_GENERAL,
 
     counts, edges = np.histogram(rivals, bins=24, range=(float(rivals.min()), nuclear))
     return {
-        "general": data(_matrix_texts(m)), "general_sign": data(_matrix_texts(o)),
-        "diagonal": data(_matrix_texts(d, 1)), "diagonal_sign": data(_matrix_texts(msign.msign(d), 0)),
-        "vector": data(_matrix_texts(v, 0)), "vector_sign": data(_matrix_texts(msign.msign(v), 1)),
-        "nuclear": number(nuclear, 2), "trace_best": number(msign.trace_with(g, best), 2),
-        "rival_best": number(float(rivals.max()), 2), "samples": number(samples),
-        "rival_counts": data(counts), "rival_edges": data(edges),
-        "gradient_2d": data(g2), "steepest_circle": ball["steepest_circle"],
+        "general": data(_matrix_texts(m)),
+        "general_sign": data(_matrix_texts(o)),
+        "diagonal": data(_matrix_texts(d, 1)),
+        "diagonal_sign": data(_matrix_texts(msign.msign(d), 0)),
+        "vector": data(_matrix_texts(v, 0)),
+        "vector_sign": data(_matrix_texts(msign.msign(v), 1)),
+        "nuclear": number(nuclear, 2),
+        "trace_best": number(msign.trace_with(g, best), 2),
+        "rival_best": number(float(rivals.max()), 2),
+        "samples": number(samples),
+        "rival_counts": data(counts),
+        "rival_edges": data(edges),
+        "gradient_2d": data(g2),
+        "steepest_circle": ball["steepest_circle"],
         "steepest_square": ball["steepest_square"],
-        "spectra": data(spectra), "ns_steps": number(ns_steps),
+        "spectra": data(spectra),
+        "ns_steps": number(ns_steps),
         "ns_rounds": data(["输入"] + [f"第 {k} 轮" for k in range(1, ns_steps + 1)]),
-        "trace_shape": Fact(TRACE_SHAPE, "×".join(map(str, TRACE_SHAPE)),
-                            "乘".join(numbers.zh_int(n) for n in TRACE_SHAPE)),
-        "sv_low": number(float(spectra[-1].min()), 2), "sv_high": number(float(spectra[-1].max()), 2),
-        "one": number(1), "model": Fact(LLAMA_405B["width"], "Llama 405B", "Llama 四零五 B"),
-        "overhead": percent(overheads["Llama 405B"], 1), "limit": percent(0.01, 0),
-        "width": number(LLAMA_405B["width"]), "batch_tokens": myriad(LLAMA_405B["batch_tokens"]),
+        "trace_shape": Fact(
+            TRACE_SHAPE, "×".join(map(str, TRACE_SHAPE)), "乘".join(numbers.zh_int(n) for n in TRACE_SHAPE)
+        ),
+        "sv_low": number(float(spectra[-1].min()), 2),
+        "sv_high": number(float(spectra[-1].max()), 2),
+        "one": number(1),
+        "model": Fact(LLAMA_405B["width"], "Llama 405B", "Llama 四零五 B"),
+        "overhead": percent(overheads["Llama 405B"], 1),
+        "limit": percent(0.01, 0),
+        "width": number(LLAMA_405B["width"]),
+        "batch_tokens": myriad(LLAMA_405B["batch_tokens"]),
     }
 
 
@@ -306,32 +406,53 @@ STEADY_LAST = 100  # "steady": the geometric mean over the run's last 100 steps
     "weight_update_ratio",
     "一把尺子：每步更新约为权重的千分之一",
     source="CS231n《Neural Networks Part 3》“Ratio of weights:updates”；"
-           "网络与数据为本课自设（tanh MLP 8→16→4，numpy 手写，种子 0）；页面的 2.1× 没有数据无法复现（D24）",
+    "网络与数据为本课自设（tanh MLP 8→16→4，numpy 手写，种子 0）；页面的 2.1× 没有数据无法复现（D24）",
 )
-def weight_update_ratio(check: Check, lrs: np.ndarray = SWEEP, steps: int = PAGE_STEPS, seed: int = 0,
-                        top_multiplier: float = 1000.0, tolerance: float = 0.15):
+def weight_update_ratio(
+    check: Check,
+    lrs: np.ndarray = SWEEP,
+    steps: int = PAGE_STEPS,
+    seed: int = 0,
+    top_multiplier: float = 1000.0,
+    tolerance: float = 0.15,
+):
     task = tiny_mlp.make_task(seed)
     x, y = task.inputs[:8], task.targets[:8]
     analytic = tiny_mlp.loss_and_grads(task.params, x, y)[1]
     numeric = tiny_mlp.numeric_grads(task.params, x, y)
-    check.close("hand-written backward = finite differences",
-                max(float(np.abs(a - b).max()) for a, b in zip(analytic, numeric)), 0.0, abs=1e-7)
+    check.close(
+        "hand-written backward = finite differences",
+        max(float(np.abs(a - b).max()) for a, b in zip(analytic, numeric)),
+        0.0,
+        abs=1e-7,
+    )
 
     runs = tiny_mlp.sweep(task, lrs, steps)
     settled = [(run.lr, tiny_mlp.steady_ratio(run, STEADY_LAST)) for run in runs if run.finite]
     chosen_lr, chosen = min(settled, key=lambda pair: abs(math.log(pair[1] / RULER)))
-    check.that("swept lr lands on the ruler", abs(math.log(chosen / RULER)) < math.log(1 + tolerance),
-               f"steady ratio within {tolerance:.0%} of {RULER:g}", chosen)
+    check.that(
+        "swept lr lands on the ruler",
+        abs(math.log(chosen / RULER)) < math.log(1 + tolerance),
+        f"steady ratio within {tolerance:.0%} of {RULER:g}",
+        chosen,
+    )
     near = [ratio for lr, ratio in settled if chosen_lr / 3 <= lr <= chosen_lr * 3]
-    check.that("the ratio grows with the lr around the pick", bool(np.all(np.diff(near) > 0)),
-               "a larger lr, a larger steady ratio", near)
+    check.that(
+        "the ratio grows with the lr around the pick",
+        bool(np.all(np.diff(near) > 0)),
+        "a larger lr, a larger steady ratio",
+        near,
+    )
 
     def fails(multiplier: float) -> bool:
         return not tiny_mlp.train(task, chosen_lr * multiplier, steps).finite
 
-    check.that("the bracket straddles NaN", not fails(1.0) and fails(top_multiplier),
-               f"×1 stays finite and ×{top_multiplier:g} overflows within {steps} steps", (fails(1.0),
-                                                                                             fails(top_multiplier)))
+    check.that(
+        "the bracket straddles NaN",
+        not fails(1.0) and fails(top_multiplier),
+        f"×1 stays finite and ×{top_multiplier:g} overflows within {steps} steps",
+        (fails(1.0), fails(top_multiplier)),
+    )
     found = tiny_mlp.bisect_boundary(fails, 1.0, top_multiplier)
     boundary = found.value
     check.that("bisected multiplier overflows", fails(boundary), "NaN within the steps", boundary)
@@ -339,8 +460,12 @@ def weight_update_ratio(check: Check, lrs: np.ndarray = SWEEP, steps: int = PAGE
     grid = np.geomspace(boundary / 4, boundary * 4, 13)
     outcomes = [fails(k) for k in grid]
     check.equal("one boundary: fine below, NaN above", outcomes, [k >= boundary for k in grid])
-    check.that("the page's ×2.1 does not reproduce here (D24)", not fails(PAGE_NAN_MULTIPLIER),
-               "our run at ×2.1 stays finite", PAGE_NAN_MULTIPLIER)
+    check.that(
+        "the page's ×2.1 does not reproduce here (D24)",
+        not fails(PAGE_NAN_MULTIPLIER),
+        "our run at ×2.1 stays finite",
+        PAGE_NAN_MULTIPLIER,
+    )
 
     shown = {"small": chosen_lr / 10, "right": chosen_lr, "large": chosen_lr * 10}
     curves = {}
@@ -348,31 +473,46 @@ def weight_update_ratio(check: Check, lrs: np.ndarray = SWEEP, steps: int = PAGE
         run = tiny_mlp.train(task, lr, steps)
         check.that(f"the {name} run stays finite", run.finite, "finite", run.steps)
         curves[name] = run
-    check.that("ten times the lr, about ten times the ratio",
-               6 < tiny_mlp.steady_ratio(curves["large"], STEADY_LAST) / chosen < 16, "between 6× and 16×",
-               tiny_mlp.steady_ratio(curves["large"], STEADY_LAST) / chosen)
+    check.that(
+        "ten times the lr, about ten times the ratio",
+        6 < tiny_mlp.steady_ratio(curves["large"], STEADY_LAST) / chosen < 16,
+        "between 6× and 16×",
+        tiny_mlp.steady_ratio(curves["large"], STEADY_LAST) / chosen,
+    )
 
     failed = [run.lr for run in runs if not run.finite]
     return {
-        "ruler": scientific(RULER, 0), "steps": number(steps), "samples": number(len(task.inputs)),
+        "ruler": scientific(RULER, 0),
+        "steps": number(steps),
+        "samples": number(len(task.inputs)),
         "layers": _count(len(tiny_mlp.SIZES) - 1),
-        "n_in": _count(tiny_mlp.SIZES[0]), "n_hidden": _count(tiny_mlp.SIZES[1]), "n_out": _count(tiny_mlp.SIZES[2]),
-        "bracket_low": times(1), "bracket_high": times(top_multiplier),
-        "sweep_size": number(len(lrs)), "steady_last": number(STEADY_LAST),
-        "lr": scientific(chosen_lr, 1), "ratio": scientific(chosen, 1),
-        "lr_small": scientific(shown["small"], 1), "lr_large": scientific(shown["large"], 1),
+        "n_in": _count(tiny_mlp.SIZES[0]),
+        "n_hidden": _count(tiny_mlp.SIZES[1]),
+        "n_out": _count(tiny_mlp.SIZES[2]),
+        "bracket_low": times(1),
+        "bracket_high": times(top_multiplier),
+        "sweep_size": number(len(lrs)),
+        "steady_last": number(STEADY_LAST),
+        "lr": scientific(chosen_lr, 1),
+        "ratio": scientific(chosen, 1),
+        "lr_small": scientific(shown["small"], 1),
+        "lr_large": scientific(shown["large"], 1),
         "ratio_small": scientific(tiny_mlp.steady_ratio(curves["small"], STEADY_LAST), 1),
         "ratio_large": scientific(tiny_mlp.steady_ratio(curves["large"], STEADY_LAST), 1),
-        "multiplier": times(boundary, 1), "halvings": number(len(found.brackets) - 1),
+        "multiplier": times(boundary, 1),
+        "halvings": number(len(found.brackets) - 1),
         "page_multiplier": times(PAGE_NAN_MULTIPLIER, 1),
         "sweep": data(np.log10(np.array(settled))),
         "sweep_failed": data(np.log10(np.array(failed))),
         "chosen": data((math.log10(chosen_lr), math.log10(chosen))),
         "brackets": data(np.log10(np.array(found.brackets))),
-        "curves": data({name: np.column_stack([np.arange(1, run.steps + 1), np.log10(run.ratios)])
-                        for name, run in curves.items()}),
-        "lr_ticks": _log_ticks(range(-4, 1), powers=True), "ratio_ticks": _log_ticks(range(-5, -1), powers=True),
-        "step_ticks": _ticks((0, steps // 2, steps)), "multiplier_ticks": _log_ticks(range(0, 4), prefix="×"),
+        "curves": data(
+            {name: np.column_stack([np.arange(1, run.steps + 1), np.log10(run.ratios)]) for name, run in curves.items()}
+        ),
+        "lr_ticks": _log_ticks(range(-4, 1), powers=True),
+        "ratio_ticks": _log_ticks(range(-5, -1), powers=True),
+        "step_ticks": _ticks((0, steps // 2, steps)),
+        "multiplier_ticks": _log_ticks(range(0, 4), prefix="×"),
     }
 
 
@@ -384,8 +524,12 @@ def _v3_schedule(check: Check) -> learning_rate.Schedule:
     """V3's schedule, its warmup in tokens stepped through the batch ramp (and checked in closed form)."""
     seen = learning_rate.tokens_seen(learning_rate.v3_batch_tokens, 1e12)
     warmup = float(seen[learning_rate.V3_WARMUP_STEPS])
-    check.close("V3 warmup tokens: steps on the batch ramp = closed form", warmup,
-                learning_rate.v3_warmup_tokens_closed(), rel=1e-3)
+    check.close(
+        "V3 warmup tokens: steps on the batch ramp = closed form",
+        warmup,
+        learning_rate.v3_warmup_tokens_closed(),
+        rel=1e-3,
+    )
     return learning_rate.v3_wsd(warmup)
 
 
@@ -393,8 +537,8 @@ def _v3_schedule(check: Check) -> learning_rate.Schedule:
     "lr_schedules",
     "学习率只有三段：升上去、稳住、降下来",
     source="GPT-3：arXiv 2005.14165 附录 B（页面标 §2.3，D6）；DeepSeek-V3：arXiv 2412.19437 §4.2；"
-           "V3 末段 3.3% 落在虚线下（D11）；V3 warmup 的 token 数按 batch 线性爬升估算；"
-           "warmup 机制 arXiv 2406.09405；WSD 形状分析 arXiv 2410.05192",
+    "V3 末段 3.3% 落在虚线下（D11）；V3 warmup 的 token 数按 batch 线性爬升估算；"
+    "warmup 机制 arXiv 2406.09405；WSD 形状分析 arXiv 2410.05192",
 )
 def lr_schedules(check: Check, gpt3: learning_rate.Schedule | None = None, floor: float = 0.1, zoom: float = 0.004):
     gpt3 = gpt3 or learning_rate.gpt3_cosine()
@@ -406,8 +550,12 @@ def lr_schedules(check: Check, gpt3: learning_rate.Schedule | None = None, floor
         check.equal(f"{schedule.name}: phases found in the run", len(found), len(closed))
         step = float(np.diff(seen).max())
         for k, (run, exact) in enumerate(zip(found, closed)):
-            check.close(f"{schedule.name}: breakpoint {k + 1} (run vs closed form)", run / schedule.total, exact,
-                        abs=2 * step / schedule.total)
+            check.close(
+                f"{schedule.name}: breakpoint {k + 1} (run vs closed form)",
+                run / schedule.total,
+                exact,
+                abs=2 * step / schedule.total,
+            )
     check.close("GPT-3 warmup share (page 0.125%)", gpt3.breakpoints()[0], 0.00125, rel=1e-12)
     check.close("GPT-3 ends at the dashed line", float(gpt3.at(gpt3.total - 1)), floor, rel=1e-12)
     cosine_end = v3.phases[2].end
@@ -417,8 +565,12 @@ def lr_schedules(check: Check, gpt3: learning_rate.Schedule | None = None, floor
     check.close("V3's last value (7.3e-6 / 2.2e-4)", last, 7.3e-6 / 2.2e-4, rel=1e-12)
     peak_ratio = v3.peak / gpt3.peak
     check.close("peak ratio V3 / GPT-3 175B (page 3.7×)", peak_ratio, 3.7, abs=0.05)
-    check.that("both warmups fit in the zoom", max(gpt3.breakpoints()[0], v3.breakpoints()[0]) < zoom,
-               f"under {zoom:.1%} of training", (gpt3.breakpoints()[0], v3.breakpoints()[0]))
+    check.that(
+        "both warmups fit in the zoom",
+        max(gpt3.breakpoints()[0], v3.breakpoints()[0]) < zoom,
+        f"under {zoom:.1%} of training",
+        (gpt3.breakpoints()[0], v3.breakpoints()[0]),
+    )
 
     whole = np.concatenate([np.linspace(0, 1, 1201), *(np.array(s.breakpoints()) for s in (gpt3, v3))])
     whole = np.unique(np.concatenate([whole, whole - 1e-9]).clip(0, 1))
@@ -428,13 +580,17 @@ def lr_schedules(check: Check, gpt3: learning_rate.Schedule | None = None, floor
         "v3_curve": data(np.column_stack([whole, v3.curve(whole)])),
         "gpt3_zoom": data(np.column_stack([near, gpt3.curve(near)])),
         "v3_zoom": data(np.column_stack([near, v3.curve(near)])),
-        "floor": percent(floor, 0), "zoom": percent(zoom, 1),
-        "gpt3_warmup": percent(gpt3.breakpoints()[0], 3), "v3_warmup": percent(v3.breakpoints()[0], 2),
+        "floor": percent(floor, 0),
+        "zoom": percent(zoom, 1),
+        "gpt3_warmup": percent(gpt3.breakpoints()[0], 3),
+        "v3_warmup": percent(v3.breakpoints()[0], 2),
         "v3_warmup_steps": number(learning_rate.V3_WARMUP_STEPS),
         "gpt3_decay_end": percent(gpt3.breakpoints()[1], 0),
         "v3_stable_end": percent(v3.breakpoints()[1], 0),
-        "v3_last": percent(last, 1), "peak_ratio": times(peak_ratio, 1),
-        "gpt3_total": _tokens(gpt3.total), "v3_total": _tokens(v3.total),
+        "v3_last": percent(last, 1),
+        "peak_ratio": times(peak_ratio, 1),
+        "gpt3_total": _tokens(gpt3.total),
+        "v3_total": _tokens(v3.total),
         "progress_ticks": _ticks((0, 0.5, 1), suffix="%", scale=100),
         "zoom_ticks": data([(0, "0"), (zoom, percent(zoom, 1).text)]),
         "level_ticks": data([(floor, percent(floor, 0).text), (1.0, "峰值")]),
@@ -451,16 +607,24 @@ PAGE_SEVEN_SIZES = 7  # 「七档」 at L389, L488, L749 (D5); the table has eig
     "lr_numbers",
     "规模越大，学习率越小、batch 越大",
     source="GPT-3 arXiv 2005.14165 表 2.1、§2.3 与附录 B（D6）：八档，页面另几处写「七档」（D5）；"
-           "表中数值取自论文（页面正文丢失）；DeepSeek-V3 arXiv 2412.19437 §4.2；"
-           "η* ≈ η_max/(1 + B_noise/B)：梯度噪声尺度，见苏剑林 kexue.fm/archives/10542",
+    "表中数值取自论文（页面正文丢失）；DeepSeek-V3 arXiv 2412.19437 §4.2；"
+    "η* ≈ η_max/(1 + B_noise/B)：梯度噪声尺度，见苏剑林 kexue.fm/archives/10542",
 )
 def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learning_rate.GPT3_TABLE_2_1):
     check.equal("Table 2.1 rows (page: 八个规模; D5)", len(table), 8)
     small, large = table[0], table[-1]
-    check.that("larger model, smaller lr", all(a.lr >= b.lr for a, b in zip(table, table[1:])),
-               "lr never rises down the table", [row.lr for row in table])
-    check.that("larger model, larger batch", all(a.batch_tokens <= b.batch_tokens for a, b in zip(table, table[1:])),
-               "batch never shrinks down the table", [row.batch_tokens for row in table])
+    check.that(
+        "larger model, smaller lr",
+        all(a.lr >= b.lr for a, b in zip(table, table[1:])),
+        "lr never rises down the table",
+        [row.lr for row in table],
+    )
+    check.that(
+        "larger model, larger batch",
+        all(a.batch_tokens <= b.batch_tokens for a, b in zip(table, table[1:])),
+        "batch never shrinks down the table",
+        [row.batch_tokens for row in table],
+    )
     scale = large.params / small.params
     lr_span = small.lr / large.lr
     check.close("scale span (page 1,400×)", scale, 1400, rel=1e-12)
@@ -490,20 +654,42 @@ def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learnin
         check.close(f"η*/η_max at B = {ratio:g}·B_noise", float(fraction), page, abs=0.005)
     sweep = np.logspace(-1.5, 2.5, 161)
     curve = learning_rate.best_lr_fraction(sweep)
-    check.that("η* rises with the batch but never past η_max", bool(np.all(np.diff(curve) > 0) and curve.max() < 1),
-               "monotone and bounded by 1", float(curve.max()))
+    check.that(
+        "η* rises with the batch but never past η_max",
+        bool(np.all(np.diff(curve) > 0) and curve.max() < 1),
+        "monotone and bounded by 1",
+        float(curve.max()),
+    )
 
-    rows = [{"name": row.name, "params": _yi(row.params).text, "batch": myriad(row.batch_tokens).text,
-             "lr": scientific(row.lr, 1).text, "lr_value": row.lr} for row in table]
+    rows = [
+        {
+            "name": row.name,
+            "params": _yi(row.params).text,
+            "batch": myriad(row.batch_tokens).text,
+            "lr": scientific(row.lr, 1).text,
+            "lr_value": row.lr,
+        }
+        for row in table
+    ]
     return {
-        "rows": data(rows), "sizes": number(len(table)), "page_sizes": number(PAGE_SEVEN_SIZES),
-        "scale": times(scale), "lr_span": times(lr_span),
-        "small_lr": scientific(small.lr, 1), "large_lr": scientific(large.lr, 1),
-        "v3_params": _yi(V3_TOTAL), "v3_active": _yi(V3_ACTIVE), "v3_lr": scientific(V3_PEAK, 1),
+        "rows": data(rows),
+        "sizes": number(len(table)),
+        "page_sizes": number(PAGE_SEVEN_SIZES),
+        "scale": times(scale),
+        "lr_span": times(lr_span),
+        "small_lr": scientific(small.lr, 1),
+        "large_lr": scientific(large.lr, 1),
+        "v3_params": _yi(V3_TOTAL),
+        "v3_active": _yi(V3_ACTIVE),
+        "v3_lr": scientific(V3_PEAK, 1),
         "peak_ratio": times(peak_ratio, 1),
-        "interpolated": scientific(at_active, 1), "gap": times(gap, 1), "page_gap": Fact(page_gap, "2.8×", "二点八倍"),
+        "interpolated": scientific(at_active, 1),
+        "gap": times(gap, 1),
+        "page_gap": Fact(page_gap, "2.8×", "二点八倍"),
         "page_interpolated": Fact(PAGE_INTERPOLATED, "0.8×10⁻⁴", "零点八乘以十的负四次方"),
-        "v3_batch_first": number(first), "v3_batch_last": number(last), "v3_batch_ratio": times(last / first),
+        "v3_batch_first": number(first),
+        "v3_batch_last": number(last),
+        "v3_batch_ratio": times(last / first),
         "ceiling_curve": data(np.column_stack([np.log10(sweep), curve])),
         "ceiling_points": data(np.column_stack([np.log10(ratios), fractions])),
         "ceiling_texts": data([number(float(f), 2).text for f in fractions]),
@@ -524,10 +710,15 @@ MEMORY_BETA, MEMORY_BARS = 0.9, 30  # the opening picture: what each of the last
     "beta_windows",
     "β 决定老的贡献能活多久",
     source="PaLM，arXiv 2204.02311 超参段（β₂ = 1 − k^−0.8）；表为本课代入重算（页面原表丢失）；"
-           "生僻 token 每 2,000 步一现为本课示意；「β 不趋于 1 时 bf16 才扛得住」是页面自推的猜想",
+    "生僻 token 每 2,000 步一现为本课示意；「β 不趋于 1 时 bf16 才扛得住」是页面自推的猜想",
 )
-def beta_windows(check: Check, decay: float = PALM_DECAY, fixed: float = FIXED_BETA2, period: int = RARE_PERIOD,
-                 steps: int = RARE_STEPS):
+def beta_windows(
+    check: Check,
+    decay: float = PALM_DECAY,
+    fixed: float = FIXED_BETA2,
+    period: int = RARE_PERIOD,
+    steps: int = RARE_STEPS,
+):
     rows, points = [], []
     for k in PALM_STEPS:
         beta = float(moments.palm_beta2(k, decay))
@@ -544,7 +735,7 @@ def beta_windows(check: Check, decay: float = PALM_DECAY, fixed: float = FIXED_B
 
     # A rare token: its squared gradient is 1 once every `period` steps, else 0.
     g2 = np.zeros(steps)
-    g2[period - 1::period] = 1.0
+    g2[period - 1 :: period] = 1.0
     k = np.arange(1, steps + 1)
     v_fixed = moments.ema_run(g2, np.full(steps, fixed))
     v_palm = moments.ema_run(g2, moments.palm_beta2(k, decay))
@@ -553,27 +744,35 @@ def beta_windows(check: Check, decay: float = PALM_DECAY, fixed: float = FIXED_B
     swing_fixed = float(v_fixed[seen] / v_fixed[before_next])
     swing_palm = float(v_palm[seen] / v_palm[before_next])
     check.close("fixed β₂: swing = β^−(period−1) (closed form)", swing_fixed, fixed ** -(period - 1), rel=1e-6)
-    gap = moments.palm_beta2(k[seen + 1:before_next + 1], decay)
+    gap = moments.palm_beta2(k[seen + 1 : before_next + 1], decay)
     check.close("PaLM: swing = 1/Π β over the gap (closed form)", swing_palm, float(1 / np.prod(gap)), rel=1e-6)
-    check.that("fixed 0.99 forgets the rare token", swing_fixed > 1e6, "v swings by more than a million×",
-               swing_fixed)
+    check.that("fixed 0.99 forgets the rare token", swing_fixed > 1e6, "v swings by more than a million×", swing_fixed)
     check.that("PaLM's growing window keeps it", swing_palm < 2, "v stays within 2×", swing_palm)
 
     shown = np.arange(steps - 3 * period, steps, 5)
     return {
-        "rows": data(rows), "palm_points": data(points), "decay": number(decay, 1),
+        "rows": data(rows),
+        "palm_points": data(points),
+        "decay": number(decay, 1),
         "early_window": number(PALM_STEPS[0] ** decay),
-        "fixed": number(fixed, 2), "fixed_window": number(fixed_window),
-        "crossing": number(crossing), "period": number(period), "late_step": number(steps),
-        "late_window": number(steps**decay), "late_beta": number(float(moments.palm_beta2(steps, decay)), 4),
-        "swing_fixed": scientific(swing_fixed, 0), "swing_palm": times(swing_palm, 1),
+        "fixed": number(fixed, 2),
+        "fixed_window": number(fixed_window),
+        "crossing": number(crossing),
+        "period": number(period),
+        "late_step": number(steps),
+        "late_window": number(steps**decay),
+        "late_beta": number(float(moments.palm_beta2(steps, decay)), 4),
+        "swing_fixed": scientific(swing_fixed, 0),
+        "swing_palm": times(swing_palm, 1),
         "fixed_trace": data(np.column_stack([shown, np.log10(v_fixed[shown])])),
         "palm_trace": data(np.column_stack([shown, np.log10(v_palm[shown])])),
         "window_curve": data(np.column_stack([np.linspace(0, 5, 101), decay * np.linspace(0, 5, 101)])),
         "fixed_level": data(math.log10(fixed_window)),
-        "step_ticks": _log_ticks(range(0, 6), powers=True), "window_ticks": _log_ticks(range(0, 5), powers=True),
+        "step_ticks": _log_ticks(range(0, 6), powers=True),
+        "window_ticks": _log_ticks(range(0, 5), powers=True),
         "trace_ticks": _log_ticks(range(-10, -1, 2), powers=True),
-        "trace_first": number(int(shown[0])), "trace_last": number(steps),
+        "trace_first": number(int(shown[0])),
+        "trace_last": number(steps),
         "memory_beta": number(MEMORY_BETA, 1),
         "memory_weights": data(moments.ema_weights(np.full(MEMORY_BARS, MEMORY_BETA))),
     }
@@ -587,17 +786,24 @@ WARMUP_STUDY = {"year": 2024, "layers": 4, "context": 64}  # arXiv 2406.09405's 
     "warmup_explanations",
     "warmup 为什么有用：三种说法，各有前提",
     source="Why Warmup the Learning Rate?，arXiv 2406.09405（NeurIPS 2024；局限见其 Limitations）；"
-           "苏剑林《模型优化漫谈：BERT 的初始标准差为什么是 0.02？》kexue.fm/archives/8747（作者分析，非同行评议）；"
-           "Pre-LN 可去 warmup：arXiv 2002.04745；loss 曲线为示意",
+    "苏剑林《模型优化漫谈：BERT 的初始标准差为什么是 0.02？》kexue.fm/archives/8747（作者分析，非同行评议）；"
+    "Pre-LN 可去 warmup：arXiv 2002.04745；loss 曲线为示意",
 )
 def warmup_explanations(check: Check, study: dict = WARMUP_STUDY):
     schedules = catalogue.facts("lr_schedules")
     check.close("GPT-3 warmup share (page 0.125%)", schedules["gpt3_warmup"].value, 0.00125, rel=1e-12)
-    check.that("a study far smaller than the models discussed", study["layers"] < 10 and study["context"] < 1000,
-               "a few layers, a short context", study)
+    check.that(
+        "a study far smaller than the models discussed",
+        study["layers"] < 10 and study["context"] < 1000,
+        "a few layers, a short context",
+        study,
+    )
     return {
-        "year": year(study["year"]), "layers": number(study["layers"]), "context": number(study["context"]),
-        "gpt3_warmup": schedules["gpt3_warmup"], "v3_warmup_steps": schedules["v3_warmup_steps"],
+        "year": year(study["year"]),
+        "layers": number(study["layers"]),
+        "context": number(study["context"]),
+        "gpt3_warmup": schedules["gpt3_warmup"],
+        "v3_warmup_steps": schedules["v3_warmup_steps"],
         "loss_sketch": data(_loss_sketch()),
     }
 

@@ -11,10 +11,16 @@ from tools.course.catalogue import Chapter
 from tools.course.facts import Check, Fact, data, number, scientific
 from tools.models import chain, circuit, grad_path, gradients, timespan, v3
 
-CHAPTER = Chapter("backprop", "反向传播：三倍算力与扔不掉的激活",
-                  summary=("exchange rate, finite differences, the first gradient, 3B1B's nudges, "
-                           "two matmuls per layer, the gates circuit, vanishing gradients, forward vs reverse mode, "
-                           "the activation mountain, the gradient's journey, batch vs communication"))
+CHAPTER = Chapter(
+    "backprop",
+    "反向传播：三倍算力与扔不掉的激活",
+    summary=(
+        "exchange rate, finite differences, the first gradient, 3B1B's nudges, "
+        "two matmuls per layer, the gates circuit, vanishing gradients, forward vs reverse mode, "
+        "the activation mountain, the gradient's journey, batch vs communication"
+    ),
+)
+
 
 def _decimals(value: float) -> int:
     """Digits a made-up factor needs on screen: 2 -> '2', 0.5 -> '0.5'."""
@@ -52,8 +58,7 @@ EXCHANGE_PAGE_TOTAL = 3.0
     "三个词：导数是兑换率",
     source="课程页 §1 开篇「三个词、一张图」；本课自拟示意图，数字为编出来的示意数",
 )
-def exchange_rate(check: Check, nudge: tuple[float, float] = EXCHANGE_NUDGE,
-                  links: tuple[float, ...] = EXCHANGE_LINKS):
+def exchange_rate(check: Check, nudge: tuple[float, float] = EXCHANGE_NUDGE, links: tuple[float, ...] = EXCHANGE_LINKS):
     before, after = [nudge[0]], [nudge[1]]
     for factor in links:  # push both values through every link of the chain
         before.append(before[-1] * factor)
@@ -65,11 +70,17 @@ def exchange_rate(check: Check, nudge: tuple[float, float] = EXCHANGE_NUDGE,
     total = moved[-1] / moved[0]
     check.close("total", total, EXCHANGE_PAGE_TOTAL)
     check.close("total is the product of the links", total, float(np.prod(links)))
-    check.that("one link shrinks", any(f < 1 for f in links),
-               "at least one link below 1, so multiplying is not read as growing", links)
+    check.that(
+        "one link shrinks",
+        any(f < 1 for f in links),
+        "at least one link below 1, so multiplying is not read as growing",
+        links,
+    )
     facts = {
-        "x_before": number(before[0], 2), "x_after": number(after[0], 2),
-        "y_before": number(before[1], 2), "y_after": number(after[1], 2),
+        "x_before": number(before[0], 2),
+        "x_after": number(after[0], 2),
+        "y_before": number(before[1], 2),
+        "y_after": number(after[1], 2),
         "rate_a": number(rates[0], _decimals(links[0])),
         "total": number(total, _decimals(EXCHANGE_PAGE_TOTAL)),
     }
@@ -98,17 +109,19 @@ def _span(seconds: float) -> Fact:
     "笨办法：一个参数，重跑一遍前向",
     source="课程页 §1.1；三千亿为专题一定下的模型规模，一次前向按一秒算",
 )
-def finite_differences(check: Check, parameters: int = FD_PARAMETERS,
-                       seconds_per_forward: float = FD_SECONDS_PER_FORWARD):
+def finite_differences(
+    check: Check, parameters: int = FD_PARAMETERS, seconds_per_forward: float = FD_SECONDS_PER_FORWARD
+):
     seconds = parameters * seconds_per_forward  # one forward per nudged parameter
     years = timespan.years(seconds)
-    check.that("nearly ten thousand years", 9_000 < years < 10_000,
-               "将近一万年: between 9,000 and 10,000 years", years)
+    check.that("nearly ten thousand years", 9_000 < years < 10_000, "将近一万年: between 9,000 and 10,000 years", years)
     check.close("years", years, FD_PAGE_YEARS, abs=0.5)
     check.close("years (calendar count)", timespan.calendar_years(seconds), years, abs=1.0)
     stops = [n for n in FD_COUNTER if n < parameters] + [parameters]
-    counter = [{"parameters": numbers.signed(n), "elapsed": _span(n * seconds_per_forward).text,
-                "share": n / parameters} for n in stops]
+    counter = [
+        {"parameters": numbers.signed(n), "elapsed": _span(n * seconds_per_forward).text, "share": n / parameters}
+        for n in stops
+    ]
     return {
         "parameters": Fact(parameters, numbers.zh_large(parameters), numbers.zh_large(parameters)),
         "seconds_per_forward": number(seconds_per_forward, 0, "秒"),
@@ -145,9 +158,12 @@ def first_gradient(check: Check, logits: tuple[float, ...] = NEXT_LOGITS, target
     p_text = [number(v, 1).text for v in p]
     for char, page in NEXT_PAGE_P.items():
         check.equal(f"p({char})", p_text[NEXT_CHARS.index(char)], page)
-    check.that("truth is pushed up, the rest down", seed[target] < 0 and all(
-        g > 0 for i, g in enumerate(seed) if i != target),
-        "p − y negative on the truth, positive elsewhere", seed.tolist())
+    check.that(
+        "truth is pushed up, the rest down",
+        seed[target] < 0 and all(g > 0 for i, g in enumerate(seed) if i != target),
+        "p − y negative on the truth, positive elsewhere",
+        seed.tolist(),
+    )
     facts = {
         "chars": data(list(NEXT_CHARS)),
         "target_char": Fact(NEXT_CHARS[target], NEXT_CHARS[target], NEXT_CHARS[target]),
@@ -157,8 +173,12 @@ def first_gradient(check: Check, logits: tuple[float, ...] = NEXT_LOGITS, target
         "seed_values": data(seed.tolist()),
     }
     for i in range(len(z)):
-        facts |= {f"logit_{i}": number(z[i], 1), f"p_{i}": number(p[i], 1),
-                  f"y_{i}": number(y[i]), f"seed_{i}": _plus(seed[i], 1)}
+        facts |= {
+            f"logit_{i}": number(z[i], 1),
+            f"p_{i}": number(p[i], 1),
+            f"y_{i}": number(y[i]),
+            f"seed_{i}": _plus(seed[i], 1),
+        }
     return facts
 
 
@@ -182,9 +202,12 @@ NUDGE_CONTEXTS = (("这是我", "的"), ("我吃完", "了"), ("他正", "在"))
     "反向传播到底在干嘛：推一下",
     source="3Blue1Brown《What is backpropagation really doing?》，本课重画；接到 §1.6、§1.8 是本课的引申",
 )
-def backprop_nudge_3b1b(check: Check, upstream: tuple[float, ...] = NUDGE_UPSTREAM,
-                        weights: tuple[tuple[float, ...], ...] = NUDGE_WEIGHTS,
-                        contexts: tuple[tuple[str, str], ...] = NUDGE_CONTEXTS):
+def backprop_nudge_3b1b(
+    check: Check,
+    upstream: tuple[float, ...] = NUDGE_UPSTREAM,
+    weights: tuple[tuple[float, ...], ...] = NUDGE_WEIGHTS,
+    contexts: tuple[tuple[str, str], ...] = NUDGE_CONTEXTS,
+):
     a, w = np.array(upstream), np.array(weights)
     bias = np.array(NEXT_LOGITS) - w @ a  # the prediction of first_gradient
     target = NEXT_CHARS.index(contexts[0][1])
@@ -198,25 +221,43 @@ def backprop_nudge_3b1b(check: Check, upstream: tuple[float, ...] = NUDGE_UPSTRE
     previous_wish = w.T @ wish  # every output's request, added up
     # ... against nudging each knob and rerunning the loss.
     for name, analytic, numeric in (
-            ("nudge ∝ how far off (bias, finite differences)", wish,
-             -gradients.numeric_gradient(lambda v: loss(w, v, a), bias)),
-            ("weights (finite differences)", weight_wish, -gradients.numeric_gradient(lambda v: loss(v, bias, a), w)),
-            ("previous activations (finite differences)", previous_wish,
-             -gradients.numeric_gradient(lambda v: loss(w, bias, v), a))):
+        (
+            "nudge ∝ how far off (bias, finite differences)",
+            wish,
+            -gradients.numeric_gradient(lambda v: loss(w, v, a), bias),
+        ),
+        ("weights (finite differences)", weight_wish, -gradients.numeric_gradient(lambda v: loss(v, bias, a), w)),
+        (
+            "previous activations (finite differences)",
+            previous_wish,
+            -gradients.numeric_gradient(lambda v: loss(w, bias, v), a),
+        ),
+    ):
         check.close(name, float(np.max(np.abs(analytic - numeric))), 0.0, abs=1e-8)
     p = gradients.softmax(w @ a + bias)
-    check.that("the truth is pushed up, the rest down", wish[target] > 0 and (np.delete(wish, target) < 0).all(),
-               "a positive push on the truth, negative on every other character", wish.tolist())
+    check.that(
+        "the truth is pushed up, the rest down",
+        wish[target] > 0 and (np.delete(wish, target) < 0).all(),
+        "a positive push on the truth, negative on every other character",
+        wish.tolist(),
+    )
     into_target = weight_wish[target]
-    check.that("weight change ∝ upstream activation",
-               np.argmax(into_target) == np.argmax(a) and np.allclose(into_target, wish[target] * a),
-               "the weight from the brightest upstream neuron changes most, in proportion", into_target.tolist())
+    check.that(
+        "weight change ∝ upstream activation",
+        np.argmax(into_target) == np.argmax(a) and np.allclose(into_target, wish[target] * a),
+        "the weight from the brightest upstream neuron changes most, in proportion",
+        into_target.tolist(),
+    )
     wishes = [-gradients.cross_entropy_logit_gradient(w @ a + bias, NEXT_CHARS.index(char)) for _c, char in contexts]
     average = np.mean(wishes, axis=0)
     for (context, char), own in zip(contexts, wishes):
         i = NEXT_CHARS.index(char)
-        check.that(f"average does not please {context}", average[i] < own[i],
-                   "the averaged push on each example's truth is smaller than its own", (average[i], own[i]))
+        check.that(
+            f"average does not please {context}",
+            average[i] < own[i],
+            "the averaged push on each example's truth is smaller than its own",
+            (average[i], own[i]),
+        )
     return {
         "chars": data(list(NEXT_CHARS)),
         "contexts": data([list(c) for c in contexts]),
@@ -242,8 +283,9 @@ LAYER_SEED = 4
     "每层往回只做两件事",
     source="课程页 §1.3；①② 编号依 LoRA 一节；小例子的数值随机生成，两个梯度已用有限差分核对",
 )
-def layer_two_matmuls(check: Check, shape: dict[str, int] = LAYER_SHAPE, seed: int = LAYER_SEED,
-                      keep_input: bool = True):
+def layer_two_matmuls(
+    check: Check, shape: dict[str, int] = LAYER_SHAPE, seed: int = LAYER_SEED, keep_input: bool = True
+):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(shape["tokens"], shape["inputs"]))
     w = rng.normal(size=(shape["inputs"], shape["outputs"]))
@@ -265,8 +307,9 @@ def layer_two_matmuls(check: Check, shape: dict[str, int] = LAYER_SHAPE, seed: i
         return gradients.squared_error(gradients.linear_forward(x, v, gradients.Tape()), truth)
 
     for name, analytic, numeric in (
-            ("① input gradient (finite differences)", grad_input, gradients.numeric_gradient(loss_of_x, x)),
-            ("② weight gradient (finite differences)", grad_weight, gradients.numeric_gradient(loss_of_w, w))):
+        ("① input gradient (finite differences)", grad_input, gradients.numeric_gradient(loss_of_x, x)),
+        ("② weight gradient (finite differences)", grad_weight, gradients.numeric_gradient(loss_of_w, w)),
+    ):
         check.close(name, float(np.max(np.abs(analytic - numeric))), 0.0, abs=1e-6)
     check.equal("forward matmuls", forward.matmuls, 1)
     check.equal("backward matmuls", backward.matmuls, 2)
@@ -274,13 +317,24 @@ def layer_two_matmuls(check: Check, shape: dict[str, int] = LAYER_SHAPE, seed: i
     ratio = (forward.flops + backward.flops) / forward.flops
     check.close("forward + backward = 3× forward (matmul FLOPs)", ratio, 3.0)
     return {
-        "x_shape": _shape(x), "w_shape": _shape(w), "y_shape": _shape(y), "upstream_shape": _shape(upstream),
-        "wt_shape": _shape(w.T), "xt_shape": _shape(x.T),
-        "grad_input_shape": _shape(grad_input), "grad_weight_shape": _shape(grad_weight),
-        "x": data(x.tolist()), "w": data(w.tolist()), "y": data(y.tolist()), "upstream": data(upstream.tolist()),
-        "grad_input": data(grad_input.tolist()), "grad_weight": data(grad_weight.tolist()),
-        "forward_matmuls": _count(forward.matmuls), "backward_matmuls": _count(backward.matmuls),
-        "ratio": number(ratio), "flops_each": number(forward.flops),
+        "x_shape": _shape(x),
+        "w_shape": _shape(w),
+        "y_shape": _shape(y),
+        "upstream_shape": _shape(upstream),
+        "wt_shape": _shape(w.T),
+        "xt_shape": _shape(x.T),
+        "grad_input_shape": _shape(grad_input),
+        "grad_weight_shape": _shape(grad_weight),
+        "x": data(x.tolist()),
+        "w": data(w.tolist()),
+        "y": data(y.tolist()),
+        "upstream": data(upstream.tolist()),
+        "grad_input": data(grad_input.tolist()),
+        "grad_weight": data(grad_weight.tolist()),
+        "forward_matmuls": _count(forward.matmuls),
+        "backward_matmuls": _count(backward.matmuls),
+        "ratio": number(ratio),
+        "flops_each": number(forward.flops),
     }
 
 
@@ -308,9 +362,12 @@ def gates_circuit(check: Check, inputs: dict[str, float] = GATES_INPUTS):
         check.close(f"grad_{name}", grads[name], page_value)
     for name in inputs:
         check.close(f"grad_{name} (finite differences)", numeric[name], grads[name], abs=1e-6)
-    check.that("max gate routes", grads["d"] == 0 and grads["q"] != 0,
-               "the losing input of max gets 0, the winner the whole gradient",
-               f"winner {grads['q']}, loser {grads['d']}")
+    check.that(
+        "max gate routes",
+        grads["d"] == 0 and grads["q"] != 0,
+        "the losing input of max gets 0, the winner the whole gradient",
+        f"winner {grads['q']}, loser {grads['d']}",
+    )
     facts = {name: number(value) for name, value in values.items()}
     facts |= {f"grad_{name}": number(value) for name, value in grads.items()}
     return facts
@@ -334,9 +391,13 @@ DEPTH_YEARS = {"year_thesis": 1991, "year_paper": 1994, "year_joint": 2001}
     "梯度消失与爆炸：把一串因子乘起来",
     source="Hochreiter 1991 硕士论文；Bengio, Simard, Frasconi 1994, IEEE TNN 5(2)；Hochreiter、Bengio 等四人 2001",
 )
-def vanishing_gradients(check: Check, factors: tuple[float, float, float] = DEPTH_FACTORS,
-                        links: int = DEPTH_LINKS, decades: tuple[int, int] = DEPTH_DECADES,
-                        samples: int = DEPTH_SAMPLES):
+def vanishing_gradients(
+    check: Check,
+    factors: tuple[float, float, float] = DEPTH_FACTORS,
+    links: int = DEPTH_LINKS,
+    decades: tuple[int, int] = DEPTH_DECADES,
+    samples: int = DEPTH_SAMPLES,
+):
     shrink, flat, grow = factors
     check.that("factors", shrink < 1 == flat < grow, "one factor below 1, one equal to 1, one above", factors)
     curves = {f: chain.running_products(f, links) for f in factors}
@@ -351,21 +412,27 @@ def vanishing_gradients(check: Check, factors: tuple[float, float, float] = DEPT
     floor, ceiling = 10.0 ** decades[0], 10.0 ** decades[1]
     exit_layer = chain.first_above(curves[grow], ceiling)
     vanish_layer = chain.first_below(curves[shrink], floor)
-    check.that("exit_layer", exit_layer is not None and exit_layer < links,
-               f"the growing curve leaves the frame (above {ceiling:g}) before layer {links}", exit_layer)
-    check.that("vanish_layer", vanish_layer is not None and vanish_layer < links,
-               f"the shrinking curve falls under the floor ({floor:g}) before layer {links}", vanish_layer)
+    check.that(
+        "exit_layer",
+        exit_layer is not None and exit_layer < links,
+        f"the growing curve leaves the frame (above {ceiling:g}) before layer {links}",
+        exit_layer,
+    )
+    check.that(
+        "vanish_layer",
+        vanish_layer is not None and vanish_layer < links,
+        f"the shrinking curve falls under the floor ({floor:g}) before layer {links}",
+        vanish_layer,
+    )
     check.equal("exit_layer (closed form)", chain.crossing_layer(grow, ceiling), exit_layer)
     check.equal("vanish_layer (closed form)", chain.crossing_layer(shrink, floor), vanish_layer)
-    check.that("flat curve", all(p == 1.0 for p in curves[flat]), "the factor-1 curve stays at 1",
-               curves[flat][-1])
+    check.that("flat curve", all(p == 1.0 for p in curves[flat]), "the factor-1 curve stays at 1", curves[flat][-1])
 
     peak_x, closed_max = chain.sigmoid_slope_ceiling()
     check.close("sigmoid_max", closed_max, DEPTH_PAGE["sigmoid_max"])
     sample_x, sample_max = chain.sampled_ceiling(samples)
     check.close("sigmoid_max (samples)", sample_max, closed_max, abs=1e-6)
-    check.that("sigmoid_max (samples)", sample_max <= closed_max, "no sample above the closed-form maximum",
-               sample_max)
+    check.that("sigmoid_max (samples)", sample_max <= closed_max, "no sample above the closed-form maximum", sample_max)
     check.close("sigmoid_argmax (samples)", sample_x, peak_x, abs=20 / samples)
     curve_x = np.linspace(-6, 6, 121)
 
@@ -427,18 +494,37 @@ def forward_vs_reverse_mode(check: Check, params: int = MODES_PARAMS, widths: tu
 # the per-layer tables behind them (B1), all from tools.models.v3. The mountain is
 # schematic: 12 steps drawn, 61 layers real.
 MOUNTAIN_STEPS = 12
-MOUNTAIN_PAGE = {"keep_all_gib": "4,245", "keep_all_tib": "4.15", "full_recompute": "106.75",
-                 "attention": "22.6", "moe": "48.6", "moe_layer": "71", "dense_layer": "40",
-                 "copies_io": "31.5", "entry": "1.75"}
+MOUNTAIN_PAGE = {
+    "keep_all_gib": "4,245",
+    "keep_all_tib": "4.15",
+    "full_recompute": "106.75",
+    "attention": "22.6",
+    "moe": "48.6",
+    "moe_layer": "71",
+    "dense_layer": "40",
+    "copies_io": "31.5",
+    "entry": "1.75",
+}
 # How the page writes each kept tensor's width (B1): the factors, multiplied
 # (or added, for the KV row), must give tools.models.v3's width.
-ATTENTION_WIDTHS = (("×", (v3.HIDDEN,)), ("×", (v3.HIDDEN,)), ("×", (2, v3.Q_LORA)),
-                    ("+", (v3.KV_LORA + v3.ROPE, v3.KV_LORA)), ("×", (v3.HEADS, v3.QK_HEAD)),
-                    ("×", (v3.HEADS, v3.QK_HEAD - v3.ROPE + v3.V_HEAD)), ("×", (v3.HEADS, v3.V_HEAD)),
-                    ("×", (v3.HEADS,)))
+ATTENTION_WIDTHS = (
+    ("×", (v3.HIDDEN,)),
+    ("×", (v3.HIDDEN,)),
+    ("×", (2, v3.Q_LORA)),
+    ("+", (v3.KV_LORA + v3.ROPE, v3.KV_LORA)),
+    ("×", (v3.HEADS, v3.QK_HEAD)),
+    ("×", (v3.HEADS, v3.QK_HEAD - v3.ROPE + v3.V_HEAD)),
+    ("×", (v3.HEADS, v3.V_HEAD)),
+    ("×", (v3.HEADS,)),
+)
 ATTENTION_PAGE = ("1.75", "1.75", "0.75", "0.27", "6.00", "8.00", "4.00", "0.06")
-MOE_WIDTHS = (("×", (2, v3.HIDDEN)), ("×", (v3.ROUTED_EXPERTS,)), ("×", (v3.COPIES, v3.HIDDEN)),
-              ("×", (3, v3.COPIES, v3.EXPERT_FFN)), ("×", (v3.COPIES, v3.HIDDEN)))
+MOE_WIDTHS = (
+    ("×", (2, v3.HIDDEN)),
+    ("×", (v3.ROUTED_EXPERTS,)),
+    ("×", (v3.COPIES, v3.HIDDEN)),
+    ("×", (3, v3.COPIES, v3.EXPERT_FFN)),
+    ("×", (v3.COPIES, v3.HIDDEN)),
+)
 MOE_PAGE = ("3.50", "0.06", "15.75", "13.50", "15.75")
 
 
@@ -481,10 +567,14 @@ def activation_mountain(check: Check, steps: int = MOUNTAIN_STEPS):
     moe_layer, dense_layer = v3.moe_layer_gib(), v3.dense_layer_gib()
     check.close("keep_all (layer sum)", keep_all, v3.MOE_LAYERS * moe_layer + v3.DENSE_LAYERS * dense_layer)
     shown = {
-        "entry": _gib(entry), "full_recompute": _gib(full),
-        "keep_all_gib": _gib(keep_all, 0), "keep_all": number(keep_all * v3.GIB / v3.TIB, 2, "TiB", "T"),
-        "attention": _gib(v3.subtotal(v3.ATTENTION_KEPT), 1), "moe": _gib(v3.subtotal(v3.MOE_KEPT), 1),
-        "moe_layer": _gib(moe_layer, 0), "dense_layer": _gib(dense_layer, 0),
+        "entry": _gib(entry),
+        "full_recompute": _gib(full),
+        "keep_all_gib": _gib(keep_all, 0),
+        "keep_all": number(keep_all * v3.GIB / v3.TIB, 2, "TiB", "T"),
+        "attention": _gib(v3.subtotal(v3.ATTENTION_KEPT), 1),
+        "moe": _gib(v3.subtotal(v3.MOE_KEPT), 1),
+        "moe_layer": _gib(moe_layer, 0),
+        "dense_layer": _gib(dense_layer, 0),
         "copies_io": _gib(sum(k.gib for k in v3.MOE_KEPT if k.width == v3.COPIES * v3.HIDDEN), 1),
     }
     for name, page_text in MOUNTAIN_PAGE.items():
@@ -493,14 +583,20 @@ def activation_mountain(check: Check, steps: int = MOUNTAIN_STEPS):
     check.equal("copies", v3.COPIES, v3.TOP_K + v3.SHARED_EXPERTS)
     check.close("entry (unit)", v3.SEQ * v3.HIDDEN * v3.BF16 / v3.GIB, entry)
     return shown | {
-        "tokens": number(v3.SEQ), "hidden": number(v3.HIDDEN), "bf16_bytes": number(v3.BF16, unit="B"),
+        "tokens": number(v3.SEQ),
+        "hidden": number(v3.HIDDEN),
+        "bf16_bytes": number(v3.BF16, unit="B"),
         "shared": number(v3.SHARED_EXPERTS),
-        "steps": number(steps), "layers": number(v3.LAYERS),
+        "steps": number(steps),
+        "layers": number(v3.LAYERS),
         "mountain": data(memory),
         "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"),
-        "copies": number(v3.COPIES), "routed": number(v3.TOP_K),
-        "moe_layers": number(v3.MOE_LAYERS), "dense_layers": number(v3.DENSE_LAYERS),
-        "moe_layer_exact": _gib(moe_layer), "dense_layer_exact": _gib(dense_layer),
+        "copies": number(v3.COPIES),
+        "routed": number(v3.TOP_K),
+        "moe_layers": number(v3.MOE_LAYERS),
+        "dense_layers": number(v3.DENSE_LAYERS),
+        "moe_layer_exact": _gib(moe_layer),
+        "dense_layer_exact": _gib(dense_layer),
         "attention_rows": data(_table(check, "attention", v3.ATTENTION_KEPT, ATTENTION_WIDTHS, ATTENTION_PAGE)),
         "moe_rows": data(_table(check, "moe", v3.MOE_KEPT, MOE_WIDTHS, MOE_PAGE)),
     }
@@ -509,8 +605,7 @@ def activation_mountain(check: Check, steps: int = MOUNTAIN_STEPS):
 def _number_free(check: Check, labels: dict[str, str]) -> None:
     """A number-free figure: no digit in any label it puts on screen."""
     for key, label in labels.items():
-        check.that(f"label '{key}'", not any(ch.isdigit() for ch in label), "no digits on a number-free figure",
-                   label)
+        check.that(f"label '{key}'", not any(ch.isdigit() for ch in label), "no digits on a number-free figure", label)
 
 
 # gradient_journey: five stations between "computed" and "used" (A8).
@@ -518,7 +613,11 @@ def _number_free(check: Check, labels: dict[str, str]) -> None:
 # toy linear model check the two claims the stations make.
 JOURNEY_TIMELINE = {"layers": 12, "bucket": 3, "comm": 2.0, "clip": 1.0}
 JOURNEY_STATIONS = {
-    "produce": "逐层产出", "reduce": "跨卡平均", "clip": "全局范数裁剪", "accumulate": "累积", "update": "更新",
+    "produce": "逐层产出",
+    "reduce": "跨卡平均",
+    "clip": "全局范数裁剪",
+    "accumulate": "累积",
+    "update": "更新",
 }
 
 
@@ -527,13 +626,18 @@ JOURNEY_STATIONS = {
     "梯度从算出来到被用掉，还隔着几道",
     source="本课自绘示意；框架里的对应：② DDP bucket_cap_mb，③ Megatron --clip-grad，④ ddp.no_sync()",
 )
-def gradient_journey(check: Check, timeline: dict = JOURNEY_TIMELINE, micro: int = 4,
-                     stations: dict[str, str] = JOURNEY_STATIONS):
+def gradient_journey(
+    check: Check, timeline: dict = JOURNEY_TIMELINE, micro: int = 4, stations: dict[str, str] = JOURNEY_STATIONS
+):
     plan = grad_path.backward_timeline(**timeline)
     hidden = plan.hidden_share()
     check.that("all-reduce hides", hidden > 0.5, "most of the averaging runs under backward compute", hidden)
-    check.that("clip cannot hide", plan.clip[0] >= plan.backward_end and plan.clip[0] >= plan.all_reduce[-1][1],
-               "clipping starts only after every gradient is averaged", plan.clip)
+    check.that(
+        "clip cannot hide",
+        plan.clip[0] >= plan.backward_end and plan.clip[0] >= plan.all_reduce[-1][1],
+        "clipping starts only after every gradient is averaged",
+        plan.clip,
+    )
     rng = np.random.default_rng(0)
     x, y, w = rng.standard_normal((16, 5)), rng.standard_normal(16), rng.standard_normal(5)
     whole, pieces = grad_path.mse_gradient(x, y, w), grad_path.accumulated_gradient(x, y, w, micro)
@@ -553,8 +657,15 @@ BATCH_WIDTH = 64
 BATCH_KNEE = 32
 BATCH_SIZES = tuple(range(4, 129, 4))
 BATCH_COMM_ROUNDS = 0.5  # schematic: sending the gradient takes half a compute round
-BATCH_LABELS = {"x": "batch 大小", "y": "一步的时间", "comm": "通信", "compute": "计算",
-                "knee": "拐点", "small": "小 batch", "large": "大 batch"}
+BATCH_LABELS = {
+    "x": "batch 大小",
+    "y": "一步的时间",
+    "comm": "通信",
+    "compute": "计算",
+    "knee": "拐点",
+    "small": "小 batch",
+    "large": "大 batch",
+}
 
 
 @CHAPTER.figure(
@@ -562,28 +673,56 @@ BATCH_LABELS = {"x": "batch 大小", "y": "一步的时间", "comm": "通信", "
     "batch 越大，通信摊得越薄",
     source="李宏毅 2021《类神经网络训练不起来怎么办（二）：批次与动量》；图为本课重画，只画形状",
 )
-def batch_comm_vs_compute(check: Check, sizes: tuple[int, ...] = BATCH_SIZES, knee: int = BATCH_KNEE,
-                          width: int = BATCH_WIDTH, labels: dict[str, str] = BATCH_LABELS):
+def batch_comm_vs_compute(
+    check: Check,
+    sizes: tuple[int, ...] = BATCH_SIZES,
+    knee: int = BATCH_KNEE,
+    width: int = BATCH_WIDTH,
+    labels: dict[str, str] = BATCH_LABELS,
+):
     payload = [grad_path.gradient_payload(b, width) for b in sizes]
-    check.that("communication flat", len(set(payload)) == 1, "the same bytes to send at every batch size",
-               sorted(set(payload)))
+    check.that(
+        "communication flat", len(set(payload)) == 1, "the same bytes to send at every batch size", sorted(set(payload))
+    )
     flops = np.array([grad_path.step_flops(b, width) for b in sizes])
     check.close("compute linear", float(np.ptp(flops / np.array(sizes))), 0.0, abs=1e-9)
     compute = grad_path.compute_time(flops, grad_path.step_flops(knee, width))
     before, after = compute[np.array(sizes) <= knee], compute[np.array(sizes) > knee]
-    check.that("two segments", bool(np.all(before == 1.0) and np.all(np.diff(after) > 0) and len(after) > 1),
-               "flat until the hardware is full, rising after", compute.tolist())
+    check.that(
+        "two segments",
+        bool(np.all(before == 1.0) and np.all(np.diff(after) > 0) and len(after) > 1),
+        "flat until the hardware is full, rising after",
+        compute.tolist(),
+    )
     comm = BATCH_COMM_ROUNDS * np.array(payload, dtype=float) / payload[0]
     share = comm / (comm + compute)
-    check.that("share thins", bool(np.all(np.diff(share) <= 0) and share[-1] < share[0]),
-               "communication's share of a step falls as the batch grows", share.tolist())
+    check.that(
+        "share thins",
+        bool(np.all(np.diff(share) <= 0) and share[-1] < share[0]),
+        "communication's share of a step falls as the batch grows",
+        share.tolist(),
+    )
     # One epoch (the largest batch's worth of samples) in small steps vs in steps at the knee.
     step = dict(zip(sizes, (comm + compute).tolist()))
     epoch = {name: {"steps": max(sizes) // b, "step": step[b]} for name, b in (("small", knee // 4), ("large", knee))}
     epoch_time = {name: e["steps"] * e["step"] for name, e in epoch.items()}
-    check.that("epoch", epoch_time["large"] < epoch_time["small"],
-               "one epoch takes less time in large batches (until the knee)", epoch_time)
+    check.that(
+        "epoch",
+        epoch_time["large"] < epoch_time["small"],
+        "one epoch takes less time in large batches (until the knee)",
+        epoch_time,
+    )
     _number_free(check, labels)
-    return {"curves": data({"batch": list(sizes), "comm": comm.tolist(), "compute": compute.tolist(), "knee": knee,
-                            "share": share.tolist()}),
-            "epoch": data(epoch), "labels": data(labels)}
+    return {
+        "curves": data(
+            {
+                "batch": list(sizes),
+                "comm": comm.tolist(),
+                "compute": compute.tolist(),
+                "knee": knee,
+                "share": share.tolist(),
+            }
+        ),
+        "epoch": data(epoch),
+        "labels": data(labels),
+    }

@@ -16,8 +16,18 @@ def _term(cell: byte_ledger.Cell) -> tuple[str, str]:
 
 def row_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
     """The row as drawable data: per cell key, label, precision, bytes and its text."""
-    rows = [{"key": c.key, "label": c.label, "short": c.short or c.label, "precision": c.precision,
-             "bytes": c.nbytes, "factored": c.factored, "text": f"{_term(c)[0]} B"} for c in cells]
+    rows = [
+        {
+            "key": c.key,
+            "label": c.label,
+            "short": c.short or c.label,
+            "precision": c.precision,
+            "bytes": c.nbytes,
+            "factored": c.factored,
+            "text": f"{_term(c)[0]} B",
+        }
+        for c in cells
+    ]
     return Fact(rows, f"{byte_ledger.total(cells)} B", f"{numbers.zh_quantity(str(byte_ledger.total(cells)))}字节")
 
 
@@ -34,9 +44,14 @@ def sum_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
 
 GIB = 2**30
 
-CHAPTER = Chapter("ledger", "每参数 16 字节：训练一步的显存账",
-                  summary=("the 16-byte ledger, mixed precision, why fp32/bf16, optimizer variants, checkpoints, LoRA, "
-                           "ZeRO, the peak timeline, 6ND, the 125M worked example"))
+CHAPTER = Chapter(
+    "ledger",
+    "每参数 16 字节：训练一步的显存账",
+    summary=(
+        "the 16-byte ledger, mixed precision, why fp32/bf16, optimizer variants, checkpoints, LoRA, "
+        "ZeRO, the peak timeline, 6ND, the 125M worked example"
+    ),
+)
 
 # -- §3.1–§3.4 and the checkpoint: the ledger row and its variants ----------------
 
@@ -69,15 +84,18 @@ ZERO_FIGURE1_PARAMS, ZERO_FIGURE1_BASELINE_GB = 7.5e9, 120  # arXiv 1910.02054 F
     "ledger_16_bytes",
     "每个参数身上挂着五样东西",
     source="16 B 口径：ZeRO arXiv 1910.02054 §3；Adam 1412.6980；AdamW 1711.05101\n"
-           "Muon：Keller Jordan 2024；Polyak 1964；AdaGrad：Duchi 等 2011；RMSProp：Hinton 2012 讲义",
+    "Muon：Keller Jordan 2024；Polyak 1964；AdaGrad：Duchi 等 2011；RMSProp：Hinton 2012 讲义",
 )
 def ledger_16_bytes(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW, band: tuple = BAND):
     check.equal("total", byte_ledger.total(cells), 16)
     check.equal("optimizer_side", byte_ledger.optimizer_bytes(cells), 12)
     check.equal("weight", next(c.nbytes for c in cells if c.key == "weight"), 2)
     # ZeRO's own route: (2 + 2 + K)Ψ with K = 12 gives Figure 1's 120 GB baseline for 7.5B.
-    check.close("total (ZeRO Figure 1 baseline, GB)", byte_ledger.total(cells) * ZERO_FIGURE1_PARAMS / 1e9,
-                ZERO_FIGURE1_BASELINE_GB)
+    check.close(
+        "total (ZeRO Figure 1 baseline, GB)",
+        byte_ledger.total(cells) * ZERO_FIGURE1_PARAMS / 1e9,
+        ZERO_FIGURE1_BASELINE_GB,
+    )
     check.equal("fp32 cells", _keys(cells, "fp32"), set(byte_ledger.OPTIMIZER_SIDE))
     check.equal("bf16 cells", _keys(cells, "bf16"), {"weight", "grad"})
     years = [entry["year"] for entry in band if entry["year"] is not None]
@@ -85,11 +103,21 @@ def ledger_16_bytes(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_led
     by_key = {c.key: c for c in cells}
     rows = []
     for entry in band:
-        check.that(f"state of {entry['name']}", set(entry["state"]) <= {"m", "v"},
-                   "optimizer state is made of m and v cells", entry["state"])
+        check.that(
+            f"state of {entry['name']}",
+            set(entry["state"]) <= {"m", "v"},
+            "optimizer state is made of m and v cells",
+            entry["state"],
+        )
         state = tuple(by_key[key] for key in entry["state"])
-        rows.append({"name": entry["name"], "note": entry["note"], "state": row_fact(state).value,
-                     "year": None if entry["year"] is None else str(entry["year"])})
+        rows.append(
+            {
+                "name": entry["name"],
+                "note": entry["note"],
+                "state": row_fact(state).value,
+                "year": None if entry["year"] is None else str(entry["year"]),
+            }
+        )
     states = {entry["id"]: entry["state"] for entry in band}
     check.equal("Adam and AdamW keep the same state", states["adam"], states["adamw"])
     facts = {
@@ -110,8 +138,11 @@ def ledger_16_bytes(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_led
     "混合精度省一半显存？常驻的一个字节都没省",
     source="ZeRO，arXiv 1910.02054 §3（2Ψ＋2Ψ＋12Ψ；原文用 fp16，字节数相同）；累加器那一行按同一口径推算",
 )
-def mixed_precision_same_16(check: Check, pure: tuple[byte_ledger.Cell, ...] = byte_ledger.PURE_FP32,
-                            mixed: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW):
+def mixed_precision_same_16(
+    check: Check,
+    pure: tuple[byte_ledger.Cell, ...] = byte_ledger.PURE_FP32,
+    mixed: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW,
+):
     accumulate = byte_ledger.store_as(mixed, ("grad",), "fp32")
     check.equal("pure", byte_ledger.total(pure), 16)
     check.equal("mixed", byte_ledger.total(mixed), 16)
@@ -125,10 +156,14 @@ def mixed_precision_same_16(check: Check, pure: tuple[byte_ledger.Cell, ...] = b
     # Column by column: the 2 + 2 saved is exactly the new master copy.
     check.equal("saved = master", sum(saved.values()), after["master"])
     return {
-        "pure": row_fact(pure), "pure_sum": sum_fact(pure),
-        "mixed": row_fact(mixed), "mixed_sum": sum_fact(mixed),
-        "accumulate": row_fact(accumulate), "accumulate_sum": sum_fact(accumulate),
-        "weight_saved": _bytes(saved["weight"]), "grad_saved": _bytes(saved["grad"]),
+        "pure": row_fact(pure),
+        "pure_sum": sum_fact(pure),
+        "mixed": row_fact(mixed),
+        "mixed_sum": sum_fact(mixed),
+        "accumulate": row_fact(accumulate),
+        "accumulate_sum": sum_fact(accumulate),
+        "weight_saved": _bytes(saved["weight"]),
+        "grad_saved": _bytes(saved["grad"]),
         "master": _bytes(after["master"]),
     }
 
@@ -144,8 +179,14 @@ FP32_MIN_NORMAL_BITS = 0x00800000  # also bf16's: the same 8-bit exponent
     "为什么三格 fp32、两格 bf16",
     source="bf16 舍入：float32 高 16 位、就近取偶，另两路对拍；DeepSeek-V3，arXiv 2412.19437 §3.3.3",
 )
-def why_fp32_bf16(check: Check, rounding=bf16.round_bf16, small_step: float = 0.003,
-                  repeat_step: float = 1e-3, repeats: int = 1000, samples: int = 2000):
+def why_fp32_bf16(
+    check: Check,
+    rounding=bf16.round_bf16,
+    small_step: float = 0.003,
+    repeat_step: float = 1e-3,
+    repeats: int = 1000,
+    samples: int = 2000,
+):
     # Ⓐ bit layouts: fp32 and fp16 from numpy, bf16 from the rounding itself.
     mantissa = bf16.mantissa_bits(rounding)
     layouts = [
@@ -189,8 +230,12 @@ def why_fp32_bf16(check: Check, rounding=bf16.round_bf16, small_step: float = 0.
     check.equal("bf16_sum (1,000 additions still 1.0)", path[-1], 1.0)
     fp32_path = bf16.accumulate_fp32(1.0, repeat_step, repeats)
     check.close("fp32_sum", fp32_path[-1], 2.000047, abs=5e-7)
-    check.that("fp32_sum is not exact", fp32_path[-1] != 1.0 + repeats * repeat_step,
-               "float32 rounding leaves a trace", fp32_path[-1])
+    check.that(
+        "fp32_sum is not exact",
+        fp32_path[-1] != 1.0 + repeats * repeat_step,
+        "float32 rounding leaves a trace",
+        fp32_path[-1],
+    )
     # The rounding against two other routes, on random float32 values and exact ties.
     values = bf16.random_float32(samples)
     struct_route = np.array([rounding(float(x)) for x in values], dtype=np.float32)
@@ -204,15 +249,20 @@ def why_fp32_bf16(check: Check, rounding=bf16.round_bf16, small_step: float = 0.
     return {
         "layouts": data(layouts),
         **{f"{f['name']}_{part[:3]}": number(f[part]) for f in layouts for part in ("exponent", "mantissa")},
-        "fp16_min_normal": power(2, -14), "bf16_min_normal": power(2, -126),
+        "fp16_min_normal": power(2, -14),
+        "bf16_min_normal": power(2, -126),
         "binades_lost": number(lost),
-        "cell": power(2, round(np.log2(cell))), "cell_decimal": number(cell, 7),
+        "cell": power(2, round(np.log2(cell))),
+        "cell_decimal": number(cell, 7),
         "half_cell": power(2, round(np.log2(cell / 2))),
         "one": number(1.0, 1),
-        "small_step": number(small_step, 3), "small_result": number(small, 1),
+        "small_step": number(small_step, 3),
+        "small_result": number(small, 1),
         "full_result": number(full, 7),
-        "repeat_step": number(repeat_step, 3), "repeats": number(repeats),
-        "bf16_sum": number(path[-1], 1), "fp32_sum": number(fp32_path[-1], 6),
+        "repeat_step": number(repeat_step, 3),
+        "repeats": number(repeats),
+        "bf16_sum": number(path[-1], 1),
+        "fp32_sum": number(fp32_path[-1], 6),
         "exact_sum": number(1.0 + repeats * repeat_step, 1),
         "fp32_path": data(fp32_path),
         "ledger": row_fact(byte_ledger.MIXED_ADAMW),
@@ -230,10 +280,13 @@ PAGE_BYTES = {"AdamW": 16, "Muon": 12, "Lion": 12, "Adafactor": 8, "8-bit Adam":
     "optimizer_bytes_table",
     "省状态的三种思路：拿掉、分解、存小",
     source="Muon：Keller Jordan 2024；Lion arXiv 2302.06675；Adafactor arXiv 1804.04235\n"
-           "8-bit Adam：Dettmers 等 arXiv 2110.02861；字节按 ZeRO 16 B 口径当场算",
+    "8-bit Adam：Dettmers 等 arXiv 2110.02861；字节按 ZeRO 16 B 口径当场算",
 )
-def optimizer_bytes_table(check: Check, base: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW,
-                          matrix: tuple[int, int] = ADAFACTOR_MATRIX):
+def optimizer_bytes_table(
+    check: Check,
+    base: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW,
+    matrix: tuple[int, int] = ADAFACTOR_MATRIX,
+):
     rows = {
         "AdamW": base,
         "Muon": byte_ledger.drop(base, "v"),  # orthogonalised momentum: no second moment
@@ -267,8 +320,9 @@ def optimizer_bytes_table(check: Check, base: tuple[byte_ledger.Cell, ...] = byt
     facts["lion_8bit"] = row_fact(lion_8bit)
     facts["lion_8bit_sum"] = sum_fact(lion_8bit)
     facts["adafactor_v"] = number(per_param, 4, "B", "字节")
-    facts["matrix"] = Fact(matrix, f"{matrix[0]:,}×{matrix[1]:,}",
-                           f"{numbers.zh_int(matrix[0])}乘{numbers.zh_int(matrix[1])}")
+    facts["matrix"] = Fact(
+        matrix, f"{matrix[0]:,}×{matrix[1]:,}", f"{numbers.zh_int(matrix[0])}乘{numbers.zh_int(matrix[1])}"
+    )
     return facts
 
 
@@ -277,8 +331,9 @@ def optimizer_bytes_table(check: Check, base: tuple[byte_ledger.Cell, ...] = byt
     "检查点里必须存哪几格",
     source="671B × 12 B 与 × 8 B 为本课推算（TiB ＝ 2⁴⁰ B）；bf16 一二阶矩：DeepSeek-V3，arXiv 2412.19437 §3.3.3",
 )
-def checkpoint_size(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW,
-                    params: float = v3.TOTAL_PARAMS):
+def checkpoint_size(
+    check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW, params: float = v3.TOTAL_PARAMS
+):
     saved = byte_ledger.must_save(cells)
     check.equal("saved cells", {c.key for c in saved}, {"m", "v", "master"})
     check.equal("classic_bytes", byte_ledger.total(saved), 12)
@@ -297,9 +352,12 @@ def checkpoint_size(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_led
     check.close("smaller (one third)", smaller, 1 / 3)
     return {
         "ledger": row_fact(cells),
-        "saved": row_fact(saved), "classic_sum": sum_fact(saved),
-        "v3_saved": row_fact(v3_saved), "v3_sum": sum_fact(v3_saved),
-        "classic_bytes": _bytes(byte_ledger.total(saved)), "v3_bytes": _bytes(byte_ledger.total(v3_saved)),
+        "saved": row_fact(saved),
+        "classic_sum": sum_fact(saved),
+        "v3_saved": row_fact(v3_saved),
+        "v3_sum": sum_fact(v3_saved),
+        "classic_bytes": _bytes(byte_ledger.total(saved)),
+        "v3_bytes": _bytes(byte_ledger.total(v3_saved)),
         "params": Fact(params, "671B", numbers.zh_large(params)),
         "classic_tib": number(classic_tib, 1, "TiB", " TiB"),
         "v3_tib": number(v3_tib, 1, "TiB", " TiB"),
@@ -323,8 +381,13 @@ LORA_PAGE = {"matrix_share": 0.008, "adapters": 839e4, "adapter_share": 0.00124,
     "LoRA：同一张账，换个算法再算一遍",
     source="LoRA：Hu 等，arXiv 2106.09685；参数量取 LLaMA-7B 实数（arXiv 2302.13971）；adapter 挂在 q、v 上为本课推定",
 )
-def lora_ledger(check: Check, model: lora.Llama = lora.LLAMA_7B, rank: int = LORA_RANK,
-                matrices: tuple[str, ...] = LORA_MATRICES, cells: tuple = byte_ledger.MIXED_ADAMW):
+def lora_ledger(
+    check: Check,
+    model: lora.Llama = lora.LLAMA_7B,
+    rank: int = LORA_RANK,
+    matrices: tuple[str, ...] = LORA_MATRICES,
+    cells: tuple = byte_ledger.MIXED_ADAMW,
+):
     pair = lora.adapter_pair(model.width, rank)
     matrix_share = pair / model.width**2
     check.close("matrix_share", matrix_share, LORA_PAGE["matrix_share"], abs=0.0005)
@@ -343,21 +406,31 @@ def lora_ledger(check: Check, model: lora.Llama = lora.LLAMA_7B, rank: int = LOR
         abs=0.05,
     )
     frozen_row = byte_ledger.frozen(cells)
-    check.that("frozen_row", [c.key for c in frozen_row] == ["weight"],
-               "a frozen parameter keeps only its bf16 weight", [c.key for c in frozen_row])
+    check.that(
+        "frozen_row",
+        [c.key for c in frozen_row] == ["weight"],
+        "a frozen parameter keeps only its bf16 weight",
+        [c.key for c in frozen_row],
+    )
     full_passes, lora_passes = lora.passes(0, params), lora.passes(params, adapters)
     check.close("full_passes", full_passes, 3.0)
     check.close("lora_passes", lora_passes, 2.0, abs=0.01)
     return {
-        "width": number(model.width), "rank": number(rank), "layers": number(model.layers),
+        "width": number(model.width),
+        "rank": number(rank),
+        "layers": number(model.layers),
         "matrix_share": percent(matrix_share, 1),
-        "adapters": myriad(adapters), "params": myriad(params, "亿", 1),
+        "adapters": myriad(adapters),
+        "params": myriad(params, "亿", 1),
         "adapter_share": percent(adapters / params, 3),
-        "row": row_fact(cells), "frozen_row": row_fact(frozen_row),
+        "row": row_fact(cells),
+        "frozen_row": row_fact(frozen_row),
         "dropped": number(byte_ledger.total(cells) - byte_ledger.total(frozen_row), unit="B", unit_spoken="字节"),
-        "full_gib": number(full / GIB, 1, "GiB", "吉字节"), "lora_gib": number(tuned / GIB, 1, "GiB", "吉字节"),
+        "full_gib": number(full / GIB, 1, "GiB", "吉字节"),
+        "lora_gib": number(tuned / GIB, 1, "GiB", "吉字节"),
         "ratio": times(full / tuned, 1),
-        "full_passes": times(full_passes), "lora_passes": approx(times(lora_passes)),
+        "full_passes": times(full_passes),
+        "lora_passes": approx(times(lora_passes)),
         "saved_compute": percent(1 - lora_passes / full_passes, 0),
     }
 
@@ -378,8 +451,12 @@ def zero_stages(check: Check, params: float = 7.5e9, gpus: int = 64, cells: tupl
     stages = zero.stages(cells)
     per_gpu = [zero.per_gpu_bytes(cells, params, gpus, sharded) / 1e9 for sharded in stages]
     k = byte_ledger.optimizer_bytes(cells)
-    closed = ((2 + 2 + k) * params, (2 + 2) * params + k * params / gpus,
-              2 * params + (2 + k) * params / gpus, (2 + 2 + k) * params / gpus)
+    closed = (
+        (2 + 2 + k) * params,
+        (2 + 2) * params + k * params / gpus,
+        2 * params + (2 + k) * params / gpus,
+        (2 + 2 + k) * params / gpus,
+    )
     facts = {}
     for name, computed, formula, paper in zip(ZERO_STAGE_NAMES, per_gpu, closed, ZERO_PAPER_GB):
         check.close(f"{name} (closed form)", computed, formula / 1e9)
@@ -390,18 +467,36 @@ def zero_stages(check: Check, params: float = 7.5e9, gpus: int = 64, cells: tupl
     check.equal("communication", comm, [2, 2, 2, 3])
     for name, volume in zip(ZERO_STAGE_NAMES, comm):
         facts[f"comm_{name}"] = Fact(volume, f"{volume}Ψ", f"{numbers.zh_quantity(str(volume))}倍参数量")
-    groups = [{"label": g.label, "keys": list(g.keys), "bytes": g.nbytes(cells), "text": f"{g.nbytes(cells)} B",
-               "phases": list(g.phases)} for g in order]
+    groups = [
+        {
+            "label": g.label,
+            "keys": list(g.keys),
+            "bytes": g.nbytes(cells),
+            "text": f"{g.nbytes(cells)} B",
+            "phases": list(g.phases),
+        }
+        for g in order
+    ]
     return facts | {
-        "params": myriad(params, "亿"), "gpus": number(gpus), "row": row_fact(cells),
-        "groups": data(groups), "optimizer_bytes": number(k, unit="B", unit_spoken="字节"),
+        "params": myriad(params, "亿"),
+        "gpus": number(gpus),
+        "row": row_fact(cells),
+        "groups": data(groups),
+        "optimizer_bytes": number(k, unit="B", unit_spoken="字节"),
         "gb": Fact(10**9, "10⁹", "十的九次方"),  # the paper's GB: decimal
     }
 
 
 # peak_memory_timeline: the page's resident block and break-even, on its own inputs.
-STEP_PAGE = {"resident_tib": 9.76, "sequences": 93.7, "tokens": 12.3e6, "weights_tib": 1.22,
-             "optimizer_tib": 7.32, "activations_tib": 4.15, "recompute_gib": 106.75}
+STEP_PAGE = {
+    "resident_tib": 9.76,
+    "sequences": 93.7,
+    "tokens": 12.3e6,
+    "weights_tib": 1.22,
+    "optimizer_tib": 7.32,
+    "activations_tib": 4.15,
+    "recompute_gib": 106.75,
+}
 
 
 @CHAPTER.figure(
@@ -409,8 +504,12 @@ STEP_PAGE = {"resident_tib": 9.76, "sequences": 93.7, "tokens": 12.3e6, "weights
     "四项叠上时间轴：谁在什么时候最大",
     source="每参数 16 B：ZeRO，arXiv 1910.02054；V3 配置：arXiv 2412.19437；激活为本课按算子自推",
 )
-def peak_memory_timeline(check: Check, params: float = v3.TOTAL_PARAMS, cells: tuple = byte_ledger.MIXED_ADAMW,
-                         recompute_gib: float = v3.full_recompute_gib()):
+def peak_memory_timeline(
+    check: Check,
+    params: float = v3.TOTAL_PARAMS,
+    cells: tuple = byte_ledger.MIXED_ADAMW,
+    recompute_gib: float = v3.full_recompute_gib(),
+):
     timeline = step_memory.step(cells)
     check.close("params (from the config)", v3.total_weights(), params, rel=1e-3)
     tib = 1 / v3.TIB
@@ -430,8 +529,12 @@ def peak_memory_timeline(check: Check, params: float = v3.TOTAL_PARAMS, cells: t
     tokens = sequences * v3.SEQ
     check.close("tokens", tokens, STEP_PAGE["tokens"], rel=0.005)
     peaks = {name: timeline.peak_time(getattr(timeline, name)) for name in ("activations", "grads")}
-    check.that("peaks_differ", peaks["activations"] == timeline.forward_end and peaks["grads"] == timeline.backward_end,
-               "activations peak at the end of forward, gradients at the end of backward", peaks)
+    check.that(
+        "peaks_differ",
+        peaks["activations"] == timeline.forward_end and peaks["grads"] == timeline.backward_end,
+        "activations peak at the end of forward, gradients at the end of backward",
+        peaks,
+    )
     # At the moment the sum peaks, which item is largest: that is the one to act on (page §5).
     at_peak = timeline.t.index(timeline.peak_time(timeline.total()))
     items = ("weights", "grads", "optimizer", "activations")
@@ -482,8 +585,9 @@ SIX_ND_PAGE = {"six_nd_pflop": 29.1, "attention_share": 0.821, "corrected_pflop"
     "长序列上，6ND 严重低估",
     source="注意力占比为本课按算子自推（causal 折半口径）；V3 配置：arXiv 2412.19437；GPT-3：arXiv 2005.14165",
 )
-def six_nd_underestimate(check: Check, active: float = v3.ACTIVE_PARAMS, seq: int = v3.SEQ,
-                         gpt3: gpt.Gpt = gpt.GPT3_175B):
+def six_nd_underestimate(
+    check: Check, active: float = v3.ACTIVE_PARAMS, seq: int = v3.SEQ, gpt3: gpt.Gpt = gpt.GPT3_175B
+):
     pflop = 1e-15
     forward = 2  # one multiply and one add per weight per token
     backward = 2 * forward  # §1.3: two matmuls back, input gradient and weight gradient
@@ -503,23 +607,39 @@ def six_nd_underestimate(check: Check, active: float = v3.ACTIVE_PARAMS, seq: in
     gpt3_share = gpt3.attention_share(gpt3.context)
     check.close("gpt3_share", gpt3_share, SIX_ND_PAGE["gpt3_share"], abs=0.00005)
     return {
-        "active": myriad(active, "亿"), "tokens": number(seq),
-        "six": number(forward + backward), "forward_flops": number(forward), "backward_flops": number(backward),
+        "active": myriad(active, "亿"),
+        "tokens": number(seq),
+        "six": number(forward + backward),
+        "forward_flops": number(forward),
+        "backward_flops": number(backward),
         "six_nd": number(six_nd, 1, "PFLOP", " PFLOP"),
-        "attention_share": percent(share, 1), "weight_share": percent(1 - share, 1),
+        "attention_share": percent(share, 1),
+        "weight_share": percent(1 - share, 1),
         "multiplier": times(multiplier, 1),
         "corrected": approx(number(corrected, 1, "PFLOP", " PFLOP")),
         "per_operator": number(per_operator, 1, "PFLOP", " PFLOP"),
         "gap": percent(abs(corrected - per_operator) / per_operator, 0),
-        "gpt3_seq": number(gpt3.context), "gpt3_share": percent(gpt3_share, 2),
+        "gpt3_seq": number(gpt3.context),
+        "gpt3_share": percent(gpt3_share, 2),
         "seq": Fact(seq, f"{seq // 1024}K", f"{numbers.zh_int(seq // 1024)}K"),
     }
 
 
 # worked_125m: GPT-3 Small (Table 2.1, first row) on one GPU, batch 8 × 1,024 tokens.
-WORKED_PAGE = {"weights_gib": 0.23, "optimizer_gib": 1.40, "resident_gib": 1.86, "kept_per_layer": 11_520,
-               "layer_kib": 22.5, "token_kib": 270, "activations_gib": 2.11, "recompute_gib": 0.32,
-               "saving": 6.7, "total_keep": 3.97, "total_recompute": 2.18, "params": 1.25e8}
+WORKED_PAGE = {
+    "weights_gib": 0.23,
+    "optimizer_gib": 1.40,
+    "resident_gib": 1.86,
+    "kept_per_layer": 11_520,
+    "layer_kib": 22.5,
+    "token_kib": 270,
+    "activations_gib": 2.11,
+    "recompute_gib": 0.32,
+    "saving": 6.7,
+    "total_keep": 3.97,
+    "total_recompute": 2.18,
+    "params": 1.25e8,
+}
 
 
 @CHAPTER.figure(
@@ -527,8 +647,13 @@ WORKED_PAGE = {"weights_gib": 0.23, "optimizer_gib": 1.40, "resident_gib": 1.86,
     "同一张账，缩到你能自己跑的小模型",
     source="模型形状取自 GPT-3 论文表 2.1 第一行（arXiv 2005.14165）；各项按本页口径自算",
 )
-def worked_125m(check: Check, model: gpt.Gpt = gpt.GPT3_SMALL, batch: int = 8, seq: int = 1024,
-                cells: tuple = byte_ledger.MIXED_ADAMW):
+def worked_125m(
+    check: Check,
+    model: gpt.Gpt = gpt.GPT3_SMALL,
+    batch: int = 8,
+    seq: int = 1024,
+    cells: tuple = byte_ledger.MIXED_ADAMW,
+):
     params = model.params()
     check.close("params", params, WORKED_PAGE["params"], rel=0.002)
     bytes_of = {key: sum(c.nbytes for c in cells if c.key == key) for key in ("weight", "grad")}
@@ -548,8 +673,12 @@ def worked_125m(check: Check, model: gpt.Gpt = gpt.GPT3_SMALL, batch: int = 8, s
     tokens = batch * seq
     activations = model.keep_all_bytes(tokens) / gpt.GIB
     check.close("activations_gib", activations, WORKED_PAGE["activations_gib"], abs=0.005)
-    check.that("activations_exceed_resident", activations > resident,
-               "activations larger than weights + gradients + optimizer state", (activations, resident))
+    check.that(
+        "activations_exceed_resident",
+        activations > resident,
+        "activations larger than weights + gradients + optimizer state",
+        (activations, resident),
+    )
     recompute = model.full_recompute_bytes(tokens) / gpt.GIB
     check.close("recompute_gib", recompute, WORKED_PAGE["recompute_gib"], abs=0.005)
     check.close("saving", activations / recompute, WORKED_PAGE["saving"], abs=0.05)

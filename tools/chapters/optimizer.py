@@ -12,9 +12,14 @@ from tools.course.facts import Check, Fact, data, number, scientific
 from tools.course.numbers import zh_digits
 from tools.models import circuit, descent
 
-CHAPTER = Chapter("optimizer", "优化器：下山、鞍点与小重球",
-                  summary=("the descending ball, saddle cross-sections, the rotating saddle, momentum escaping the "
-                           "shallow pit, two learning rates, the optimal step"))
+CHAPTER = Chapter(
+    "optimizer",
+    "优化器：下山、鞍点与小重球",
+    summary=(
+        "the descending ball, saddle cross-sections, the rotating saddle, momentum escaping the "
+        "shallow pit, two learning rates, the optimal step"
+    ),
+)
 
 
 def _sampled(fn, lo: float, hi: float, samples: int) -> np.ndarray:
@@ -39,20 +44,31 @@ BALL_PER_STEP = 6
     "gradient_descent_ball",
     "球滚下山：步长跟着坡度走",
     source="讲法：3Blue1Brown《Gradient descent, how neural networks learn》；"
-           "苏剑林《为什么我们偏爱各向同性？》；图为本课重画",
+    "苏剑林《为什么我们偏爱各向同性？》；图为本课重画",
 )
-def gradient_descent_ball(check: Check, loss: descent.Quartic = BALL_LOSS, lr: float = 0.1,
-                          start: float = 3.2, steps: int = 45, nudge: float = 0.5):
+def gradient_descent_ball(
+    check: Check,
+    loss: descent.Quartic = BALL_LOSS,
+    lr: float = 0.1,
+    start: float = 3.2,
+    steps: int = 45,
+    nudge: float = 0.5,
+):
     points = descent.critical_points(loss, *BALL_RANGE)
     check.equal("critical points (min, max, min)", [p.kind for p in points], ["min", "max", "min"])
     left, hump, right = (p.x for p in points)
 
     roll = descent.heavy_ball(loss.grad, start, lr, 0.0, steps)
     check.close("one ball lands in the valley below its start", roll.xs[-1], right, abs=1e-3)
-    check.that("steps shrink with the slope", bool(np.all(np.diff(np.abs(roll.moves)) < 0)),
-               "every step shorter than the one before", np.abs(roll.moves).round(4).tolist())
-    check.that("no overshoot", bool(np.all(roll.xs > right)),
-               "the ball stays on its side of the bottom", float(roll.xs.min()))
+    check.that(
+        "steps shrink with the slope",
+        bool(np.all(np.diff(np.abs(roll.moves)) < 0)),
+        "every step shorter than the one before",
+        np.abs(roll.moves).round(4).tolist(),
+    )
+    check.that(
+        "no overshoot", bool(np.all(roll.xs > right)), "the ball stays on its side of the bottom", float(roll.xs.min())
+    )
 
     ends = {}
     for name, x0 in (("left", hump - nudge), ("right", hump + nudge)):
@@ -107,18 +123,30 @@ def saddle_point(check: Check, terrain: descent.TwoPeaks = PASS_TERRAIN, reach: 
     slope = descent.gradient_2d(terrain, 0.0, 0.0)
     check.close("gradient at the pass is zero", float(np.linalg.norm(slope)), 0.0, abs=1e-9)
     eigen, vectors = np.linalg.eigh(descent.hessian_2d(terrain, 0.0, 0.0))
-    check.that("Hessian at the pass has mixed signs", eigen[0] < 0 < eigen[1],
-               "one negative and one positive eigenvalue (a saddle)", eigen.tolist())
+    check.that(
+        "Hessian at the pass has mixed signs",
+        eigen[0] < 0 < eigen[1],
+        "one negative and one positive eigenvalue (a saddle)",
+        eigen.tolist(),
+    )
     check.close("down-curving direction is the trail (x)", abs(vectors[0, 0]), 1.0, abs=1e-6)
     check.close("up-curving direction is the ridge (y)", abs(vectors[1, 1]), 1.0, abs=1e-6)
 
     ridge = np.stack([np.linspace(-reach, reach, 181), terrain(0.0, np.linspace(-reach, reach, 181))], axis=1)
     trail = np.stack([np.linspace(-reach, reach, 181), terrain(np.linspace(-reach, reach, 181), 0.0)], axis=1)
     middle = len(ridge) // 2
-    check.that("ridge cut curves up at the pass", ridge[middle, 1] == ridge[:, 1][60:121].min(),
-               "the pass is the lowest point between the two peaks", ridge[middle, 1])
-    check.that("trail cut curves down at the pass", trail[middle, 1] == trail[:, 1].max(),
-               "the pass is the highest point of the trail", trail[middle, 1])
+    check.that(
+        "ridge cut curves up at the pass",
+        ridge[middle, 1] == ridge[:, 1][60:121].min(),
+        "the pass is the lowest point between the two peaks",
+        ridge[middle, 1],
+    )
+    check.that(
+        "trail cut curves down at the pass",
+        trail[middle, 1] == trail[:, 1].max(),
+        "the pass is the highest point of the trail",
+        trail[middle, 1],
+    )
 
     pass_height = float(terrain(0.0, 0.0))
     peak_height = float(terrain(0.0, terrain.d))
@@ -127,8 +155,9 @@ def saddle_point(check: Check, terrain: descent.TwoPeaks = PASS_TERRAIN, reach: 
     for top in (terrain.d, -terrain.d):
         for level in levels:
             loop = descent.contour_loop(terrain, (0.0, top), level, reach=terrain.d)
-            check.close("contour is a level line", float(np.abs(terrain(loop[:, 0], loop[:, 1]) - level).max()),
-                        0.0, abs=1e-6)
+            check.close(
+                "contour is a level line", float(np.abs(terrain(loop[:, 0], loop[:, 1]) - level).max()), 0.0, abs=1e-6
+            )
             loops.append(loop)
     return {
         "ridge": data(ridge),
@@ -150,21 +179,29 @@ SADDLE_HALF_WIDTH = 1.5
     "让鞍点转起来：一个形状，两个方向",
     source="曲面 z = x² − y² 为本课示意；讲法承接李宏毅 2021《局部最小值与鞍点》",
 )
-def saddle_3d_rotating(check: Check, start: tuple[float, float] = (1.4, 0.001), lr: float = 0.1,
-                       grid: int = 19, flat: float = 0.25):
+def saddle_3d_rotating(
+    check: Check, start: tuple[float, float] = (1.4, 0.001), lr: float = 0.1, grid: int = 19, flat: float = 0.25
+):
     lam = np.array(SADDLE_CURVATURES)
     run = descent.quadratic_descent(SADDLE_CURVATURES, start, lr, 200)
     inside = np.all(np.abs(run) <= SADDLE_HALF_WIDTH, axis=1)
     leaves = int(np.argmin(inside))
     check.that("plain descent leaves the pass", leaves > 0, "the run leaves the drawn surface", leaves)
     path = run[:leaves]
-    check.that("it comes close to the pass", float(np.linalg.norm(path, axis=1).min()) < 0.05,
-               "within 0.05 of the pass", float(np.linalg.norm(path, axis=1).min()))
+    check.that(
+        "it comes close to the pass",
+        float(np.linalg.norm(path, axis=1).min()) < 0.05,
+        "within 0.05 of the pass",
+        float(np.linalg.norm(path, axis=1).min()),
+    )
     slope = np.linalg.norm(path * lam, axis=1)
     grinding = slope < flat * slope[0]
-    check.that("it grinds on the flat", grinding.sum() > len(path) / 2,
-               f"more than half the steps where the slope is under {flat:.0%} of the start's",
-               f"{grinding.sum()} of {len(path)}")
+    check.that(
+        "it grinds on the flat",
+        grinding.sum() > len(path) / 2,
+        f"more than half the steps where the slope is under {flat:.0%} of the start's",
+        f"{grinding.sum()} of {len(path)}",
+    )
 
     xs = np.linspace(-SADDLE_HALF_WIDTH, SADDLE_HALF_WIDTH, grid)
     gx, gy = np.meshgrid(xs, xs, indexing="ij")
@@ -193,17 +230,28 @@ MOMENTUM_PER_STEP = 8
     "momentum_escape",
     "小重球：惯性带它滚过浅坑",
     source="Polyak 1964《Some methods of speeding up the convergence of iteration methods》；"
-           "李宏毅《类神经网络训练不起来怎么办（一）》；曲线与数字为本课自跑",
+    "李宏毅《类神经网络训练不起来怎么办（一）》；曲线与数字为本课自跑",
 )
-def momentum_escape(check: Check, loss: descent.Bumpy = MOMENTUM_LOSS, start: float = 11.0, lr: float = 0.5,
-                    beta: float = 0.9, steps: int = 400, bars: int = 10):
+def momentum_escape(
+    check: Check,
+    loss: descent.Bumpy = MOMENTUM_LOSS,
+    start: float = 11.0,
+    lr: float = 0.5,
+    beta: float = 0.9,
+    steps: int = 400,
+    bars: int = 10,
+):
     # The pit and the valley are solved for, not typed.
     points = [p for p in descent.critical_points(loss, 0.0, start) if p.x > 0]
     minima = [p.x for p in points if p.kind == "min"]
     check.equal("minima on the way down", len(minima), 2)
     valley, pit = sorted(minima, key=lambda x: loss(x))
-    check.that("one shallow pit, one deep valley", loss(pit) > loss(valley) and pit > valley,
-               "the pit is higher and nearer the start", (pit, valley))
+    check.that(
+        "one shallow pit, one deep valley",
+        loss(pit) > loss(valley) and pit > valley,
+        "the pit is higher and nearer the start",
+        (pit, valley),
+    )
     barrier = next(p.x for p in points if p.kind == "max" and valley < p.x < pit)
     check.close("deep valley (page table)", valley, 2.7063, abs=1e-4)
     check.close("shallow pit (page table)", pit, 8.1015, abs=1e-4)
@@ -213,50 +261,83 @@ def momentum_escape(check: Check, loss: descent.Bumpy = MOMENTUM_LOSS, start: fl
     check.close("plain GD stops in the shallow pit", plain.xs[-1], pit, abs=1e-3)
     check.close("plain GD's gradient there is zero", float(loss.grad(plain.xs[-1])), 0.0, abs=1e-9)
     check.close("momentum lands in the deep valley", heavy.xs[-1], valley, abs=1e-3)
-    check.that("landing points far apart", plain.xs[-1] > barrier > heavy.xs[-1]
-               and plain.xs[-1] - heavy.xs[-1] > 0.99 * (pit - valley),
-               "the two balls end on opposite sides of the hump, a pit-to-valley apart",
-               (plain.xs[-1], heavy.xs[-1]))
+    check.that(
+        "landing points far apart",
+        plain.xs[-1] > barrier > heavy.xs[-1] and plain.xs[-1] - heavy.xs[-1] > 0.99 * (pit - valley),
+        "the two balls end on opposite sides of the hump, a pit-to-valley apart",
+        (plain.xs[-1], heavy.xs[-1]),
+    )
 
     # The step where the heavy ball passes the bottom of the pit.
     k = int(np.argmin(np.abs(heavy.xs[:-1] - pit)))
     inertia, pull, move = beta * heavy.moves[k - 1], -lr * heavy.grads[k], heavy.moves[k]
     check.close("movement = inertia + pull", inertia + pull, move, abs=1e-12)
-    check.that("gradient ≈ 0 at the crossing", abs(pull) < 0.01 * abs(move),
-               "the gradient's pull is under 1% of the movement", (pull, move))
-    check.that("movement large at the crossing", abs(move) > np.abs(plain.moves).max(),
-               "longer than any step plain GD ever takes", (move, float(np.abs(plain.moves).max())))
+    check.that(
+        "gradient ≈ 0 at the crossing",
+        abs(pull) < 0.01 * abs(move),
+        "the gradient's pull is under 1% of the movement",
+        (pull, move),
+    )
+    check.that(
+        "movement large at the crossing",
+        abs(move) > np.abs(plain.moves).max(),
+        "longer than any step plain GD ever takes",
+        (move, float(np.abs(plain.moves).max())),
+    )
     over = k + int(np.argmax(heavy.xs[k:] < barrier))
-    check.that("it rolls through the pit", over > k and bool(np.all(heavy.xs[over:] < barrier)),
-               "after the crossing it goes over the hump and never comes back", over)
+    check.that(
+        "it rolls through the pit",
+        over > k and bool(np.all(heavy.xs[over:] < barrier)),
+        "after the crossing it goes over the hump and never comes back",
+        over,
+    )
 
     # Li Hongyi's form: the move is the weighted sum of all past gradients.
     for t in (k, steps - 1):
-        check.close(f"move {t + 1} = −η Σ β^k g", descent.unrolled_move(heavy.grads[:t + 1], lr, beta),
-                    heavy.moves[t], rel=1e-9, abs=1e-12)
+        check.close(
+            f"move {t + 1} = −η Σ β^k g",
+            descent.unrolled_move(heavy.grads[: t + 1], lr, beta),
+            heavy.moves[t],
+            rel=1e-9,
+            abs=1e-12,
+        )
     weights = beta ** np.arange(bars)
     for name, b in (("β of the run", beta), ("Adam's β₁", ADAM_BETA1)):
-        check.that(f"{name} in Polyak's range", POLYAK_RANGE[0] <= b <= POLYAK_RANGE[1],
-                   f"{POLYAK_RANGE[0]} ≤ β ≤ {POLYAK_RANGE[1]}", b)
+        check.that(
+            f"{name} in Polyak's range",
+            POLYAK_RANGE[0] <= b <= POLYAK_RANGE[1],
+            f"{POLYAK_RANGE[0]} ≤ β ≤ {POLYAK_RANGE[1]}",
+            b,
+        )
     check.equal("Polyak predates the backprop Nature paper by", 1986 - 1964, 22)
 
     shown = max(descent.settled_after(plain.xs, 0.02), descent.settled_after(heavy.xs, 0.02))
     check.that("both runs settle on screen", shown < steps, f"settled within {steps} steps", shown)
     return {
-        "a": number(loss.a, 3), "b": number(loss.b, 2), "c": number(loss.c, 1),
+        "a": number(loss.a, 3),
+        "b": number(loss.b, 2),
+        "c": number(loss.c, 1),
         "curve": data(_sampled(loss, *MOMENTUM_PLOT, 400)),
         "per_step": data(MOMENTUM_PER_STEP),
-        "route_plain": data(descent.route(loss, plain.xs[:shown + 1], MOMENTUM_PER_STEP)),
-        "route_heavy": data(descent.route(loss, heavy.xs[:shown + 1], MOMENTUM_PER_STEP)),
-        "pit_x": number(pit, 2), "valley_x": number(valley, 2), "barrier_x": data(barrier),
-        "lr": number(lr, 1), "beta": number(beta, 1),
+        "route_plain": data(descent.route(loss, plain.xs[: shown + 1], MOMENTUM_PER_STEP)),
+        "route_heavy": data(descent.route(loss, heavy.xs[: shown + 1], MOMENTUM_PER_STEP)),
+        "pit_x": number(pit, 2),
+        "valley_x": number(valley, 2),
+        "barrier_x": data(barrier),
+        "lr": number(lr, 1),
+        "beta": number(beta, 1),
         "cross_step": data(k),
         "cross_grad": number(float(heavy.grads[k]), 4),
-        "inertia": number(inertia, 4), "pull": number(pull, 4), "move": number(move, 4),
+        "inertia": number(inertia, 4),
+        "pull": number(pull, 4),
+        "move": number(move, 4),
         "weights": data(weights),
-        "polyak_low": number(POLYAK_RANGE[0], 1), "polyak_high": number(POLYAK_RANGE[1], 2),
+        "polyak_low": number(POLYAK_RANGE[0], 1),
+        "polyak_high": number(POLYAK_RANGE[1], 2),
         "adam_beta1": number(ADAM_BETA1, 1),
-        "polyak_year": _year(1964), "backprop_year": _year(1986), "years_earlier": number(1986 - 1964),
+        "polyak_year": _year(1964),
+        "backprop_year": _year(1986),
+        "years_earlier": number(1986 - 1964),
     }
 
 
@@ -268,9 +349,17 @@ def momentum_escape(check: Check, loss: descent.Bumpy = MOMENTUM_LOSS, start: fl
     "同一个谷，两个学习率",
     source="两难取自李宏毅《Training Tip》投影片（2025 秋 GenAI-ML）；谷与学习率为本课自选自跑",
 )
-def learning_rate_two_paths(check: Check, kappa: float = 25.0, start: tuple[float, float] = (-10.0, 0.6),
-                            lr_small: float = 0.1, crawl_steps: int = 100, margin: float = 0.05,
-                            stable_steps: int = 200, kappa_far: float = 1000.0, map_height: float = 2.4):
+def learning_rate_two_paths(
+    check: Check,
+    kappa: float = 25.0,
+    start: tuple[float, float] = (-10.0, 0.6),
+    lr_small: float = 0.1,
+    crawl_steps: int = 100,
+    margin: float = 0.05,
+    stable_steps: int = 200,
+    kappa_far: float = 1000.0,
+    map_height: float = 2.4,
+):
     curvatures = (1.0 / kappa, 1.0)
     threshold = 2.0 / curvatures[1]
     check.close("stability threshold η·λ_steep", threshold, 2.0)
@@ -279,8 +368,12 @@ def learning_rate_two_paths(check: Check, kappa: float = 25.0, start: tuple[floa
     # Ⓐ too large: 5% over the threshold, zig-zags out of the map.
     over = descent.quadratic_descent(curvatures, start, lr_over, stable_steps)
     out = int(np.argmax(np.abs(over[:, 1]) > map_height))
-    check.that("too large zig-zags out", out > 0 and bool(np.all(np.diff(np.sign(over[:out + 1, 1])) != 0)),
-               "the steep coordinate flips sign every step and leaves the map", out)
+    check.that(
+        "too large zig-zags out",
+        out > 0 and bool(np.all(np.diff(np.sign(over[: out + 1, 1])) != 0)),
+        "the steep coordinate flips sign every step and leaves the map",
+        out,
+    )
     # Ⓐ too small: crawls, covering a third of the flat distance.
     crawl = descent.quadratic_descent(curvatures, start, lr_small, crawl_steps)
     covered = 1 - crawl[-1, 0] / start[0]
@@ -292,14 +385,17 @@ def learning_rate_two_paths(check: Check, kappa: float = 25.0, start: tuple[floa
     halfway = descent.steps_to_halfway(1 - lr_under / kappa)
     halfway_run = descent.first_step_at_or_below(np.abs(under[:, 0]), abs(start[0]) / 2)
     check.close("steps to halfway at κ = 25 (page table)", halfway, 8.77, abs=0.005)
-    check.that("closed form vs real run", abs(halfway_run - halfway) <= 1, "within one step",
-               (halfway_run, halfway))
+    check.that("closed form vs real run", abs(halfway_run - halfway) <= 1, "within one step", (halfway_run, halfway))
     halfway_far = descent.steps_to_halfway(1 - lr_under / kappa_far)
     far = descent.quadratic_descent((1.0 / kappa_far, 1.0), start, lr_under, 2 * math.ceil(halfway_far))
     halfway_far_run = descent.first_step_at_or_below(np.abs(far[:, 0]), abs(start[0]) / 2)
     check.close("extrapolation κ = 1000", halfway_far, 364.5, abs=0.05)
-    check.that("extrapolation vs real run", abs(halfway_far_run - halfway_far) <= 1, "within one step",
-               (halfway_far_run, halfway_far))
+    check.that(
+        "extrapolation vs real run",
+        abs(halfway_far_run - halfway_far) <= 1,
+        "within one step",
+        (halfway_far_run, halfway_far),
+    )
 
     # ±5% around the threshold, over 200 steps.
     shrink = abs(under[-1, 1] / start[1])
@@ -313,16 +409,27 @@ def learning_rate_two_paths(check: Check, kappa: float = 25.0, start: tuple[floa
     levels = [0.5 * curvatures[1] * (f * map_height) ** 2 for f in (0.25, 0.5, 0.75, 1.0)]
     ellipses = [(math.sqrt(2 * c / curvatures[0]), math.sqrt(2 * c / curvatures[1])) for c in levels]
     return {
-        "kappa": number(kappa), "threshold": number(threshold), "margin": Fact(margin, f"{margin:.0%}",
-                                                                              f"百分之{number(margin * 100).spoken}"),
-        "lr_over": number(lr_over, 1), "lr_under": number(lr_under, 1), "lr_small": number(lr_small, 1),
-        "crawl_steps": number(crawl_steps), "crawl_fraction": Fact(covered, "1/3", "三分之一"),
-        "halfway": number(halfway, 2), "halfway_run": number(halfway_run),
-        "kappa_far": number(kappa_far), "halfway_far": number(halfway_far, 1),
-        "stable_steps": number(stable_steps), "shrink": scientific(shrink), "grow": scientific(grow),
-        "start": data(start), "map_height": data(map_height), "contours": data(ellipses),
-        "path_over": data(over[:out + 1]), "path_small": data(crawl),
-        "path_under": data(under[:max(good_shown, halfway_run) + 1]),
+        "kappa": number(kappa),
+        "threshold": number(threshold),
+        "margin": Fact(margin, f"{margin:.0%}", f"百分之{number(margin * 100).spoken}"),
+        "lr_over": number(lr_over, 1),
+        "lr_under": number(lr_under, 1),
+        "lr_small": number(lr_small, 1),
+        "crawl_steps": number(crawl_steps),
+        "crawl_fraction": Fact(covered, "1/3", "三分之一"),
+        "halfway": number(halfway, 2),
+        "halfway_run": number(halfway_run),
+        "kappa_far": number(kappa_far),
+        "halfway_far": number(halfway_far, 1),
+        "stable_steps": number(stable_steps),
+        "shrink": scientific(shrink),
+        "grow": scientific(grow),
+        "start": data(start),
+        "map_height": data(map_height),
+        "contours": data(ellipses),
+        "path_over": data(over[: out + 1]),
+        "path_small": data(crawl),
+        "path_under": data(under[: max(good_shown, halfway_run) + 1]),
     }
 
 
@@ -346,13 +453,21 @@ def optimal_step_parabola(check: Check, points: dict[str, tuple[float, float]] =
         step = abs(slope) / curvature
         check.close(f"{name}: |f′|/f″ = distance to the bottom", step, abs(x))
         check.close(f"{name}: one such step lands at the bottom", x - slope / curvature, 0.0, abs=1e-12)
-        facts |= {f"{name}_a": number(a, 1 if a != int(a) else 0), f"{name}_x": number(x, 1 if x != int(x) else 0),
-                  f"{name}_slope": number(slope), f"{name}_curvature": number(curvature),
-                  f"{name}_step": number(step, 1 if step != int(step) else 0),
-                  f"{name}_curve": data(_sampled(f, -4.0, 4.0, 161))}
+        facts |= {
+            f"{name}_a": number(a, 1 if a != int(a) else 0),
+            f"{name}_x": number(x, 1 if x != int(x) else 0),
+            f"{name}_slope": number(slope),
+            f"{name}_curvature": number(curvature),
+            f"{name}_step": number(step, 1 if step != int(step) else 0),
+            f"{name}_curve": data(_sampled(f, -4.0, 4.0, 161)),
+        }
     steep, gentle = points["steep"], points["gentle"]
     check.close("both points at the same height", steep[0] * steep[1] ** 2, gentle[0] * gentle[1] ** 2)
-    check.that("the slope alone misleads", abs(facts["steep_slope"].value) > abs(facts["gentle_slope"].value)
-               and facts["steep_step"].value < facts["gentle_step"].value,
-               "the steeper point is the nearer one", (facts["steep_step"].value, facts["gentle_step"].value))
+    check.that(
+        "the slope alone misleads",
+        abs(facts["steep_slope"].value) > abs(facts["gentle_slope"].value)
+        and facts["steep_step"].value < facts["gentle_step"].value,
+        "the steeper point is the nearer one",
+        (facts["steep_step"].value, facts["gentle_step"].value),
+    )
     return facts

@@ -24,20 +24,33 @@ from tools.course.facts import Check, Fact, data, number, percent, times
 from tools.models import moe, v3
 from tools.models import pipeline as pp
 
-CHAPTER = Chapter("pipeline", "流水线并行：把模型切到多张卡上",
-                  summary=("GPipe, 1F1B, interleaved 1F1B, zero bubble, bidirectional (Chimera, DualPipeV), "
-                           "the summary table, MoE's nine copies; every timeline from one schedule simulator, "
-                           "each published as a trace"))
+CHAPTER = Chapter(
+    "pipeline",
+    "流水线并行：把模型切到多张卡上",
+    summary=(
+        "GPipe, 1F1B, interleaved 1F1B, zero bubble, bidirectional (Chimera, DualPipeV), "
+        "the summary table, MoE's nine copies; every timeline from one schedule simulator, "
+        "each published as a trace"
+    ),
+)
 
 P, M, V = 4, 8, 2  # ranks, micro-batches per step, chunks per rank (VPP): Part C's example
 TIMES = pp.Times(f=Fraction(1), b=Fraction(2), w=Fraction(1))
 SLOTS = pp.Times(f=Fraction(1), b=Fraction(1), w=Fraction(0))  # one F or one B per slot (Chimera's unit)
 
 # Part C's simulated timelines at t_F = t_B = 1 (digits: F of micro-batch j, letters: B, a = 0).
-GPIPE_PAGE_TIMELINE = ("01234567......abcdefgh", ".01234567....abcdefgh.", "..01234567..abcdefgh..",
-                       "...01234567abcdefgh...")
-ONE_F_ONE_B_PAGE_TIMELINE = ("0123...a4b5c6d7e.f.g.h", ".012..a3b4c5d6e7f.g.h.", "..01.a2b3c4d5e6f7g.h..",
-                             "...0a1b2c3d4e5f6g7h...")
+GPIPE_PAGE_TIMELINE = (
+    "01234567......abcdefgh",
+    ".01234567....abcdefgh.",
+    "..01234567..abcdefgh..",
+    "...01234567abcdefgh...",
+)
+ONE_F_ONE_B_PAGE_TIMELINE = (
+    "0123...a4b5c6d7e.f.g.h",
+    ".012..a3b4c5d6e7f.g.h.",
+    "..01.a2b3c4d5e6f7g.h..",
+    "...0a1b2c3d4e5f6g7h...",
+)
 # Part C's per-rank orders for p = 4, m = 8 (v = 2 for VPP; F/B + chunk.micro-batch).
 ONE_F_ONE_B_PAGE_ORDERS = (
     "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7",
@@ -58,8 +71,11 @@ VPP_PAGE_ORDERS = (
 # Part C's simulated bubble fractions (4 decimals) at t_F = 1, t_B = 2, and VPP's peaks in flight.
 GPIPE_PAGE_BUBBLES = {(4, 4): 0.4286, (4, 8): 0.2727, (8, 16): 0.3043, (4, 16): 0.1579}
 VPP_PAGE_BUBBLES = {(4, 8, 2): 0.1579, (4, 16, 2): 0.0857, (4, 8, 4): 0.0857, (8, 16, 2): 0.1795}
-VPP_PAGE_PEAKS = {(4, 2): (5.5, 4.5, 3.5, 2.5), (4, 4): (4.75, 4.25, 3.75, 3.25),
-                  (8, 2): (11.5, 10.5, 9.5, 8.5, 7.5, 6.5, 5.5, 4.5)}
+VPP_PAGE_PEAKS = {
+    (4, 2): (5.5, 4.5, 3.5, 2.5),
+    (4, 4): (4.75, 4.25, 3.75, 3.25),
+    (8, 2): (11.5, 10.5, 9.5, 8.5, 7.5, 6.5, 5.5, 4.5),
+}
 ZB_H1_PAGE_BUBBLES = {(4, 8): 0.1111, (8, 16): 0.1273, (8, 32): 0.0680}
 # The NOTES' placements: 「s0 0 4 / s1 1 5 …」 (VPP) and 「s0 0 7 / s1 1 6 …」 (called Chimera there; a V, D20).
 NOTES_VPP_PLACEMENT = ((0, 4), (1, 5), (2, 6), (3, 7))
@@ -106,14 +122,30 @@ def _notes_placement(placement: tuple[tuple[int, ...], ...]) -> Fact:
 
 def _timeline(tl: pp.Timeline) -> Fact:
     """What a scene needs to play a timeline: its ops, its idle stretches, each rank's in-flight steps."""
-    slots = [{"rank": s.rank, "op": s.op, "name": s.name, "micro": s.micro, "chunk": s.chunk,
-              "start": float(s.start), "end": float(s.end), "split": s.split,
-              "paired_chunk": None if s.paired is None else s.paired.chunk} for s in tl.slots]
-    return data({
-        "ranks": tl.ranks, "chunks": tl.chunks, "makespan": float(tl.makespan), "slots": slots,
-        "idle": [[[float(a), float(b)] for a, b in tl.idle(r)] for r in range(tl.ranks)],
-        "in_flight": [[[float(t), float(c)] for t, c in tl.in_flight(r)] for r in range(tl.ranks)],
-    })
+    slots = [
+        {
+            "rank": s.rank,
+            "op": s.op,
+            "name": s.name,
+            "micro": s.micro,
+            "chunk": s.chunk,
+            "start": float(s.start),
+            "end": float(s.end),
+            "split": s.split,
+            "paired_chunk": None if s.paired is None else s.paired.chunk,
+        }
+        for s in tl.slots
+    ]
+    return data(
+        {
+            "ranks": tl.ranks,
+            "chunks": tl.chunks,
+            "makespan": float(tl.makespan),
+            "slots": slots,
+            "idle": [[[float(a), float(b)] for a, b in tl.idle(r)] for r in range(tl.ranks)],
+            "in_flight": [[[float(t), float(c)] for t, c in tl.in_flight(r)] for r in range(tl.ranks)],
+        }
+    )
 
 
 def _hold(tl: pp.Timeline, rank: int, micro: int) -> tuple[Fraction, Fraction]:
@@ -216,26 +248,39 @@ def pipeline_gpipe(check: Check, p: int = P, m: int = M, schedule=pp.gpipe):
         check.equal(f"peak in-flight rank {r}", tl.peak_in_flight(r), m)
         check.equal(f"order rank {r}", tl.order(r), [f"F{j}" for j in range(m)] + [f"B{j}" for j in range(m)])
     if (p, m) == (P, M):
-        check.equal("timeline (Part C, t_F = t_B = 1)", _ascii(pp.simulate(schedule(p, m), SLOTS)),
-                    GPIPE_PAGE_TIMELINE)
+        check.equal("timeline (Part C, t_F = t_B = 1)", _ascii(pp.simulate(schedule(p, m), SLOTS)), GPIPE_PAGE_TIMELINE)
     rows = []
     for (pages_p, pages_m), page in GPIPE_PAGE_BUBBLES.items():
         run = pp.simulate(schedule(pages_p, pages_m), TIMES)
         _check_page_bubble(check, f"bubble p={pages_p}, m={pages_m}", run, page)
         if pages_p == p:
             check.equal(f"peak in-flight p={pages_p}, m={pages_m}", run.peak_in_flight(0), pages_m)
-            rows.append({"m": str(pages_m), "bubble": _pct(run.bubble()).text,
-                         "peak": _count(run.peak_in_flight(0)).text})
+            rows.append(
+                {"m": str(pages_m), "bubble": _pct(run.bubble()).text, "peak": _count(run.peak_in_flight(0)).text}
+            )
     holds = [_hold(tl, r, 0) for r in range(p)]  # how long each rank keeps micro-batch 0's activations
-    check.that("rank 0 holds micro-batch 0 longest", holds[0][1] - holds[0][0] == max(b - a for a, b in holds),
-               "the first stage forwards first and backwards last", holds)
+    check.that(
+        "rank 0 holds micro-batch 0 longest",
+        holds[0][1] - holds[0][0] == max(b - a for a, b in holds),
+        "the first stage forwards first and backwards last",
+        holds,
+    )
     return {
-        "p": number(p), "m": number(m), "t_f": _count(TIMES.f), "t_b": _count(TIMES.b),
-        "bubble": _pct(tl.bubble()), "ratio": _ratio(closed),
-        "p_minus_1": number(p - 1), "m_plus_p_minus_1": number(m + p - 1),
-        "idle_total": _count(_idle_total(tl)), "makespan": _count(tl.makespan), "area": _count(p * tl.makespan),
-        "idle_per_rank": _count(per_rank), "peak": number(m),
-        "rows": data(rows), "timeline": _timeline(tl),
+        "p": number(p),
+        "m": number(m),
+        "t_f": _count(TIMES.f),
+        "t_b": _count(TIMES.b),
+        "bubble": _pct(tl.bubble()),
+        "ratio": _ratio(closed),
+        "p_minus_1": number(p - 1),
+        "m_plus_p_minus_1": number(m + p - 1),
+        "idle_total": _count(_idle_total(tl)),
+        "makespan": _count(tl.makespan),
+        "area": _count(p * tl.makespan),
+        "idle_per_rank": _count(per_rank),
+        "peak": number(m),
+        "rows": data(rows),
+        "timeline": _timeline(tl),
         "forward_done": data(float(max(s.end for s in tl.slots if s.op == "F"))),
         "hold": data([float(t) for t in holds[0]]),
     }
@@ -248,7 +293,7 @@ def pipeline_gpipe(check: Check, p: int = P, m: int = M, schedule=pp.gpipe):
     "pipeline_1f1b",
     "1F1B：空泡不变，在途变少",
     source="Narayanan et al. 2021（arXiv 2104.04473）；Megatron-LM forward_backward_pipelining_without_interleaving；"
-           "学习笔记「1F1B」",
+    "学习笔记「1F1B」",
     attachments=_trace("1F1B, p = 4, m = 8, t_F = 1, t_B = 2", one_f_one_b_timeline),
 )
 def pipeline_1f1b(check: Check, p: int = P, m: int = M, warmup=pp.one_f_one_b_warmup):
@@ -257,16 +302,23 @@ def pipeline_1f1b(check: Check, p: int = P, m: int = M, warmup=pp.one_f_one_b_wa
     if (p, m) == (P, M):
         for r in range(p):
             check.equal(f"order rank {r}", " ".join(tl.order(r)), ONE_F_ONE_B_PAGE_ORDERS[r])
-        check.equal("timeline (Part C, t_F = t_B = 1)", _ascii(pp.simulate(pp.one_f_one_b(p, m, warmup), SLOTS)),
-                    ONE_F_ONE_B_PAGE_TIMELINE)
+        check.equal(
+            "timeline (Part C, t_F = t_B = 1)",
+            _ascii(pp.simulate(pp.one_f_one_b(p, m, warmup), SLOTS)),
+            ONE_F_ONE_B_PAGE_TIMELINE,
+        )
     closed = Fraction(p - 1, m + p - 1)
     _check_bubble(check, "bubble", tl, closed)
     check.equal("bubble (same as GPipe)", tl.bubble(), gpipe.bubble())
     for r in range(p):
         check.equal(f"peak in-flight rank {r}", tl.peak_in_flight(r), min(p - r, m))
     for (pages_p, pages_m), page in GPIPE_PAGE_BUBBLES.items():
-        _check_page_bubble(check, f"bubble p={pages_p}, m={pages_m}",
-                           pp.simulate(pp.one_f_one_b(pages_p, pages_m, warmup), TIMES), page)
+        _check_page_bubble(
+            check,
+            f"bubble p={pages_p}, m={pages_m}",
+            pp.simulate(pp.one_f_one_b(pages_p, pages_m, warmup), TIMES),
+            page,
+        )
     # The NOTES' recipe (D21): stage i gets p − i + 1 micro-batches up front, then B takes the
     # oldest unfinished, F the newest + 1. Read with i from 1 it is Megatron's order; from 0, one too many.
     megatron = [pp.one_f_one_b_order(m, pp.one_f_one_b_warmup(p, m, r)) for r in range(p)]
@@ -280,16 +332,31 @@ def pipeline_1f1b(check: Check, p: int = P, m: int = M, warmup=pp.one_f_one_b_wa
     first_b = min(s.start for s in tl.on(0) if s.op == "B")
     last_f = max(s.end for s in tl.on(0) if s.op == "F")
     return {
-        "p": number(p), "m": number(m), "bubble": _pct(tl.bubble()), "gpipe_bubble": _pct(gpipe.bubble()),
-        "idle_total": _count(_idle_total(tl)), "gpipe_idle_total": _count(_idle_total(gpipe)),
+        "p": number(p),
+        "m": number(m),
+        "bubble": _pct(tl.bubble()),
+        "gpipe_bubble": _pct(gpipe.bubble()),
+        "idle_total": _count(_idle_total(tl)),
+        "gpipe_idle_total": _count(_idle_total(gpipe)),
         "gpipe_peak": number(m),
         **{f"peak_{r}": _count(tl.peak_in_flight(r)) for r in range(p)},
         **{f"warmup_{r}": number(warmup(p, m, r)) for r in range(p)},
-        "recipe": data([{"rank": str(r), "warmup": str(warmup(p, m, r)), "up_front": str(up_front[r]),
-                         "notes_1": str(_up_front(from_1[r])), "notes_0": str(_up_front(from_0[r]))}
-                        for r in range(p)]),
-        **{f"up_front_{r}": number(up_front[r]) for r in range(p)}, "off_by_one": number(_up_front(from_0[0])),
-        "timeline": _timeline(tl), "gpipe_timeline": _timeline(gpipe),
+        "recipe": data(
+            [
+                {
+                    "rank": str(r),
+                    "warmup": str(warmup(p, m, r)),
+                    "up_front": str(up_front[r]),
+                    "notes_1": str(_up_front(from_1[r])),
+                    "notes_0": str(_up_front(from_0[r])),
+                }
+                for r in range(p)
+            ]
+        ),
+        **{f"up_front_{r}": number(up_front[r]) for r in range(p)},
+        "off_by_one": number(_up_front(from_0[0])),
+        "timeline": _timeline(tl),
+        "gpipe_timeline": _timeline(gpipe),
         "phases": data([float(first_b), float(last_f), float(tl.makespan)]),
     }
 
@@ -301,7 +368,7 @@ def pipeline_1f1b(check: Check, p: int = P, m: int = M, warmup=pp.one_f_one_b_wa
     "pipeline_interleaved",
     "交错 1F1B：每张卡再切成几块",
     source="Narayanan et al. 2021（arXiv 2104.04473）§2.2；Megatron-LM forward_backward_pipelining_with_interleaving；"
-           "学习笔记「interleaved 1F1B」",
+    "学习笔记「interleaved 1F1B」",
     attachments=_trace("Interleaved 1F1B (VPP), p = 4, m = 8, v = 2", interleaved_timeline),
 )
 def pipeline_interleaved(check: Check, p: int = P, m: int = M, v: int = V):
@@ -320,25 +387,39 @@ def pipeline_interleaved(check: Check, p: int = P, m: int = M, v: int = V):
         run = interleaved_timeline(pages_p, pages_m, pages_v)
         _check_page_bubble(check, f"bubble p={pages_p}, m={pages_m}, v={pages_v}", run, page)
         if (pages_p, pages_v) in VPP_PAGE_PEAKS and pages_m == 2 * pages_p:
-            check.equal(f"peaks in flight p={pages_p}, v={pages_v}",
-                        [float(run.peak_in_flight(r)) for r in range(pages_p)], list(VPP_PAGE_PEAKS[pages_p, pages_v]))
+            check.equal(
+                f"peaks in flight p={pages_p}, v={pages_v}",
+                [float(run.peak_in_flight(r)) for r in range(pages_p)],
+                list(VPP_PAGE_PEAKS[pages_p, pages_v]),
+            )
     last_start, base_last_start = tl.on(p - 1)[0].start, base.on(p - 1)[0].start
     check.equal("last rank starts v× earlier", last_start * v, base_last_start)
     sends, base_sends = tl.sends(0), base.sends(0)
     check.equal("rank 0 sends v× as often", sends, v * base_sends)
     return {
-        "p": number(p), "m": number(m), "v": number(v), "stages": number(p * v),
-        "placement": data([list(stages) for stages in placement]), "notes_placement": _notes_placement(
-            tuple(placement)),
-        "bubble": _pct(tl.bubble()), "base_bubble": _pct(base.bubble()),
-        "ratio": _ratio(Fraction(p - 1, v * m + p - 1)), "base_ratio": _ratio(Fraction(p - 1, m + p - 1)),
-        "chunk_f": _count(TIMES.f / v), "chunk_b": _count(TIMES.b / v),
-        "last_start": _count(last_start), "base_last_start": _count(base_last_start),
-        "sends": number(sends), "base_sends": number(base_sends), "hops": number(_hops(tl.placement)),
+        "p": number(p),
+        "m": number(m),
+        "v": number(v),
+        "stages": number(p * v),
+        "placement": data([list(stages) for stages in placement]),
+        "notes_placement": _notes_placement(tuple(placement)),
+        "bubble": _pct(tl.bubble()),
+        "base_bubble": _pct(base.bubble()),
+        "ratio": _ratio(Fraction(p - 1, v * m + p - 1)),
+        "base_ratio": _ratio(Fraction(p - 1, m + p - 1)),
+        "chunk_f": _count(TIMES.f / v),
+        "chunk_b": _count(TIMES.b / v),
+        "last_start": _count(last_start),
+        "base_last_start": _count(base_last_start),
+        "sends": number(sends),
+        "base_sends": number(base_sends),
+        "hops": number(_hops(tl.placement)),
         "base_hops": number(_hops(base.placement)),
-        "peak_0": _count(tl.peak_in_flight(0)), "base_peak_0": _count(base.peak_in_flight(0)),
+        "peak_0": _count(tl.peak_in_flight(0)),
+        "base_peak_0": _count(base.peak_in_flight(0)),
         **{f"peak_{r}": _count(tl.peak_in_flight(r)) for r in range(1, p)},
-        "timeline": _timeline(tl), "base_timeline": _timeline(base),
+        "timeline": _timeline(tl),
+        "base_timeline": _timeline(base),
     }
 
 
@@ -353,7 +434,7 @@ def _zb_h1_timeline() -> pp.Timeline:
     "pipeline_zero_bubble",
     "零空泡：把反向拆成两半",
     source="Qi et al. 2024（Zero Bubble Pipeline Parallelism，arXiv 2401.10241）；学习笔记「dw 分离」；"
-           "时间线由本课模拟器算出",
+    "时间线由本课模拟器算出",
     attachments=_trace("ZB-H1, p = 4, m = 8, t_F = t_B = t_W = 1", _zb_h1_timeline),
 )
 def pipeline_zero_bubble(check: Check, p: int = P, m: int = M, times: pp.Times = TIMES):
@@ -370,19 +451,34 @@ def pipeline_zero_bubble(check: Check, p: int = P, m: int = M, times: pp.Times =
     check.equal("ZB-H1 / 1F1B bubble time", third, Fraction(1, 3))
     _check_bubble(check, "ZB-H1 bubble (equal T)", h1, Fraction(p - 1, 3 * m + p - 1))
     for (pages_p, pages_m), page in ZB_H1_PAGE_BUBBLES.items():
-        _check_page_bubble(check, f"ZB-H1 bubble p={pages_p}, m={pages_m}",
-                           pp.simulate(pp.zero_bubble_h1(pages_p, pages_m), times), page)
+        _check_page_bubble(
+            check,
+            f"ZB-H1 bubble p={pages_p}, m={pages_m}",
+            pp.simulate(pp.zero_bubble_h1(pages_p, pages_m), times),
+            page,
+        )
     check.equal("ZB-H2 peak in-flight rank 0", h2.peak_in_flight(0), 2 * p - 1)
     check.equal("ZB-H2 idle with a step-end sync (the two slanted edges)", h2.idle_time(0), (p - 1) * t_f)
     return {
-        "p": number(p), "m": number(m), "t_f": _count(t_f), "t_b": _count(t_b), "t_w": _count(t_w),
+        "p": number(p),
+        "m": number(m),
+        "t_f": _count(t_f),
+        "t_b": _count(t_b),
+        "t_w": _count(t_w),
         "t_full": _count(times.b),
-        "base_idle": _count(base.idle_time(0)), "h1_idle": _count(h1.idle_time(0)), "third": _ratio(third),
-        "base_bubble": _pct(base.bubble()), "h1_bubble": _pct(h1.bubble()),
-        "base_peak": _count(base.peak_in_flight(0)), "h1_peak": _count(h1.peak_in_flight(0)),
-        "h2_peak": _count(h2.peak_in_flight(0)), "h2_span_idle": _count(h2.own_span_idle(0)),
+        "base_idle": _count(base.idle_time(0)),
+        "h1_idle": _count(h1.idle_time(0)),
+        "third": _ratio(third),
+        "base_bubble": _pct(base.bubble()),
+        "h1_bubble": _pct(h1.bubble()),
+        "base_peak": _count(base.peak_in_flight(0)),
+        "h1_peak": _count(h1.peak_in_flight(0)),
+        "h2_peak": _count(h2.peak_in_flight(0)),
+        "h2_span_idle": _count(h2.own_span_idle(0)),
         "h2_edges": _count(h2.idle_time(0)),
-        "timeline": _timeline(base), "h1_timeline": _timeline(h1), "h2_timeline": _timeline(h2),
+        "timeline": _timeline(base),
+        "h1_timeline": _timeline(h1),
+        "h2_timeline": _timeline(h2),
     }
 
 
@@ -392,15 +488,20 @@ def pipeline_zero_bubble(check: Check, p: int = P, m: int = M, times: pp.Times =
 def _v3_table(check: Check, pp_stages: int, t: pp.Times) -> dict[str, dict]:
     """The V3 paper's table (Table 2, DualPipe README) at PP stages: closed form, then the simulator."""
     f, b, w, fb = t.f, t.b, t.w, t.pair
-    closed = {"1F1B": (pp_stages - 1) * (f + b), "ZB1P": (pp_stages - 1) * (f + b - 2 * w),
-              "DualPipe": (Fraction(pp_stages, 2) - 1) * (fb + b - 3 * w)}
+    closed = {
+        "1F1B": (pp_stages - 1) * (f + b),
+        "ZB1P": (pp_stages - 1) * (f + b - 2 * w),
+        "DualPipe": (Fraction(pp_stages, 2) - 1) * (fb + b - 3 * w),
+    }
     for name, page in V3_PAGE.items():
         check.equal(f"V3 table {name} bubble", closed[name], page)
     m = 2 * pp_stages
-    runs = {"1F1B": pp.simulate(pp.one_f_one_b(pp_stages, m), t),
-            "ZB1P": pp.simulate(pp.zero_bubble_h1(pp_stages, m), t),
-            "DualPipe": pp.simulate(pp.dualpipe(pp_stages, DUALPIPE_M), t),
-            "DualPipeV": pp.simulate(pp.dualpipe_v(pp_stages // 2, DUALPIPE_M), t)}
+    runs = {
+        "1F1B": pp.simulate(pp.one_f_one_b(pp_stages, m), t),
+        "ZB1P": pp.simulate(pp.zero_bubble_h1(pp_stages, m), t),
+        "DualPipe": pp.simulate(pp.dualpipe(pp_stages, DUALPIPE_M), t),
+        "DualPipeV": pp.simulate(pp.dualpipe_v(pp_stages // 2, DUALPIPE_M), t),
+    }
     rows = {}
     for name, run in runs.items():
         formula = closed["DualPipe" if name.startswith("Dual") else name]
@@ -409,8 +510,13 @@ def _v3_table(check: Check, pp_stages: int, t: pp.Times) -> dict[str, dict]:
         peak = run.peak_in_flight(0, Fraction(1))  # in chunks, the table's unit
         check.equal(f"{name} activation", peak, pp_stages + (1 if name.startswith("Dual") else 0))
         weights = run.placement.chunks * Fraction(pp_stages, run.placement.stages)
-        rows[name] = {"bubble": formula, "simulated": run.idle_time(0),
-                      "weights": weights, "activation": peak, "devices": run.ranks}
+        rows[name] = {
+            "bubble": formula,
+            "simulated": run.idle_time(0),
+            "weights": weights,
+            "activation": peak,
+            "devices": run.ranks,
+        }
     check.equal("parameters per device", [rows[n]["weights"] for n in runs], [1, 1, 2, 2])
     check.equal("devices", [rows[n]["devices"] for n in runs], [pp_stages] * 3 + [pp_stages // 2])
     return rows
@@ -420,7 +526,7 @@ def _v3_table(check: Check, pp_stages: int, t: pp.Times) -> dict[str, dict]:
     "pipeline_bidirectional",
     "双向流水线：Chimera 与 DualPipe",
     source="Li & Hoefler 2021（Chimera，arXiv 2107.06925）；DeepSeek-V3 技术报告 §3.2.1 与表 2（arXiv 2412.19437）；"
-           "github.com/deepseek-ai/DualPipe；学习笔记「Chimera」「dual V」",
+    "github.com/deepseek-ai/DualPipe；学习笔记「Chimera」「dual V」",
     attachments=_trace("DualPipeV, 4 ranks (8 stages), 10 micro-batches, F 1, B 2, W 1, F&B 3", dualpipe_v_timeline),
 )
 def pipeline_bidirectional(check: Check, d: int = CHIMERA_D, n: int = CHIMERA_N, pp_stages: int = V3_PP):
@@ -429,42 +535,75 @@ def pipeline_bidirectional(check: Check, d: int = CHIMERA_D, n: int = CHIMERA_N,
     for r in range(d):
         check.equal(f"Chimera idle worker {r} (slots)", chimera.idle_time(r), d - 2)
         check.equal(f"1F1B idle worker {r} (slots)", base.idle_time(r), 2 * (d - 1))
-        check.that(f"Chimera peak in-flight worker {r}", d // 2 + 1 <= chimera.peak_in_flight(r) <= d,
-                   f"between D/2 + 1 = {d // 2 + 1} and D = {d}", chimera.peak_in_flight(r))
+        check.that(
+            f"Chimera peak in-flight worker {r}",
+            d // 2 + 1 <= chimera.peak_in_flight(r) <= d,
+            f"between D/2 + 1 = {d // 2 + 1} and D = {d}",
+            chimera.peak_in_flight(r),
+        )
     _check_bubble(check, "Chimera bubble", chimera, Fraction(d - 2, 2 * n + d - 2))
     for grid_d, grid_n in ((4, 4), (8, 8), (8, 16)):
-        _check_bubble(check, f"Chimera bubble D={grid_d}, N={grid_n}", pp.simulate(pp.chimera(grid_d, grid_n), SLOTS),
-                      Fraction(grid_d - 2, 2 * grid_n + grid_d - 2))
+        _check_bubble(
+            check,
+            f"Chimera bubble D={grid_d}, N={grid_n}",
+            pp.simulate(pp.chimera(grid_d, grid_n), SLOTS),
+            Fraction(grid_d - 2, 2 * grid_n + grid_d - 2),
+        )
     down_up = [(r, d - 1 - r) for r in range(d)]
-    check.equal("Chimera placement (down stage, up stage)",
-                [(chimera.placement.stage_of(r, 0, 0), chimera.placement.stage_of(r, 1, n - 1)) for r in range(d)],
-                down_up)
+    check.equal(
+        "Chimera placement (down stage, up stage)",
+        [(chimera.placement.stage_of(r, 0, 0), chimera.placement.stage_of(r, 1, n - 1)) for r in range(d)],
+        down_up,
+    )
     check.equal("Chimera weights per worker", chimera.placement.weights, 2)
     vee = dualpipe_v_timeline()
     v_stages = [(vee.placement.stage_of(r, 0, 0), vee.placement.stage_of(r, 1, 0)) for r in range(vee.ranks)]
     check.equal("V placement (NOTES: s0 0 7 / s1 1 6 …, D20)", tuple(v_stages), NOTES_V_PLACEMENT)
     rows = _v3_table(check, pp_stages, V3_TIMES)
     check.equal("DualPipeV idle rank 0 (drawn run)", vee.idle_time(0), rows["DualPipeV"]["bubble"])
-    table = [{"name": name, "formula": V3_FORMULAS["DualPipe" if name.startswith("Dual") else name],
-              "bubble": numbers.signed(float(row["bubble"])), "simulated": numbers.signed(float(row["simulated"])),
-              "weights": times(float(row["weights"])).text,
-              "activation": {pp_stages: "PP", pp_stages + 1: "PP + 1"}[row["activation"]],
-              "devices": {pp_stages: "PP", pp_stages // 2: "PP/2"}[row["devices"]]} for name, row in rows.items()]
+    table = [
+        {
+            "name": name,
+            "formula": V3_FORMULAS["DualPipe" if name.startswith("Dual") else name],
+            "bubble": numbers.signed(float(row["bubble"])),
+            "simulated": numbers.signed(float(row["simulated"])),
+            "weights": times(float(row["weights"])).text,
+            "activation": {pp_stages: "PP", pp_stages + 1: "PP + 1"}[row["activation"]],
+            "devices": {pp_stages: "PP", pp_stages // 2: "PP/2"}[row["devices"]],
+        }
+        for name, row in rows.items()
+    ]
     pairs = sum(1 for s in vee.slots if s.op == "F&B")
     return {
-        "d": number(d), "n": number(n), "chimera_idle": _count(chimera.idle_time(0)),
-        "base_idle": _count(base.idle_time(0)), "chimera_bubble": _pct(chimera.bubble()),
-        "base_bubble": _pct(base.bubble()), "chimera_weights": times(float(chimera.placement.weights)),
+        "d": number(d),
+        "n": number(n),
+        "chimera_idle": _count(chimera.idle_time(0)),
+        "base_idle": _count(base.idle_time(0)),
+        "chimera_bubble": _pct(chimera.bubble()),
+        "base_bubble": _pct(base.bubble()),
+        "chimera_weights": times(float(chimera.placement.weights)),
         "chimera_peak": data([int(chimera.peak_in_flight(r)) for r in range(d)]),
-        "down_up": data(down_up), "v_stages": data([list(s) for s in v_stages]),
+        "down_up": data(down_up),
+        "v_stages": data([list(s) for s in v_stages]),
         "notes_placement": _notes_placement(tuple(v_stages)),
-        "v_ranks": number(vee.ranks), "v_stage_count": number(vee.placement.stages), "v_m": number(DUALPIPE_V_M),
-        "pairs": number(pairs), "v_idle": _count(vee.idle_time(0)), "v_peak": _count(vee.peak_in_flight(0, 1)),
-        "pp": number(pp_stages), "f": _count(V3_TIMES.f), "b": _count(V3_TIMES.b), "w": _count(V3_TIMES.w),
+        "v_ranks": number(vee.ranks),
+        "v_stage_count": number(vee.placement.stages),
+        "v_m": number(DUALPIPE_V_M),
+        "pairs": number(pairs),
+        "v_idle": _count(vee.idle_time(0)),
+        "v_peak": _count(vee.peak_in_flight(0, 1)),
+        "pp": number(pp_stages),
+        "f": _count(V3_TIMES.f),
+        "b": _count(V3_TIMES.b),
+        "w": _count(V3_TIMES.w),
         "fb": _count(V3_TIMES.pair),
-        "one_f_one_b_units": _count(rows["1F1B"]["bubble"]), "zb1p_units": _count(rows["ZB1P"]["bubble"]),
-        "dualpipe_units": _count(rows["DualPipe"]["bubble"]), "table": data(table),
-        "chimera_timeline": _timeline(chimera), "base_timeline": _timeline(base), "timeline": _timeline(vee),
+        "one_f_one_b_units": _count(rows["1F1B"]["bubble"]),
+        "zb1p_units": _count(rows["ZB1P"]["bubble"]),
+        "dualpipe_units": _count(rows["DualPipe"]["bubble"]),
+        "table": data(table),
+        "chimera_timeline": _timeline(chimera),
+        "base_timeline": _timeline(base),
+        "timeline": _timeline(vee),
     }
 
 
@@ -482,8 +621,12 @@ def summary_runs(p: int = P, m: int = M, v: int = V) -> list[tuple[str, pp.Timel
         ("ZB-H1", h1, Fraction(p - 1, 3 * m + p - 1), "p"),
         ("ZB-H2", h2, None, "2p − 1"),
         ("Chimera", chimera_timeline(p, m), Fraction(p - 2, 2 * m + p - 2), "≤ p"),
-        ("DualPipe", pp.simulate(pp.dualpipe(p, m), pp.Times(TIMES.f, TIMES.b, TIMES.w, pair=TIMES.f + TIMES.b)),
-         None, "p + 1"),
+        (
+            "DualPipe",
+            pp.simulate(pp.dualpipe(p, m), pp.Times(TIMES.f, TIMES.b, TIMES.w, pair=TIMES.f + TIMES.b)),
+            None,
+            "p + 1",
+        ),
         ("DualPipeV", pp.simulate(pp.dualpipe_v(p, m), half), None, "(2p + 1)/2"),
     ]
 
@@ -492,11 +635,17 @@ def summary_runs(p: int = P, m: int = M, v: int = V) -> list[tuple[str, pp.Timel
     "pipeline_summary",
     "一张表：这些调度各换来了什么",
     source=f"本章模拟器，p = {P}、m = {M}；公式见 Narayanan 2021、Qi 2024、Li & Hoefler 2021、DeepSeek-V3 表 2；"
-           "学习笔记「scheduler」",
+    "学习笔记「scheduler」",
 )
 def pipeline_summary(check: Check, p: int = P, m: int = M, v: int = V):
-    peaks = {"m": m, "p": p, "p + (p−1)/v": p + Fraction(p - 1, v), "2p − 1": 2 * p - 1, "p + 1": p + 1,
-             "(2p + 1)/2": Fraction(2 * p + 1, 2)}
+    peaks = {
+        "m": m,
+        "p": p,
+        "p + (p−1)/v": p + Fraction(p - 1, v),
+        "2p − 1": 2 * p - 1,
+        "p + 1": p + 1,
+        "(2p + 1)/2": Fraction(2 * p + 1, 2),
+    }
     rows = []
     for name, tl, closed, peak_form in summary_runs(p, m, v):
         if closed is not None:
@@ -506,14 +655,30 @@ def pipeline_summary(check: Check, p: int = P, m: int = M, v: int = V):
             check.that(f"{name} peak in-flight", peak <= p, f"at most p = {p}", peak)
         else:
             check.equal(f"{name} peak in-flight", peak, peaks[peak_form])
-        rows.append({"name": name, "bubble": _pct(tl.bubble()).text, "peak": _count(peak).text,
-                     "weights": times(float(tl.placement.weights)).text, "own_span_zero": all(
-                         tl.own_span_idle(r) == 0 for r in range(tl.ranks)), "timeline": _timeline(tl).value})
+        rows.append(
+            {
+                "name": name,
+                "bubble": _pct(tl.bubble()).text,
+                "peak": _count(peak).text,
+                "weights": times(float(tl.placement.weights)).text,
+                "own_span_zero": all(tl.own_span_idle(r) == 0 for r in range(tl.ranks)),
+                "timeline": _timeline(tl).value,
+            }
+        )
     h2 = next(row for row in rows if row["name"] == "ZB-H2")
-    check.that("ZB-H2 idles only at the step's two edges", h2["own_span_zero"],
-               "no idle between a rank's own first and last op", h2)
-    return {"p": number(p), "m": number(m), "v": number(v), "rows": data(rows),
-            "slot_note": data("Chimera 按论文口径：F、B 各占一格")}
+    check.that(
+        "ZB-H2 idles only at the step's two edges",
+        h2["own_span_zero"],
+        "no idle between a rank's own first and last op",
+        h2,
+    )
+    return {
+        "p": number(p),
+        "m": number(m),
+        "v": number(v),
+        "rows": data(rows),
+        "slot_note": data("Chimera 按论文口径：F、B 各占一格"),
+    }
 
 
 # -- moe_flow (C8, B1) ---------------------------------------------------------------------
@@ -526,7 +691,7 @@ MOE_SEED = 7
     "moe_flow",
     "MoE 一层的来回：九份拷贝从哪来",
     source="DeepSeek-V3 技术报告 §2.1.2（arXiv 2412.19437）：256 个路由专家取 8 个，外加 1 个共享专家；"
-           "学习笔记「moe f&b 计算流程」；示意的 token 与分数是随机数",
+    "学习笔记「moe f&b 计算流程」；示意的 token 与分数是随机数",
 )
 def moe_flow(check: Check, tokens: int = MOE_TOKENS, top_k: int = v3.TOP_K, shared: int = v3.SHARED_EXPERTS):
     layer = moe.toy(v3.ROUTED_EXPERTS, shared, top_k, seed=MOE_SEED)
@@ -535,24 +700,35 @@ def moe_flow(check: Check, tokens: int = MOE_TOKENS, top_k: int = v3.TOP_K, shar
     grad_out = rng.normal(size=x.shape)
     routing = moe.route(layer, x)
     for t in range(tokens):
-        check.that(f"token {t} weights positive", bool((routing.weights[t] > 0).all()), "every weight > 0",
-                   routing.weights[t])
+        check.that(
+            f"token {t} weights positive", bool((routing.weights[t] > 0).all()), "every weight > 0", routing.weights[t]
+        )
         check.close(f"token {t} weights sum", float(routing.weights[t].sum()), 1.0)
     copies = moe.copies_per_token(moe.dispatch(layer, routing), tokens)
     check.equal("copies per token", copies, [v3.COPIES] * tokens)
     back = moe.backward(layer, x, grad_out)
     check.equal("gradients added back per token", back.pieces, [v3.COPIES] * tokens)
-    check.close("backward (finite differences)",
-                float(np.abs(back.grad_x - moe.finite_difference_grad(layer, x, grad_out)).max()), 0.0, abs=1e-6)
+    check.close(
+        "backward (finite differences)",
+        float(np.abs(back.grad_x - moe.finite_difference_grad(layer, x, grad_out)).max()),
+        0.0,
+        abs=1e-6,
+    )
     dispatched = next(k for k in v3.MOE_KEPT if k.label == "派发出去的激活")
     combined = next(k for k in v3.MOE_KEPT if k.label == "专家输出（合并前）")
     check.equal("dispatched width", dispatched.width, copies[0] * v3.HIDDEN)
     check.equal("expert outputs width", combined.width, copies[0] * v3.HIDDEN)
     return {
-        "tokens": number(tokens), "experts": number(v3.ROUTED_EXPERTS), "top_k": number(top_k),
-        "shared": number(shared), "copies": number(copies[0]), "weight_sum": number(1),
-        "hidden": number(v3.HIDDEN), "dispatched": number(dispatched.gib, 2, "GiB", "G"),
+        "tokens": number(tokens),
+        "experts": number(v3.ROUTED_EXPERTS),
+        "top_k": number(top_k),
+        "shared": number(shared),
+        "copies": number(copies[0]),
+        "weight_sum": number(1),
+        "hidden": number(v3.HIDDEN),
+        "dispatched": number(dispatched.gib, 2, "GiB", "G"),
         "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"),
         "combined": number(combined.gib, 2, "GiB", "G"),
-        "chosen": data(routing.chosen.tolist()), "weights": data(np.round(routing.weights, 4).tolist()),
+        "chosen": data(routing.chosen.tolist()),
+        "weights": data(np.round(routing.weights, 4).tolist()),
     }

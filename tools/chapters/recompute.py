@@ -22,10 +22,15 @@ from tools.course.facts import Check, Fact, approx, data, number, percent, times
 from tools.models import gpt, v3
 from tools.models import recompute as rc
 
-CHAPTER = Chapter("recompute", "重算：拿算力换显存",
-                  summary=("the asymmetric exchange and its three tiers, √L checkpointing, one V3 MoE layer ranked "
-                           "by TFLOP per GiB, linear layers vs attention per byte saved, the same criterion at 2K "
-                           "and 128K"))
+CHAPTER = Chapter(
+    "recompute",
+    "重算：拿算力换显存",
+    summary=(
+        "the asymmetric exchange and its three tiers, √L checkpointing, one V3 MoE layer ranked "
+        "by TFLOP per GiB, linear layers vs attention per byte saved, the same criterion at 2K "
+        "and 128K"
+    ),
+)
 
 
 def _gib(value: float, digits: int = 2) -> Fact:
@@ -98,8 +103,16 @@ OTHER_CUTS = (2.5, 5.0)  # the page: these pick the same rows
 # elementwise: near 0 per GiB), worth it under the cut, marginal within ten cuts.
 FREE_BELOW, MARGINAL_WITHIN = 0.01, 10
 # The page's selective tier (L168–170); "memory" is figures.md D1's 75.2%, the page's 77% is "memory_page".
-PAGE_SELECTIVE = {"saved": 53.5, "paid": 48.9, "step": 2571, "compute": 0.019, "memory": 0.752, "memory_page": 0.77,
-                  "attention_vs_previous": 23, "old_compute": 0.06}
+PAGE_SELECTIVE = {
+    "saved": 53.5,
+    "paid": 48.9,
+    "step": 2571,
+    "compute": 0.019,
+    "memory": 0.752,
+    "memory_page": 0.77,
+    "attention_vs_previous": 23,
+    "old_compute": 0.06,
+}
 
 
 def _verdict(per_gib: float, cut: float) -> str:
@@ -161,24 +174,33 @@ def _selective(check: Check, attention: rc.Attention, cut: float) -> Tier:
     drawn from the layer's own tensors, the cut's rows, and the step they are divided by."""
     rows = _candidates(attention)
     for row in rows:
-        check.close(f"'{row.label}' TFLOP (shapes = cost per byte × bytes)", row.tflop, row.tflop_closed_form,
-                    rel=1e-12)
+        check.close(
+            f"'{row.label}' TFLOP (shapes = cost per byte × bytes)", row.tflop, row.tflop_closed_form, rel=1e-12
+        )
     layer = v3.moe_layer_tensors()
     dropped = [t for row in rows for t in row.parts]
-    check.that("rows are the layer's own tensors, each once", len(set(dropped)) == len(dropped)
-               and set(dropped) <= set(layer), "every row's tensors kept by the MoE layer, none twice",
-               [t.name for t in dropped])
+    check.that(
+        "rows are the layer's own tensors, each once",
+        len(set(dropped)) == len(dropped) and set(dropped) <= set(layer),
+        "every row's tensors kept by the MoE layer, none twice",
+        [t.name for t in dropped],
+    )
     order = rc.ranked(rows)
     selected = [row for row in order if row.per_gib < cut]
     for other in OTHER_CUTS:
-        check.equal(f"cut at {other} picks the same rows", [r.label for r in order if r.per_gib < other],
-                    [r.label for r in selected])
+        check.equal(
+            f"cut at {other} picks the same rows",
+            [r.label for r in order if r.per_gib < other],
+            [r.label for r in selected],
+        )
     # The step: 3 passes of the layer's forward, by its weights (v3) and by its tensors' matmuls.
     forward = v3.moe_layer_forward_flops() / 1e12
-    by_tensors = (sum(rc.recompute_flops(t) for t in layer if t.op == v3.MATMUL)
-                  + 2.0 * v3.SEQ * math.prod(v3.O_PROJ) + rc.V3_ATTENTION.flops(v3.SEQ)) / 1e12
-    check.close("layer forward TFLOP (weights = tensors' matmuls + o_proj + attention)", by_tensors, forward,
-                rel=1e-12)
+    by_tensors = (
+        sum(rc.recompute_flops(t) for t in layer if t.op == v3.MATMUL)
+        + 2.0 * v3.SEQ * math.prod(v3.O_PROJ)
+        + rc.V3_ATTENTION.flops(v3.SEQ)
+    ) / 1e12
+    check.close("layer forward TFLOP (weights = tensors' matmuls + o_proj + attention)", by_tensors, forward, rel=1e-12)
     return Tier(rows, order, selected, forward)
 
 
@@ -190,10 +212,15 @@ TRADEOFF_PAGE = {"keep_all": "4.15", "full_recompute": "106.75", "extra": 1 / 3,
     "recompute_tradeoff",
     "重算：一次不对称的交换",
     source="ZeRO，arXiv 1910.02054 §3.2（33% re-computation overhead）；DeepSeek-V3，arXiv 2412.19437 §3.2.3；"
-           f"页面的 {PAGE_SELECTIVE['memory_page']:.0%} 分母少了每层入口，同一分母为 {PAGE_SELECTIVE['memory']:.1%}",
+    f"页面的 {PAGE_SELECTIVE['memory_page']:.0%} 分母少了每层入口，同一分母为 {PAGE_SELECTIVE['memory']:.1%}",
 )
-def recompute_tradeoff(check: Check, passes: int = rc.STEP_PASSES, replay: int = rc.REPLAY_PASSES,
-                       attention: rc.Attention = rc.V3_ATTENTION, cut: float = CUT):
+def recompute_tradeoff(
+    check: Check,
+    passes: int = rc.STEP_PASSES,
+    replay: int = rc.REPLAY_PASSES,
+    attention: rc.Attention = rc.V3_ATTENTION,
+    cut: float = CUT,
+):
     # Ⓐ the exchange, over the whole model.
     keep_all, full = v3.keep_all_gib(), v3.full_recompute_gib()
     check.close("full_recompute (one entry per layer)", full, v3.LAYERS * v3.layer_entry_gib())
@@ -217,24 +244,38 @@ def recompute_tradeoff(check: Check, passes: int = rc.STEP_PASSES, replay: int =
     # figures.md D1: the page's 77% divides by the layer without its entry; one denominator gives 75.2%.
     check.close("selective_memory", tier.memory, PAGE_SELECTIVE["memory"], abs=0.0005)
     page_denominator = tier.saved / (layer_gib - entry)
-    check.close("page's 77% (denominator without the entry)", page_denominator, PAGE_SELECTIVE["memory_page"],
-                abs=0.005)
+    check.close(
+        "page's 77% (denominator without the entry)", page_denominator, PAGE_SELECTIVE["memory_page"], abs=0.005
+    )
     old = tier.paid / tier.forward  # the page's earlier denominator: one forward (L126)
     check.close("old 6% (one forward as the denominator)", old, PAGE_SELECTIVE["old_compute"], abs=0.005)
     value = (tier.memory / tier.compute) / (full_memory / extra)
     check.that("value_ratio", 10 <= value < 100, "selective buys an order of magnitude more per FLOP", value)
     return shown | {
-        "memory_cut": _cut(memory_cut), "asymmetry": approx(times(asymmetry, 0)),
-        "passes_before": _count(passes), "passes_after": _count(passes + replay),
-        "replay": _count(replay), "forward_passes": _count(1), "backward_passes": _count(passes - 1),
-        "third": Fact(extra, f"{share.numerator}/{share.denominator}",
-                      f"{numbers.zh_int(share.denominator)}分之{numbers.zh_int(share.numerator)}"),
-        "selective_compute": percent(tier.compute, 1, plus=True), "selective_memory": _cut(tier.memory),
-        "full_compute": percent(extra, 1, plus=True), "full_memory": _cut(full_memory),
-        "none_compute": percent(0, 0), "none_memory": percent(0, 0),
+        "memory_cut": _cut(memory_cut),
+        "asymmetry": approx(times(asymmetry, 0)),
+        "passes_before": _count(passes),
+        "passes_after": _count(passes + replay),
+        "replay": _count(replay),
+        "forward_passes": _count(1),
+        "backward_passes": _count(passes - 1),
+        "third": Fact(
+            extra,
+            f"{share.numerator}/{share.denominator}",
+            f"{numbers.zh_int(share.denominator)}分之{numbers.zh_int(share.numerator)}",
+        ),
+        "selective_compute": percent(tier.compute, 1, plus=True),
+        "selective_memory": _cut(tier.memory),
+        "full_compute": percent(extra, 1, plus=True),
+        "full_memory": _cut(full_memory),
+        "none_compute": percent(0, 0),
+        "none_memory": percent(0, 0),
         "page_selective_memory": percent(PAGE_SELECTIVE["memory_page"], 0),
-        "moe_layer": _gib(layer_gib), "entry": _gib(entry), "layers": number(v3.LAYERS),
-        "seq": _seq(v3.SEQ), "value_ratio": approx(times(value, 0)),
+        "moe_layer": _gib(layer_gib),
+        "entry": _gib(entry),
+        "layers": number(v3.LAYERS),
+        "seq": _seq(v3.SEQ),
+        "value_ratio": approx(times(value, 0)),
         "working_layer": _gib(layer_gib, 0),
     }
 
@@ -255,15 +296,26 @@ def _sqrt_panel(check: Check, prefix: str, layers: int, ks: tuple[int, int, int]
     root = math.sqrt(layers)
     check.equal(f"{prefix}best k (searched)", best, middle)
     check.equal(f"{prefix}best k is the whole number nearest √L", best, round(root))
-    check.that(f"{prefix}middle is lowest", totals[1] < min(totals[0], totals[2]),
-               "the middle k keeps the fewest layers present", totals)
+    check.that(
+        f"{prefix}middle is lowest",
+        totals[1] < min(totals[0], totals[2]),
+        "the middle k keeps the fewest layers present",
+        totals,
+    )
     k = np.arange(1.0, layers / 2 + SWEEP_STEP / 2, SWEEP_STEP)
     facts = {
-        "layers": number(layers), "sqrt": number(root, 0 if root.is_integer() else 2),
-        "k_small": number(small), "seg_small": _count(small), "k_best": number(middle), "k_large": number(large),
-        "ckpt_small": _present(layers / small), "ckpt_best": _present(layers / middle),
+        "layers": number(layers),
+        "sqrt": number(root, 0 if root.is_integer() else 2),
+        "k_small": number(small),
+        "seg_small": _count(small),
+        "k_best": number(middle),
+        "k_large": number(large),
+        "ckpt_small": _present(layers / small),
+        "ckpt_best": _present(layers / middle),
         "ckpt_large": _present(layers / large),
-        "total_small": _present(totals[0]), "total_best": _present(totals[1]), "total_large": _present(totals[2]),
+        "total_small": _present(totals[0]),
+        "total_best": _present(totals[1]),
+        "total_large": _present(totals[2]),
         "sweep": data({"k": k.tolist(), "checkpoints": (layers / k).tolist(), "segment": k.tolist()}),
     }
     return {prefix + name: fact for name, fact in facts.items()}, totals, root
@@ -278,10 +330,11 @@ def _present(value: float) -> Fact:
     "recompute_sqrt_l",
     "每隔 k 层存一个存档点：√L",
     source="√L 检查点：Chen 等 2016，Training Deep Nets with Sublinear Memory Cost，arXiv 1604.06174；"
-           f"页面未给 L 与 k：演示取 L ＝ {SQRT_DEMO[0]}，再换成 V3 的 {SQRT_V3[0]} 层",
+    f"页面未给 L 与 k：演示取 L ＝ {SQRT_DEMO[0]}，再换成 V3 的 {SQRT_V3[0]} 层",
 )
-def recompute_sqrt_l(check: Check, demo: tuple[int, tuple[int, int, int]] = SQRT_DEMO,
-                     model: tuple[int, tuple[int, int, int]] = SQRT_V3):
+def recompute_sqrt_l(
+    check: Check, demo: tuple[int, tuple[int, int, int]] = SQRT_DEMO, model: tuple[int, tuple[int, int, int]] = SQRT_V3
+):
     layers, ks = demo
     panel, totals, root = _sqrt_panel(check, "", layers, ks)
     check.that("√L is whole", root.is_integer(), "a demo L whose square root is a whole number", root)
@@ -292,10 +345,10 @@ def recompute_sqrt_l(check: Check, demo: tuple[int, tuple[int, int, int]] = SQRT
 
     v3_layers, v3_ks = model
     v3_panel, v3_totals, v3_root = _sqrt_panel(check, "v3_", v3_layers, v3_ks)
-    check.that("v3 √L is not whole", not v3_root.is_integer(), "V3's 61 layers have no whole square root",
-               v3_root)
-    check.that("v3 ends no longer equal", v3_totals[0] != v3_totals[2], "k = 2 and k = 30 keep different counts",
-               v3_totals)
+    check.that("v3 √L is not whole", not v3_root.is_integer(), "V3's 61 layers have no whole square root", v3_root)
+    check.that(
+        "v3 ends no longer equal", v3_totals[0] != v3_totals[2], "k = 2 and k = 30 keep different counts", v3_totals
+    )
     v3_panel["v3_sqrt"] = approx(v3_panel["v3_sqrt"])
     v3_panel["v3_total_large"] = number(v3_totals[2], 1)  # 32.0, beside 32.5
     return panel | v3_panel
@@ -303,12 +356,13 @@ def recompute_sqrt_l(check: Check, demo: tuple[int, tuple[int, int, int]] = SQRT
 
 # -- selective_recompute_table (B2) -----------------------------------------------------------
 
+
 @CHAPTER.figure(
     "selective_recompute_table",
     "一层 V3 MoE，按每 GiB 的代价排名",
     source=f"按 V3 config 与闭式解生成（{v3.SEQ // 1024}K、bf16）；「gate / up / 路由 / 降维」一行沿用页面的 "
-           f"{v3.GATE.gib + v3.UP.gib + v3.KV_DOWN.gib:.2f} GiB，"
-           "实为 gate、up 与一份 KV 降维；DeepSeek-V3：arXiv 2412.19437 §3.2.3",
+    f"{v3.GATE.gib + v3.UP.gib + v3.KV_DOWN.gib:.2f} GiB，"
+    "实为 gate、up 与一份 KV 降维；DeepSeek-V3：arXiv 2412.19437 §3.2.3",
 )
 def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTENTION, cut: float = CUT):
     tier = _selective(check, attention, cut)
@@ -318,23 +372,43 @@ def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTE
         gib_text, tflop_text = numbers.signed(row.gib, 2), _cell_tflop(row.tflop)
         ratio_text, verdict = _cell_ratio(row.per_gib), _verdict(row.per_gib, cut)
         check.equal(f"rank {rank + 1} '{row.label}'", (gib_text, tflop_text, ratio_text, verdict), page)
-        rows.append({"label": row.label, "gib": gib_text, "tflop": tflop_text, "per_gib": ratio_text,
-                     "verdict": verdict, "forward": tier.rows.index(row), "selected": row in tier.selected})
+        rows.append(
+            {
+                "label": row.label,
+                "gib": gib_text,
+                "tflop": tflop_text,
+                "per_gib": ratio_text,
+                "verdict": verdict,
+                "forward": tier.rows.index(row),
+                "selected": row in tier.selected,
+            }
+        )
 
     gate = next(r for r in order if v3.GATE in r.parts)
-    check.close("9.14 GiB = gate + up + one 576-wide KV 降维 (D10)", gate.gib,
-                v3.GATE.gib + v3.UP.gib + v3.SEQ * (v3.KV_LORA + v3.ROPE) * v3.BF16 / v3.GIB)
+    check.close(
+        "9.14 GiB = gate + up + one 576-wide KV 降维 (D10)",
+        gate.gib,
+        v3.GATE.gib + v3.UP.gib + v3.SEQ * (v3.KV_LORA + v3.ROPE) * v3.BF16 / v3.GIB,
+    )
     labelled = rc.Candidate("as labelled", GATE_ROW_AS_LABELLED, v3.SEQ, attention)
     check.close("gate row as labelled (D10)", labelled.gib, 9.578, abs=0.0005)
     check.close("gate row as labelled TFLOP (D10)", labelled.tflop, 73.72, abs=0.005)
-    check.that("retracted cell", abs(RETRACTED_CELL - gate.tflop) > 1, "the old hand-filled cell is not the product",
-               (RETRACTED_CELL, gate.tflop))
+    check.that(
+        "retracted cell",
+        abs(RETRACTED_CELL - gate.tflop) > 1,
+        "the old hand-filled cell is not the product",
+        (RETRACTED_CELL, gate.tflop),
+    )
     rounded_product = round(gate.gib, 2) * round(gate.per_gib, 2)  # the page's check: 9.14 × 7.70
     check.close("9.14 × 7.70 (the page's rounded cells)", rounded_product, gate.tflop, abs=0.05)
 
     attention_row, before = order[-1], order[-2]
-    check.that("attention ranks last", v3.ATTN_OUT in attention_row.parts, "attention output is the dearest per GiB",
-               attention_row.label)
+    check.that(
+        "attention ranks last",
+        v3.ATTN_OUT in attention_row.parts,
+        "attention output is the dearest per GiB",
+        attention_row.label,
+    )
     vs_previous = attention_row.per_gib / before.per_gib
     check.close("attention_vs_previous", vs_previous, PAGE_SELECTIVE["attention_vs_previous"], abs=0.5)
     check.close("saved", tier.saved, PAGE_SELECTIVE["saved"])
@@ -343,34 +417,57 @@ def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTE
     check.close("selective_memory (D1)", tier.memory, PAGE_SELECTIVE["memory"], abs=0.0005)
     below = max(r.per_gib for r in tier.selected)
     above = min(r.per_gib for r in order if r not in tier.selected)
-    check.that("cut sits in the gap", below < cut < above, "the cut between the last row taken and the first left",
-               (below, cut, above))
+    check.that(
+        "cut sits in the gap",
+        below < cut < above,
+        "the cut between the last row taken and the first left",
+        (below, cut, above),
+    )
     unranked = [t for t in v3.moe_layer_tensors() if not any(t in r.parts for r in order)]
     ranked_gib = sum(r.gib for r in order)
     check.close("ranked + unranked = the MoE layer", ranked_gib + sum(t.gib for t in unranked), v3.moe_layer_gib())
     return {
-        "rows": data(rows), "cut": number(cut), "seq": _seq(v3.SEQ), "hidden": number(v3.HIDDEN),
-        "ratio_last_taken": number(below, 2), "ratio_first_left": number(above, 2),
-        "saved": _gib(tier.saved, 1), "paid": _tflop(tier.paid, 1),
-        "saved_cell": number(tier.saved, 1), "paid_cell": number(tier.paid, 1),
-        "step_tflop": approx(_tflop(tier.step, 0)), "passes": number(rc.STEP_PASSES),
-        "selective_compute": percent(tier.compute, 1), "selective_memory": percent(tier.memory, 1),
+        "rows": data(rows),
+        "cut": number(cut),
+        "seq": _seq(v3.SEQ),
+        "hidden": number(v3.HIDDEN),
+        "ratio_last_taken": number(below, 2),
+        "ratio_first_left": number(above, 2),
+        "saved": _gib(tier.saved, 1),
+        "paid": _tflop(tier.paid, 1),
+        "saved_cell": number(tier.saved, 1),
+        "paid_cell": number(tier.paid, 1),
+        "step_tflop": approx(_tflop(tier.step, 0)),
+        "passes": number(rc.STEP_PASSES),
+        "selective_compute": percent(tier.compute, 1),
+        "selective_memory": percent(tier.memory, 1),
         "page_selective_memory": percent(PAGE_SELECTIVE["memory_page"], 0),
-        "moe_layer": _gib(v3.moe_layer_gib()), "entry": _gib(v3.layer_entry_gib()),
-        "gate_gib": _gib(gate.gib), "gate_tflop": _tflop(gate.tflop), "gate_ratio": number(gate.per_gib, 2),
-        "retracted": _tflop(RETRACTED_CELL), "retracted_cell": number(RETRACTED_CELL, 2),
+        "moe_layer": _gib(v3.moe_layer_gib()),
+        "entry": _gib(v3.layer_entry_gib()),
+        "gate_gib": _gib(gate.gib),
+        "gate_tflop": _tflop(gate.tflop),
+        "gate_ratio": number(gate.per_gib, 2),
+        "retracted": _tflop(RETRACTED_CELL),
+        "retracted_cell": number(RETRACTED_CELL, 2),
         "kv_down_width": number(v3.KV_DOWN.width),
-        "gate_gib_as_labelled": _gib(labelled.gib, 2), "gate_tflop_as_labelled": _tflop(labelled.tflop),
-        "attention_gib": _gib(attention_row.gib), "attention_tflop": _tflop(attention_row.tflop),
-        "attention_ratio": number(attention_row.per_gib, 2), "attention_vs_previous": times(vs_previous, 0),
+        "gate_gib_as_labelled": _gib(labelled.gib, 2),
+        "gate_tflop_as_labelled": _tflop(labelled.tflop),
+        "attention_gib": _gib(attention_row.gib),
+        "attention_tflop": _tflop(attention_row.tflop),
+        "attention_ratio": number(attention_row.per_gib, 2),
+        "attention_vs_previous": times(vs_previous, 0),
         "unranked_gib": _gib(v3.moe_layer_gib() - ranked_gib, 1),
     }
 
 
 # -- attention_crossover (A11) ------------------------------------------------------------------
 CROSSOVER_WIDTHS = (v3.KV_UP.k, v3.Q_UP.k, v3.EXPERT_OUT.k, v3.GATE.k)  # the ranked matmul rows' inputs
-CROSSOVER_PAGE = {"v3_slope": 1.25, "gpt3_slope": 1.00, "crossings": (409.6, 1228.8, 1638.4, 5734.4),
-                  "crossover": "5,734"}
+CROSSOVER_PAGE = {
+    "v3_slope": 1.25,
+    "gpt3_slope": 1.00,
+    "crossings": (409.6, 1228.8, 1638.4, 5734.4),
+    "crossover": "5,734",
+}
 RANDOM_MATMULS = 24
 RANDOM_SEED = 11
 AXIS_S = 8192  # the plot's S axis, far enough to show every crossing
@@ -391,8 +488,13 @@ def _crossing_by_bisection(attention: rc.Attention, k: int) -> float:
     "每省一个字节要付多少：线性层与 attention",
     source="闭式解为本课推导（causal 折半口径）；V3 config：arXiv 2412.19437；GPT-3：arXiv 2005.14165 表 2.1",
 )
-def attention_crossover(check: Check, d_qk: int = v3.QK_HEAD, causal: float = rc.CAUSAL,
-                        widths: tuple[int, ...] = CROSSOVER_WIDTHS, seed: int = RANDOM_SEED):
+def attention_crossover(
+    check: Check,
+    d_qk: int = v3.QK_HEAD,
+    causal: float = rc.CAUSAL,
+    widths: tuple[int, ...] = CROSSOVER_WIDTHS,
+    seed: int = RANDOM_SEED,
+):
     # A linear layer: count real matmuls of random shapes; FLOPs per output byte is k every time.
     rng = np.random.default_rng(seed)
     trials = []
@@ -409,8 +511,9 @@ def attention_crossover(check: Check, d_qk: int = v3.QK_HEAD, causal: float = rc
     v3_slope = v3_attention.slope()
     check.close("v3_slope", v3_slope, CROSSOVER_PAGE["v3_slope"])
     for s in (1024, v3.SEQ):
-        check.close(f"v3 slope by the shapes at S={s}", v3_attention.flops(s) / v3_attention.output_bytes(s) / s,
-                    v3_slope)
+        check.close(
+            f"v3 slope by the shapes at S={s}", v3_attention.flops(s) / v3_attention.output_bytes(s) / s, v3_slope
+        )
     check.close("causal halving (a real mask)", rc.causal_share(MASK_S), causal, abs=1 / MASK_S)
     gpt3_slope = rc.GPT3_ATTENTION.slope()
     check.close("gpt3_slope", gpt3_slope, CROSSOVER_PAGE["gpt3_slope"])
@@ -422,50 +525,74 @@ def attention_crossover(check: Check, d_qk: int = v3.QK_HEAD, causal: float = rc
     crossover = crossings[widths.index(v3.HIDDEN)]
     check.equal("crossover", numbers.signed(crossover), CROSSOVER_PAGE["crossover"])
     at_128k = v3_slope * v3.SEQ
-    check.close("B2 attention row in width units", at_128k * v3.GIB / 1e12,
-                rc.Candidate("attention", (v3.ATTN_OUT,), v3.SEQ, v3_attention).per_gib)
+    check.close(
+        "B2 attention row in width units",
+        at_128k * v3.GIB / 1e12,
+        rc.Candidate("attention", (v3.ATTN_OUT,), v3.SEQ, v3_attention).per_gib,
+    )
     s, k, n, flops, nbytes = trials[0]
     mac, per_number = flops / (s * k * n), nbytes / (s * n)  # 2 FLOPs a multiply-add, 2 bytes a bf16 number
     check.equal("FLOPs per multiply-add", mac, 2.0)
     check.equal("bytes per bf16 number", per_number, float(v3.BF16))
     return {
-        "mac": number(mac), "per_number": number(per_number),
-        "d_qk": number(d_qk), "d_v": number(v3.V_HEAD), "gpt3_d": number(rc.GPT3_HEAD),
-        "v3_slope": number(v3_slope, 2), "gpt3_slope": number(gpt3_slope, 2),
+        "mac": number(mac),
+        "per_number": number(per_number),
+        "d_qk": number(d_qk),
+        "d_v": number(v3.V_HEAD),
+        "gpt3_d": number(rc.GPT3_HEAD),
+        "v3_slope": number(v3_slope, 2),
+        "gpt3_slope": number(gpt3_slope, 2),
         "widths": data([{"k": k, "text": _width(k)} for k in widths]),
         "crossings": data([{"k": k, "s": c, "text": numbers.signed(c, 1)} for k, c in zip(widths, crossings)]),
         **{f"k_{i}": number(k) for i, k in enumerate(widths, 1)},
         **{f"crossing_{i}": number(c, 1) for i, c in enumerate(crossings, 1)},
-        "crossover": number(crossover), "crossover_exact": number(crossover, 1), "hidden": number(v3.HIDDEN),
+        "crossover": number(crossover),
+        "crossover_exact": number(crossover, 1),
+        "hidden": number(v3.HIDDEN),
         "example": data({"s": s, "k": k, "n": n, "flops": numbers.signed(flops), "bytes": numbers.signed(nbytes)}),
-        "trials": number(RANDOM_MATMULS), "bf16_bytes": number(v3.BF16, 0, "B", "字节"),
+        "trials": number(RANDOM_MATMULS),
+        "bf16_bytes": number(v3.BF16, 0, "B", "字节"),
         "axis_s": data({"max": AXIS_S, "ticks": [{"s": t, "text": numbers.signed(t)} for t in (AXIS_S // 2, AXIS_S)]}),
-        "at_128k": number(at_128k), "seq": _seq(v3.SEQ),
+        "at_128k": number(at_128k),
+        "seq": _seq(v3.SEQ),
     }
 
 
 # -- seq_len_flip (A12) -------------------------------------------------------------------------
-FLIP_PAGE = {"gpt3_cost": "2,048", "retracted": "2,560", "gpt3_share": 0.0137, "paper_share": 0.027,
-             "v3_cost": "163,840", "crossover": "5,734"}
+FLIP_PAGE = {
+    "gpt3_cost": "2,048",
+    "retracted": "2,560",
+    "gpt3_share": 0.0137,
+    "paper_share": 0.027,
+    "v3_cost": "163,840",
+    "crossover": "5,734",
+}
 PAPER_YEAR = 2022  # Korthikanti et al., arXiv 2205.05198 (2022-05)
 # Megatron-LM's --recompute-modules: the default, and the other candidates the page names,
 # with the ranked row each of them drops.
 MEGATRON_DEFAULT = "core_attn"
-MEGATRON_ROWS = {"core_attn": ("attention 输出", (v3.ATTN_OUT,)),
-                 "layernorm": ("RMSNorm 输出", NORM_OUTPUTS),
-                 "moe_act": ("SwiGLU 乘积", (v3.SWIGLU_PRODUCT,)),
-                 "mla_up_proj": ("Q 展开、K/V 解压", (v3.Q_UP, v3.KV_UP))}
+MEGATRON_ROWS = {
+    "core_attn": ("attention 输出", (v3.ATTN_OUT,)),
+    "layernorm": ("RMSNorm 输出", NORM_OUTPUTS),
+    "moe_act": ("SwiGLU 乘积", (v3.SWIGLU_PRODUCT,)),
+    "mla_up_proj": ("Q 展开、K/V 解压", (v3.Q_UP, v3.KV_UP)),
+}
 
 
 @CHAPTER.figure(
     "seq_len_flip",
     "同一个判据，相反的结论：2K 与 128K",
     source="Korthikanti 等，Reducing Activation Recomputation in Large Transformer Models，arXiv 2205.05198；"
-           "Megatron-LM transformer_config.py 的 recompute_modules（页面记为 2026-09 主干）；"
-           f"对照线取各自的模型宽度，不是最宽的线性层；论文的 {FLIP_PAGE['paper_share']:.1%} 未按 causal 折半",
+    "Megatron-LM transformer_config.py 的 recompute_modules（页面记为 2026-09 主干）；"
+    f"对照线取各自的模型宽度，不是最宽的线性层；论文的 {FLIP_PAGE['paper_share']:.1%} 未按 causal 折半",
 )
-def seq_len_flip(check: Check, gpt3: gpt.Gpt = gpt.GPT3_175B, gpt3_attention: rc.Attention = rc.GPT3_ATTENTION,
-                 v3_attention: rc.Attention = rc.V3_ATTENTION, cut: float = CUT):
+def seq_len_flip(
+    check: Check,
+    gpt3: gpt.Gpt = gpt.GPT3_175B,
+    gpt3_attention: rc.Attention = rc.GPT3_ATTENTION,
+    v3_attention: rc.Attention = rc.V3_ATTENTION,
+    cut: float = CUT,
+):
     check.equal("gpt3 heads × head = width", gpt3_attention.heads * gpt3_attention.d_v, gpt3.width)
     # Each model with its own constants: slope, operating length, comparison line (d_model, figures.md D8).
     gpt3_slope, v3_slope = gpt3_attention.slope(), v3_attention.slope()
@@ -475,8 +602,9 @@ def seq_len_flip(check: Check, gpt3: gpt.Gpt = gpt.GPT3_175B, gpt3_attention: rc
     check.equal("retracted", numbers.signed(retracted), FLIP_PAGE["retracted"])
     check.that("gpt3 label is its own", gpt3_cost != retracted, "GPT-3's point uses GPT-3's slope", gpt3_cost)
     gpt3_crossing = gpt3.width / gpt3_slope
-    check.that("gpt3 far left", gpt3.context < gpt3_crossing, "2K sits left of GPT-3's crossing",
-               (gpt3.context, gpt3_crossing))
+    check.that(
+        "gpt3 far left", gpt3.context < gpt3_crossing, "2K sits left of GPT-3's crossing", (gpt3.context, gpt3_crossing)
+    )
     widest = 4 * gpt3.width  # D8: GPT-3's widest linear input is the MLP down-projection
     check.that("gpt3 left of its widest line too", gpt3_cost < widest, "the verdict holds a fortiori", widest)
     v3_cost = v3_slope * v3.SEQ
@@ -499,28 +627,54 @@ def seq_len_flip(check: Check, gpt3: gpt.Gpt = gpt.GPT3_175B, gpt3_attention: rc
     dearest = max(rows.values(), key=lambda r: r.per_gib)
     check.equal("Megatron's default is the dearest row at 128K", dearest.label, MEGATRON_DEFAULT)
     cheap = [name for name, row in rows.items() if row.per_gib < cut]
-    check.equal("Megatron's other candidates are all under the cut", sorted(cheap),
-                sorted(set(MEGATRON_ROWS) - {MEGATRON_DEFAULT}))
+    check.equal(
+        "Megatron's other candidates are all under the cut",
+        sorted(cheap),
+        sorted(set(MEGATRON_ROWS) - {MEGATRON_DEFAULT}),
+    )
 
     def panel(seq_max: int, y_max: int, ticks_x, ticks_y) -> dict:
-        return {"x_max": seq_max, "y_max": y_max,
-                "x_ticks": [{"v": t, "text": numbers.signed(t)} for t in ticks_x],
-                "y_ticks": [{"v": t, "text": numbers.signed(t)} for t in ticks_y]}
+        return {
+            "x_max": seq_max,
+            "y_max": y_max,
+            "x_ticks": [{"v": t, "text": numbers.signed(t)} for t in ticks_x],
+            "y_ticks": [{"v": t, "text": numbers.signed(t)} for t in ticks_y],
+        }
 
     return {
         "year": year(PAPER_YEAR),
-        "gpt3_slope": number(gpt3_slope, 2), "v3_slope": number(v3_slope, 2),
-        "gpt3_seq": number(gpt3.context), "gpt3_seq_k": _seq(gpt3.context), "v3_seq": number(v3.SEQ),
+        "gpt3_slope": number(gpt3_slope, 2),
+        "v3_slope": number(v3_slope, 2),
+        "gpt3_seq": number(gpt3.context),
+        "gpt3_seq_k": _seq(gpt3.context),
+        "v3_seq": number(v3.SEQ),
         "v3_seq_k": _seq(v3.SEQ),
-        "gpt3_width": number(gpt3.width), "v3_width": number(v3.HIDDEN), "gpt3_widest": number(widest),
-        "gpt3_cost": number(gpt3_cost), "v3_cost": number(v3_cost), "retracted": number(retracted),
-        "gpt3_crossing": number(gpt3_crossing), "v3_crossing": number(v3_crossing),
-        "gpt3_left": times(gpt3_crossing / gpt3.context, 0), "v3_right": times(v3_cost / v3.HIDDEN, 0),
-        "gpt3_d": number(gpt3_attention.d_qk), "v3_d_qk": number(v3_attention.d_qk), "v3_d_v": number(v3_attention.d_v),
-        "gpt3_share": percent(share, 2), "paper_share": percent(paper, 1),
+        "gpt3_width": number(gpt3.width),
+        "v3_width": number(v3.HIDDEN),
+        "gpt3_widest": number(widest),
+        "gpt3_cost": number(gpt3_cost),
+        "v3_cost": number(v3_cost),
+        "retracted": number(retracted),
+        "gpt3_crossing": number(gpt3_crossing),
+        "v3_crossing": number(v3_crossing),
+        "gpt3_left": times(gpt3_crossing / gpt3.context, 0),
+        "v3_right": times(v3_cost / v3.HIDDEN, 0),
+        "gpt3_d": number(gpt3_attention.d_qk),
+        "v3_d_qk": number(v3_attention.d_qk),
+        "v3_d_v": number(v3_attention.d_v),
+        "gpt3_share": percent(share, 2),
+        "paper_share": percent(paper, 1),
         "gpt3_panel": data(panel(16_384, 16_384, (gpt3.context, gpt3.width), (gpt3.context, gpt3.width))),
         "v3_panel": data(panel(147_456, 184_320, (v3_crossing, v3.SEQ), (v3.HIDDEN, v3_cost))),
-        "modules": data([{"module": name, "tensors": label, "default": name == MEGATRON_DEFAULT,
-                          "verdict": _verdict(rows[name].per_gib, cut)}
-                         for name, (label, _parts) in MEGATRON_ROWS.items()]),
+        "modules": data(
+            [
+                {
+                    "module": name,
+                    "tensors": label,
+                    "default": name == MEGATRON_DEFAULT,
+                    "verdict": _verdict(rows[name].per_gib, cut),
+                }
+                for name, (label, _parts) in MEGATRON_ROWS.items()
+            ]
+        ),
     }

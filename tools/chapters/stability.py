@@ -18,10 +18,15 @@ from tools.course.catalogue import Chapter
 from tools.course.facts import Check, Fact, approx, data, myriad, number, percent, power, scientific, times
 from tools.models import attention_collapse, half, residual_norm, spikes
 
-CHAPTER = Chapter("stability", "训练为什么会飞：稳定性，与本课自推的数",
-                  summary=("four tools from four papers (PaLM, ST-MoE's Table 4, QK-norm, LN placement), "
-                           "PaLM's loss spikes, Post-LN's fading direct path, where fp16 underflows, "
-                           "the course's self-derived numbers"))
+CHAPTER = Chapter(
+    "stability",
+    "训练为什么会飞：稳定性，与本课自推的数",
+    summary=(
+        "four tools from four papers (PaLM, ST-MoE's Table 4, QK-norm, LN placement), "
+        "PaLM's loss spikes, Post-LN's fading direct path, where fp16 underflows, "
+        "the course's self-derived numbers"
+    ),
+)
 
 
 def _quote(value, text: str, spoken: str) -> Fact:
@@ -64,10 +69,9 @@ def _ratio(stable: int, runs: int) -> Fact:
     "stability_overview",
     "让训练别飞：四条工具，四篇论文",
     source="PaLM arXiv 2204.02311 §5.1；ST-MoE arXiv 2202.08906 Table 4（三个数照抄）\n"
-           "ViT-22B arXiv 2302.05442 §2（QK-norm 沿用 Gilmer 等 2023）；Xiong 等 arXiv 2002.04745；无本课实测",
+    "ViT-22B arXiv 2302.05442 §2（QK-norm 沿用 Gilmer 等 2023）；Xiong 等 arXiv 2002.04745；无本课实测",
 )
-def stability_overview(check: Check, table: dict = ST_MOE_TABLE4, head: dict = HEAD,
-                       scales: np.ndarray = HEAD_SCALES):
+def stability_overview(check: Check, table: dict = ST_MOE_TABLE4, head: dict = HEAD, scales: np.ndarray = HEAD_SCALES):
     # Ⓒ the table as copied, and what the page reads off it.
     for name, page in ST_MOE_PAGE.items():
         check.equal(f"{name}_quality (copied from Table 4)", numbers.signed(table[name][2], 3), page)
@@ -77,10 +81,18 @@ def stability_overview(check: Check, table: dict = ST_MOE_TABLE4, head: dict = H
     for name in ("clipping", "z_loss"):
         check.that(f"{name} stable", table[name][0] == table[name][1], "every run finished", table[name][:2])
     quality = {name: row[2] for name, row in table.items()}
-    check.that("clipping costs quality", quality["clipping"] < quality["baseline"] - 1,
-               "tight clipping far below the baseline", quality)
-    check.that("z_loss keeps quality", 0 < quality["z_loss"] - quality["baseline"] < 0.05,
-               "z-loss slightly better than the baseline", quality)
+    check.that(
+        "clipping costs quality",
+        quality["clipping"] < quality["baseline"] - 1,
+        "tight clipping far below the baseline",
+        quality,
+    )
+    check.that(
+        "z_loss keeps quality",
+        0 < quality["z_loss"] - quality["baseline"] < 0.05,
+        "z-loss slightly better than the baseline",
+        quality,
+    )
 
     # QK-norm: a real softmax over growing logits, with and without the norm.
     attention = attention_collapse.Head.random(head["keys"], head["dim"], head["seed"])
@@ -91,8 +103,9 @@ def stability_overview(check: Check, table: dict = ST_MOE_TABLE4, head: dict = H
     check.that("entropy falls", bool(np.all(np.diff(entropy) < 0)), "entropy falls as the logits grow", entropy)
     check.that("entropy_end (≈ 0)", entropy[-1] < 0.01, "< 0.01 bit: one-hot", entropy[-1])
     check.that("top_weight_end (one-hot)", raw[-1].max() > 0.999, "> 99.9% on one key", raw[-1].max())
-    check.that("entropy_start (spread)", entropy[0] > 0.8 * math.log2(head["keys"]), "near the uniform's log₂ n",
-               entropy[0])
+    check.that(
+        "entropy_start (spread)", entropy[0] > 0.8 * math.log2(head["keys"]), "near the uniform's log₂ n", entropy[0]
+    )
     # Second route: the uniform weights' entropy is exactly log₂ n.
     uniform = attention_collapse.entropy_bits(np.full(head["keys"], 1 / head["keys"]))
     check.close("entropy of uniform weights", uniform, math.log2(head["keys"]))
@@ -105,17 +118,26 @@ def stability_overview(check: Check, table: dict = ST_MOE_TABLE4, head: dict = H
         "palm_params": myriad(PALM["params"], "亿"),
         "palm_spikes": approx(_count(PALM["spikes"], "次")),
         "rollback": approx(_count(PALM["rollback"], "步")),
-        "skip": _quote(PALM["skip"], f"{PALM['skip'][0]}–{PALM['skip'][1]} 批",
-                       f"{numbers.zh_int(PALM['skip'][0])}到{numbers.zh_int(PALM['skip'][1])}批"),
+        "skip": _quote(
+            PALM["skip"],
+            f"{PALM['skip'][0]}–{PALM['skip'][1]} 批",
+            f"{numbers.zh_int(PALM['skip'][0])}到{numbers.zh_int(PALM['skip'][1])}批",
+        ),
         "vit_diverged_at": approx(myriad(VIT_DIVERGED_AT, "亿")),
         **{f"{name}_stable": _ratio(*row[:2]) for name, row in table.items()},
         **{f"{name}_quality": number(row[2], 3) for name, row in table.items()},
         "diverged": _count(diverged, "次"),
         "clip_threshold": number(ST_MOE_CLIP, 1),
         **{f"{name}_runs": _count(row[1], "次") for name, row in table.items()},
-        "attention": data({"scales": scales.tolist(), "raw": [w.tolist() for w in raw],
-                           "normed": [w.tolist() for w in normed], "entropy": entropy,
-                           "entropy_normed": entropy_normed}),
+        "attention": data(
+            {
+                "scales": scales.tolist(),
+                "raw": [w.tolist() for w in raw],
+                "normed": [w.tolist() for w in normed],
+                "entropy": entropy,
+                "entropy_normed": entropy_normed,
+            }
+        ),
         "entropy_start": number(entropy[0], 2, **bits),
         "entropy_end": number(entropy[-1], 3, **bits),
         "entropy_normed": number(entropy_normed[0], 2, **bits),
@@ -135,7 +157,7 @@ REFEED_EARLIER = 150  # the earlier checkpoint, steps before the spike
     "loss_spikes",
     "PaLM 的 loss 尖峰：开着裁剪照样飞",
     source="PaLM，arXiv 2204.02311 §5.1（约 20 次、开着裁剪、小模型上未见、换时刻重喂不飞）\n"
-           "曲线为示意：位置只按「看不出规律」挑，高度与宽度论文未给，纵轴不设刻度",
+    "曲线为示意：位置只按「看不出规律」挑，高度与宽度论文未给，纵轴不设刻度",
 )
 def loss_spikes(check: Check, run: dict = SPIKE_RUN, y_ticks: tuple = (), cite=catalogue.cite):
     drawn = spikes.spikes(**run)
@@ -153,18 +175,33 @@ def loss_spikes(check: Check, run: dict = SPIKE_RUN, y_ticks: tuple = (), cite=c
     spike = drawn[REFEED_SPIKE]
     window = (spike.at - REFEED_WINDOW, spike.at + REFEED_WINDOW)
     earlier = (window[0] - REFEED_EARLIER, window[1] - REFEED_EARLIER)
-    refed = base[earlier[0]:earlier[1] + 1]
-    check.that("refeed is flat", bool(np.all(np.diff(refed) <= 0)), "no rise where the same batches go in",
-               float(np.max(np.diff(refed))))
-    check.that("refeed window holds one spike", sum(window[0] < a < window[1] for a in at) == 1,
-               "exactly the chosen spike inside the zoom", [a for a in at if window[0] < a < window[1]])
+    refed = base[earlier[0] : earlier[1] + 1]
+    check.that(
+        "refeed is flat",
+        bool(np.all(np.diff(refed) <= 0)),
+        "no rise where the same batches go in",
+        float(np.max(np.diff(refed))),
+    )
+    check.that(
+        "refeed window holds one spike",
+        sum(window[0] < a < window[1] for a in at) == 1,
+        "exactly the chosen spike inside the zoom",
+        [a for a in at if window[0] < a < window[1]],
+    )
     overview = {name: cite(f"stability_overview.{name}") for name in ("palm_spikes", "rollback", "skip")}
     return overview | {
         "curve": data({"loss": loss.tolist(), "spikes": at}),
         "baseline": data(base.tolist()),
-        "refeed": data({"spike": spike.at, "batches": (spike.at - 3, spike.at + 1), "window": window,
-                        "spiked": loss[window[0]:window[1] + 1].tolist(), "refed": refed.tolist(),
-                        "base": base[window[0]:window[1] + 1].tolist()}),
+        "refeed": data(
+            {
+                "spike": spike.at,
+                "batches": (spike.at - 3, spike.at + 1),
+                "window": window,
+                "spiked": loss[window[0] : window[1] + 1].tolist(),
+                "refed": refed.tolist(),
+                "base": base[window[0] : window[1] + 1].tolist(),
+            }
+        ),
         "y_ticks": data(list(y_ticks)),
     }
 
@@ -180,7 +217,7 @@ NOISE_SIGMAS = 3
     "post_ln_decay",
     "Post-LN：残差直通路一层层变细",
     source="苏剑林《模型优化漫谈：BERT 的初始标准差为什么是 0.02？》kexue.fm/archives/8747（作者分析，非同行评议）\n"
-           "Xiong 等 arXiv 2002.04745；蒙特卡洛为本课当场跑：d ＝ 4096，固定种子",
+    "Xiong 等 arXiv 2002.04745；蒙特卡洛为本课当场跑：d ＝ 4096，固定种子",
 )
 def post_ln_decay(check: Check, run: dict = POST_LN_RUN, sigmas: float = NOISE_SIGMAS):
     layers = np.arange(run["layers"] + 1)
@@ -198,27 +235,38 @@ def post_ln_decay(check: Check, run: dict = POST_LN_RUN, sigmas: float = NOISE_S
     ratio = float(np.median(observed / noise[1:]))
     check.that("noise as stated", 0.75 <= ratio <= 1.33, "the runs' spread matches the predicted noise", ratio)
     pre = residual_norm.run("pre", **run)
-    check.that("pre_ln direct path", bool(np.all(pre.coefficient == 1.0)), "x₀'s coefficient stays 1",
-               float(pre.coefficient.min()))
+    check.that(
+        "pre_ln direct path",
+        bool(np.all(pre.coefficient == 1.0)),
+        "x₀'s coefficient stays 1",
+        float(pre.coefficient.min()),
+    )
     stream = pre.variance.mean(axis=1)
     check.close("pre_ln stream variance (l + 1)", float(stream[-1]), run["layers"] + 1, rel=0.05)
     check.close("unit_variance (after each Norm)", float(post.variance.mean()), 1.0, rel=1e-6)
     summed = float(np.nanmean(post.sum_variance))
     check.close("sum_variance (x + F before Norm)", summed, 2.0, rel=0.01)
-    check.close("sqrt_two (what Norm divides by)", float(np.nanmean(np.sqrt(post.sum_variance))), math.sqrt(2),
-                rel=0.01)
+    check.close(
+        "sqrt_two (what Norm divides by)", float(np.nanmean(np.sqrt(post.sum_variance))), math.sqrt(2), rel=0.01
+    )
     worst_relative = float(np.max(np.abs(measured / closed - 1)))
     band = float(2 ** (sigmas * noise[-1]) - 1)
     ticks = list(range(0, run["layers"] + 1, 6))
     y_ticks = list(range(0, -run["layers"] // 2 - 1, -4))
     return {
-        "dim": number(run["dim"]), "layers": number(run["layers"]), "runs": number(run["runs"]),
+        "dim": number(run["dim"]),
+        "layers": number(run["layers"]),
+        "runs": number(run["runs"]),
         "seed": number(run["seed"]),
-        "closed": data(closed.tolist()), "measured": data(measured.tolist()),
-        "deviation": percent(worst_relative, 1), "noise_band": percent(band, 1),
+        "closed": data(closed.tolist()),
+        "measured": data(measured.tolist()),
+        "deviation": percent(worst_relative, 1),
+        "noise_band": percent(band, 1),
         "sigmas": number(sigmas),
         "end": power(2, -run["layers"] // 2),
-        "unit_variance": number(1), "sum_variance": number(2), "one": number(1),
+        "unit_variance": number(1),
+        "sum_variance": number(2),
+        "one": number(1),
         "sqrt_two": Fact(math.sqrt(2), "√2", "根号二"),
         "half_root": Fact(1 / math.sqrt(2), "1/√2", "根号二分之一"),
         "x_ticks": data([{"layer": t, "text": number(t).text} for t in ticks]),
@@ -239,10 +287,11 @@ CUT_PROBES = (0.5, 1.0, 1.5)  # × 2⁻²⁵: under the red line, on it (a tie),
     "fp16_vs_bf16",
     "fp16 在哪儿下溢：一条真边界的数轴",
     source="边界取自 numpy.float16 的位模式，舍入为 np.float16 真舍；bf16 为 float32 高 16 位\n"
-           "讲法取自 Micikevicius、Narang 等 2018（arXiv 1710.03740）；无梯度直方图：那份数据我们没有",
+    "讲法取自 Micikevicius、Narang 等 2018（arXiv 1710.03740）；无梯度直方图：那份数据我们没有",
 )
-def fp16_vs_bf16(check: Check, tiny: float = TINY_GRADIENT, probes: tuple[float, ...] = CUT_PROBES,
-                 cite=catalogue.cite):
+def fp16_vs_bf16(
+    check: Check, tiny: float = TINY_GRADIENT, probes: tuple[float, ...] = CUT_PROBES, cite=catalogue.cite
+):
     bounds = {
         "fp16_min_normal": half.fp16_from_bits(FP16_MIN_NORMAL),
         "fp16_min_subnormal": half.fp16_from_bits(FP16_MIN_SUBNORMAL),
@@ -253,8 +302,9 @@ def fp16_vs_bf16(check: Check, tiny: float = TINY_GRADIENT, probes: tuple[float,
     check.equal("fp16_min_subnormal (0x0001)", exponents["fp16_min_subnormal"], -24)
     check.equal("bf16_min_normal (0x0080)", exponents["bf16_min_normal"], -126)
     check.equal("fp16_min_normal (numpy finfo)", bounds["fp16_min_normal"], float(np.finfo(np.float16).smallest_normal))
-    check.equal("fp16_min_subnormal (numpy finfo)", bounds["fp16_min_subnormal"],
-                float(np.finfo(np.float16).smallest_subnormal))
+    check.equal(
+        "fp16_min_subnormal (numpy finfo)", bounds["fp16_min_subnormal"], float(np.finfo(np.float16).smallest_subnormal)
+    )
     check.equal("bf16_min_normal (float32 tiny)", bounds["bf16_min_normal"], float(np.finfo(np.float32).tiny))
     fp16_max = half.fp16_from_bits(FP16_MAX)
     check.equal("fp16_max (0x7BFF)", fp16_max, float(np.finfo(np.float16).max))
@@ -265,25 +315,35 @@ def fp16_vs_bf16(check: Check, tiny: float = TINY_GRADIENT, probes: tuple[float,
     zeroed = np.array([half.to_fp16(v) == 0.0 for v in sweep])
     check.equal("below the red line rounds to 0 (sweep)", zeroed.tolist(), (sweep <= cut).tolist())
     rounded = [{"x": p * cut, "fp16": half.to_fp16(p * cut)} for p in probes]
-    check.equal("cut probes (under, tie, over)", [r["fp16"] for r in rounded],
-                [0.0, 0.0, bounds["fp16_min_subnormal"]])
+    check.equal("cut probes (under, tie, over)", [r["fp16"] for r in rounded], [0.0, 0.0, bounds["fp16_min_subnormal"]])
     # D15's own probes: just either side of the cut go opposite ways.
-    check.equal("D15 probes (0.9, 1.1)", [half.to_fp16(0.9 * cut), half.to_fp16(1.1 * cut)],
-                [0.0, bounds["fp16_min_subnormal"]])
+    check.equal(
+        "D15 probes (0.9, 1.1)", [half.to_fp16(0.9 * cut), half.to_fp16(1.1 * cut)], [0.0, bounds["fp16_min_subnormal"]]
+    )
     fp16_tiny, bf16_tiny = half.to_fp16(tiny), half.to_bf16(tiny)
     check.equal("tiny in fp16", fp16_tiny, 0.0)
     check.close("tiny in bf16", bf16_tiny, tiny, rel=2**-8)
     check.that("tiny in bf16 is not 0", bf16_tiny != 0.0, "bf16 keeps 1e-8", bf16_tiny)
-    ledger = {name: cite(f"why_fp32_bf16.{name}") for name in ("fp16_exp", "bf16_exp", "binades_lost", "repeat_step",
-                                                               "repeats", "bf16_sum")}
-    check.equal("binades_lost (D7, from this line's bounds)",
-                exponents["fp16_min_normal"] - exponents["bf16_min_normal"], ledger["binades_lost"].value)
+    ledger = {
+        name: cite(f"why_fp32_bf16.{name}")
+        for name in ("fp16_exp", "bf16_exp", "binades_lost", "repeat_step", "repeats", "bf16_sum")
+    }
+    check.equal(
+        "binades_lost (D7, from this line's bounds)",
+        exponents["fp16_min_normal"] - exponents["bf16_min_normal"],
+        ledger["binades_lost"].value,
+    )
     return ledger | {
         **{name: power(2, e) for name, e in exponents.items()},
         "cut": power(2, half.exponent(cut)),
-        **{f"{name}_bits": Fact(bits, f"0x{bits:04X}") for name, bits in
-           (("fp16_min_normal", FP16_MIN_NORMAL), ("fp16_min_subnormal", FP16_MIN_SUBNORMAL),
-            ("bf16_min_normal", BF16_MIN_NORMAL))},
+        **{
+            f"{name}_bits": Fact(bits, f"0x{bits:04X}")
+            for name, bits in (
+                ("fp16_min_normal", FP16_MIN_NORMAL),
+                ("fp16_min_subnormal", FP16_MIN_SUBNORMAL),
+                ("bf16_min_normal", BF16_MIN_NORMAL),
+            )
+        },
         "fp16_max_log2": data(math.log2(fp16_max)),
         "probes": data(rounded),
         "tiny": scientific(tiny, 0),
@@ -295,8 +355,15 @@ def fp16_vs_bf16(check: Check, tiny: float = TINY_GRADIENT, probes: tuple[float,
 # -- derived_numbers_appendix (B14) -------------------------------------------------------
 
 # The page's §7.2 table, as it prints each number; every row comes from the figure that computes it.
-APPENDIX_PAGE = {"keep_all": "4.15 TiB", "full_recompute": "106.75 GiB", "attention_share": "82.1%",
-                 "crossover": "5,734", "resident_tib": "9.76 TiB", "sequences_round": "≈ 94 条", "cards": "125 张"}
+APPENDIX_PAGE = {
+    "keep_all": "4.15 TiB",
+    "full_recompute": "106.75 GiB",
+    "attention_share": "82.1%",
+    "crossover": "5,734",
+    "resident_tib": "9.76 TiB",
+    "sequences_round": "≈ 94 条",
+    "cards": "125 张",
+}
 CARD_GIB = 80  # the page's conversion base (L544), not a particular card
 D9_PAGE = {"working_set_gib": 177.9, "sequences": 56}  # figures.md D9: one recomputed MoE layer's working set added
 
@@ -305,15 +372,19 @@ D9_PAGE = {"working_set_gib": 177.9, "sequences": 56}  # figures.md D9: one reco
     "derived_numbers_appendix",
     "本课自推的数：每一个都连着推导",
     source="课程页 §7.2 自推数字表，逐行核过；每行取自算它的那张图，不另算\n"
-           "激活与算力为本课按算子自推（DeepSeek-V3 配置，arXiv 2412.19437）；80 GiB 是换算基准，不是某款卡",
+    "激活与算力为本课按算子自推（DeepSeek-V3 配置，arXiv 2412.19437）；80 GiB 是换算基准，不是某款卡",
 )
 def derived_numbers_appendix(check: Check, cite=catalogue.cite, card_gib: float = CARD_GIB):
-    mountain = {name: cite(f"activation_mountain.{name}")
-                for name in ("keep_all", "full_recompute", "moe_layer_exact", "copies")}
+    mountain = {
+        name: cite(f"activation_mountain.{name}")
+        for name in ("keep_all", "full_recompute", "moe_layer_exact", "copies")
+    }
     share = {name: cite(f"six_nd_underestimate.{name}") for name in ("attention_share", "weight_share", "multiplier")}
     crossing = {name: cite(f"attention_crossover.{name}") for name in ("crossover", "v3_slope", "hidden")}
-    step = {name: cite(f"peak_memory_timeline.{name}")
-            for name in ("resident_tib", "sequences_round", "recompute_gib", "params", "bytes", "tib", "kib")}
+    step = {
+        name: cite(f"peak_memory_timeline.{name}")
+        for name in ("resident_tib", "sequences_round", "recompute_gib", "params", "bytes", "tib", "kib")
+    }
     cited = mountain | share | crossing | step
     for name, page in APPENDIX_PAGE.items():
         if name in cited:
@@ -321,12 +392,18 @@ def derived_numbers_appendix(check: Check, cite=catalogue.cite, card_gib: float 
     multiplier = share["multiplier"].value
     check.that("multiplier (五到六倍)", 5 <= multiplier <= 6, "between 5 and 6", multiplier)
     # The rows lean on each other: one 106.75 GiB, one 82.1%, read the same in every figure.
-    check.equal("recompute_gib (ledger) = full_recompute (backprop)", step["recompute_gib"].value,
-                mountain["full_recompute"].value)
+    check.equal(
+        "recompute_gib (ledger) = full_recompute (backprop)",
+        step["recompute_gib"].value,
+        mountain["full_recompute"].value,
+    )
     check.close("attention_share + weight_share", share["attention_share"].value + share["weight_share"].value, 1.0)
     check.close("multiplier = 1 ÷ weight_share", share["multiplier"].value, 1 / share["weight_share"].value)
-    check.close("crossover = hidden ÷ v3_slope", crossing["crossover"].value,
-                crossing["hidden"].value / crossing["v3_slope"].value)
+    check.close(
+        "crossover = hidden ÷ v3_slope",
+        crossing["crossover"].value,
+        crossing["hidden"].value / crossing["v3_slope"].value,
+    )
     # Derived live from the cited facts: the card count, and D9's footnote.
     tib_in_gib = step["kib"].value
     cards = step["resident_tib"].value * tib_in_gib / card_gib
@@ -347,26 +424,58 @@ def derived_numbers_appendix(check: Check, cite=catalogue.cite, card_gib: float 
     }
     facts = cited | derived
     t = {name: fact.text for name, fact in facts.items()}
-    title = {figure_id: catalogue.figure(figure_id).title
-             for figure_id in ("activation_mountain", "attention_crossover", "six_nd_underestimate",
-                               "peak_memory_timeline")}
+    title = {
+        figure_id: catalogue.figure(figure_id).title
+        for figure_id in ("activation_mountain", "attention_crossover", "six_nd_underestimate", "peak_memory_timeline")
+    }
     rows = [
-        {"id": "activations", "what": "激活", "number": f"{t['keep_all']} / {t['full_recompute']}",
-         "chain": ["按算子逐项推（1.7 两张表）"], "risk": f"算子融合程度；{t['copies']} 份是否真存",
-         "source": title["activation_mountain"]},
-        {"id": "attention", "what": "注意力占一层算力", "number": t["attention_share"],
-         "chain": ["causal 折半口径"], "risk": "口径；换头维度就变", "source": title["six_nd_underestimate"]},
-        {"id": "crossing", "what": "attention 与线性层交点", "number": f"S ≈ {t['crossover']}",
-         "chain": [f"{t['v3_slope']} · S = {t['hidden']}"], "risk": "粗略交点；随对照线而挪",
-         "source": title["attention_crossover"]},
-        {"id": "six_nd", "what": "6ND 低估", "number": t["multiplier"],
-         "chain": [f"1 ÷ {t['one_minus_share']}"], "risk": f"继承 {t['attention_share']} 的全部不确定",
-         "source": title["six_nd_underestimate"]},
-        {"id": "resident", "what": "常驻 · 分水岭", "number": f"{t['resident_tib']} · {t['sequences_round']}",
-         "chain": [f"{t['params']} × {t['bytes']} ÷ {t['tib']}", f"÷ {t['recompute_gib']}"],
-         "risk": f"{t['bytes']} 是经典口径", "source": title["peak_memory_timeline"]},
-        {"id": "cards", "what": f"折合 {t['card_gib']} 的卡", "number": t["cards"],
-         "chain": [f"{t['resident_tib']} ÷ {t['card_gib']}"], "risk": f"{t['card_gib']} 是随手设的基准",
-         "source": title["peak_memory_timeline"]},
+        {
+            "id": "activations",
+            "what": "激活",
+            "number": f"{t['keep_all']} / {t['full_recompute']}",
+            "chain": ["按算子逐项推（1.7 两张表）"],
+            "risk": f"算子融合程度；{t['copies']} 份是否真存",
+            "source": title["activation_mountain"],
+        },
+        {
+            "id": "attention",
+            "what": "注意力占一层算力",
+            "number": t["attention_share"],
+            "chain": ["causal 折半口径"],
+            "risk": "口径；换头维度就变",
+            "source": title["six_nd_underestimate"],
+        },
+        {
+            "id": "crossing",
+            "what": "attention 与线性层交点",
+            "number": f"S ≈ {t['crossover']}",
+            "chain": [f"{t['v3_slope']} · S = {t['hidden']}"],
+            "risk": "粗略交点；随对照线而挪",
+            "source": title["attention_crossover"],
+        },
+        {
+            "id": "six_nd",
+            "what": "6ND 低估",
+            "number": t["multiplier"],
+            "chain": [f"1 ÷ {t['one_minus_share']}"],
+            "risk": f"继承 {t['attention_share']} 的全部不确定",
+            "source": title["six_nd_underestimate"],
+        },
+        {
+            "id": "resident",
+            "what": "常驻 · 分水岭",
+            "number": f"{t['resident_tib']} · {t['sequences_round']}",
+            "chain": [f"{t['params']} × {t['bytes']} ÷ {t['tib']}", f"÷ {t['recompute_gib']}"],
+            "risk": f"{t['bytes']} 是经典口径",
+            "source": title["peak_memory_timeline"],
+        },
+        {
+            "id": "cards",
+            "what": f"折合 {t['card_gib']} 的卡",
+            "number": t["cards"],
+            "chain": [f"{t['resident_tib']} ÷ {t['card_gib']}"],
+            "risk": f"{t['card_gib']} 是随手设的基准",
+            "source": title["peak_memory_timeline"],
+        },
     ]
     return facts | {"rows": data(rows)}

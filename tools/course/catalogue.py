@@ -145,10 +145,13 @@ class FigureFacts(Mapping):
 @cache
 def chapters() -> tuple[Chapter, ...]:
     """Every chapter in play order; refuses a chapter module no topic names (it would never play)."""
-    if strays := sorted(p.stem for p in settings.CHAPTERS_DIR.glob("*.py")
-                        if p.stem != "__init__" and p.stem not in CHAPTER_ORDER):
-        raise UnknownFigure(f"{settings.CHAPTERS_DIR}: {', '.join(strays)} belong{'s' * (len(strays) == 1)} to no "
-                            "topic: add each to a topic's chapters in TOPICS in tools/course/catalogue.py")
+    if strays := sorted(
+        p.stem for p in settings.CHAPTERS_DIR.glob("*.py") if p.stem != "__init__" and p.stem not in CHAPTER_ORDER
+    ):
+        raise UnknownFigure(
+            f"{settings.CHAPTERS_DIR}: {', '.join(strays)} belong{'s' * (len(strays) == 1)} to no "
+            "topic: add each to a topic's chapters in TOPICS in tools/course/catalogue.py"
+        )
     return tuple(importlib.import_module(f"tools.chapters.{name}").CHAPTER for name in CHAPTER_ORDER)
 
 
@@ -179,7 +182,7 @@ def facts(figure_id: str) -> FigureFacts:
     """Compute and check one figure's facts; raises FactError on a mismatch."""
     fig = figure(figure_id)
     if figure_id in _building:
-        chain = " -> ".join([*_building[_building.index(figure_id):], figure_id])
+        chain = " -> ".join([*_building[_building.index(figure_id) :], figure_id])
         raise CitationCycle(f"figures cite each other in a circle: {chain}")
     _building.append(figure_id)
     try:
@@ -202,8 +205,10 @@ def select(only: str | None) -> list[Figure]:
         return figures()
     chapter_id, slash, figure_id = only.partition("/")
     if slash and not figure_id:
-        raise UnknownFigure(f"'{only}' names no figure after the '/': write '{chapter_id}' for the whole chapter "
-                            f"or '{chapter_id}/<figure_id>' for one figure")
+        raise UnknownFigure(
+            f"'{only}' names no figure after the '/': write '{chapter_id}' for the whole chapter "
+            f"or '{chapter_id}/<figure_id>' for one figure"
+        )
     chosen = chapter(chapter_id).figures
     if figure_id:
         chosen = [fig for fig in chosen if fig.id == figure_id]

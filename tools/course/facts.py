@@ -21,9 +21,7 @@ class FactError(Exception):
 
     def __init__(self, figure: str, fact: str, expected: Any, computed: Any):
         self.figure, self.fact, self.expected, self.computed = figure, fact, expected, computed
-        super().__init__(
-            f"figure '{figure}', fact '{fact}': expected {expected}, computed {computed}"
-        )
+        super().__init__(f"figure '{figure}', fact '{fact}': expected {expected}, computed {computed}")
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def spacing_at(x: float, rounding=round_bf16) -> float:
 def mantissa_bits(rounding=round_bf16) -> int:
     """Explicit mantissa bits: the largest k for which 1 + 2^-k survives the rounding."""
     k = 1
-    while rounding(1.0 + 2.0**-(k + 1)) != 1.0:
+    while rounding(1.0 + 2.0 ** -(k + 1)) != 1.0:
         k += 1
     return k
 

@@ -166,8 +166,7 @@ class TwoPeaks:
     width: float
 
     def __call__(self, x, y):
-        return (np.exp(-(x**2 + (y - self.d) ** 2) / self.width)
-                + np.exp(-(x**2 + (y + self.d) ** 2) / self.width))
+        return np.exp(-(x**2 + (y - self.d) ** 2) / self.width) + np.exp(-(x**2 + (y + self.d) ** 2) / self.width)
 
 
 def gradient_2d(f: Callable, x: float, y: float, h: float = 1e-5) -> np.ndarray:
@@ -183,8 +182,9 @@ def hessian_2d(f: Callable, x: float, y: float, h: float = 1e-4) -> np.ndarray:
     return np.array([[fxx, fxy], [fxy, fyy]])
 
 
-def contour_loop(f: Callable, centre: tuple[float, float], level: float, rays: int = 96,
-                 reach: float = 5.0) -> np.ndarray:
+def contour_loop(
+    f: Callable, centre: tuple[float, float], level: float, rays: int = 96, reach: float = 5.0
+) -> np.ndarray:
     """A closed level line f = level around a hilltop, found by bisection along rays.
 
     Valid where the level set is star-shaped about the centre (a single hill
@@ -213,6 +213,10 @@ def unit_circle(samples: int) -> np.ndarray:
 def unit_square(samples_per_side: int) -> np.ndarray:
     """The boundary of the max-norm unit ball, corners included."""
     s = np.linspace(-1, 1, samples_per_side + 1)[:-1]
-    sides = [np.stack([s, -np.ones_like(s)], 1), np.stack([np.ones_like(s), s], 1),
-             np.stack([-s, np.ones_like(s)], 1), np.stack([-np.ones_like(s), -s], 1)]
+    sides = [
+        np.stack([s, -np.ones_like(s)], 1),
+        np.stack([np.ones_like(s), s], 1),
+        np.stack([-s, np.ones_like(s)], 1),
+        np.stack([-np.ones_like(s), -s], 1),
+    ]
     return np.concatenate(sides)

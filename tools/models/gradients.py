@@ -66,8 +66,9 @@ def linear_forward(x: np.ndarray, w: np.ndarray, tape: Tape) -> np.ndarray:
     return tape.matmul(x, w)
 
 
-def linear_backward(upstream: np.ndarray, x_stored: np.ndarray, w: np.ndarray,
-                    tape: Tape) -> tuple[np.ndarray, np.ndarray]:
+def linear_backward(
+    upstream: np.ndarray, x_stored: np.ndarray, w: np.ndarray, tape: Tape
+) -> tuple[np.ndarray, np.ndarray]:
     """The two matmuls of the way back: ① input gradient, ② weight gradient.
 
     ① upstream × Wᵀ goes down to the layer below; ② (stored input)ᵀ ×

@@ -58,30 +58,46 @@ class Schedule:
         return self.at(np.asarray(fractions) * self.total)
 
 
-def gpt3_cosine(warmup: float = 375e6, decay_end: float = 260e9, total: float = 300e9, floor: float = 0.1,
-                peak: float = 0.6e-4) -> Schedule:
+def gpt3_cosine(
+    warmup: float = 375e6, decay_end: float = 260e9, total: float = 300e9, floor: float = 0.1, peak: float = 0.6e-4
+) -> Schedule:
     """GPT-3 (arXiv 2005.14165 Appendix B): linear warmup over 375M tokens, cosine to 10% by 260B, then 10%."""
-    return Schedule("GPT-3", peak, (
-        Phase("warmup", 0.0, warmup, 0.0, 1.0),
-        Phase("cosine", warmup, decay_end, 1.0, floor),
-        Phase("constant", decay_end, total, floor, floor),
-    ))
+    return Schedule(
+        "GPT-3",
+        peak,
+        (
+            Phase("warmup", 0.0, warmup, 0.0, 1.0),
+            Phase("cosine", warmup, decay_end, 1.0, floor),
+            Phase("constant", decay_end, total, floor, floor),
+        ),
+    )
 
 
-def v3_wsd(warmup_tokens: float, stable_end: float = 10e12, cosine_tokens: float = 4.3e12,
-           hold_tokens: float = 333e9, last_tokens: float = 167e9, peak: float = 2.2e-4, floor: float = 2.2e-5,
-           last: float = 7.3e-6) -> Schedule:
+def v3_wsd(
+    warmup_tokens: float,
+    stable_end: float = 10e12,
+    cosine_tokens: float = 4.3e12,
+    hold_tokens: float = 333e9,
+    last_tokens: float = 167e9,
+    peak: float = 2.2e-4,
+    floor: float = 2.2e-5,
+    last: float = 7.3e-6,
+) -> Schedule:
     """DeepSeek-V3 (arXiv 2412.19437 §4.2): warmup to 2.2e-4, constant to 10T, cosine to 2.2e-5 over
     4.3T, then of the last 500B: 333B at 2.2e-5 and 167B at 7.3e-6."""
     cosine_end = stable_end + cosine_tokens
     hold_end = cosine_end + hold_tokens
-    return Schedule("DeepSeek-V3", peak, (
-        Phase("warmup", 0.0, warmup_tokens, 0.0, 1.0),
-        Phase("stable", warmup_tokens, stable_end, 1.0, 1.0),
-        Phase("cosine", stable_end, cosine_end, 1.0, floor / peak),
-        Phase("constant", cosine_end, hold_end, floor / peak, floor / peak),
-        Phase("constant", hold_end, hold_end + last_tokens, last / peak, last / peak),
-    ))
+    return Schedule(
+        "DeepSeek-V3",
+        peak,
+        (
+            Phase("warmup", 0.0, warmup_tokens, 0.0, 1.0),
+            Phase("stable", warmup_tokens, stable_end, 1.0, 1.0),
+            Phase("cosine", stable_end, cosine_end, 1.0, floor / peak),
+            Phase("constant", cosine_end, hold_end, floor / peak, floor / peak),
+            Phase("constant", hold_end, hold_end + last_tokens, last / peak, last / peak),
+        ),
+    )
 
 
 # V3's batch (§4.2): 3,072 → 15,360 sequences over the first 469B tokens, 4K tokens a sequence.

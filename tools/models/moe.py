@@ -43,8 +43,12 @@ class ToyMoE:
 def toy(routed: int, shared: int, top_k: int, d: int = 6, f: int = 4, seed: int = 0) -> ToyMoE:
     rng = np.random.default_rng(seed)
     experts = routed + shared
-    return ToyMoE(rng.normal(size=(routed, d)), rng.normal(size=(experts, d, f)) / np.sqrt(d),
-                  rng.normal(size=(experts, f, d)) / np.sqrt(f), top_k)
+    return ToyMoE(
+        rng.normal(size=(routed, d)),
+        rng.normal(size=(experts, d, f)) / np.sqrt(d),
+        rng.normal(size=(experts, f, d)) / np.sqrt(f),
+        top_k,
+    )
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ class Routing:
 def route(layer: ToyMoE, x: np.ndarray) -> Routing:
     """Score every routed expert, keep the top k per token, normalise their scores into weights."""
     scores = sigmoid(x @ layer.centroids.T)
-    chosen = np.argsort(-scores, axis=1, kind="stable")[:, :layer.top_k]
+    chosen = np.argsort(-scores, axis=1, kind="stable")[:, : layer.top_k]
     picked = np.take_along_axis(scores, chosen, axis=1)
     return Routing(scores, chosen, picked / picked.sum(axis=1, keepdims=True))
 

@@ -65,8 +65,17 @@ def adam_update_rms_closed(beta1: float) -> float:
     return float(np.sqrt((1 - beta1) / (1 + beta1)))
 
 
-def adam_update_rms_run(beta1: float, beta2: float, params: int, steps: int, burn_in: int, scale: float = 1.0,
-                        mean: float = 0.0, seed: int = 0, eps: float = 1e-30) -> np.ndarray:
+def adam_update_rms_run(
+    beta1: float,
+    beta2: float,
+    params: int,
+    steps: int,
+    burn_in: int,
+    scale: float = 1.0,
+    mean: float = 0.0,
+    seed: int = 0,
+    eps: float = 1e-30,
+) -> np.ndarray:
     """Adam (bias-corrected) fed gradients N(mean, 1)·scale: the RMS of its update, per step after burn_in.
 
     mean = 0 is the closed form's premise (the gradient is mostly noise).

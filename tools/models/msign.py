@@ -41,8 +41,9 @@ def random_semi_orthogonal(rows: int, cols: int, rng: np.random.Generator) -> np
     return q * np.sign(np.diag(r))
 
 
-def newton_schulz(g: np.ndarray, steps: int = NS_STEPS, coefficients: tuple[float, float, float] = NS_COEFFICIENTS
-                  ) -> list[np.ndarray]:
+def newton_schulz(
+    g: np.ndarray, steps: int = NS_STEPS, coefficients: tuple[float, float, float] = NS_COEFFICIENTS
+) -> list[np.ndarray]:
     """The iterates X_0 … X_steps of the quintic Newton–Schulz iteration toward msign(G).
 
     X_0 = G/‖G‖_F puts every singular value at or below 1; each step maps a singular

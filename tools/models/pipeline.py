@@ -277,14 +277,41 @@ class Timeline:
                 args = {"micro-batch": s.micro, "chunk": s.chunk}
                 if s.paired is not None:
                     args |= {"backward micro-batch": s.paired.micro, "backward chunk": s.paired.chunk}
-                events.append({"ph": "X", "name": s.name, "cat": s.op, "pid": rank, "tid": 0,
-                               "ts": us(s.start), "dur": us(s.end - s.start), "args": args})
-            events += [{"ph": "X", "name": "bubble", "cat": "bubble", "pid": rank, "tid": 0, "ts": us(a),
-                        "dur": us(b - a), "args": {}} for a, b in self.idle(rank)]
-        return {"traceEvents": events, "displayTimeUnit": "ms",
-                "otherData": {"schedule": title, "ranks": self.ranks,
-                              "time unit": f"{unit_us} us = one forward of one micro-batch through one stage (t_F)",
-                              "bubble fraction": str(self.bubble())}}
+                events.append(
+                    {
+                        "ph": "X",
+                        "name": s.name,
+                        "cat": s.op,
+                        "pid": rank,
+                        "tid": 0,
+                        "ts": us(s.start),
+                        "dur": us(s.end - s.start),
+                        "args": args,
+                    }
+                )
+            events += [
+                {
+                    "ph": "X",
+                    "name": "bubble",
+                    "cat": "bubble",
+                    "pid": rank,
+                    "tid": 0,
+                    "ts": us(a),
+                    "dur": us(b - a),
+                    "args": {},
+                }
+                for a, b in self.idle(rank)
+            ]
+        return {
+            "traceEvents": events,
+            "displayTimeUnit": "ms",
+            "otherData": {
+                "schedule": title,
+                "ranks": self.ranks,
+                "time unit": f"{unit_us} us = one forward of one micro-batch through one stage (t_F)",
+                "bubble fraction": str(self.bubble()),
+            },
+        }
 
 
 def _parts(slot: Slot) -> list[tuple[str, bool]]:
@@ -357,8 +384,13 @@ def simulate(schedule: Schedule, times: Times) -> Timeline:
         return all(key in done and done[key] <= now for op in _ops(item) for key in _needs(placement, rank, op))
 
     def over_cap(rank: int, item: Item) -> bool:
-        return (schedule.cap is not None and pending_w[rank] != [] and isinstance(item, Op)
-                and item.kind == "F" and holding[rank] + 1 > schedule.cap)
+        return (
+            schedule.cap is not None
+            and pending_w[rank] != []
+            and isinstance(item, Op)
+            and item.kind == "F"
+            and holding[rank] + 1 > schedule.cap
+        )
 
     def choose(rank: int, now: Fraction) -> Item | None:
         candidates = todo[rank] if schedule.priority else todo[rank][:1]
@@ -395,8 +427,9 @@ def simulate(schedule: Schedule, times: Times) -> Timeline:
     stuck = [(rank, left[0]) for rank, left in enumerate(todo) if left]
     if stuck:
         rank, item = stuck[0]
-        raise ScheduleError(f"schedule '{schedule.name}': rank {rank} waits forever on "
-                            f"{item.name(chunks)} (its inputs never finish)")
+        raise ScheduleError(
+            f"schedule '{schedule.name}': rank {rank} waits forever on {item.name(chunks)} (its inputs never finish)"
+        )
     return Timeline(ranks, chunks, tuple(slots), placement, times)
 
 
@@ -524,8 +557,9 @@ def _dualpipe_steps(n: int, k: int, c: int) -> list[tuple]:
     return steps
 
 
-def _number(steps: list[tuple], chunk_of: Callable[[int], int],
-            micro_of: Callable[[int, int], int]) -> tuple[Item, ...]:
+def _number(
+    steps: list[tuple], chunk_of: Callable[[int], int], micro_of: Callable[[int, int], int]
+) -> tuple[Item, ...]:
     """Give each step its micro-batch: forwards and backwards count up per phase, a W takes the oldest split B."""
     count = {("F", 0): 0, ("F", 1): 0, ("B", 0): 0, ("B", 1): 0}
     waiting: list[Op] = []
@@ -573,8 +607,9 @@ def dualpipe(p: int, m: int) -> Schedule:
     for r in range(p):
         second = int(r >= p // 2)
         steps = _dualpipe_steps(p // 2, min(r, p - 1 - r), half)
-        orders.append(_number(steps, lambda phase, s=second: phase ^ s,
-                               lambda phase, j, s=second: j + half * (phase ^ s)))
+        orders.append(
+            _number(steps, lambda phase, s=second: phase ^ s, lambda phase, j, s=second: j + half * (phase ^ s))
+        )
     return Schedule("DualPipe", Placement("bidirectional", p, 2, frozenset(range(half, m))), tuple(orders))
 
 
@@ -591,5 +626,9 @@ def chimera(d: int, n: int) -> Schedule:
     half = n // 2
     up = frozenset(range(half, n))
     work = tuple(tuple(Op(kind, j, int(j in up)) for j in range(n) for kind in "FB") for _ in range(d))
-    return Schedule("Chimera", Placement("bidirectional", d, 2, up), work,
-                    priority=lambda op: (op.kind != "B", op.micro % half, op.chunk))
+    return Schedule(
+        "Chimera",
+        Placement("bidirectional", d, 2, up),
+        work,
+        priority=lambda op: (op.kind != "B", op.micro % half, op.chunk),
+    )

@@ -38,8 +38,10 @@ def positions(count: int, steps: int, seed: int, margin: int) -> list[int]:
 
 def spikes(count: int, steps: int, seed: int, margin: int) -> list[Spike]:
     rng = np.random.default_rng(seed + 1)
-    return [Spike(at, float(rng.uniform(0.25, 0.7)), int(rng.integers(margin // 3, margin // 2 + 1)))
-            for at in positions(count, steps, seed, margin)]
+    return [
+        Spike(at, float(rng.uniform(0.25, 0.7)), int(rng.integers(margin // 3, margin // 2 + 1)))
+        for at in positions(count, steps, seed, margin)
+    ]
 
 
 def baseline(steps: int) -> np.ndarray:

@@ -38,8 +38,9 @@ class Timeline:
 
 def _layers() -> list[tuple[float, int]]:
     """(GiB kept, weights) per layer, in forward order: 3 dense, then 58 MoE."""
-    return ([(v3.dense_layer_gib(), v3.dense_weights())] * v3.DENSE_LAYERS
-            + [(v3.moe_layer_gib(), v3.moe_layer_weights())] * v3.MOE_LAYERS)
+    return [(v3.dense_layer_gib(), v3.dense_weights())] * v3.DENSE_LAYERS + [
+        (v3.moe_layer_gib(), v3.moe_layer_weights())
+    ] * v3.MOE_LAYERS
 
 
 def step(cells: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW) -> Timeline:
@@ -72,5 +73,7 @@ def step(cells: tuple[byte_ledger.Cell, ...] = byte_ledger.MIXED_ADAMW) -> Timel
         grads=[p[1] * tib for p in points],
         optimizer=[params * optimizer_bytes * tib] * len(points),
         activations=[p[2] * tib for p in points],
-        forward_end=forward_end, backward_end=backward_end, update_end=update_end,
+        forward_end=forward_end,
+        backward_end=backward_end,
+        update_end=update_end,
     )

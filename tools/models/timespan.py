@@ -16,8 +16,13 @@ DAY = 24 * HOUR
 JULIAN_YEAR = 365.25 * DAY
 
 # (seconds in the unit, screen unit, spoken unit), largest first
-UNITS = ((JULIAN_YEAR, "年", "年"), (DAY, "天", "天"), (HOUR, "小时", "小时"),
-         (MINUTE, "分钟", "分钟"), (1, "秒", "秒"))
+UNITS = (
+    (JULIAN_YEAR, "年", "年"),
+    (DAY, "天", "天"),
+    (HOUR, "小时", "小时"),
+    (MINUTE, "分钟", "分钟"),
+    (1, "秒", "秒"),
+)
 
 
 def years(seconds: float) -> float:

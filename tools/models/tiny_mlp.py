@@ -33,8 +33,12 @@ def make_task(seed: int = 0, samples: int = 256, noise: float = 0.1) -> Task:
     teacher_1 = rng.standard_normal((n_in, n_hidden)) / np.sqrt(n_in)
     teacher_2 = rng.standard_normal((n_hidden, n_out)) / np.sqrt(n_hidden)
     y = np.tanh(x @ teacher_1) @ teacher_2 + noise * rng.standard_normal((samples, n_out))
-    params = (rng.standard_normal((n_in, n_hidden)) / np.sqrt(n_in), np.zeros(n_hidden),
-              rng.standard_normal((n_hidden, n_out)) / np.sqrt(n_hidden), np.zeros(n_out))
+    params = (
+        rng.standard_normal((n_in, n_hidden)) / np.sqrt(n_in),
+        np.zeros(n_hidden),
+        rng.standard_normal((n_hidden, n_out)) / np.sqrt(n_hidden),
+        np.zeros(n_out),
+    )
     return Task(x, y, params, seed)
 
 

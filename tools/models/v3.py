@@ -40,7 +40,14 @@ COPIES = TOP_K + SHARED_EXPERTS  # 「9 份」: each token goes to 8 routed + 1 
 # (tools.models.recompute): a matmul from an input k wide, attention's core,
 # a copy, an elementwise op, or nothing (the layer's entry is the save point).
 ENTRY, RESIDUAL, COPY, NORM, SWIGLU, MATMUL, ATTENTION = (
-    "entry", "residual", "copy", "norm", "swiglu", "matmul", "attention")
+    "entry",
+    "residual",
+    "copy",
+    "norm",
+    "swiglu",
+    "matmul",
+    "attention",
+)
 
 
 @dataclass(frozen=True)
@@ -125,9 +132,14 @@ MOE_KEPT = (
 # gate/up/product at 18,432, without the FFN output (figures.md D18).
 DENSE_FFN_KEPT = (
     Kept("norm 的输入 / 输出", (FFN_NORM_IN, FFN_NORM_OUT)),
-    Kept("gate / up / 乘积", (Tensor("dense gate", DENSE_FFN, MATMUL, k=HIDDEN),
-                             Tensor("dense up", DENSE_FFN, MATMUL, k=HIDDEN),
-                             Tensor("dense 乘积", DENSE_FFN, SWIGLU))),
+    Kept(
+        "gate / up / 乘积",
+        (
+            Tensor("dense gate", DENSE_FFN, MATMUL, k=HIDDEN),
+            Tensor("dense up", DENSE_FFN, MATMUL, k=HIDDEN),
+            Tensor("dense 乘积", DENSE_FFN, SWIGLU),
+        ),
+    ),
 )
 
 
@@ -164,6 +176,7 @@ def full_recompute_gib() -> float:
 
 
 # -- FLOPs, forward, one sequence ------------------------------------------------
+
 
 def attention_weights() -> int:
     q = HIDDEN * Q_LORA + Q_LORA * HEADS * QK_HEAD
@@ -220,8 +233,7 @@ def lm_head_flops() -> float:
 
 def step_flops_per_operator() -> float:
     """Forward + backward (3 passes) of one sequence, summed operator by operator."""
-    forward = (MOE_LAYERS * moe_layer_forward_flops() + DENSE_LAYERS * dense_layer_forward_flops()
-               + lm_head_flops())
+    forward = MOE_LAYERS * moe_layer_forward_flops() + DENSE_LAYERS * dense_layer_forward_flops() + lm_head_flops()
     return 3 * forward
 
 

@@ -55,9 +55,11 @@ def check(figures: list[Figure]) -> tuple[int, int]:
             raise BuildError(f"{scene_file}: no scene class {fig.scene_class} for figure '{fig.id}'")
         clip.check_attachments(fig)
     if undecided := cues.undecided_readings([fig.id for fig in figures]):
-        raise NarrationError(f"{len(undecided)} polyphone{'s' if len(undecided) > 1 else ''} with no settled "
-                             "reading: add the phrase to [pinyin] in narration/lexicon.toml, fix it inline "
-                             "([重|chong2]) or say it in other words\n" + "\n".join(undecided))
+        raise NarrationError(
+            f"{len(undecided)} polyphone{'s' if len(undecided) > 1 else ''} with no settled "
+            "reading: add the phrase to [pinyin] in narration/lexicon.toml, fix it inline "
+            "([重|chong2]) or say it in other words\n" + "\n".join(undecided)
+        )
     for fig in figures:
         _check_cue_ids(fig, catalogue.chapter(fig.chapter).scene_file)
     fonts.check(figures)
@@ -70,14 +72,18 @@ def _check_cue_ids(fig: Figure, scene_file: Path) -> None:
     written = [c.id for c in cues.figure_cues(fig.id)]
     unknown = [cue for cue in narrated.ids if cue not in written]
     if unknown:
-        raise BuildError(f"{scene_file}: {fig.scene_class} narrates cue{'s' if len(unknown) > 1 else ''} "
-                         f"{', '.join(unknown)}, which narration/{fig.chapter}.toml does not have for "
-                         f"'{fig.id}' (it has: {', '.join(written)})")
+        raise BuildError(
+            f"{scene_file}: {fig.scene_class} narrates cue{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(unknown)}, which narration/{fig.chapter}.toml does not have for "
+            f"'{fig.id}' (it has: {', '.join(written)})"
+        )
     unplayed = [cue for cue in written if cue not in narrated.ids]
     if unplayed and not narrated.dynamic:
-        raise BuildError(f"narration/{fig.chapter}.toml: cue{'s' if len(unplayed) > 1 else ''} "
-                         f"{', '.join(unplayed)} of '{fig.id}' {'are' if len(unplayed) > 1 else 'is'} never "
-                         f"narrated by {fig.scene_class} in {scene_file}")
+        raise BuildError(
+            f"narration/{fig.chapter}.toml: cue{'s' if len(unplayed) > 1 else ''} "
+            f"{', '.join(unplayed)} of '{fig.id}' {'are' if len(unplayed) > 1 else 'is'} never "
+            f"narrated by {fig.scene_class} in {scene_file}"
+        )
 
 
 def course_chapters() -> list[ChapterList]:
@@ -108,19 +114,26 @@ def narrate(figures: list[Figure], say: Say) -> Narration:
         keys.setdefault(cue.figure, []).append(sound.key)
         paths.setdefault(cue.figure, {})[cue.id] = sound.path
         seconds[cue.figure] = seconds.get(cue.figure, 0.0) + sound.duration
-        say(f"  narration {n}/{len(all_cues)} {cue.id}: {sound.duration:.1f} s "
-            f"({'made' if sound.made else 'cached'}, {sound.source})")
+        say(
+            f"  narration {n}/{len(all_cues)} {cue.id}: {sound.duration:.1f} s "
+            f"({'made' if sound.made else 'cached'}, {sound.source})"
+        )
         expected = speech.Silent().seconds(cue.caption)
-        if sound.source == "recording" and sound.duration > max(RECORDING_STRETCH * expected,
-                                                                 expected + RECORDING_SLACK):
-            say(f"  warning: the recording for cue {cue.id} ({cue.recording}) lasts {sound.duration:.1f} s; "
-                f"its text takes about {expected:.1f} s to say")
+        if sound.source == "recording" and sound.duration > max(
+            RECORDING_STRETCH * expected, expected + RECORDING_SLACK
+        ):
+            say(
+                f"  warning: the recording for cue {cue.id} ({cue.recording}) lasts {sound.duration:.1f} s; "
+                f"its text takes about {expected:.1f} s to say"
+            )
     return Narration(keys, seconds, paths)
 
 
 def _too_long(fig: Figure, seconds: float, what: str) -> BuildError:
-    return BuildError(f"{fig.chapter}/{fig.id}: {what} {seconds:.1f} s, over the {FIGURE_SECONDS[1]} s a figure "
-                      f"may run; shorten it, or pass --allow-long to publish it anyway")
+    return BuildError(
+        f"{fig.chapter}/{fig.id}: {what} {seconds:.1f} s, over the {FIGURE_SECONDS[1]} s a figure "
+        f"may run; shorten it, or pass --allow-long to publish it anyway"
+    )
 
 
 def _remove_figure(entry: PublishedFigure, out_dir: Path, keep: set[str] = frozenset()) -> None:
@@ -144,8 +157,15 @@ def prune(man: Manifest, out_dir: Path, say: Say) -> None:
         say(f"  chapter {ch_id}: no longer in the catalogue, its video removed")
 
 
-def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, tracker: progress.BuildProgress,
-             rendered: render.Rendered, render_seconds: float) -> PublishedFigure:
+def _publish(
+    fig: Figure,
+    quality: str,
+    key: RenderKey,
+    allow_long: bool,
+    tracker: progress.BuildProgress,
+    rendered: render.Rendered,
+    render_seconds: float,
+) -> PublishedFigure:
     """Stage a rendered figure's files, then move them in and record them under the lock.
 
     A figure over the time limit is not published (its previous files stay)
@@ -165,12 +185,16 @@ def _publish(fig: Figure, quality: str, key: RenderKey, allow_long: bool, tracke
             if (old := man.figures.get(fig.id)) is not None:
                 _remove_figure(old, out_dir, keep={f.path for f in files.values()} | {entry.sidecar})
             man.figures[fig.id] = entry
-    tracker.say(f"  {fig.chapter}/{fig.id}: done, {entry.duration:.1f} s of video, rendered in {render_seconds:.0f} s "
-                f"and published in {time.monotonic() - started:.0f} s")
+    tracker.say(
+        f"  {fig.chapter}/{fig.id}: done, {entry.duration:.1f} s of video, rendered in {render_seconds:.0f} s "
+        f"and published in {time.monotonic() - started:.0f} s"
+    )
     tracker.finish(fig.id, entry.duration)
     if not FIGURE_SECONDS[0] <= entry.duration <= FIGURE_SECONDS[1]:
-        tracker.say(f"  warning: {fig.chapter}/{fig.id} runs {entry.duration:.1f} s, outside the "
-                    f"{FIGURE_SECONDS[0]}–{FIGURE_SECONDS[1]} s a figure should run")
+        tracker.say(
+            f"  warning: {fig.chapter}/{fig.id} runs {entry.duration:.1f} s, outside the "
+            f"{FIGURE_SECONDS[0]}–{FIGURE_SECONDS[1]} s a figure should run"
+        )
     return entry
 
 
@@ -181,10 +205,22 @@ class _Renders:
     with the most left still has to render (tools/publish/segments.py).
     """
 
-    def __init__(self, quality: str, jobs: int, allow_long: bool, tracker: progress.BuildProgress,
-                 remote: Cluster | None, narration: Narration):
+    def __init__(
+        self,
+        quality: str,
+        jobs: int,
+        allow_long: bool,
+        tracker: progress.BuildProgress,
+        remote: Cluster | None,
+        narration: Narration,
+    ):
         self.quality, self.allow_long, self.tracker, self.remote, self.narration = (
-            quality, allow_long, tracker, remote, narration)
+            quality,
+            allow_long,
+            tracker,
+            remote,
+            narration,
+        )
         self.queue = WorkQueue(jobs, idle=self._split_one)
         self._running: dict[str, tuple[Figure, RenderKey, FigureRender]] = {}
         self._all: list[FigureRender] = []
@@ -217,8 +253,9 @@ class _Renders:
             with self._lock:
                 del self._running[fig.id]
             with job:
-                _publish(fig, self.quality, key, self.allow_long, self.tracker, job.whole(part.work),
-                         job.render_seconds())
+                _publish(
+                    fig, self.quality, key, self.allow_long, self.tracker, job.whole(part.work), job.render_seconds()
+                )
 
     def _split_one(self) -> Callable[[], None] | None:
         """For a thread with nothing queued: the rest of a running figure to render, if any is worth a process."""
@@ -232,15 +269,23 @@ class _Renders:
         return None
 
 
-def expected_render_seconds(figures: list[Figure], published: dict[str, PublishedFigure],
-                            narration_seconds: dict[str, float]) -> dict[str, float]:
+def expected_render_seconds(
+    figures: list[Figure], published: dict[str, PublishedFigure], narration_seconds: dict[str, float]
+) -> dict[str, float]:
     """How long each figure's render should take: its last recorded render time, else its narration's
     length times the median render time per second of video among the figures that have one (or 1)."""
-    rates = sorted(entry.render_seconds / entry.duration for entry in published.values()
-                   if entry.render_seconds > 0 and entry.duration > 0)
+    rates = sorted(
+        entry.render_seconds / entry.duration
+        for entry in published.values()
+        if entry.render_seconds > 0 and entry.duration > 0
+    )
     rate = rates[len(rates) // 2] if rates else 1.0
-    return {fig.id: published[fig.id].render_seconds if fig.id in published and published[fig.id].render_seconds > 0
-            else rate * narration_seconds[fig.id] for fig in figures}
+    return {
+        fig.id: published[fig.id].render_seconds
+        if fig.id in published and published[fig.id].render_seconds > 0
+        else rate * narration_seconds[fig.id]
+        for fig in figures
+    }
 
 
 def _sweep(out_dir: Path, say: Say) -> None:
@@ -261,8 +306,15 @@ def _finish(out_dir: Path, say: Say) -> None:
         say(site.summary(site.write_kit(out_dir, man)))
 
 
-def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say = print,
-          lint: bool = True, allow_long: bool = False, scheduler: str | None = None) -> Manifest:
+def build(
+    quality: str = "h",
+    only: str | None = None,
+    jobs: int = 1,
+    say: Say = print,
+    lint: bool = True,
+    allow_long: bool = False,
+    scheduler: str | None = None,
+) -> Manifest:
     """Build the selected figures (their layout linted first, unless `lint` is False), rendering
     here or, given a Dask `scheduler` address, on its workers; returns the manifest as this build left it."""
     if quality not in QUALITIES:
@@ -280,8 +332,9 @@ def build(quality: str = "h", only: str | None = None, jobs: int = 1, say: Say =
             remote.close()
 
 
-def _build(figures: list[Figure], quality: str, jobs: int, say: Say, lint: bool, allow_long: bool,
-           remote: Cluster | None) -> Manifest:
+def _build(
+    figures: list[Figure], quality: str, jobs: int, say: Say, lint: bool, allow_long: bool, remote: Cluster | None
+) -> Manifest:
     out_dir = renders_dir(quality)
     with manifest.locked(out_dir):
         published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
@@ -300,16 +353,20 @@ def _build(figures: list[Figure], quality: str, jobs: int, say: Say, lint: bool,
         if old is not None and old.key == key.digest and old.present(out_dir):
             say(f"  {fig.chapter}/{fig.id}: unchanged")
             continue
-        why = ["files missing"] if old is not None and old.key == key.digest else \
-            render.reasons(old.key_parts if old else None, key)
+        why = (
+            ["files missing"]
+            if old is not None and old.key == key.digest
+            else render.reasons(old.key_parts if old else None, key)
+        )
         say(f"  {fig.chapter}/{fig.id}: rendering {QUALITIES[quality]} ({'; '.join(why)})")
         todo.append((fig, key))
 
     # Each render is its own manim process, on a queue of `jobs` threads, longest first; a thread with
     # nothing left to start takes over the rest of a running figure (tools/publish/segments.py).
     expected = expected_render_seconds([fig for fig, _ in todo], published, narration.seconds)
-    video_seconds = {fig.id: published[fig.id].duration if fig.id in published else narration.seconds[fig.id]
-                     for fig, _ in todo}
+    video_seconds = {
+        fig.id: published[fig.id].duration if fig.id in published else narration.seconds[fig.id] for fig, _ in todo
+    }
     live = bool(todo) and say is print and progress.on_terminal()  # else plain lines, one per figure done
     tracker = progress.BuildProgress(video_seconds, FPS[quality], say, live)
     renders = _Renders(quality, jobs, allow_long, tracker, remote, narration)
@@ -328,8 +385,10 @@ def rescan(quality: str, say: Say = print) -> manifest.Rescan:
     with manifest.locked(out_dir):
         result = manifest.rescan(out_dir, course_chapters())
         manifest.save(out_dir, result.manifest)
-        say(f"manifest rebuilt from sidecars: {len(result.restored)} restored "
-            f"({len(result.manifest.figures)} figures, {len(result.manifest.chapter_videos)} chapter videos)")
+        say(
+            f"manifest rebuilt from sidecars: {len(result.restored)} restored "
+            f"({len(result.manifest.figures)} figures, {len(result.manifest.chapter_videos)} chapter videos)"
+        )
         if result.to_render:
             say(f"  need a render (no sidecar, or files missing or changed): {', '.join(result.to_render)}")
         say(site.summary(site.write_kit(out_dir, result.manifest)))
@@ -378,8 +437,7 @@ def sheets(quality: str, only: str | None, fractions: list[float]) -> list[Path]
     frames_of = _clip_frames(quality, only, fractions)
     written = []
     for chapter in catalogue.chapters():
-        rows = [sheet.Row(fig.id, fig.title, images) for fig, images in frames_of.items()
-                if fig.chapter == chapter.id]
+        rows = [sheet.Row(fig.id, fig.title, images) for fig, images in frames_of.items() if fig.chapter == chapter.id]
         if rows:
             out = renders_dir(quality) / "frames" / f"{chapter.id}-sheet.png"
             sheet.contact_sheet(f"{chapter.title}  ({chapter.id}, {QUALITIES[quality]})", fractions, rows, out)

@@ -16,8 +16,9 @@ from tools.publish.scratch import staging
 from tools.voice import captions
 
 
-def assemble(chapter: ChapterList, figures: list[PublishedFigure], out_dir: Path,
-             key: str) -> tuple[ChapterVideo, bool]:
+def assemble(
+    chapter: ChapterList, figures: list[PublishedFigure], out_dir: Path, key: str
+) -> tuple[ChapterVideo, bool]:
     """Join a chapter's published clips, in page order, into ``out_dir``.
 
     Writes ``<chapter>.mp4`` (one chapter marker per clip, titled with the
@@ -29,23 +30,38 @@ def assemble(chapter: ChapterList, figures: list[PublishedFigure], out_dir: Path
     titles = [fig.title for fig in figures]
     with staging(out_dir) as staged:
         mp4 = staged / f"{chapter.id}.mp4"
-        joined = media.concat([out_dir / fig.files["mp4"].path for fig in figures], mp4, titles,
-                              {"title": chapter.title})
+        joined = media.concat(
+            [out_dir / fig.files["mp4"].path for fig in figures], mp4, titles, {"title": chapter.title}
+        )
         info = verify(mp4)
         if [mark[2] for mark in media.chapter_marks(mp4)] != titles:
             raise BuildError(f"{mp4.name}: chapter markers {media.chapter_marks(mp4)} do not match {titles}")
-        lines = [line for fig, start in zip(figures, joined.starts)
-                 for line in captions.shifted(captions.parse_srt((out_dir / fig.files["srt"].path)
-                                                                 .read_text(encoding="utf-8")), start)]
-        marks = [captions.Caption(start, end, name)
-                 for name, start, end in zip(titles, joined.starts, joined.starts[1:])]
+        lines = [
+            line
+            for fig, start in zip(figures, joined.starts)
+            for line in captions.shifted(
+                captions.parse_srt((out_dir / fig.files["srt"].path).read_text(encoding="utf-8")), start
+            )
+        ]
+        marks = [
+            captions.Caption(start, end, name) for name, start, end in zip(titles, joined.starts, joined.starts[1:])
+        ]
         (staged / f"{chapter.id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
         (staged / f"{chapter.id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
         (staged / f"{chapter.id}.chapters.vtt").write_text(captions.to_vtt(marks), encoding="utf-8")
         files = move_in(staged, out_dir, "")
-    return ChapterVideo(chapter.id, chapter.title, round(info.video_seconds, 3), info.width, info.height,
-                        joined.copied, [{"title": c.text, "start": round(c.start, 3), "end": round(c.end, 3)}
-                                        for c in marks], files, list(chapter.figures), key), joined.sound_copied
+    return ChapterVideo(
+        chapter.id,
+        chapter.title,
+        round(info.video_seconds, 3),
+        info.width,
+        info.height,
+        joined.copied,
+        [{"title": c.text, "start": round(c.start, 3), "end": round(c.end, 3)} for c in marks],
+        files,
+        list(chapter.figures),
+        key,
+    ), joined.sound_copied
 
 
 def _key(chapter: ChapterList, figures: list[PublishedFigure]) -> str:
@@ -76,8 +92,10 @@ def build_all(man: Manifest, out_dir: Path, say: Callable[[str], None] = print) 
         if missing:
             if chapter.id in man.chapter_videos:
                 remove(man.chapter_videos.pop(chapter.id), out_dir)
-            say(f"  chapter {chapter.id}: no chapter video, {len(ids) - len(missing)} of {len(ids)} figures "
-                f"rendered at {man.quality} (missing: {', '.join(missing)})")
+            say(
+                f"  chapter {chapter.id}: no chapter video, {len(ids) - len(missing)} of {len(ids)} figures "
+                f"rendered at {man.quality} (missing: {', '.join(missing)})"
+            )
             continue
         key = _key(chapter, figures)
         old = man.chapter_videos.get(chapter.id)
@@ -88,6 +106,8 @@ def build_all(man: Manifest, out_dir: Path, say: Callable[[str], None] = print) 
         video, sound_copied = assemble(chapter, figures, out_dir, key)
         manifest.write_sidecar(out_dir, video)
         man.chapter_videos[chapter.id] = video
-        say(f"  chapter {chapter.id}: {len(ids)} clip{'' if len(ids) == 1 else 's'} joined, {video.duration:.1f} s "
+        say(
+            f"  chapter {chapter.id}: {len(ids)} clip{'' if len(ids) == 1 else 's'} joined, {video.duration:.1f} s "
             f"(video {'copied' if video.copied else 're-encoded'}, sound {'copied' if sound_copied else 're-encoded'}) "
-            f"in {time.monotonic() - started:.1f} s")
+            f"in {time.monotonic() - started:.1f} s"
+        )

@@ -48,8 +48,11 @@ def stale_entries() -> list[Path]:
     current = {fig.id for fig in catalogue.figures()}
     for folder in (settings.cache_root() / "logs", stills.cache_dir()):
         if folder.is_dir():
-            stale += [p for p in sorted(folder.iterdir())
-                      if not p.name.startswith(".") and p.name.split(".", 1)[0] not in current]
+            stale += [
+                p
+                for p in sorted(folder.iterdir())
+                if not p.name.startswith(".") and p.name.split(".", 1)[0] not in current
+            ]
     return stale
 
 
@@ -63,6 +66,8 @@ def clean(say: Callable[[str], None] = print) -> int:
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
-    say(f"removed {len(entries)} cache entr{'y' if len(entries) == 1 else 'ies'} from {settings.cache_root()}, "
-        f"freed {freed / 2**20:.1f} MiB")
+    say(
+        f"removed {len(entries)} cache entr{'y' if len(entries) == 1 else 'ies'} from {settings.cache_root()}, "
+        f"freed {freed / 2**20:.1f} MiB"
+    )
     return freed

@@ -51,8 +51,10 @@ def check_attachments(fig: Figure) -> None:
     seen = set()
     for attached in fig.attachments:
         if attached.suffix in CLIP_FILES or attached.suffix in seen or "/" in attached.suffix:
-            raise BuildError(f"figure '{fig.id}': attachment '{attached.suffix}' would collide with another "
-                             f"of its files ({', '.join(sorted(CLIP_FILES | seen))})")
+            raise BuildError(
+                f"figure '{fig.id}': attachment '{attached.suffix}' would collide with another "
+                f"of its files ({', '.join(sorted(CLIP_FILES | seen))})"
+            )
         seen.add(attached.suffix)
         if not attached.make().strip():
             raise BuildError(f"figure '{fig.id}': attachment '{attached.suffix}' is empty")
@@ -75,8 +77,21 @@ def stage_clip(fig: Figure, rendered: Rendered, staged: Path) -> media.Probe:
     return info
 
 
-def entry(fig: Figure, info: media.Probe, files: Files, key: str, key_parts: dict,
-          render_seconds: float) -> PublishedFigure:
+def entry(
+    fig: Figure, info: media.Probe, files: Files, key: str, key_parts: dict, render_seconds: float
+) -> PublishedFigure:
     attachments = {a.suffix: {"label": a.label, "how_to": a.how_to} for a in fig.attachments}
-    return PublishedFigure(fig.chapter, fig.id, fig.title, round(info.video_seconds, 3), info.width, info.height,
-                           fact_values(fig.id), files, key, key_parts, attachments, round(render_seconds, 1))
+    return PublishedFigure(
+        fig.chapter,
+        fig.id,
+        fig.title,
+        round(info.video_seconds, 3),
+        info.width,
+        info.height,
+        fact_values(fig.id),
+        files,
+        key,
+        key_parts,
+        attachments,
+        round(render_seconds, 1),
+    )

@@ -55,9 +55,11 @@ def render_task(task: Task) -> dict[str, bytes]:
     """Run on a worker: check the source, render the figure with the shipped audio, return its files."""
     ours = (source_digest(), version("manim"))
     if ours != (task.source, task.manim):
-        raise ClusterError(f"worker refuses {task.figure}: its project source {ours[0][:12]} / manim {ours[1]} "
-                           f"differ from the client's {task.source[:12]} / manim {task.manim}; check out and "
-                           f"install the same commit on every worker")
+        raise ClusterError(
+            f"worker refuses {task.figure}: its project source {ours[0][:12]} / manim {ours[1]} "
+            f"differ from the client's {task.source[:12]} / manim {task.manim}; check out and "
+            f"install the same commit on every worker"
+        )
     fig = catalogue.figure(task.figure)
     with tempfile.TemporaryDirectory(prefix=f"lecture-{fig.id}-") as tmp:
         folder = Path(tmp)
@@ -152,19 +154,28 @@ class Cluster:
     def render(self, fig_id: str, quality: str, cue_audio: dict[str, Path], work: Path, start: float = 0.0) -> Rendered:
         """Render a figure (or its part from `start` seconds on) on some worker; its files are written into
         `work` as a local render would write them."""
-        task = Task(fig_id, quality, self.source, version("manim"),
-                    {cue_id: path.read_bytes() for cue_id, path in cue_audio.items()}, start, f"lecture-{uuid.uuid4()}")
+        task = Task(
+            fig_id,
+            quality,
+            self.source,
+            version("manim"),
+            {cue_id: path.read_bytes() for cue_id, path in cue_audio.items()},
+            start,
+            f"lecture-{uuid.uuid4()}",
+        )
         # The client's half of the relay: the stop time the build may write out, the worker's progress in.
         _Relay.open(task.channel, self.client)
         try:
-            with _Relay(task.channel, ("stop", render.stop_file(work)), ("progress", render.progress_file(work)),
-                        self.client):
+            with _Relay(
+                task.channel, ("stop", render.stop_file(work)), ("progress", render.progress_file(work)), self.client
+            ):
                 files = self.client.submit(render_task, task, pure=False).result()
         finally:
             _Relay.forget(task.channel, self.client)
         out = render.outputs(catalogue.figure(fig_id), quality, work)
-        written = _files(out) | {name: out.partials / name.removeprefix("partial ")
-                                 for name in files if name.startswith("partial ")}
+        written = _files(out) | {
+            name: out.partials / name.removeprefix("partial ") for name in files if name.startswith("partial ")
+        }
         for name, path in written.items():
             if name in files:
                 path.parent.mkdir(parents=True, exist_ok=True)

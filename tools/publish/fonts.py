@@ -77,16 +77,19 @@ def resolve(family: str) -> Resolved:
     """The face fontconfig gives for `family`; refused when it is another family's (a fallback)."""
     if shutil.which("fc-match") is None:
         raise FontError("fontconfig's fc-match is missing: install fontconfig (make videos does)")
-    done = subprocess.run(["fc-match", "-f", "%{family}\n%{file}\n%{index}\n%{charset}", family],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["fc-match", "-f", "%{family}\n%{file}\n%{index}\n%{charset}", family], capture_output=True, text=True
+    )
     lines = done.stdout.split("\n", 3)
     if done.returncode != 0 or len(lines) < 4:
         raise FontError(f"fontconfig could not resolve the font '{family}': {done.stderr.strip()}")
     offered, file, index, charset = lines
     if family.lower() not in [name.strip().lower() for name in offered.split(",")]:
-        raise FontError(f"the font '{family}' that scenes/style.py names is not installed: fontconfig offers "
-                        f"'{offered}' ({file}) instead, and its glyphs would be boxes or another font's. "
-                        f"Install it (Debian: fonts-noto-cjk for Noto Sans CJK SC, fonts-dejavu-core for DejaVu)")
+        raise FontError(
+            f"the font '{family}' that scenes/style.py names is not installed: fontconfig offers "
+            f"'{offered}' ({file}) instead, and its glyphs would be boxes or another font's. "
+            f"Install it (Debian: fonts-noto-cjk for Noto Sans CJK SC, fonts-dejavu-core for DejaVu)"
+        )
     return Resolved(family, Path(file), int(index or 0), _charset(charset))
 
 
@@ -147,17 +150,22 @@ def check(figures: list[Figure] | None = None) -> list[Resolved]:
 def _check_glyphs(main: Resolved, superscript: Resolved, shown: dict[str, str]) -> None:
     # Exponents are set in SUPERSCRIPT_FONT (style.zh); the few symbols the CJK face lacks (⅓ ₁ ⋮ ✗)
     # are drawn from fontconfig's fallback, which is that same DejaVu face: either face may cover them.
-    missing = {char: place for char, place in shown.items()
-               if not (superscript.covers(char) if char in SUPERSCRIPTS else main.covers(char)
-                       or superscript.covers(char))}
+    missing = {
+        char: place
+        for char, place in shown.items()
+        if not (superscript.covers(char) if char in SUPERSCRIPTS else main.covers(char) or superscript.covers(char))
+    }
     if missing:
         listed = "; ".join(f"'{c}' U+{ord(c):04X} ({place})" for c, place in list(missing.items())[:10])
-        raise FontError(f"{len(missing)} character(s) shown on screen have no glyph in "
-                        f"'{main.family}' ({main.file}) or '{superscript.family}' ({superscript.file}): {listed}")
+        raise FontError(
+            f"{len(missing)} character(s) shown on screen have no glyph in "
+            f"'{main.family}' ({main.file}) or '{superscript.family}' ({superscript.file}): {listed}"
+        )
     absent = [family for family in TYPST_FAMILIES if family.lower() not in _typst_families()]
     if absent:
-        raise FontError(f"Typst, which sets the formulas, cannot find its font(s) {', '.join(absent)}: "
-                        f"reinstall the typst package")
+        raise FontError(
+            f"Typst, which sets the formulas, cannot find its font(s) {', '.join(absent)}: reinstall the typst package"
+        )
 
 
 @cache
@@ -168,5 +176,6 @@ def _sha256(path: Path) -> str:
 def key_part() -> dict[str, str]:
     """The resolved font files by family, each as path and sha256, for the render key."""
     names = style_fonts()
-    return {name: f"{resolve(name).file}:{resolve(name).index}:{_sha256(resolve(name).file)}"
-            for name in names.values()}
+    return {
+        name: f"{resolve(name).file}:{resolve(name).index}:{_sha256(resolve(name).file)}" for name in names.values()
+    }

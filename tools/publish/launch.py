@@ -39,8 +39,14 @@ def run_manim(args: list[str], env: dict[str, str], log: Path) -> int:
         process.join()
         return process.exitcode
     with open(log, "w", encoding="utf-8") as stream:
-        return subprocess.run([sys.executable, "-m", "manim", *args], cwd=settings.ROOT, stdout=stream,
-                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env).returncode
+        return subprocess.run(
+            [sys.executable, "-m", "manim", *args],
+            cwd=settings.ROOT,
+            stdout=stream,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        ).returncode
 
 
 def _at_start(env: dict[str, str]) -> dict[str, str]:
@@ -86,8 +92,10 @@ def _manim_main(args: list[str], env: dict[str, str], log: str) -> None:
     os.dup2(out, 2)
     os.close(out)
     if _at_start(dict(os.environ)) != _at_start(env):  # a server restarted with another environment
-        raise SystemExit(f"the manim fork server runs with {_at_start(dict(os.environ))}, this render needs "
-                         f"{_at_start(env)}: run the build again")
+        raise SystemExit(
+            f"the manim fork server runs with {_at_start(dict(os.environ))}, this render needs "
+            f"{_at_start(env)}: run the build again"
+        )
     os.environ.clear()
     os.environ.update(env)
     os.chdir(settings.ROOT)

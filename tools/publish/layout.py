@@ -83,8 +83,9 @@ def _outside(box: list[float], frame: dict) -> list[str]:
 def _overlaps(record: dict) -> list[tuple[dict, dict]]:
     """The pairs of texts in one look whose boxes overlap past OVERLAP_SHARE."""
     texts = [item for item in record["items"] if item["kind"] == "text"]
-    return [(a, b) for i, a in enumerate(texts) for b in texts[i + 1:]
-            if overlap_share(a["box"], b["box"]) > OVERLAP_SHARE]
+    return [
+        (a, b) for i, a in enumerate(texts) for b in texts[i + 1 :] if overlap_share(a["box"], b["box"]) > OVERLAP_SHARE
+    ]
 
 
 def _things(offenders: list[dict]) -> list[tuple[str, str]]:
@@ -110,25 +111,46 @@ def look_findings(record: dict) -> list[tuple[str, str, tuple]]:
     for a, b in _overlaps(record):
         if frozenset((a["what"], b["what"])) not in waived:
             share = overlap_share(a["box"], b["box"])
-            found.append(("overlap", f"{_named(a)} and {_named(b)} share {share:.0%} of the smaller box",
-                          ("overlap", a["what"], b["what"])))
+            found.append(
+                (
+                    "overlap",
+                    f"{_named(a)} and {_named(b)} share {share:.0%} of the smaller box",
+                    ("overlap", a["what"], b["what"]),
+                )
+            )
     for side in ("left", "bottom", "right", "top"):
         for described, identity in _things([item for item in items if side in _outside(item["box"], frame)]):
-            found.append(("off frame", f"{described} crosses the {side} safe margin ({frame['edge']} from the "
-                          "frame's edge)", ("off frame", side, identity)))
+            found.append(
+                (
+                    "off frame",
+                    f"{described} crosses the {side} safe margin ({frame['edge']} from the frame's edge)",
+                    ("off frame", side, identity),
+                )
+            )
     band_top = -frame["height"] / 2 + frame["caption_band"] * frame["height"]
     if record["moment"] != END:
         for described, identity in _things([item for item in items if item["box"][1] < band_top - TOLERANCE]):
-            found.append(("caption band", f"{described} reaches below y = {band_top:.2f}, where the captions "
-                          "cover it", ("caption band", identity)))
+            found.append(
+                (
+                    "caption band",
+                    f"{described} reaches below y = {band_top:.2f}, where the captions cover it",
+                    ("caption band", identity),
+                )
+            )
     return found
 
 
 def judge(figure: str, records: list[dict]) -> list[Finding]:
     """Every rule over a figure's looks, in order; the same fault at later cues is folded into the first."""
     if not records:
-        return [Finding(figure, END, "no looks", "the scene recorded nothing: does it play its cues "
-                        "through narrate() on a LectureScene?")]
+        return [
+            Finding(
+                figure,
+                END,
+                "no looks",
+                "the scene recorded nothing: does it play its cues through narrate() on a LectureScene?",
+            )
+        ]
     first: dict[tuple, tuple[str, str, str]] = {}
     later: dict[tuple, list[str]] = {}
     for record in records:
@@ -138,22 +160,32 @@ def judge(figure: str, records: list[dict]) -> list[Finding]:
                     later[identity].append(record["moment"])
             else:
                 first[identity], later[identity] = (record["moment"], rule, detail), []
-    findings = [Finding(figure, moment, rule, detail, tuple(later[identity]))
-                for identity, (moment, rule, detail) in first.items()]
+    findings = [
+        Finding(figure, moment, rule, detail, tuple(later[identity]))
+        for identity, (moment, rule, detail) in first.items()
+    ]
     overlapping = {frozenset((a["what"], b["what"])) for record in records for a, b in _overlaps(record)}
     for a, b, why in records[0]["waivers"]:
         if not why.strip():
             findings.append(Finding(figure, END, "waiver", f"the waiver for 「{a}」 and 「{b}」 gives no reason"))
         elif frozenset((a, b)) not in overlapping:
-            findings.append(Finding(figure, END, "waiver", f"the waiver for 「{a}」 and 「{b}」 matches no overlap "
-                                    "at any cue: remove it"))
+            findings.append(
+                Finding(
+                    figure,
+                    END,
+                    "waiver",
+                    f"the waiver for 「{a}」 and 「{b}」 matches no overlap at any cue: remove it",
+                )
+            )
     return findings
 
 
 def report(findings: list[Finding]) -> str:
     figures = sorted({f.figure for f in findings})
-    lines = [f"layout: {len(findings)} finding{'s' * (len(findings) != 1)} in {len(figures)} "
-             f"figure{'s' * (len(figures) != 1)} ({', '.join(figures)})"]
+    lines = [
+        f"layout: {len(findings)} finding{'s' * (len(findings) != 1)} in {len(figures)} "
+        f"figure{'s' * (len(figures) != 1)} ({', '.join(figures)})"
+    ]
     return "\n".join(lines + [f"  {f}" for f in findings])
 
 

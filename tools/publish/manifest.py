@@ -129,9 +129,12 @@ def _chapter_video(chapter: str, raw: dict) -> ChapterVideo:
 
 
 def from_json(raw: dict) -> Manifest:
-    return Manifest(raw["quality"], [ChapterList(**_known(ChapterList, ch)) for ch in raw.get("chapters", [])],
-                    {fig_id: _figure(entry) for fig_id, entry in raw.get("figures", {}).items()},
-                    {ch: _chapter_video(ch, entry) for ch, entry in raw.get("chapter_videos", {}).items()})
+    return Manifest(
+        raw["quality"],
+        [ChapterList(**_known(ChapterList, ch)) for ch in raw.get("chapters", [])],
+        {fig_id: _figure(entry) for fig_id, entry in raw.get("figures", {}).items()},
+        {ch: _chapter_video(ch, entry) for ch, entry in raw.get("chapter_videos", {}).items()},
+    )
 
 
 def to_json(manifest: Manifest) -> dict:
@@ -140,9 +143,11 @@ def to_json(manifest: Manifest) -> dict:
 
 def _refuse(path: Path, problem: str) -> ManifestError:
     quality = path.parent.name
-    return ManifestError(f"{path} is not a readable manifest ({problem}). Nothing was changed. "
-                         f"Rebuild it from the records beside the published files, without rendering: "
-                         f"lecture build --rescan -q {_QUALITY_FLAGS.get(quality, quality)}")
+    return ManifestError(
+        f"{path} is not a readable manifest ({problem}). Nothing was changed. "
+        f"Rebuild it from the records beside the published files, without rendering: "
+        f"lecture build --rescan -q {_QUALITY_FLAGS.get(quality, quality)}"
+    )
 
 
 # renders/<folder> -> the -q letter that writes it (kept here so a refusal can name the command).

@@ -139,8 +139,16 @@ def _video_signature(stream) -> tuple:
     """What must agree for h264 packets of two files to share one stream."""
     ctx = stream.codec_context
     # The nominal frame rate (not average_rate, which each clip's own length skews).
-    return (ctx.name, ctx.width, ctx.height, ctx.pix_fmt, ctx.profile, bytes(ctx.extradata or b""),
-            stream.time_base, stream.guessed_rate)
+    return (
+        ctx.name,
+        ctx.width,
+        ctx.height,
+        ctx.pix_fmt,
+        ctx.profile,
+        bytes(ctx.extradata or b""),
+        stream.time_base,
+        stream.guessed_rate,
+    )
 
 
 def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, str] | None = None) -> Joined:
@@ -178,16 +186,26 @@ def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, 
         sound_copied = sound is not None
         if not sound_copied:
             a_out = _aac_stream(target)
-            samples = np.concatenate([fitted(decoded(clip), b - a) for clip, a, b in zip(clips, edges, edges[1:])],
-                                     axis=1)
+            samples = np.concatenate(
+                [fitted(decoded(clip), b - a) for clip, a, b in zip(clips, edges, edges[1:])], axis=1
+            )
             sound = encoded(samples, a_out)
         else:
             a_out = target.add_stream_from_template(sources[0].streams.audio[0])  # what encoded the packets
             for packet in sound:
                 packet.stream = a_out
-        target.set_chapters([{"id": i + 1, "start": round(start * 1000), "end": round(end * 1000),
-                              "time_base": Fraction(1, 1000), "metadata": {"title": title}}
-                             for i, (start, end, title) in enumerate(zip(starts, starts[1:], titles))])
+        target.set_chapters(
+            [
+                {
+                    "id": i + 1,
+                    "start": round(start * 1000),
+                    "end": round(end * 1000),
+                    "time_base": Fraction(1, 1000),
+                    "metadata": {"title": title},
+                }
+                for i, (start, end, title) in enumerate(zip(starts, starts[1:], titles))
+            ]
+        )
 
         def copied():
             for source, stream, start in zip(sources, streams, starts):
@@ -221,8 +239,10 @@ def concat(clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, 
 def chapter_marks(path: Path) -> list[tuple[float, float, str]]:
     """The file's chapter markers as (start, end, title), in seconds."""
     with av.open(str(path)) as container:
-        return [(float(ch["start"] * ch["time_base"]), float(ch["end"] * ch["time_base"]),
-                 ch["metadata"].get("title", "")) for ch in container.chapters()]
+        return [
+            (float(ch["start"] * ch["time_base"]), float(ch["end"] * ch["time_base"]), ch["metadata"].get("title", ""))
+            for ch in container.chapters()
+        ]
 
 
 def _ink(image) -> float:

@@ -49,9 +49,20 @@ class BuildProgress:
         self.started = time.monotonic()
         self._lock = threading.Lock()
         self._say = say
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                                  console=Console(file=sys.stdout), transient=False) if live else None
+        self._progress = (
+            Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(file=sys.stdout),
+                transient=False,
+            )
+            if live
+            else None
+        )
         if self._progress is not None:
             self._figures = self._progress.add_task("figures", total=len(self.expected))
             self._frames = self._progress.add_task("frames ", total=sum(self.expected.values()))
@@ -65,8 +76,10 @@ class BuildProgress:
     def frames(self) -> tuple[int, int]:
         """Frames rendered so far (finished figures and the running ones) and the expected total."""
         with self._lock:
-            running = {fig_id: min(round(sum(map(rendered_seconds, paths)) * self.fps), self.expected[fig_id])
-                       for fig_id, paths in self.running.items()}
+            running = {
+                fig_id: min(round(sum(map(rendered_seconds, paths)) * self.fps), self.expected[fig_id])
+                for fig_id, paths in self.running.items()
+            }
             finished = dict(self.done)
         total = sum(finished.get(fig_id, frames) for fig_id, frames in self.expected.items())
         return sum(finished.values()) + sum(running.values()), total
@@ -84,8 +97,10 @@ class BuildProgress:
             rendered, total = self.frames()
             elapsed = time.monotonic() - self.started
             eta = elapsed * (total - rendered) / rendered if rendered else 0.0
-            self.say(f"  progress: {len(self.done)}/{len(self.expected)} figures, {rendered}/{total} frames, "
-                     f"{elapsed:.0f} s elapsed, about {eta:.0f} s to go")
+            self.say(
+                f"  progress: {len(self.done)}/{len(self.expected)} figures, {rendered}/{total} frames, "
+                f"{elapsed:.0f} s elapsed, about {eta:.0f} s to go"
+            )
         else:
             self._update()
 
@@ -119,4 +134,3 @@ class BuildProgress:
 
 def on_terminal() -> bool:
     return sys.stdout.isatty()
-

@@ -50,8 +50,15 @@ MALLOC_FILL = {"MALLOC_PERTURB_": "165"}
 def render_env(quality: str, track: Path, progress: Path) -> dict[str, str]:
     """The environment of a figure's manim process."""
     fill = MALLOC_FILL if PIXEL_WIDTH[quality] % 64 else {}
-    return {**os.environ, **fill, "PYTHONUNBUFFERED": "1", settings.AUDIO_OUT_ENV: str(track),
-            settings.PROGRESS_OUT_ENV: str(progress)}
+    return {
+        **os.environ,
+        **fill,
+        "PYTHONUNBUFFERED": "1",
+        settings.AUDIO_OUT_ENV: str(track),
+        settings.PROGRESS_OUT_ENV: str(progress),
+    }
+
+
 # What publish writes for a figure; part of the render key, so a change
 # here republishes figures built before it.
 PUBLISHED = "mp4 (aac fast coder) srt vtt png webp; facts with text and reading, size; sidecar; v5"
@@ -88,8 +95,8 @@ def _classes(source: str) -> tuple[tuple[str, str], ...]:
     def segment(node: ast.ClassDef) -> str:
         # ast.get_source_segment for a top-level class, without splitting the whole file again per
         # class (which made a no-op build's keys take seconds); offsets count UTF-8 bytes.
-        last = lines[node.end_lineno - 1].encode()[:node.end_col_offset].decode()
-        return "".join(lines[node.lineno - 1:node.end_lineno - 1]) + last
+        last = lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode()
+        return "".join(lines[node.lineno - 1 : node.end_lineno - 1]) + last
 
     return tuple((node.name, segment(node)) for node in _parsed(source).body if isinstance(node, ast.ClassDef))
 
@@ -119,8 +126,12 @@ def narrated_cues(scene_file: Path, class_name: str) -> NarratedCues:
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
     ids, dynamic = [], False
     for call in ast.walk(node):
-        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "narrate"
-                and call.args):
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "narrate"
+            and call.args
+        ):
             arg = call.args[0]
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 ids.append(arg.value)
@@ -132,8 +143,9 @@ def narrated_cues(scene_file: Path, class_name: str) -> NarratedCues:
 def shared_scene_files() -> list[Path]:
     """The scene modules every figure uses (style, base, widgets): not a chapter's file, nor one in NOT_DRAWN."""
     chapter_ids = {ch.id for ch in catalogue.chapters()}
-    return [p for p in sorted(settings.SCENES_DIR.glob("*.py"))
-            if p.stem not in chapter_ids and p.name not in NOT_DRAWN]
+    return [
+        p for p in sorted(settings.SCENES_DIR.glob("*.py")) if p.stem not in chapter_ids and p.name not in NOT_DRAWN
+    ]
 
 
 @dataclass(frozen=True)
@@ -273,25 +285,46 @@ def stop_file(media_dir: Path) -> Path:
 def outputs(fig: Figure, quality: str, media_dir: Path) -> Rendered:
     """Where manim, run in `media_dir`, writes the figure's files."""
     folder = media_dir / "videos" / fig.chapter / QUALITIES[quality]
-    return Rendered(folder / f"{fig.id}.mp4", folder / f"{fig.id}.srt", media_dir / "narration.wav",
-                    progress_file(media_dir), folder / "partial_movie_files" / fig.scene_class)
+    return Rendered(
+        folder / f"{fig.id}.mp4",
+        folder / f"{fig.id}.srt",
+        media_dir / "narration.wav",
+        progress_file(media_dir),
+        folder / "partial_movie_files" / fig.scene_class,
+    )
 
 
-def render(fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None,
-           start: float = 0.0) -> Rendered:
+def render(
+    fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None, start: float = 0.0
+) -> Rendered:
     """Run manim on one figure's scene in `media_dir` (with `env` added to its environment), from `start`
     seconds on (a part of it: scenes/segments.py); raises BuildError with the log's tail."""
     out = outputs(fig, quality, media_dir)
     log = log_path(fig, quality, start)
-    args = ["render", "-q", quality, "--config_file", str(one_figure_cfg()), "--media_dir", str(media_dir),
-            "-o", fig.id, "--progress_bar", "none", str(catalogue.chapter(fig.chapter).scene_file), fig.scene_class]
+    args = [
+        "render",
+        "-q",
+        quality,
+        "--config_file",
+        str(one_figure_cfg()),
+        "--media_dir",
+        str(media_dir),
+        "-o",
+        fig.id,
+        "--progress_bar",
+        "none",
+        str(catalogue.chapter(fig.chapter).scene_file),
+        fig.scene_class,
+    ]
     part = {settings.FROM_SECONDS_ENV: repr(start), settings.STOP_FILE_ENV: str(stop_file(media_dir))}
     log.parent.mkdir(parents=True, exist_ok=True)
     exit_code = launch.run_manim(args, {**render_env(quality, out.track, out.progress), **part, **(env or {})}, log)
     told_to_stop = stop_file(media_dir).exists()
-    missing = [name for name, path, needed in (("video", out.video, start == 0), ("narration track", out.track,
-                                                                                  not told_to_stop))
-               if needed and not path.exists()]
+    missing = [
+        name
+        for name, path, needed in (("video", out.video, start == 0), ("narration track", out.track, not told_to_stop))
+        if needed and not path.exists()
+    ]
     if exit_code != 0 or missing:
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
         wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {exit_code})"

@@ -70,8 +70,9 @@ class Part:
 class FigureRender:
     """A figure's parts, as they are split and finished; the one that finishes last has the whole figure."""
 
-    def __init__(self, video_seconds: float, render_seconds: float,
-                 work_folder: Callable[[], AbstractContextManager[Path]]):
+    def __init__(
+        self, video_seconds: float, render_seconds: float, work_folder: Callable[[], AbstractContextManager[Path]]
+    ):
         self.video_seconds = video_seconds  # expected length of the figure
         self.rate = render_seconds / max(video_seconds, 1.0)  # expected render seconds per second of video
         self._work_folder = work_folder  # a fresh, locked work folder for a part
@@ -158,8 +159,10 @@ def join(partial_movies: list[Path], dst: Path) -> None:
     whole render's: FFmpeg's concat demuxer, packets copied. Each play is encoded alone, so a part's
     partial movies are the whole render's, and the joined file is the whole render's file."""
     listing = "".join(f"file 'file:{path.as_posix()}'\n" for path in partial_movies)
-    with av.open(io.BytesIO(listing.encode()), format="concat", options={"safe": "0", "an": "1"}) as source, \
-            av.open(str(dst), "w") as target:
+    with (
+        av.open(io.BytesIO(listing.encode()), format="concat", options={"safe": "0", "an": "1"}) as source,
+        av.open(str(dst), "w") as target,
+    ):
         stream = source.streams.video[0]
         v_out = target.add_stream_from_template(template=stream)
         for packet in source.demux(stream):

@@ -22,9 +22,16 @@ class _Handler(SimpleHTTPRequestHandler):
     out of it is a 404, and so is a folder (no listings; ``/`` is index.html).
     """
 
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".mp4": "video/mp4", ".vtt": "text/vtt",
-                      ".srt": "text/plain", ".webp": "image/webp", ".json": "application/json",
-                      ".js": "text/javascript", ".css": "text/css"}
+    extensions_map = {
+        **SimpleHTTPRequestHandler.extensions_map,
+        ".mp4": "video/mp4",
+        ".vtt": "text/vtt",
+        ".srt": "text/plain",
+        ".webp": "image/webp",
+        ".json": "application/json",
+        ".js": "text/javascript",
+        ".css": "text/css",
+    }
     _remaining: int | None = None
 
     def end_headers(self):

@@ -32,8 +32,9 @@ class Row:
 def _font(size: int) -> ImageFont.ImageFont:
     """The course font from fontconfig (with its face index in the collection); Pillow's own if absent."""
     try:
-        found = subprocess.run(["fc-match", FONT_FAMILY, "--format=%{file}|%{index}"], capture_output=True,
-                               text=True, check=True).stdout
+        found = subprocess.run(
+            ["fc-match", FONT_FAMILY, "--format=%{file}|%{index}"], capture_output=True, text=True, check=True
+        ).stdout
         path, index = found.rsplit("|", 1)
         return ImageFont.truetype(path, size, index=int(index))
     except (OSError, ValueError, subprocess.CalledProcessError):

@@ -69,20 +69,26 @@ def _data_url(path: Path) -> str:
 
 def _video(src: str, poster: str, label: str, size: tuple[int, int], tracks: list[tuple[str, str, str]]) -> str:
     """An HTML5 player; tracks are (kind, src, label), each the default of its kind."""
-    lines = [f'<video controls preload="metadata" playsinline width="{size[0]}" height="{size[1]}" '
-             f'poster="{_attr(poster)}" aria-label="{_attr(label)}">',
-             f'  <source src="{_attr(src)}" type="video/mp4">']
-    lines += [f'  <track kind="{kind}" srclang="zh" label="{_attr(name)}" src="{_attr(url)}" default>'
-              for kind, url, name in tracks]
+    lines = [
+        f'<video controls preload="metadata" playsinline width="{size[0]}" height="{size[1]}" '
+        f'poster="{_attr(poster)}" aria-label="{_attr(label)}">',
+        f'  <source src="{_attr(src)}" type="video/mp4">',
+    ]
+    lines += [
+        f'  <track kind="{kind}" srclang="zh" label="{_attr(name)}" src="{_attr(url)}" default>'
+        for kind, url, name in tracks
+    ]
     lines.append("  您的浏览器无法播放此视频。</video>")
     return "\n".join(lines)
 
 
 def _page(title: str, body: str, head: str = "") -> str:
-    return (f'<!doctype html>\n<html lang="zh-CN">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f'<title>{escape(title)}</title>\n<link rel="icon" href="data:,">\n{head}</head>\n'
-            f'<body>\n{body}\n</body>\n</html>\n')
+    return (
+        f'<!doctype html>\n<html lang="zh-CN">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<title>{escape(title)}</title>\n<link rel="icon" href="data:,">\n{head}</head>\n'
+        f"<body>\n{body}\n</body>\n</html>\n"
+    )
 
 
 def _rendered(man: Manifest, out_dir: Path) -> tuple[dict[str, PublishedFigure], list[str]]:
@@ -104,9 +110,14 @@ def _rendered(man: Manifest, out_dir: Path) -> tuple[dict[str, PublishedFigure],
 def _chapter_videos(man: Manifest, entries: dict[str, PublishedFigure], out_dir: Path) -> dict[str, ChapterVideo]:
     """Chapter videos that are there and hold the chapter's figures as listed."""
     videos = man.chapter_videos
-    return {ch.id: videos[ch.id] for ch in man.chapters
-            if ch.id in videos and videos[ch.id].figures == ch.figures
-            and all(fig_id in entries for fig_id in ch.figures) and videos[ch.id].present(out_dir)}
+    return {
+        ch.id: videos[ch.id]
+        for ch in man.chapters
+        if ch.id in videos
+        and videos[ch.id].figures == ch.figures
+        and all(fig_id in entries for fig_id in ch.figures)
+        and videos[ch.id].present(out_dir)
+    }
 
 
 def _media(path: str) -> str:
@@ -115,62 +126,94 @@ def _media(path: str) -> str:
 
 def _figure_snippets(fig_id: str, entry: PublishedFigure) -> dict[str, str]:
     files, size = entry.files, (entry.width, entry.height)
-    iframe = (f'<iframe src="embed/{fig_id}.html" title="{_attr(entry.title)}" width="{size[0]}" '
-              f'height="{size[1]}" style="border:0;width:100%;height:auto;aspect-ratio:{size[0]}/{size[1]}" '
-              f'allow="fullscreen" allowfullscreen loading="lazy"></iframe>')
-    video = _video(_media(files["mp4"].path), _media(files["png"].path), entry.title, size,
-                   [("captions", _media(files["vtt"].path), "中文")])
+    iframe = (
+        f'<iframe src="embed/{fig_id}.html" title="{_attr(entry.title)}" width="{size[0]}" '
+        f'height="{size[1]}" style="border:0;width:100%;height:auto;aspect-ratio:{size[0]}/{size[1]}" '
+        f'allow="fullscreen" allowfullscreen loading="lazy"></iframe>'
+    )
+    video = _video(
+        _media(files["mp4"].path),
+        _media(files["png"].path),
+        entry.title,
+        size,
+        [("captions", _media(files["vtt"].path), "中文")],
+    )
     return {"iframe": iframe, "video": video}
 
 
 def _attachments(entry: PublishedFigure, prefix: str = "") -> list[str]:
     """One line per file attached to the figure: its link, then how to open it."""
-    return [f'<p class="attachment"><a href="{_attr(prefix + _media(entry.files[kind].path))}" download>'
-            f'{escape(about["label"])}</a>：{escape(about["how_to"])}</p>'
-            for kind, about in entry.attachments.items() if kind in entry.files]
+    return [
+        f'<p class="attachment"><a href="{_attr(prefix + _media(entry.files[kind].path))}" download>'
+        f"{escape(about['label'])}</a>：{escape(about['how_to'])}</p>"
+        for kind, about in entry.attachments.items()
+        if kind in entry.files
+    ]
 
 
 def _embed_page(fig_id: str, entry: PublishedFigure) -> str:
     files = entry.files
-    player = _video("../" + _media(files["mp4"].path), "../" + _media(files["png"].path), entry.title,
-                    (entry.width, entry.height), [("captions", "../" + _media(files["vtt"].path), "中文")])
-    style = ("<style>html,body{margin:0;height:100%;background:#0E1116}"
-             "body{display:flex;flex-direction:column}"
-             "video{display:block;width:100%;flex:1;min-height:0;object-fit:contain}"
-             ".attachment{margin:0;padding:4px 8px;font:13px sans-serif;color:#8B949E}"
-             ".attachment a{color:#58C4DD}</style>\n")
+    player = _video(
+        "../" + _media(files["mp4"].path),
+        "../" + _media(files["png"].path),
+        entry.title,
+        (entry.width, entry.height),
+        [("captions", "../" + _media(files["vtt"].path), "中文")],
+    )
+    style = (
+        "<style>html,body{margin:0;height:100%;background:#0E1116}"
+        "body{display:flex;flex-direction:column}"
+        "video{display:block;width:100%;flex:1;min-height:0;object-fit:contain}"
+        ".attachment{margin:0;padding:4px 8px;font:13px sans-serif;color:#8B949E}"
+        ".attachment a{color:#58C4DD}</style>\n"
+    )
     return _page(entry.title, "\n".join([player, *_attachments(entry, "../")]), style)
 
 
 def _chapter_block(video: ChapterVideo, entries: dict[str, PublishedFigure], out_dir: Path) -> str:
     files = video.files
     first = entries[video.figures[0]]
-    player = _video(_media(files["mp4"].path), _media(first.files["png"].path), video.title,
-                    (video.width, video.height),
-                    [("captions", _data_url(out_dir / files["vtt"].path), "中文"),
-                     ("chapters", _data_url(out_dir / files["chapters.vtt"].path), "章节")])
-    items = "\n".join(f'  <li><button type="button" data-start="{mark["start"]:.3f}">'
-                      f'<span class="at">{_clock(mark["start"])}</span> {escape(mark["title"])}</button></li>'
-                      for mark in video.marks)
-    return (f'<figure class="chapter-video" id="chapter-video-{video.chapter}">\n{player}\n'
-            f'<figcaption>整章连播 · {len(video.marks)} 节 · 时长 {_clock(video.duration)}</figcaption>\n'
-            f'<ol class="chapters" aria-label="章节">\n{items}\n</ol>\n</figure>')
+    player = _video(
+        _media(files["mp4"].path),
+        _media(first.files["png"].path),
+        video.title,
+        (video.width, video.height),
+        [
+            ("captions", _data_url(out_dir / files["vtt"].path), "中文"),
+            ("chapters", _data_url(out_dir / files["chapters.vtt"].path), "章节"),
+        ],
+    )
+    items = "\n".join(
+        f'  <li><button type="button" data-start="{mark["start"]:.3f}">'
+        f'<span class="at">{_clock(mark["start"])}</span> {escape(mark["title"])}</button></li>'
+        for mark in video.marks
+    )
+    return (
+        f'<figure class="chapter-video" id="chapter-video-{video.chapter}">\n{player}\n'
+        f"<figcaption>整章连播 · {len(video.marks)} 节 · 时长 {_clock(video.duration)}</figcaption>\n"
+        f'<ol class="chapters" aria-label="章节">\n{items}\n</ol>\n</figure>'
+    )
 
 
 def _figure_card(number: int, fig_id: str, entry: PublishedFigure, out_dir: Path) -> str:
     files = entry.files
-    player = _video(_media(files["mp4"].path), _media(files["png"].path), entry.title,
-                    (entry.width, entry.height),
-                    [("captions", _data_url(out_dir / files["vtt"].path), "中文")])
+    player = _video(
+        _media(files["mp4"].path),
+        _media(files["png"].path),
+        entry.title,
+        (entry.width, entry.height),
+        [("captions", _data_url(out_dir / files["vtt"].path), "中文")],
+    )
     extra = "".join(line + "\n" for line in _attachments(entry))
-    return (f'<article class="card" id="figure-{fig_id}">\n{player}\n'
-            f'<h4><span class="num">图 {number}</span> {escape(entry.title)}</h4>\n'
-            f'<p class="meta">时长 {_clock(entry.duration)} · <code>{fig_id}</code> · '
-            f'<a href="embed/{fig_id}.html">单独播放页</a></p>\n{extra}</article>')
+    return (
+        f'<article class="card" id="figure-{fig_id}">\n{player}\n'
+        f'<h4><span class="num">图 {number}</span> {escape(entry.title)}</h4>\n'
+        f'<p class="meta">时长 {_clock(entry.duration)} · <code>{fig_id}</code> · '
+        f'<a href="embed/{fig_id}.html">单独播放页</a></p>\n{extra}</article>'
+    )
 
 
-def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo],
-             out_dir: Path) -> str:
+def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo], out_dir: Path) -> str:
     """The chapters in play order, under a heading for each topic they belong to."""
     nav, topics = [], []
     for number, (topic, chapters) in enumerate(itertools.groupby(man.chapters, key=lambda ch: ch.topic), 1):
@@ -180,32 +223,38 @@ def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[st
         if topic:
             head = f'<a class="topic-link" href="#topic-{number}">{escape(topic)}</a>'
             nav.append(f'<p class="topic-nav">{head} {links}</p>')
-            topics.append(f'<section class="topic" id="topic-{number}">\n'
-                          f'<h2 class="topic-title">{escape(topic)}</h2>\n{blocks}\n</section>')
+            topics.append(
+                f'<section class="topic" id="topic-{number}">\n'
+                f'<h2 class="topic-title">{escape(topic)}</h2>\n{blocks}\n</section>'
+            )
         else:
             nav.append(f'<p class="topic-nav">{links}</p>')
             topics.append(blocks)
     total = sum(entry.duration for entry in entries.values())
-    body = (f'<header>\n<h1>{COURSE}</h1>\n<p class="meta">{len(entries)} 个图 · 共 {_clock(total)} · '
-            f'画质 {escape(man.quality)} · 嵌入代码见 <a href="embed.json">embed.json</a></p>\n'
-            '<nav>\n' + "\n".join(nav) + '\n</nav>\n</header>\n<main>\n' + "\n".join(topics) + "\n</main>\n"
-            '<script src="kit.js"></script>')
+    body = (
+        f'<header>\n<h1>{COURSE}</h1>\n<p class="meta">{len(entries)} 个图 · 共 {_clock(total)} · '
+        f'画质 {escape(man.quality)} · 嵌入代码见 <a href="embed.json">embed.json</a></p>\n'
+        "<nav>\n" + "\n".join(nav) + "\n</nav>\n</header>\n<main>\n" + "\n".join(topics) + "\n</main>\n"
+        '<script src="kit.js"></script>'
+    )
     return _page(f"{COURSE} · 视频", body, '<link rel="stylesheet" href="kit.css">\n')
 
 
-def _chapter_section(chapter: ChapterList, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo],
-                     out_dir: Path) -> str:
+def _chapter_section(
+    chapter: ChapterList, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo], out_dir: Path
+) -> str:
     ch_id, ids = chapter.id, chapter.figures
     shown = [fig_id for fig_id in ids if fig_id in entries]
-    parts = [f'<section class="chapter" id="chapter-{ch_id}">',
-             f'<h3 class="chapter-title">{escape(chapter.title)}</h3>']
+    parts = [
+        f'<section class="chapter" id="chapter-{ch_id}">',
+        f'<h3 class="chapter-title">{escape(chapter.title)}</h3>',
+    ]
     if not ids:
         parts.append('<p class="note">本章还没有图。</p>')
     elif ch_id in videos:
         parts.append(_chapter_block(videos[ch_id], entries, out_dir))
     else:
-        parts.append(f'<p class="note">整章视频要等本章 {len(ids)} 个图都渲染后才生成，'
-                     f'现已渲染 {len(shown)} 个。</p>')
+        parts.append(f'<p class="note">整章视频要等本章 {len(ids)} 个图都渲染后才生成，现已渲染 {len(shown)} 个。</p>')
     if shown:
         cards = [_figure_card(ids.index(fig_id) + 1, fig_id, entries[fig_id], out_dir) for fig_id in shown]
         parts.append('<div class="grid">\n' + "\n".join(cards) + "\n</div>")
@@ -217,36 +266,63 @@ def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict
     for fig_id, entry in entries.items():
         files = entry.files
         figures[fig_id] = {
-            "chapter": entry.chapter, "title": entry.title, "duration": entry.duration,
-            "page": f"embed/{fig_id}.html", "video": _media(files["mp4"].path),
-            "poster": _media(files["png"].path), "thumbnail": _media(files["webp"].path),
+            "chapter": entry.chapter,
+            "title": entry.title,
+            "duration": entry.duration,
+            "page": f"embed/{fig_id}.html",
+            "video": _media(files["mp4"].path),
+            "poster": _media(files["png"].path),
+            "thumbnail": _media(files["webp"].path),
             "captions": {"vtt": _media(files["vtt"].path), "srt": _media(files["srt"].path)},
-            "snippets": _figure_snippets(fig_id, entry), "facts": entry.facts,
-            "attachments": [{"path": _media(files[kind].path), **about}
-                            for kind, about in entry.attachments.items() if kind in files],
+            "snippets": _figure_snippets(fig_id, entry),
+            "facts": entry.facts,
+            "attachments": [
+                {"path": _media(files[kind].path), **about}
+                for kind, about in entry.attachments.items()
+                if kind in files
+            ],
         }
     chapters = []
     for chapter in man.chapters:
         video = videos.get(chapter.id)
-        item = {"id": chapter.id, "title": chapter.title, "topic": chapter.topic,
-                "figures": [fig_id for fig_id in chapter.figures if fig_id in entries], "video": None}
+        item = {
+            "id": chapter.id,
+            "title": chapter.title,
+            "topic": chapter.topic,
+            "figures": [fig_id for fig_id in chapter.figures if fig_id in entries],
+            "video": None,
+        }
         if video:
             files = video.files
             poster = _media(entries[video.figures[0]].files["png"].path)
             item["video"] = {
-                "duration": video.duration, "video": _media(files["mp4"].path), "poster": poster,
+                "duration": video.duration,
+                "video": _media(files["mp4"].path),
+                "poster": poster,
                 "captions": {"vtt": _media(files["vtt"].path), "srt": _media(files["srt"].path)},
-                "chapters": _media(files["chapters.vtt"].path), "marks": video.marks,
-                "snippets": {"video": _video(_media(files["mp4"].path), poster, video.title,
-                                             (video.width, video.height),
-                                             [("captions", _media(files["vtt"].path), "中文"),
-                                              ("chapters", _media(files["chapters.vtt"].path), "章节")])},
+                "chapters": _media(files["chapters.vtt"].path),
+                "marks": video.marks,
+                "snippets": {
+                    "video": _video(
+                        _media(files["mp4"].path),
+                        poster,
+                        video.title,
+                        (video.width, video.height),
+                        [
+                            ("captions", _media(files["vtt"].path), "中文"),
+                            ("chapters", _media(files["chapters.vtt"].path), "章节"),
+                        ],
+                    )
+                },
             }
         chapters.append(item)
-    return {"quality": man.quality,
-            "paths": "relative to this folder; paste a snippet into a page that sits next to it, "
-                     "or prefix its paths with this folder's URL",
-            "figures": figures, "chapters": chapters}
+    return {
+        "quality": man.quality,
+        "paths": "relative to this folder; paste a snippet into a page that sits next to it, "
+        "or prefix its paths with this folder's URL",
+        "figures": figures,
+        "chapters": chapters,
+    }
 
 
 def _link(source: Path, target: Path) -> None:
@@ -289,8 +365,9 @@ def write_kit(out_dir: Path, man: Manifest) -> Kit:
 
 def summary(kit: Kit) -> str:
     """One progress line about a written kit."""
-    line = (f"embed kit: {len(kit.figures)} figures, {len(kit.chapter_videos)} chapter videos "
-            f"→ {kit.path / 'index.html'}")
+    line = (
+        f"embed kit: {len(kit.figures)} figures, {len(kit.chapter_videos)} chapter videos → {kit.path / 'index.html'}"
+    )
     if kit.skipped:
         line += f" (left out, published by an older build, rebuild them: {', '.join(kit.skipped)})"
     return line

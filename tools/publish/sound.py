@@ -26,7 +26,7 @@ import numpy as np
 
 AUDIO_RATE, AUDIO_LAYOUT = 48000, "mono"
 FRAME = 1024  # samples in one AAC frame
-SILENT = 2 ** -16  # below half a 16-bit step: a clip quieter than this is silent
+SILENT = 2**-16  # below half a 16-bit step: a clip quieter than this is silent
 TAIL = 2 * FRAME  # a clip's last samples read: the next clip's first frame starts at most a frame before its end
 
 
@@ -49,8 +49,9 @@ def encoded(samples: np.ndarray, stream) -> list:
     """AAC packets of the samples, pts in samples from 0."""
     packets = []
     for start in range(0, samples.shape[1], FRAME):
-        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(samples[:, start:start + FRAME]),
-                                           format="fltp", layout=AUDIO_LAYOUT)
+        frame = av.AudioFrame.from_ndarray(
+            np.ascontiguousarray(samples[:, start : start + FRAME]), format="fltp", layout=AUDIO_LAYOUT
+        )
         frame.rate, frame.pts = stream.rate, start
         packets += stream.encode(frame)
     return packets + list(stream.encode(None))
@@ -68,7 +69,7 @@ class ClipSound:
     def silent(self, start: int) -> bool:
         """Whether it is silent for the FRAME samples from `start` (at least length - TAIL), or has ended."""
         offset = start - (self.length - TAIL)
-        return bool(np.abs(self.tail[max(offset, 0):max(offset + FRAME, 0)]).max(initial=0) <= SILENT)
+        return bool(np.abs(self.tail[max(offset, 0) : max(offset + FRAME, 0)]).max(initial=0) <= SILENT)
 
 
 TAIL_PACKETS = TAIL // FRAME + 3  # decoded for a clip's last TAIL samples (the first only overlaps the next)
@@ -88,7 +89,7 @@ def own_sound(clip: Path) -> ClipSound:
                 samples, at = frame.to_ndarray()[0], packet.pts - first
                 lo, hi = max(at, 0), min(at + len(samples), TAIL)
                 if n and lo < hi:  # the first packet decoded lacks the overlap with the one before it
-                    tail[lo:hi] = samples[lo - at:hi - at]
+                    tail[lo:hi] = samples[lo - at : hi - at]
     return ClipSound(packets, length, tail)
 
 

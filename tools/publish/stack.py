@@ -33,5 +33,8 @@ def computing_stack() -> dict[str, str]:
 
 def differences(old: dict, new: dict) -> list[str]:
     """What changed between two stacks, e.g. ['numpy 2.4.6 → 2.5.0', 'numpy SIMD X86_V2 X86_V3 → X86_V2']."""
-    return [f"{name} {old.get(name, 'unrecorded')} → {new.get(name, 'none')}" for name in {**old, **new}
-            if old.get(name) != new.get(name)]
+    return [
+        f"{name} {old.get(name, 'unrecorded')} → {new.get(name, 'none')}"
+        for name in {**old, **new}
+        if old.get(name) != new.get(name)
+    ]

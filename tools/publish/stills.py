@@ -58,12 +58,18 @@ def drawing_stack() -> dict[str, str]:
     import cairo
     import manimpango
 
-    stack = {"manim": version("manim"), "numpy": version("numpy"), "cairo": cairo.cairo_version_string(),
-             "pango": manimpango.pango_version(), "typst": version("typst")}
+    stack = {
+        "manim": version("manim"),
+        "numpy": version("numpy"),
+        "cairo": cairo.cairo_version_string(),
+        "pango": manimpango.pango_version(),
+        "typst": version("typst"),
+    }
     for family in FONTS:
         try:
-            found = subprocess.run(["fc-match", family, "--format=%{family[0]} %{fontversion}"], capture_output=True,
-                                   text=True, check=True).stdout
+            found = subprocess.run(
+                ["fc-match", family, "--format=%{family[0]} %{fontversion}"], capture_output=True, text=True, check=True
+            ).stdout
         except (OSError, subprocess.CalledProcessError):
             found = "fontconfig not found"
         stack[f"font {family}"] = found
@@ -74,8 +80,11 @@ def still_key(fig: Figure) -> str:
     """The figure's render key as it runs here (480p, silent voice), the probe's code and the drawing stack."""
     engine = speech.Silent()
     cue_keys = [audio.cache_key(cue, engine) for cue in cues.figure_cues(fig.id)]
-    material = [render.render_key(fig, "l", cue_keys).digest, hashlib.sha256(PROBE.read_bytes()).hexdigest(),
-                drawing_stack()]
+    material = [
+        render.render_key(fig, "l", cue_keys).digest,
+        hashlib.sha256(PROBE.read_bytes()).hexdigest(),
+        drawing_stack(),
+    ]
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -89,21 +98,36 @@ def _batches(figures: list[Figure], jobs: int) -> list[list[Figure]]:
     batches: list[list[Figure]] = []
     for chapter in dict.fromkeys(fig.chapter for fig in figures):
         own = [fig for fig in figures if fig.chapter == chapter]
-        batches += [own[i:i + size] for i in range(0, len(own), size)]
+        batches += [own[i : i + size] for i in range(0, len(own), size)]
     return sorted(batches, key=len, reverse=True)
 
 
 def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
     media, looks, log = work / "media", work / "looks.jsonl", work / "manim.log"
     work.mkdir(parents=True)
-    command = [sys.executable, "-m", "manim", "render", "-s", "-q", "l", "--config_file", str(render.one_figure_cfg()),
-               "--media_dir", str(media), "--progress_bar", "none",
-               str(catalogue.chapter(batch[0].chapter).scene_file), *(fig.scene_class for fig in batch)]
+    command = [
+        sys.executable,
+        "-m",
+        "manim",
+        "render",
+        "-s",
+        "-q",
+        "l",
+        "--config_file",
+        str(render.one_figure_cfg()),
+        "--media_dir",
+        str(media),
+        "--progress_bar",
+        "none",
+        str(catalogue.chapter(batch[0].chapter).scene_file),
+        *(fig.scene_class for fig in batch),
+    ]
     env = {**os.environ, "LECTURE_VOICE": "silent", settings.LAYOUT_OUT_ENV: str(looks), "PYTHONUNBUFFERED": "1"}
     env.pop(settings.AUDIO_OUT_ENV, None)
     with open(log, "w", encoding="utf-8") as stream:
-        done = subprocess.run(command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, env=env)
+        done = subprocess.run(
+            command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+        )
     names = ", ".join(f"{fig.chapter}/{fig.id}" for fig in batch)
     if done.returncode != 0:
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
@@ -161,8 +185,10 @@ def current(figures: list[Figure], jobs: int = 2, say: Say = print) -> dict[str,
     found = {fig.id: _cached(fig, keys[fig.id]) for fig in figures}
     todo = [fig for fig in figures if found[fig.id] is None]
     if todo:
-        say(f"stills: running {len(todo)} figure{'s' * (len(todo) != 1)} with animations skipped "
-            f"({len(figures) - len(todo)} unchanged)")
+        say(
+            f"stills: running {len(todo)} figure{'s' * (len(todo) != 1)} with animations skipped "
+            f"({len(figures) - len(todo)} unchanged)"
+        )
         with tempfile.TemporaryDirectory(prefix="lecture-stills-") as work:
             ran = run(todo, Path(work), jobs)
             for fig in todo:

@@ -52,8 +52,12 @@ def cache_key(cue: Cue, engine: Engine) -> str:
     if cue.recording is not None:
         material = {"recording": hashlib.sha256(cue.recording.read_bytes()).hexdigest()}
     else:
-        material = {"input": engine_input(cue, engine), "engine": engine.name, "version": engine.version,
-                    **{f"engine.{k}": v for k, v in engine.cache_parts().items()}}
+        material = {
+            "input": engine_input(cue, engine),
+            "engine": engine.name,
+            "version": engine.version,
+            **{f"engine.{k}": v for k, v in engine.cache_parts().items()},
+        }
     material["processing"] = PROCESSING
     return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 

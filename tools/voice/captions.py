@@ -82,7 +82,7 @@ def _break_lines(units: list[str], limit: int) -> list[str]:
                 best[end], back[end] = cost, start
     lines, end = [], n
     while end > 0:
-        lines.append("".join(units[back[end]:end]).strip())
+        lines.append("".join(units[back[end] : end]).strip())
         end = back[end]
     return [line for line in reversed(lines) if line]
 
@@ -113,8 +113,7 @@ def _stamp(seconds: float, sep: str) -> str:
 
 
 def to_srt(captions: list[Caption]) -> str:
-    blocks = [f"{i}\n{_stamp(c.start, ',')} --> {_stamp(c.end, ',')}\n{c.text}\n"
-              for i, c in enumerate(captions, 1)]
+    blocks = [f"{i}\n{_stamp(c.start, ',')} --> {_stamp(c.end, ',')}\n{c.text}\n" for i, c in enumerate(captions, 1)]
     return "\n".join(blocks)
 
 

@@ -126,8 +126,12 @@ def _reading(text: str) -> readings.Reading:
         reading = readings.Reading(kept["pinyin"], tuple(Undecided(*u) for u in kept["undecided"]))
     except (OSError, ValueError, KeyError, TypeError):
         reading = readings.read(text, lexicon().pinyin, lexicon().alone)
-        write_atomically(path, json.dumps({"pinyin": reading.pinyin,
-                                           "undecided": [astuple(u) for u in reading.undecided]}, ensure_ascii=False))
+        write_atomically(
+            path,
+            json.dumps(
+                {"pinyin": reading.pinyin, "undecided": [astuple(u) for u in reading.undecided]}, ensure_ascii=False
+            ),
+        )
     _READ[key] = reading
     return reading
 
@@ -138,8 +142,12 @@ _READ: dict[str, readings.Reading] = {}
 @cache
 def _reading_code() -> str:
     """The reading code and the versions of the dictionaries it reads."""
-    return _sha([Path(readings.__file__).read_text(encoding="utf-8"),
-                 [version(name) for name in ("pypinyin", "pypinyin-dict", "jieba")]])
+    return _sha(
+        [
+            Path(readings.__file__).read_text(encoding="utf-8"),
+            [version(name) for name in ("pypinyin", "pypinyin-dict", "jieba")],
+        ]
+    )
 
 
 def _sha(value) -> str:
@@ -173,7 +181,7 @@ def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
             raise NarrationError(f"{where}: placeholder {{{ref}}}: {err}") from None
         if not fact.text or not fact.spoken:
             raise NarrationError(f"{where}: placeholder {{{ref}}}: that fact has no screen text or reading")
-        literal = text[last:match.start()]
+        literal = text[last : match.start()]
         caption += [readings.strip_fixes(literal), fact.text]
         speech += [_speak_terms(literal), fact.spoken]
         last = match.end()
@@ -182,12 +190,16 @@ def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
     said = "".join(speech).strip()
     if misread := _misread_as_written(text):
         start, end = misread.span()
-        raise NarrationError(f"{where}: the voice would misread {misread.group()!r} in "
-                             f"“{text[:start]}«{text[start:end]}»{text[end:]}”: "
-                             "put the number in tools and speak it through a {placeholder}")
+        raise NarrationError(
+            f"{where}: the voice would misread {misread.group()!r} in "
+            f"“{text[:start]}«{text[start:end]}»{text[end:]}”: "
+            "put the number in tools and speak it through a {placeholder}"
+        )
     if misread := _MISREAD.search(readings.strip_fixes(said)):
-        raise NarrationError(f"{where}: the voice would misread {misread.group()!r}, which the [say] section of "
-                             f"{NARRATION_DIR / 'lexicon.toml'} puts into “{text}”: say that term without it")
+        raise NarrationError(
+            f"{where}: the voice would misread {misread.group()!r}, which the [say] section of "
+            f"{NARRATION_DIR / 'lexicon.toml'} puts into “{text}”: say that term without it"
+        )
     return "".join(caption).strip(), said
 
 
@@ -196,7 +208,8 @@ def _misread_as_written(text: str) -> re.Match | None:
     the pinyin of inline fixes are masked character for character, so the match's span is the text's."""
     masked = _PLACEHOLDER.sub(lambda m: _MASK * len(m.group()), text)
     masked = readings.INLINE_FIX.sub(
-        lambda m: _MASK + m.group(1) + _MASK * (len(m.group()) - len(m.group(1)) - 1), masked)
+        lambda m: _MASK + m.group(1) + _MASK * (len(m.group()) - len(m.group(1)) - 1), masked
+    )
     return _MISREAD.search(masked)
 
 
@@ -211,8 +224,9 @@ def check_recording(path: Path, where: str) -> float:
                 raise NarrationError(f"{where}: recording {path} holds no audio; expected {RECORDING_FORMAT}")
             return wav.getnframes() / wav.getframerate()
     except (wave.Error, EOFError) as err:
-        raise NarrationError(f"{where}: recording {path} is not audio this build can read ({err}); "
-                             f"expected {RECORDING_FORMAT}") from None
+        raise NarrationError(
+            f"{where}: recording {path} is not audio this build can read ({err}); expected {RECORDING_FORMAT}"
+        ) from None
 
 
 def recordings_dir(chapter_id: str) -> Path:
@@ -257,8 +271,18 @@ def chapter_cues(chapter_id: str) -> dict[str, tuple[Cue, ...]]:
             recording = recordings_dir(chapter_id) / f"{cue_id}.wav"
             if recording.exists():
                 check_recording(recording, where)
-            built.append(Cue(chapter_id, fig.id, cue_id, caption, speech, reading.pinyin,
-                             recording if recording.exists() else None, reading.undecided))
+            built.append(
+                Cue(
+                    chapter_id,
+                    fig.id,
+                    cue_id,
+                    caption,
+                    speech,
+                    reading.pinyin,
+                    recording if recording.exists() else None,
+                    reading.undecided,
+                )
+            )
         cues[fig.id] = tuple(built)
     strays = sorted(p.name for p in recordings_dir(chapter_id).glob("*.wav") if p.stem not in seen)
     if strays:
@@ -272,5 +296,9 @@ def figure_cues(figure_id: str) -> tuple[Cue, ...]:
 
 def undecided_readings(figure_ids: list[str]) -> list[str]:
     """One line per polyphone nothing settles in these figures' cues, naming file, cue and context."""
-    return [f"{NARRATION_DIR / f'{cue.chapter}.toml'}: cue '{cue.id}': {undecided}"
-            for fig_id in figure_ids for cue in figure_cues(fig_id) for undecided in cue.undecided]
+    return [
+        f"{NARRATION_DIR / f'{cue.chapter}.toml'}: cue '{cue.id}': {undecided}"
+        for fig_id in figure_ids
+        for cue in figure_cues(fig_id)
+        for undecided in cue.undecided
+    ]

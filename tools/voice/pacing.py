@@ -41,9 +41,11 @@ class Estimate:
         if low <= self.seconds <= high:
             return None
         side, advice = ("under", "add or lengthen cues") if self.seconds < low else ("over", "shorten or split it")
-        return (f"warning: {self.figure.chapter}/{self.figure.id} will run about {self.seconds:.0f} s "
-                f"({self.cue_seconds:.1f} s of narration, {self._source()}, + {FIXED_SECONDS:.1f} s of title and "
-                f"finish), {side} the {low}–{high} s a figure should run: {advice}")
+        return (
+            f"warning: {self.figure.chapter}/{self.figure.id} will run about {self.seconds:.0f} s "
+            f"({self.cue_seconds:.1f} s of narration, {self._source()}, + {FIXED_SECONDS:.1f} s of title and "
+            f"finish), {side} the {low}–{high} s a figure should run: {advice}"
+        )
 
     def _source(self) -> str:
         if self.heard == self.cues:

@@ -38,8 +38,19 @@ _HANZI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _MAX_WORD = 8  # longest dictionary word the segmentation tries
 
 # Chinese punctuation as the engine should see it: a pause mark, or nothing.
-_PAUSES = {"，": ",", "、": ",", "。": ".", "？": "?", "！": "!", "；": ";", "：": ":",
-           "（": ",", "）": ",", "—": ",", "…": ","}
+_PAUSES = {
+    "，": ",",
+    "、": ",",
+    "。": ".",
+    "？": "?",
+    "！": "!",
+    "；": ";",
+    "：": ":",
+    "（": ",",
+    "）": ",",
+    "—": ",",
+    "…": ",",
+}
 _SILENT_MARKS = "「」『』“”‘’《》"
 
 _DIGITS = set("零〇一二三四五六七八九")
@@ -117,8 +128,11 @@ def _phrases() -> dict[str, list[list[str]]]:
 
     merged = {}
     for source in (cc_cedict.phrases_dict, PHRASES_DICT):
-        merged.update((word, readings) for word, readings in source.items()
-                      if 1 < len(word) <= _MAX_WORD and len(readings) == len(word) and all(map(is_hanzi, word)))
+        merged.update(
+            (word, readings)
+            for word, readings in source.items()
+            if 1 < len(word) <= _MAX_WORD and len(readings) == len(word) and all(map(is_hanzi, word))
+        )
     return merged
 
 
@@ -170,7 +184,7 @@ def _fewest_words(run: str) -> list[str]:
                 fewest[end], start_of[end] = fewest[start] + 1, start
     words, end = [], n
     while end:
-        words.append(run[start_of[end]:end])
+        words.append(run[start_of[end] : end])
         end = start_of[end]
     return words[::-1]
 
@@ -203,7 +217,7 @@ def _lexicon_matches(run: str, lexicon: Mapping[str, tuple[str, ...]]) -> list[t
     for i in range(n - 1, -1, -1):
         best[i] = best[i + 1]
         for size in range(2 if longest else 1, min(longest, n - i) + 1):
-            phrase = run[i:i + size]
+            phrase = run[i : i + size]
             if phrase in lexicon and best[i + size][0] + size > best[i][0]:
                 best[i] = (best[i + size][0] + size, [(i, phrase), *best[i + size][1]])
         if run[i] in lexicon and best[i + 1][0] + 1 > best[i][0]:
@@ -225,7 +239,7 @@ def _pieces(text: str, lexicon: Mapping[str, tuple[str, ...]], alone: Mapping[st
     pieces: list[Piece] = []
     last = 0
     for fix in [*INLINE_FIX.finditer(text), None]:
-        plain = text[last:fix.start() if fix else len(text)]
+        plain = text[last : fix.start() if fix else len(text)]
         for run in re.split(r"((?:[\u3400-\u4dbf\u4e00-\u9fff])+)", plain):
             if run and is_hanzi(run[0]):
                 pieces += _from_lexicon(run, lexicon, alone)
@@ -261,8 +275,10 @@ def _yi(pieces: list[Piece], at: int) -> str:
         return "yi1"  # 减一。 第一
     if before and before.hanzi in _DIGITS | set("十点"):
         return "yi1"  # 十一, 二零一一, 零点一五
-    if after and (after.hanzi in _DIGITS | _ARITHMETIC | {"十"} or (after.hanzi == "点" and after_next
-                                                                    and after_next.hanzi in _DIGITS)):
+    if after and (
+        after.hanzi in _DIGITS | _ARITHMETIC | {"十"}
+        or (after.hanzi == "点" and after_next and after_next.hanzi in _DIGITS)
+    ):
         return "yi1"  # 一九六四, 一加一, 一减它, 一十, 一点五 (where 一点 is not "a little")
     return "yi2" if spoken_after.pinyin[-1] in "45" else "yi4"
 
@@ -277,8 +293,13 @@ def _particle(syllable: Syllable, before: Syllable | None, after: Syllable | Non
         return Syllable(syllable.hanzi, {"的": "de5", "了": "le5"}[syllable.hanzi], True)
     if syllable.hanzi == "地" and before and after:
         return Syllable("地", "de5", True)
-    if (syllable.hanzi == "得" and before and before.hanzi not in _MODAL_BEFORE_DE
-            and after and after.hanzi in _COMPLEMENT_START):
+    if (
+        syllable.hanzi == "得"
+        and before
+        and before.hanzi not in _MODAL_BEFORE_DE
+        and after
+        and after.hanzi in _COMPLEMENT_START
+    ):
         return Syllable("得", "de5", True)
     return syllable
 
@@ -314,18 +335,22 @@ def _spoken(pieces: list[Piece]) -> str:
 
 def _context(pieces: list[Piece], at: int, width: int = 8) -> str:
     surface = [p.hanzi if isinstance(p, Syllable) else p for p in pieces]
-    left, right = "".join(surface[:at])[-width:], "".join(surface[at + 1:])[:width]
+    left, right = "".join(surface[:at])[-width:], "".join(surface[at + 1 :])[:width]
     return f"{left}[{surface[at]}]{right}".strip()
 
 
-def read(text: str, phrases: Mapping[str, tuple[str, ...]] | None = None,
-         alone: Mapping[str, str] | None = None) -> Reading:
+def read(
+    text: str, phrases: Mapping[str, tuple[str, ...]] | None = None, alone: Mapping[str, str] | None = None
+) -> Reading:
     """The tone-numbered pinyin of `text` (Hanzi, inline fixes, Latin words), and its undecided characters.
 
     `phrases` and `alone` are the lexicon's [pinyin] and [alone] sections.
     """
     pieces = _pieces(text, phrases or {}, alone or {})
     _apply_rules(pieces)
-    undecided = tuple(Undecided(p.hanzi, p.pinyin, _context(pieces, at))
-                      for at, p in enumerate(pieces) if isinstance(p, Syllable) and not p.decided)
+    undecided = tuple(
+        Undecided(p.hanzi, p.pinyin, _context(pieces, at))
+        for at, p in enumerate(pieces)
+        if isinstance(p, Syllable) and not p.decided
+    )
     return Reading(_spoken(pieces), undecided)

@@ -27,18 +27,18 @@ def _cue_entry(number: int, cue: cues.Cue, engine: Engine) -> str:
         timing = f"recorded, {sound.duration:.1f} s"
     else:
         timing = f"target {sound.duration:.1f} s ({engine.name})"
-    return (f"{number}. **`{cue.id}`** · {timing} · `{_recording_path(cue)}`\n\n"
-            f"   {cue.caption}\n\n"
-            f"   `{cue.pinyin}`\n")
+    return f"{number}. **`{cue.id}`** · {timing} · `{_recording_path(cue)}`\n\n   {cue.caption}\n\n   `{cue.pinyin}`\n"
 
 
 def recording_script(chapter_ids: list[str], engine: Engine, say: Callable[[str], None] = lambda line: None) -> str:
     """The script for these chapters; synthesizes (or finds cached) each cue's audio to time it."""
-    parts = ["# 录音稿 · recording script\n",
-             "Read each cue in one take, at about the target length (the synthesized voice's), "
-             "and save it as a WAV file under the name given; the next `lecture build` uses it "
-             "in place of the synthesized voice. The pinyin is what the synthesized voice was given: "
-             "where it and your reading differ, check which one is right.\n"]
+    parts = [
+        "# 录音稿 · recording script\n",
+        "Read each cue in one take, at about the target length (the synthesized voice's), "
+        "and save it as a WAV file under the name given; the next `lecture build` uses it "
+        "in place of the synthesized voice. The pinyin is what the synthesized voice was given: "
+        "where it and your reading differ, check which one is right.\n",
+    ]
     for chapter_id in chapter_ids:
         chapter = catalogue.chapter(chapter_id)
         parts.append(f"## {chapter.id} · {chapter.title}\n")

@@ -67,8 +67,10 @@ def _run(command: list[str] | str, text: str = "") -> subprocess.CompletedProces
     shell = isinstance(command, str)
     done = subprocess.run(command, input=text.encode(), capture_output=True, shell=shell)
     if done.returncode != 0:
-        raise SpeechError(f"{command if shell else shlex.join(command)} failed ({done.returncode}): "
-                          f"{done.stderr.decode(errors='replace').strip()}")
+        raise SpeechError(
+            f"{command if shell else shlex.join(command)} failed ({done.returncode}): "
+            f"{done.stderr.decode(errors='replace').strip()}"
+        )
     return done
 
 
@@ -97,8 +99,10 @@ class Espeak:
     def _exe() -> str:
         exe = shutil.which("espeak-ng")
         if exe is None:
-            raise SpeechError("espeak-ng is not installed: run 'make videos' (or apt-get install espeak-ng), "
-                              "or set LECTURE_VOICE=silent for a silent draft")
+            raise SpeechError(
+                "espeak-ng is not installed: run 'make videos' (or apt-get install espeak-ng), "
+                "or set LECTURE_VOICE=silent for a silent draft"
+            )
         return exe
 
 
@@ -140,8 +144,9 @@ class Command:
     @classmethod
     def from_settings(cls) -> Command:
         if not settings.voice_command():
-            raise SpeechError("LECTURE_VOICE=command needs LECTURE_VOICE_COMMAND, e.g. "
-                              "'piper --model zh_CN.onnx --output_file {wav}'")
+            raise SpeechError(
+                "LECTURE_VOICE=command needs LECTURE_VOICE_COMMAND, e.g. 'piper --model zh_CN.onnx --output_file {wav}'"
+            )
         return cls(settings.voice_command(), settings.voice_input(), tuple(settings.voice_files()))
 
     @cached_property
