@@ -27,6 +27,7 @@ videos: system $(STAMP)
 
 test: system-test $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pytest
 
 system:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from manim import (
     DOWN,
     LEFT,
@@ -725,7 +727,7 @@ class WeightUpdateRatio(LectureScene):
         wires = VGroup(
             *(
                 Line(a, b, stroke_width=0.6, color=style.MUTED)
-                for left, right in zip(columns[:-1], columns[1:])
+                for left, right in itertools.pairwise(columns)
                 for a in left
                 for b in right
             )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from manim import (
     DOWN,
     LEFT,
@@ -1397,7 +1399,7 @@ class VanishingGradients(LectureScene):
             for edge in (low, high):
                 if (y1 - edge) * (y0 - edge) < 0 or (y1 == edge != y0):
                     t = (edge - y0) / (y1 - y0)
-                    return points[:i] + [(x0 + t * (x1 - x0), edge)], True
+                    return [*points[:i], (x0 + t * (x1 - x0), edge)], True
         return points, False
 
     def _trace(self, curve, depth, bounds, colour):
@@ -1587,7 +1589,7 @@ class ForwardVsReverseMode(LectureScene):
         ]
         fan = VGroup(*(Line(p.get_center(), boxes[0].get_left(), color=style.MUTED, stroke_width=1.2) for p in params))
         links = [
-            Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=2.5) for a, b in zip(boxes, boxes[1:])
+            Line(a.get_right(), b.get_left(), color=style.MUTED, stroke_width=2.5) for a, b in itertools.pairwise(boxes)
         ]
         loss = Dot((self.LOSS_X, y, 0), radius=0.16, color=style.BACKWARD)
         links.append(Line(boxes[-1].get_right(), loss.get_left(), color=style.MUTED, stroke_width=2.5))
@@ -1971,7 +1973,7 @@ class GradientJourney(LectureScene):
                     stroke_width=3,
                     max_tip_length_to_length_ratio=0.25,
                 )
-                for a, b in zip(stations, stations[1:])
+                for a, b in itertools.pairwise(stations)
             )
         )
         packet = Square(

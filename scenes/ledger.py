@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from manim import (
@@ -1433,7 +1434,7 @@ class PeakMemoryTimeline(LectureScene):
         unit = style.zh("TiB", size=style.SMALL_SIZE, color=style.MUTED).next_to(y_axis, UP, buff=style.GAP_S)
         bounds = (0.0, line["forward_end"], line["backward_end"], line["update_end"])
         phases = VGroup()
-        for (start, end), name in zip(zip(bounds, bounds[1:]), ("前向", "反向", "更新")):
+        for (start, end), name in zip(itertools.pairwise(bounds), ("前向", "反向", "更新")):
             phases.add(
                 style.zh(name, size=style.LABEL_SIZE, color=style.MUTED).move_to(
                     ((self._x(start) + self._x(end)) / 2, self.ORIGIN[1] - 0.3, 0)
@@ -1885,7 +1886,7 @@ class Worked125m(LectureScene):
         dots = VGroup(
             *(
                 style.zh("·", size=style.LABEL_SIZE, color=style.MUTED).move_to((a.get_right() + b.get_left()) / 2)
-                for a, b in zip(chips, chips[1:])
+                for a, b in itertools.pairwise(chips)
             )
         )
         with self.narrate("w_intro") as beat:

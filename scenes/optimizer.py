@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from manim import (
     DEGREES,
     DOWN,
@@ -863,7 +865,7 @@ class LearningRateTwoPaths(LectureScene):
     def _path(self, rows, colour):
         """A ball and the trail of its iterates, revealed one step at a time."""
         points = self.on_map(rows)
-        trail = VGroup(*(Line(a, b, color=colour, stroke_width=3) for a, b in zip(points[:-1], points[1:])))
+        trail = VGroup(*(Line(a, b, color=colour, stroke_width=3) for a, b in itertools.pairwise(points)))
         marks = VGroup(*(Dot(p, radius=0.04, color=colour) for p in points))
         head = ball(colour, 0.1).move_to(points[0])
         play = [

@@ -1110,7 +1110,7 @@ class MoeFlow(LectureScene):
         shared_frame.move_to((self.SHARED_X, (ys[0] + ys[-1]) / 2, 0))
         shared_head = style.zh(f"共享 {facts['shared'].text}", size=style.SMALL_SIZE, color=style.MUTED)
         shared_head.next_to(shared_frame, UP, buff=style.GAP_S)
-        targets = [list(row) + [cell] for row, cell in zip(lit, shared)]
+        targets = [[*row, cell] for row, cell in zip(lit, shared)]
         copies = VGroup(
             *(VGroup(*(self._copy(style.FORWARD).move_to(token) for _ in row)) for token, row in zip(inputs, targets))
         )

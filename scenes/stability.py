@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from manim import (
     DOWN,
     LEFT,
@@ -400,10 +402,10 @@ class LossSpikes(LectureScene):
         segments = VGroup(
             *(
                 Line(point(a, floor), point(b, floor), color=(style.BAD, style.HIGHLIGHT)[i % 2], stroke_width=6)
-                for i, (a, b) in enumerate(zip(at, at[1:]))
+                for i, (a, b) in enumerate(itertools.pairwise(at))
             )
         )
-        gaps = [b - a for a, b in zip(at, at[1:])]
+        gaps = [b - a for a, b in itertools.pairwise(at)]
         order = sorted(range(len(gaps)), key=gaps.__getitem__)
         bars = VGroup(
             *(

@@ -36,8 +36,10 @@ def test_figures_play_in_the_issues_order_between_optimizer_and_ledger():
 # -- A22 adagrad_rmsprop_adam_chain: the page's five asserts --------------------------------------------
 def test_chain_numbers_match_the_page():
     f = facts("adagrad_rmsprop_adam_chain")
-    assert f["adagrad_share"].text == "4.1%" and f["rmsprop_first"].text == "32×"
-    assert f["adam_peak"].text == "6.6×" and f["adam_peak_step"].value == 12
+    assert f["adagrad_share"].text == "4.1%"
+    assert f["rmsprop_first"].text == "32×"
+    assert f["adam_peak"].text == "6.6×"
+    assert f["adam_peak_step"].value == 12
     assert f["beta2"].text == "0.999"  # D16: 32× needs Adam's β₂, not Hinton's 0.9
 
 
@@ -54,7 +56,8 @@ def test_assert_1_tamper_the_mean_form_does_not_decay():
 
 def test_assert_2_adagrad_is_small_by_step_600():
     share = facts("adagrad_rmsprop_adam_chain")["adagrad_share"].value
-    assert share == pytest.approx(1 / math.sqrt(600)) and share < 0.05
+    assert share == pytest.approx(1 / math.sqrt(600))
+    assert share < 0.05
 
 
 def test_assert_2_tamper_stopping_at_step_60_is_not_small_yet():
@@ -64,7 +67,8 @@ def test_assert_2_tamper_stopping_at_step_60_is_not_small_yet():
 
 def test_assert_3_the_uncorrected_first_step_is_amplified():
     first = moments.adam_steps(np.ones(3), 0.0, 0.999, correct=())[0]
-    assert first == pytest.approx(1 / math.sqrt(0.001)) and first > 10
+    assert first == pytest.approx(1 / math.sqrt(0.001))
+    assert first > 10
 
 
 def test_assert_3_tamper_hintons_own_decay_amplifies_only_3x():
@@ -86,7 +90,8 @@ def test_assert_4_tamper_correcting_only_v_is_not_one():
 def test_assert_5_adams_uncorrected_peak_is_below_rmsprops():
     t = np.arange(1, 3001)
     adam = (1 - 0.9**t) / np.sqrt(1 - 0.999**t)
-    assert adam.max() == pytest.approx(6.569, abs=5e-4) and int(adam.argmax()) + 1 == 12
+    assert adam.max() == pytest.approx(6.569, abs=5e-4)
+    assert int(adam.argmax()) + 1 == 12
     assert adam.max() < 1 / math.sqrt(1 - 0.999)
 
 
@@ -98,7 +103,8 @@ def test_assert_5_tamper_without_momentum_adam_is_rmsprop():
 # -- B5 adam_update_rms -----------------------------------------------------------------------------------
 def test_update_rms_closed_form_and_simulation_agree():
     f = facts("adam_update_rms")
-    assert f["closed"].text == "0.2294" and f["simulated"].text == "0.229"
+    assert f["closed"].text == "0.2294"
+    assert f["simulated"].text == "0.229"
     traces = f["traces"].value
     assert abs(traces["base"][:, 1].mean() - math.sqrt(0.1 / 1.9)) < 0.005
     assert np.allclose(traces["tiny"][:, 1], traces["base"][:, 1], rtol=1e-6)  # the gradient's scale drops out
@@ -148,8 +154,10 @@ def test_the_circle_and_the_square_are_msign_of_a_column_and_of_a_diagonal():
 def test_newton_schulz_squeezes_the_singular_values_and_costs_under_one_percent():
     f = facts("muon")
     last = f["spectra"].value[-1]
-    assert 0.6 < last.min() and last.max() < 1.2
-    assert f["overhead"].value == pytest.approx(5 * 16_384 / 16e6) and f["overhead"].value < 0.01
+    assert last.min() > 0.6
+    assert last.max() < 1.2
+    assert f["overhead"].value == pytest.approx(5 * 16_384 / 16e6)
+    assert f["overhead"].value < 0.01
     assert msign.ns_flops(768) / msign.step_flops(768, 524_288) == pytest.approx(msign.ns_overhead_closed(768, 524_288))
 
 
@@ -197,7 +205,7 @@ def test_bisection_halves_in_log_space_to_one_percent():
     found = tiny_mlp.bisect_boundary(lambda k: k >= 37.0, 1.0, 1000.0)
     assert 37.0 <= found.value < 37.0 * 1.01
     assert all(lo < 37.0 <= hi for lo, hi in found.brackets)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="does not straddle the boundary"):
         tiny_mlp.bisect_boundary(lambda k: False, 1.0, 10.0)
 
 
@@ -222,7 +230,8 @@ def test_schedule_breakpoints_are_token_fractions():
 
 def test_v3_ends_below_the_dashed_line_gpt3_on_it():
     f = facts("lr_schedules")
-    assert f["v3_last"].text == "3.3%" and f["v3_last"].value < f["floor"].value
+    assert f["v3_last"].text == "3.3%"
+    assert f["v3_last"].value < f["floor"].value
     gpt3, v3 = f["gpt3_curve"].value, f["v3_curve"].value
     assert gpt3[-1, 1] == pytest.approx(0.1)
     assert v3[-1, 1] == pytest.approx(7.3e-6 / 2.2e-4)
@@ -245,16 +254,20 @@ def test_schedules_tamper_a_cosine_that_ends_at_20_percent():
 def test_gpt3_table_and_the_v3_comparison():
     f = facts("lr_numbers")
     assert len(f["rows"].value) == f["sizes"].value == 8  # D5: eight, not seven
-    assert f["scale"].text == "1,400×" and f["lr_span"].text == "10×" and f["peak_ratio"].text == "3.7×"
+    assert f["scale"].text == "1,400×"
+    assert f["lr_span"].text == "10×"
+    assert f["peak_ratio"].text == "3.7×"
     assert f["interpolated"].value == pytest.approx(0.839e-4, abs=1e-7)
-    assert f["page_gap"].text == "2.8×" and f["gap"].text == "2.6×"
+    assert f["page_gap"].text == "2.8×"
+    assert f["gap"].text == "2.6×"
     assert [r["params"] for r in f["rows"].value][:2] == ["1.25 亿", "3.5 亿"]
 
 
 def test_the_best_lr_rises_with_the_batch_but_stays_under_eta_max():
     assert learning_rate.best_lr_fraction(np.array([0.25, 1, 4, 16])) == pytest.approx([0.2, 0.5, 0.8, 16 / 17])
     curve = facts("lr_numbers")["ceiling_curve"].value[:, 1]
-    assert np.all(np.diff(curve) > 0) and curve.max() < 1
+    assert np.all(np.diff(curve) > 0)
+    assert curve.max() < 1
 
 
 def test_lr_numbers_tamper_the_pages_seven_sizes():
@@ -273,7 +286,8 @@ def test_rare_token_fixed_window_forgets_palm_remembers():
     f = facts("beta_windows")
     assert f["swing_fixed"].value == pytest.approx(0.99**-1999, rel=1e-6)
     assert f["swing_palm"].value < 2
-    assert f["crossing"].value == pytest.approx(100 ** (1 / 0.8)) and f["crossing"].text == "316"
+    assert f["crossing"].value == pytest.approx(100 ** (1 / 0.8))
+    assert f["crossing"].text == "316"
 
 
 def test_beta_tamper_a_token_that_is_not_rare():

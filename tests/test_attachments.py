@@ -38,7 +38,7 @@ def test_an_attachment_may_not_take_a_clip_files_name(suffix):
 
 def test_an_empty_attachment_is_refused():
     fig = replace(catalogue.figure("pipeline_gpipe"), attachments=(replace(TRACE, make=lambda: " "),))
-    with pytest.raises(BuildError, match="attachment 'trace.json' is empty"):
+    with pytest.raises(BuildError, match=r"attachment 'trace\.json' is empty"):
         clip.check_attachments(fig)
 
 
@@ -104,7 +104,8 @@ def test_the_gallery_heads_each_topic_before_its_chapters(kit):
         )
     ]
     assert order == sorted(order)
-    assert index.count('<section class="topic"') == 2 and 'href="#topic-2">专题五' in index
+    assert index.count('<section class="topic"') == 2
+    assert 'href="#topic-2">专题五' in index
 
 
 def test_the_manifest_keeps_attachments_and_topics_through_json(kit):

@@ -25,16 +25,19 @@ def test_a_scaffolded_figure_checks_builds_and_passes_its_test_with_no_hand_edit
     figures = len(catalogue.figures())
     new = run([*LECTURE, "new", "optimizer/demo_figure", "示例"], cwd=project, env=env)
     assert new.returncode == 0, new.stderr
-    assert "wrote tests/test_optimizer_demo_figure.py" in new.stdout and "rewrote the chapter table" in new.stdout
+    assert "wrote tests/test_optimizer_demo_figure.py" in new.stdout
+    assert "rewrote the chapter table" in new.stdout
     written = (project / "scenes" / "optimizer.py").read_text(encoding="utf-8")
     assert EXAMPLE.text().split("class DemoFigure")[1].split("```")[0] in written  # the README shows what is written
     check = run([*LECTURE, "check", "--no-layout"], cwd=project, env=env)
-    assert check.returncode == 0 and f"ok: {figures + 1} figures" in check.stdout, check.stderr
+    assert check.returncode == 0, check.stderr
+    assert f"ok: {figures + 1} figures" in check.stdout, check.stdout
     assert "warning" not in check.stdout
     built = run([*LECTURE, "build", "-q", "l", "--only", "optimizer/demo_figure"], cwd=project, env=env)
     assert built.returncode == 0, built.stdout + built.stderr
     assert (tmp_path / "renders" / "480p15" / "optimizer" / "demo_figure.mp4").is_file()
-    assert "optimizer/demo_figure: done" in built.stdout and "warning" not in built.stdout
+    assert "optimizer/demo_figure: done" in built.stdout
+    assert "warning" not in built.stdout
     test = run(
         [
             sys.executable,
@@ -52,7 +55,8 @@ def test_a_scaffolded_figure_checks_builds_and_passes_its_test_with_no_hand_edit
     assert "2 passed" in test.stdout, test.stdout
     assert run([str(BIN / "ruff"), "check", "."], cwd=project).returncode == 0
     table = run([*LECTURE, "readme", "--check"], cwd=project)
-    assert table.returncode == 0 and f"({figures + 1} figures)" in (project / "README.md").read_text(encoding="utf-8")
+    assert table.returncode == 0
+    assert f"({figures + 1} figures)" in (project / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow  # four `lecture` runs over the whole course, in a scratch copy
@@ -68,14 +72,15 @@ def test_a_scaffolded_chapter_joins_the_last_topic_and_takes_a_figure(tmp_path):
     figure = run([*LECTURE, "new", "demo_chapter/first_one", "第一个", "--source", "示例出处"], cwd=project, env=env)
     assert figure.returncode == 0, figure.stderr
     check = run([*LECTURE, "check", "--no-layout", "--only", "demo_chapter"], cwd=project, env=env)
-    assert check.returncode == 0 and "ok: 1 figures, 5 facts, 2 cues" in check.stdout, check.stderr
+    assert check.returncode == 0, check.stderr
+    assert "ok: 1 figures, 5 facts, 2 cues" in check.stdout, check.stdout
     assert "class FirstOne(LectureScene)" in (project / "scenes" / "demo_chapter.py").read_text(encoding="utf-8")
     assert "| 示例章 | `scenes/demo_chapter.py` | 1 | 第一个 |" in (project / "README.md").read_text(encoding="utf-8")
     assert run([str(BIN / "ruff"), "check", "."], cwd=project).returncode == 0
 
 
 @pytest.mark.parametrize(
-    "target, complaint",
+    ("target", "complaint"),
     [
         ("optimizer/gates_circuit", "figure 'gates_circuit' exists already, in chapter 'backprop'"),
         ("nowhere/demo_figure", "no chapter 'nowhere'"),
@@ -138,7 +143,8 @@ def test_a_new_import_goes_in_its_section():
 def test_a_long_import_wraps_one_name_a_line():
     names = [f"name_{i:02}" for i in range(14)]
     merged = edits.merge("from a import b\n", "a", names)
-    assert merged.startswith("from a import (\n    b,\n    name_00,\n") and merged.endswith("    name_13,\n)\n")
+    assert merged.startswith("from a import (\n    b,\n    name_00,\n")
+    assert merged.endswith("    name_13,\n)\n")
 
 
 def test_a_tuple_of_strings_grows_on_its_line_or_wraps_when_it_would_run_long():
@@ -174,14 +180,16 @@ def test_the_table_counts_every_figure_and_lists_every_chapter_in_play_order():
     rows = [line for line in block.splitlines() if "`scenes/" in line]
     assert [row.split("`scenes/")[1].split(".py`")[0] for row in rows] == list(catalogue.CHAPTER_ORDER)
     for row, chapter in zip(rows, catalogue.chapters()):
-        assert f"| {chapter.title} |" in row and f"| {len(chapter.figures)} |" in row
+        assert f"| {chapter.title} |" in row
+        assert f"| {len(chapter.figures)} |" in row
 
 
 def test_the_worked_example_is_the_scaffolds_templates_filled_in():
     example = EXAMPLE.text()
     assert "from tools.course.facts import Check, data, number" in example
     assert '@CHAPTER.figure("demo_figure", "示例", source="出处待补")' in example
-    assert 'with self.narrate("demo_figure_start") as beat:' in example and "class DemoFigure(LectureScene):" in example
+    assert 'with self.narrate("demo_figure_start") as beat:' in example
+    assert "class DemoFigure(LectureScene):" in example
 
 
 def test_a_stale_table_is_found_and_rewritten_and_nothing_else_is_touched(tmp_path, monkeypatch, capsys):
@@ -191,7 +199,8 @@ def test_a_stale_table_is_found_and_rewritten_and_nothing_else_is_touched(tmp_pa
     monkeypatch.setattr(readme, "README", stale)
     assert cli.main(["readme", "--check"]) == 2
     assert "chapter table out of date; run lecture readme" in capsys.readouterr().err
-    assert cli.main(["readme"]) == 0 and stale.read_text(encoding="utf-8") == text
+    assert cli.main(["readme"]) == 0
+    assert stale.read_text(encoding="utf-8") == text
     assert readme.rewrite(stale) is False
 
 

@@ -36,7 +36,8 @@ def test_endpoints_are_the_pages_and_are_said_in_mandarin():
 def test_running_products_multiply_layer_by_layer():
     for factor in backprop.DEPTH_FACTORS:
         products = chain.running_products(factor, 59)
-        assert len(products) == 60 and products[0] == 1.0
+        assert len(products) == 60
+        assert products[0] == 1.0
         assert products[-1] == pytest.approx(factor**59, rel=1e-12)
     assert set(catalogue.facts("vanishing_gradients")["curves"].value["flat"]) == {1.0}
 
@@ -44,7 +45,8 @@ def test_running_products_multiply_layer_by_layer():
 def test_endpoints_are_at_least_ten_decades_apart():
     facts = catalogue.facts("vanishing_gradients")
     gap = math.log10(facts["grow_end"].value / facts["shrink_end"].value)
-    assert gap >= 10 and facts["decades"].text == "10"
+    assert gap >= 10
+    assert facts["decades"].text == "10"
     assert gap == pytest.approx(10.39, abs=0.01)
 
 
@@ -69,7 +71,8 @@ def test_sigmoid_factor_peaks_at_a_quarter_closed_form_and_on_ten_thousand_sampl
     peak_x, closed = chain.sigmoid_slope_ceiling()
     assert (peak_x, closed) == (0.0, 0.25)
     x, sampled = chain.sampled_ceiling(10_000)
-    assert 0.25 - 1e-6 < sampled <= 0.25 and abs(x) < 2e-3
+    assert 0.25 - 1e-6 < sampled <= 0.25
+    assert abs(x) < 2e-3
     # σ' by finite differences is σ(1−σ): the curve drawn is the sigmoid's slope.
     xs = np.linspace(-6, 6, 25)
     h = 1e-5
@@ -88,7 +91,7 @@ def test_the_histories_gaps_are_the_pages():
 
 
 @pytest.mark.parametrize(
-    "inputs, fact",
+    ("inputs", "fact"),
     [
         ({"factors": (0.8, 1.0, 1.25)}, "grow_end"),
         ({"links": 60}, "shrink_end"),
@@ -109,7 +112,8 @@ def test_the_only_number_on_the_modes_figure_is_three_hundred_billion():
     facts = catalogue.facts("forward_vs_reverse_mode")
     shown = {name: f.text for name, f in facts.items() if f.text}
     assert shown == {"params": "三千亿"}
-    assert facts["params"].value == 3 * 10**11 and facts["params"].spoken == "三千亿"
+    assert facts["params"].value == 3 * 10**11
+    assert facts["params"].spoken == "三千亿"
 
 
 def test_both_directions_give_the_same_gradient_with_different_pass_counts():
@@ -117,7 +121,8 @@ def test_both_directions_give_the_same_gradient_with_different_pass_counts():
     front, front_passes = chain.forward_mode(jacobians)
     back, back_passes = chain.reverse_mode(jacobians)
     direct = jacobians[3] @ jacobians[2] @ jacobians[1] @ jacobians[0]
-    assert np.allclose(front, direct) and np.allclose(back, direct)
+    assert np.allclose(front, direct)
+    assert np.allclose(back, direct)
     assert (front_passes, back_passes) == (6, 1)
     # Many outputs, few inputs: now the front is the cheap end.
     wide = chain.random_chain([2, 4, 8], seed=1)
@@ -133,11 +138,14 @@ def test_modes_tampered_scale_is_refused():
 
 def test_cards_match_the_page():
     facts = catalogue.facts("activation_mountain")
-    assert facts["keep_all"].text == "4.15 TiB" and facts["keep_all_gib"].text == "4,245 GiB"
-    assert facts["full_recompute"].text == "106.75 GiB" and facts["full_recompute"].value == 61 * 1.75
+    assert facts["keep_all"].text == "4.15 TiB"
+    assert facts["keep_all_gib"].text == "4,245 GiB"
+    assert facts["full_recompute"].text == "106.75 GiB"
+    assert facts["full_recompute"].value == 61 * 1.75
     assert facts["keep_all"].value == pytest.approx(4.1454, abs=1e-4)
     assert facts["keep_all_gib"].value / facts["full_recompute"].value == pytest.approx(39.8, abs=0.05)
-    assert facts["keep_all"].spoken == "四点一五T" and facts["seq"].text == "128K"
+    assert facts["keep_all"].spoken == "四点一五T"
+    assert facts["seq"].text == "128K"
 
 
 def test_b1_tables_and_totals_match_the_page():
@@ -171,7 +179,8 @@ def test_mountain_peaks_at_the_forward_backward_boundary():
     facts = catalogue.facts("activation_mountain")
     memory = facts["mountain"].value
     steps = facts["steps"].value
-    assert len(memory) == 2 * steps + 1 and memory.index(max(memory)) == steps == max(memory)
+    assert len(memory) == 2 * steps + 1
+    assert memory.index(max(memory)) == steps == max(memory)
     assert memory == list(range(steps + 1)) + list(range(steps - 1, -1, -1))
     assert (facts["steps"].text, facts["layers"].text) == ("12", "61")
 
@@ -199,7 +208,8 @@ def test_number_free_figures_show_no_numbers(figure):
     facts = catalogue.facts(figure)
     assert all(not f.text and not f.spoken for f in facts.values())
     labels = facts["stations" if figure == "gradient_journey" else "labels"].value
-    assert labels and not any(ch.isdigit() for label in labels.values() for ch in label)
+    assert labels
+    assert not any(ch.isdigit() for label in labels.values() for ch in label)
 
 
 def test_averaging_hides_under_backward_and_clipping_cannot():
@@ -217,7 +227,7 @@ def test_accumulation_changes_the_timeline_not_the_total():
 
 
 @pytest.mark.parametrize(
-    "inputs, fact",
+    ("inputs", "fact"),
     [
         ({"timeline": {**backprop.JOURNEY_TIMELINE, "comm": 8.0}}, "all-reduce hides"),
         ({"stations": {**backprop.JOURNEY_STATIONS, "reduce": "第2道"}}, "label 'reduce'"),
@@ -246,7 +256,7 @@ def test_a_larger_batch_finishes_the_epoch_sooner():
 
 
 @pytest.mark.parametrize(
-    "inputs, fact",
+    ("inputs", "fact"),
     [
         ({"knee": 200}, "two segments"),
         ({"labels": {**backprop.BATCH_LABELS, "knee": "拐点 32"}}, "label 'knee'"),

@@ -40,7 +40,8 @@ def test_exchange_rate_divides_the_nudge_and_multiplies_the_chain():
 
 def test_exchange_rate_total_must_be_the_pages_product():
     err = refused("exchange_rate", backprop.exchange_rate, links=(2.0, 0.5, 4.0))
-    assert err.fact == "total" and "expected 3.0" in str(err)
+    assert err.fact == "total"
+    assert "expected 3.0" in str(err)
 
 
 def test_exchange_rate_needs_a_shrinking_link():
@@ -59,17 +60,20 @@ def test_brute_force_takes_nearly_ten_thousand_years():
     assert 9_000 < facts["years"].value < 10_000
     assert (facts["years"].text, facts["years"].spoken) == ("9,506 年", "九千五百零六年")
     assert (facts["parameters"].text, facts["parameters"].spoken) == ("三千亿", "三千亿")
-    assert facts["seconds"].text == "3×10¹¹" and facts["year_seconds"].text == "31,557,600 秒"
+    assert facts["seconds"].text == "3×10¹¹"
+    assert facts["year_seconds"].text == "31,557,600 秒"
     assert facts["nearly"].text == "将近一万年"
 
 
 def test_the_counter_races_to_every_parameter_and_the_same_total():
     counter = catalogue.facts("finite_differences")["counter"].value
     assert counter[0] == {"parameters": "1", "elapsed": "1 秒", "share": pytest.approx(1 / 3e11)}
-    assert counter[-1]["parameters"] == "300,000,000,000" and counter[-1]["elapsed"] == "9,506 年"
+    assert counter[-1]["parameters"] == "300,000,000,000"
+    assert counter[-1]["elapsed"] == "9,506 年"
     assert counter[-1]["share"] == 1.0
     by_count = {row["parameters"]: row["elapsed"] for row in counter}
-    assert by_count["10,000"] == "2.8 小时" and by_count["1,000,000"] == "11.6 天"
+    assert by_count["10,000"] == "2.8 小时"
+    assert by_count["1,000,000"] == "11.6 天"
     assert by_count["10,000,000,000"] == "317 年"
     shares = [row["share"] for row in counter]
     assert shares == sorted(shares)
@@ -83,7 +87,8 @@ def test_calendar_count_agrees_with_the_julian_year():
 def test_a_second_model_scale_is_refused():
     # figures.md D14: 671B parameters would be 21,263 years, not 将近一万年.
     err = refused("finite_differences", backprop.finite_differences, parameters=671_000_000_000)
-    assert err.fact == "nearly ten thousand years" and "21262" in str(err)
+    assert err.fact == "nearly ten thousand years"
+    assert "21262" in str(err)
 
 
 def test_a_slower_forward_is_refused_against_the_catalogue_value():
@@ -104,7 +109,8 @@ def test_first_gradient_is_prediction_minus_truth():
     p = gradients.softmax(np.array(backprop.NEXT_LOGITS))
     assert facts["seed_values"].value == pytest.approx((p - np.eye(5)[0]).tolist())
     assert sum(facts["seed_values"].value) == pytest.approx(0.0, abs=1e-12)
-    assert facts["loss"].text == "1.21" and facts["loss"].value == pytest.approx(-math.log(p[0]))
+    assert facts["loss"].text == "1.21"
+    assert facts["loss"].value == pytest.approx(-math.log(p[0]))
 
 
 def test_seed_agrees_with_finite_differences_on_the_logits():
@@ -126,7 +132,9 @@ def test_the_seed_is_not_the_derivative_with_respect_to_the_probabilities():
 
 def test_logits_that_break_the_pages_probabilities_are_refused():
     err = refused("first_gradient", backprop.first_gradient, logits=(2.0, 2.0, 1.6, 1.6, 0.9))
-    assert err.fact == "p(了)" and "expected 0.2" in str(err) and "computed 0.3" in str(err)
+    assert err.fact == "p(了)"
+    assert "expected 0.2" in str(err)
+    assert "computed 0.3" in str(err)
     assert refused("first_gradient", backprop.first_gradient, logits=(3.0, 1.6, 1.6, 1.6, 0.9)).fact == "p(的)"
 
 
@@ -241,7 +249,8 @@ def test_throwing_the_forward_input_away_breaks_the_weight_gradient():
 
 def test_the_ratio_is_three_at_any_layer_size():
     facts = backprop.layer_two_matmuls(Check("layer_two_matmuls"), shape={"tokens": 7, "inputs": 5, "outputs": 3})
-    assert facts["ratio"].value == 3 and facts["flops_each"].value == 2 * 7 * 5 * 3
+    assert facts["ratio"].value == 3
+    assert facts["flops_each"].value == 2 * 7 * 5 * 3
 
 
 # -- the chapter -----------------------------------------------------------------

@@ -59,7 +59,8 @@ def test_lecture_build_joins_the_complete_chapter(backprop_build):
     clips = [man.figures[fig.id].duration for fig in chapter.figures]
     assert info.video_seconds == pytest.approx(sum(clips), abs=0.1)
     assert [m[2] for m in media.chapter_marks(mp4)] == [fig.title for fig in chapter.figures]
-    assert video.files["mp4"].path == "backprop.mp4" and video.figures == [f.id for f in chapter.figures]
+    assert video.files["mp4"].path == "backprop.mp4"
+    assert video.figures == [f.id for f in chapter.figures]
     assert f"chapter backprop: {len(chapter.figures)} clip" in backprop_build.stdout
     # A chapter that is not fully rendered gets no video, and the build says why.
     assert "chapter optimizer: no chapter video, 0 of" in backprop_build.stdout
@@ -82,7 +83,8 @@ def test_poster_is_a_frame_that_shows_the_figure(backprop_build):
 
     poster, thumb = Image.open(folder / "gates_circuit.png"), Image.open(folder / "gates_circuit.webp")
     first = media.frame_at(folder / "gates_circuit.mp4", 0.0)
-    assert poster.size == (854, 480) and thumb.size == (clip.THUMBNAIL_WIDTH, 270)
+    assert poster.size == (854, 480)
+    assert thumb.size == (clip.THUMBNAIL_WIDTH, 270)
     assert media._ink(first) < 0.01 < media._ink(poster)  # the opening frame is empty, the poster is not
     assert media._ink(thumb) > 0.5 * media._ink(poster)
 
@@ -100,7 +102,8 @@ def test_three_clips_join_with_a_marker_each(three_figures):
     out, man = three_figures.out, three_figures.manifest
     ids = ["gates_circuit", FIGURE_B, FIGURE_C]
     lengths = [media.probe(out / "backprop" / f"{i}.mp4").video_seconds for i in ids]
-    assert 15 < lengths[1] < 25 and lengths[0] == lengths[2]  # a real cut, so the offsets differ
+    assert 15 < lengths[1] < 25
+    assert lengths[0] == lengths[2]
     mp4 = out / "backprop.mp4"
     info = _web_ready(mp4)
     assert info.video_seconds == pytest.approx(sum(lengths), abs=0.1)
@@ -141,7 +144,8 @@ def test_chapter_captions_are_shifted_by_the_clips_before(three_figures):
         assert (got.start, got.end) == pytest.approx((own.start + before, own.end + before), abs=0.002)
     assert [c.text for c in merged] == [c.text for lines in per_clip for c in lines]
     vtt = (out / "backprop.vtt").read_text(encoding="utf-8")
-    assert vtt.startswith("WEBVTT") and captions.to_vtt(merged) == vtt
+    assert vtt.startswith("WEBVTT")
+    assert captions.to_vtt(merged) == vtt
     chapters_vtt = (out / "backprop.chapters.vtt").read_text(encoding="utf-8")
     assert chapters_vtt == captions.to_vtt([captions.Caption(m["start"], m["end"], m["title"]) for m in marks])
 
@@ -159,7 +163,8 @@ def test_clips_that_cannot_share_a_stream_are_re_encoded(three_figures, tmp_path
     assert joined.copied is False
     info = _web_ready(tmp_path / "joined.mp4")
     expected = media.probe(short).video_seconds + 3.0
-    assert info.video_seconds == pytest.approx(expected, abs=0.1) and (info.width, info.height) == (854, 480)
+    assert info.video_seconds == pytest.approx(expected, abs=0.1)
+    assert (info.width, info.height) == (854, 480)
     assert [m[2] for m in media.chapter_marks(tmp_path / "joined.mp4")] == ["短", "异"]
 
 
@@ -212,7 +217,8 @@ def test_a_re_render_with_a_warm_cache_matches_the_first(backprop_build, tmp_pat
     gives the same length and caption times as the first render."""
     env = backprop_build.env | {"LECTURE_RENDERS": str(tmp_path / "renders")}
     done = run([*BUILD, "--only", "backprop/gates_circuit"], env=env)
-    assert done.returncode == 0 and "gates_circuit: done" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "gates_circuit: done" in done.stdout, done.stdout
     first, again = backprop_build.out / "backprop", tmp_path / "renders" / "480p15" / "backprop"
     seconds = [media.probe(folder / "gates_circuit.mp4").video_seconds for folder in (first, again)]
     assert seconds[0] == seconds[1]

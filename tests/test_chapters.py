@@ -96,7 +96,8 @@ def test_a_figure_of_each_chapter_renders_with_sound_and_publishes_its_attachmen
         assert entry.files[attached.suffix] == PublishedFile(name, sha256(out / name))
         assert (kit / "media" / name).read_bytes() == (out / name).read_bytes()
         page = (kit / "embed" / f"{fig.id}.html").read_text(encoding="utf-8")
-        assert f'href="../media/{name}"' in page and escape(attached.how_to) in page
+        assert f'href="../media/{name}"' in page
+        assert escape(attached.how_to) in page
     assert f'<h2 class="topic-title">{chapter.topic.number}' in (kit / "index.html").read_text(encoding="utf-8")
 
 

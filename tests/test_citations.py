@@ -55,7 +55,7 @@ def test_figures_that_cite_each_other_are_refused_naming_the_circle(scratch_figu
 
 
 @pytest.mark.parametrize(
-    "ref, complaint",
+    ("ref", "complaint"),
     [
         ("keep_all", "write 'figure_id.fact_name'"),
         ("activation_mountain.", "write 'figure_id.fact_name'"),

@@ -31,8 +31,10 @@ def test_a_worker_with_other_source_refuses_the_task_naming_both():
     with pytest.raises(ClusterError) as refused:
         cluster.render_task(task)
     message = str(refused.value)
-    assert "refuses optimal_step_parabola" in message and "000000000000" in message
-    assert files.source_digest()[:12] in message and "same commit" in message
+    assert "refuses optimal_step_parabola" in message
+    assert "000000000000" in message
+    assert files.source_digest()[:12] in message
+    assert "same commit" in message
 
 
 @pytest.mark.slow  # waits out the connection to a scheduler that is not there
@@ -51,7 +53,8 @@ def test_without_distributed_or_a_scheduler_the_build_says_so(tmp_path):
         ],
         env=build_env(tmp_path),
     )
-    assert done.returncode == 2 and "no Dask scheduler at tcp://127.0.0.1:9" in done.stderr
+    assert done.returncode == 2
+    assert "no Dask scheduler at tcp://127.0.0.1:9" in done.stderr
 
 
 @pytest.mark.slow
@@ -82,7 +85,8 @@ def test_a_figure_split_across_a_two_worker_local_cluster_matches_a_local_whole_
         )
         assert done.returncode == 0, done.stdout + done.stderr
         # The second worker, idle, took over the rest of the figure: two parts, two logs on the workers.
-        assert "optimal_step_parabola: from " in done.stdout and "s on in another process" in done.stdout
+        assert "optimal_step_parabola: from " in done.stdout
+        assert "s on in another process" in done.stdout
         assert len(os.listdir(tmp_path / "worker-cache" / "logs")) == 2
     here = build_figure("optimizer/optimal_step_parabola", tmp_path / "local")
     assert here.returncode == 0, here.stdout + here.stderr

@@ -22,8 +22,10 @@ def test_gates_circuit_gradients_are_the_pages():
 def test_each_gate_applies_its_local_rule():
     values = circuit.forward(backprop.GATES, backprop.GATES_INPUTS)
     grads = circuit.backward(backprop.GATES, values)
-    assert grads["m"] == values["c"] and grads["c"] == values["m"]  # multiply swaps
-    assert grads["d"] == 0.0 and grads["q"] == grads["m"]  # max routes to the winner
+    assert grads["m"] == values["c"]
+    assert grads["c"] == values["m"]
+    assert grads["d"] == 0.0
+    assert grads["q"] == grads["m"]
     assert grads["a"] == grads["b"] == grads["q"]  # add distributes
 
 
@@ -39,7 +41,8 @@ def test_tampered_input_is_refused_naming_figure_fact_expected_computed():
     with pytest.raises(FactError) as err:
         backprop.gates_circuit(Check("gates_circuit"), tampered)
     assert (err.value.figure, err.value.fact) == ("gates_circuit", "grad_a")
-    assert "expected 4.0" in str(err.value) and "computed 5.0" in str(err.value)
+    assert "expected 4.0" in str(err.value)
+    assert "computed 5.0" in str(err.value)
 
 
 def test_a_max_that_no_longer_routes_is_refused():
@@ -73,7 +76,7 @@ def test_lecture_check_passes_on_the_repository():
 
 
 @pytest.mark.parametrize(
-    "args, complaint",
+    ("args", "complaint"),
     [
         (["--only", "backprop/"], "names no figure after the '/'"),
         (["-j", "0"], "at least one figure must render at a time"),
@@ -86,5 +89,6 @@ def test_lecture_build_refuses_bad_arguments_before_doing_anything(args, complai
         [str(BIN / "lecture"), "build", "-q", "l", *args],
         env={"LECTURE_RENDERS": str(tmp_path / "r"), "LECTURE_CACHE": str(tmp_path / "c")},
     )
-    assert done.returncode == 2 and complaint in done.stderr, done.stderr
+    assert done.returncode == 2, done.stderr
+    assert complaint in done.stderr, done.stderr
     assert not (tmp_path / "r").exists()

@@ -31,15 +31,19 @@ def test_an_output_folder_that_is_a_file_is_refused_naming_the_variable(tmp_path
     env = {"LECTURE_RENDERS": str(tmp_path / "r"), "LECTURE_CACHE": str(tmp_path / "c")}
     env[variable] = str(blocker / "inside")
     done = _build(env)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert f"{variable}={blocker / 'inside'}" in done.stderr and "is a file, not a folder" in done.stderr
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"{variable}={blocker / 'inside'}" in done.stderr
+    assert "is a file, not a folder" in done.stderr
 
 
 def test_a_read_only_renders_folder_is_refused(tmp_path):
     with tmpfs(tmp_path / "ro", "ro,size=1m") as target:
         done = _build({"LECTURE_RENDERS": str(target), "LECTURE_CACHE": str(tmp_path / "c")})
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert f"LECTURE_RENDERS={target}" in done.stderr and "cannot write" in done.stderr
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"LECTURE_RENDERS={target}" in done.stderr
+    assert "cannot write" in done.stderr
 
 
 def test_leftovers_of_a_killed_build_are_swept_but_not_a_running_builds(tmp_path):
@@ -75,7 +79,9 @@ def test_a_recording_that_is_not_audio_is_refused_naming_file_cue_and_format(nar
     with pytest.raises(NarrationError) as refused:
         cues.chapter_cues("backprop")
     message = str(refused.value)
-    assert "cue 'one'" in message and str(take) in message and "expected a PCM WAV file" in message
+    assert "cue 'one'" in message
+    assert str(take) in message
+    assert "expected a PCM WAV file" in message
 
 
 def test_a_cue_text_must_be_a_string(narration_dir):
@@ -113,8 +119,10 @@ def test_a_take_far_longer_than_its_text_warns_and_a_figure_past_120_s_is_refuse
         [sys.executable, "-m", "tools.cli", "build", "-q", "l", "--only", "backprop/gates_circuit"], cwd=copy, env=env
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "warning: the recording for cue gates_add" in done.stdout and "lasts 600." in done.stdout
-    assert "backprop/gates_circuit: its narration alone lasts" in done.stderr and "--allow-long" in done.stderr
+    assert "warning: the recording for cue gates_add" in done.stdout
+    assert "lasts 600." in done.stdout
+    assert "backprop/gates_circuit: its narration alone lasts" in done.stderr
+    assert "--allow-long" in done.stderr
     assert "rendering" not in done.stdout
 
 
@@ -175,7 +183,9 @@ def test_the_glyph_check_computes_the_facts_of_the_chapters_built_only(isolated,
 def test_the_resolved_font_files_are_part_of_the_render_key():
     part = render.render_key(catalogue.figure("gates_circuit"), "l", ["k"] * 7).parts["fonts"]
     path, index, digest = part["Noto Sans CJK SC"].split(":")
-    assert path.endswith(".ttc") and index.isdigit() and len(digest) == 64
+    assert path.endswith(".ttc")
+    assert index.isdigit()
+    assert len(digest) == 64
 
 
 @pytest.mark.slow

@@ -30,7 +30,8 @@ def test_a_forked_manim_logs_and_exits_as_its_own_process_and_the_server_keeps_i
     )  # the build's own value, to be left alone
     assert done.returncode == 0, done.stderr
     ok, bad, environments, forkable = done.stdout.splitlines()
-    assert ok == "0" and "Manim Community v" in (tmp_path / "ok.log").read_text(encoding="utf-8")
+    assert ok == "0"
+    assert "Manim Community v" in (tmp_path / "ok.log").read_text(encoding="utf-8")
     own = run([sys.executable, "-m", "manim", "render", str(tmp_path / "missing.py")], cwd=ROOT)
     assert bad == str(own.returncode) != "0"
     logged = "".join((tmp_path / "bad.log").read_text(encoding="utf-8").split())  # the console wraps at 80

@@ -40,7 +40,8 @@ def test_two_labels_on_each_other_are_reported_with_both_texts_and_boxes():
     assert _rules(findings) == [("cue_a", "overlap")]
     message = str(findings[0])
     assert message.startswith("demo, cue 'cue_a': overlap:")
-    assert "「梯度」 at (0.00, 0.00)–(1.00, 0.30)" in message and "「权重」 at (0.50, 0.10)–(1.50, 0.40)" in message
+    assert "「梯度」 at (0.00, 0.00)–(1.00, 0.30)" in message
+    assert "「权重」 at (0.50, 0.10)–(1.50, 0.40)" in message
 
 
 def test_neighbours_that_only_touch_or_graze_are_not_an_overlap():
@@ -75,13 +76,15 @@ def test_the_caption_band_is_clear_while_a_cue_plays_and_the_source_line_may_sit
 def test_a_row_of_shapes_in_the_band_is_one_finding():
     cards = [_shape("Square", (x, -3.1, x + 0.27, -2.83)) for x in np.arange(-4.8, 6.0, 0.34)]
     findings = layout.judge("demo", [_look("cue_a", *cards)])
-    assert len(findings) == 1 and f"{len(cards)} × Square" in findings[0].detail
+    assert len(findings) == 1
+    assert f"{len(cards)} × Square" in findings[0].detail
 
 
 def test_the_same_fault_at_later_cues_is_folded_into_its_first():
     clash = (_text("甲", (0, 0, 1, 0.3)), _text("乙", (0.2, 0, 1.2, 0.3)))
     findings = layout.judge("demo", [_look("one", *clash), _look("two", *clash), _look(END, *clash)])
-    assert len(findings) == 1 and findings[0].also == ("two", END)
+    assert len(findings) == 1
+    assert findings[0].also == ("two", END)
     assert str(findings[0]).endswith("(still at two, (end))")
 
 
@@ -90,9 +93,11 @@ def test_a_waiver_names_one_pair_and_a_reason():
     waived = layout.judge("demo", [_look("one", *clash, waivers=[("乙", "甲", "甲 sits on 乙 on purpose")])])
     assert [("甲" in f.detail and "乙" in f.detail) for f in waived] == [False, False]  # 甲–丙 and 乙–丙 remain
     stale = layout.judge("demo", [_look("one", clash[0], waivers=[("甲", "丁", "once needed")])])
-    assert _rules(stale) == [(END, "waiver")] and "matches no overlap" in stale[0].detail
+    assert _rules(stale) == [(END, "waiver")]
+    assert "matches no overlap" in stale[0].detail
     silent = layout.judge("demo", [_look("one", *clash[:2], waivers=[("甲", "乙", " ")])])
-    assert _rules(silent) == [(END, "waiver")] and "gives no reason" in silent[0].detail
+    assert _rules(silent) == [(END, "waiver")]
+    assert "gives no reason" in silent[0].detail
 
 
 def test_a_scene_that_recorded_nothing_is_a_finding():
@@ -153,7 +158,8 @@ def test_an_unchanged_figure_is_not_run_again_and_an_edited_one_is(counted_runs,
     figures = [catalogue.figure("gates_circuit"), catalogue.figure("exchange_rate")]
     first = stills.current(figures, say=lambda line: None)
     assert counted_runs == [["gates_circuit", "exchange_rate"]]
-    assert first["gates_circuit"].png.read_bytes() == b"png" and first["gates_circuit"].png.parent == stills.cache_dir()
+    assert first["gates_circuit"].png.read_bytes() == b"png"
+    assert first["gates_circuit"].png.parent == stills.cache_dir()
     stills.current(figures, say=lambda line: None)
     assert counted_runs == [["gates_circuit", "exchange_rate"]]
     scene_file = tmp_path / "backprop.py"
@@ -166,7 +172,8 @@ def test_an_unchanged_figure_is_not_run_again_and_an_edited_one_is(counted_runs,
 
 def test_the_probe_is_in_the_stills_key_but_not_in_the_render_key():
     assert "layout_probe.py" not in {p.name for p in render.shared_scene_files()}
-    assert stills.PROBE.exists() and "layout_probe" in stills.PROBE.name
+    assert stills.PROBE.exists()
+    assert "layout_probe" in stills.PROBE.name
 
 
 # -- a misplaced label, for real ------------------------------------------------------------------
@@ -202,5 +209,6 @@ def test_a_misplaced_label_in_a_scratch_copy_is_reported_by_check_and_build_with
         cwd=copy,
         env=env | {"LECTURE_RENDERS": str(renders)},
     )
-    assert built.returncode == 2 and "gates_circuit, cue 'gates_seed': overlap: 「−4」 at" in built.stderr, built.stderr
+    assert built.returncode == 2, built.stderr
+    assert "gates_circuit, cue 'gates_seed': overlap: 「−4」 at" in built.stderr, built.stderr
     assert not list(renders.rglob("*.mp4"))

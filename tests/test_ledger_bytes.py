@@ -1,6 +1,7 @@
 """Chapter ledger, §3.1–§3.4 and the checkpoint: the 16-byte ledger and its variants."""
 
 import copy
+import itertools
 
 import numpy as np
 import pytest
@@ -74,9 +75,12 @@ def test_ledger_16_bytes_tamper():
 
 def test_mixed_precision_is_16_either_way_and_18_with_an_fp32_accumulator():
     f = facts("mixed_precision_same_16")
-    assert bytes_of(f["pure"]) == [4, 4, 4, 4] and f["pure_sum"].text == "4＋4＋4＋4 ＝ 16"
-    assert bytes_of(f["mixed"]) == [2, 2, 4, 4, 4] and f["mixed_sum"].text == "2＋2＋4＋4＋4 ＝ 16"
-    assert bytes_of(f["accumulate"]) == [2, 4, 4, 4, 4] and f["accumulate_sum"].text == "2＋4＋4＋4＋4 ＝ 18"
+    assert bytes_of(f["pure"]) == [4, 4, 4, 4]
+    assert f["pure_sum"].text == "4＋4＋4＋4 ＝ 16"
+    assert bytes_of(f["mixed"]) == [2, 2, 4, 4, 4]
+    assert f["mixed_sum"].text == "2＋2＋4＋4＋4 ＝ 16"
+    assert bytes_of(f["accumulate"]) == [2, 4, 4, 4, 4]
+    assert f["accumulate_sum"].text == "2＋4＋4＋4＋4 ＝ 18"
     # the 2 + 2 saved is eaten by the 4-byte master copy
     assert f["weight_saved"].value + f["grad_saved"].value == f["master"].value == 4
 
@@ -126,7 +130,8 @@ def test_bf16_figure_facts_and_spoken_powers():
     assert (f["half_cell"].text, f["half_cell"].spoken) == ("2⁻⁸", "二的负八次方")
     assert (f["cell_decimal"].text, f["full_result"].text) == ("0.0078125", "1.0078125")
     assert (f["small_result"].value, f["bf16_sum"].value) == (1.0, 1.0)
-    assert f["fp32_sum"].text == "2.000047" and f["fp32_path"].value[-1] == f["fp32_sum"].value
+    assert f["fp32_sum"].text == "2.000047"
+    assert f["fp32_path"].value[-1] == f["fp32_sum"].value
     assert len(f["fp32_path"].value) == 1001
 
 
@@ -183,7 +188,8 @@ def test_checkpoint_holds_12_bytes_or_8_with_bf16_moments():
     assert f["classic_tib"].value == pytest.approx(12 * 671e9 / 2**40) == pytest.approx(7.323, abs=1e-3)
     assert f["v3_tib"].value == pytest.approx(8 * 671e9 / 2**40) == pytest.approx(4.882, abs=1e-3)
     assert (f["classic_tib"].text, f["v3_tib"].text) == ("7.3 TiB", "4.9 TiB")
-    assert f["smaller"].value == pytest.approx(1 / 3) and f["smaller"].spoken == "三分之一"
+    assert f["smaller"].value == pytest.approx(1 / 3)
+    assert f["smaller"].spoken == "三分之一"
     assert f["params"].spoken == "六千七百一十亿"
     # pure fp32 has no master copy, so its weight is what must be saved: 12 bytes as well
     assert byte_ledger.total(byte_ledger.must_save(byte_ledger.PURE_FP32)) == 12
@@ -216,7 +222,7 @@ def test_ledger_row_cell_widths_follow_the_facts():
     # cells abut box to box, and a factored cell is a sliver
     row = LedgerRow(chapter.row_fact(byte_ledger.factor(byte_ledger.MIXED_ADAMW, "v")).value, unit=unit)
     assert widths(row)[3] == LedgerRow.SLIVER
-    assert all(abs(a[0].get_right()[0] - b[0].get_left()[0]) < 1e-9 for a, b in zip(row, row[1:]))
+    assert all(abs(a[0].get_right()[0] - b[0].get_left()[0]) < 1e-9 for a, b in itertools.pairwise(row))
 
 
 def test_a_narrow_cell_shows_its_short_label():

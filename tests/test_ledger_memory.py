@@ -69,7 +69,8 @@ def test_lora_resident_ratio_and_compute():
     assert texts("lora_ledger", "full_gib", "lora_gib", "ratio") == ("100.4 GiB", "12.7 GiB", "7.9×")
     assert (f["full_passes"].value, f["lora_passes"].text) == (3.0, "≈ 2×")
     assert f["saved_compute"].value == pytest.approx(1 / 3, abs=0.001)
-    assert [c["key"] for c in f["frozen_row"].value] == ["weight"] and f["dropped"].text == "14 B"
+    assert [c["key"] for c in f["frozen_row"].value] == ["weight"]
+    assert f["dropped"].text == "14 B"
 
 
 def test_lora_share_pins_the_model_size():
@@ -146,7 +147,8 @@ def test_timeline_items_peak_at_different_times():
     assert line.peak_time(line.activations) == line.forward_end
     assert line.peak_time(line.grads) == line.backward_end
     assert max(line.grads) == pytest.approx(v3.total_weights() * 2 / v3.TIB)
-    assert line.activations[-1] == pytest.approx(0, abs=1e-9) and line.grads[-1] == 0
+    assert line.activations[-1] == pytest.approx(0, abs=1e-9)
+    assert line.grads[-1] == 0
     assert facts("peak_memory_timeline")["largest_at_peak"].value == "optimizer"
 
 
@@ -167,9 +169,11 @@ def test_step_tampered_parameter_count_is_refused():
 
 def test_six_nd_and_the_two_routes_agree():
     f = facts("six_nd_underestimate")
-    assert f["six_nd"].text == "29.1 PFLOP" and f["six_nd"].value == pytest.approx(6 * 37e9 * 131_072 / 1e15)
+    assert f["six_nd"].text == "29.1 PFLOP"
+    assert f["six_nd"].value == pytest.approx(6 * 37e9 * 131_072 / 1e15)
     assert (f["attention_share"].text, f["weight_share"].text) == ("82.1%", "17.9%")
-    assert f["corrected"].value == pytest.approx(29.1 / 0.179) and f["corrected"].text == "≈ 162.6 PFLOP"
+    assert f["corrected"].value == pytest.approx(29.1 / 0.179)
+    assert f["corrected"].text == "≈ 162.6 PFLOP"
     assert f["per_operator"].text == "157.6 PFLOP"
     assert abs(f["corrected"].value - f["per_operator"].value) / f["per_operator"].value < 0.05
     assert 5 <= f["multiplier"].value <= 6
@@ -189,7 +193,8 @@ def test_six_nd_tampered_active_parameters_are_refused():
 def test_six_nd_at_a_short_sequence_no_longer_matches_the_page():
     with pytest.raises(FactError) as err:
         chapter.six_nd_underestimate(Check("six_nd_underestimate"), seq=65_536)
-    assert err.value.figure == "six_nd_underestimate" and err.value.fact == "six_nd"
+    assert err.value.figure == "six_nd_underestimate"
+    assert err.value.fact == "six_nd"
 
 
 # -- worked_125m (B12) --------------------------------------------------------------------

@@ -50,7 +50,8 @@ def test_a_corrupt_manifest_is_refused_naming_the_file_and_the_way_out(tmp_path,
     (out / "manifest.json").write_text(garbage)
     with pytest.raises(ManifestError) as refused:
         manifest.load(out)
-    assert str(out / "manifest.json") in str(refused.value) and "lecture build --rescan -q l" in str(refused.value)
+    assert str(out / "manifest.json") in str(refused.value)
+    assert "lecture build --rescan -q l" in str(refused.value)
 
 
 @pytest.mark.slow  # `lecture build` checks every figure first, in a new process
@@ -60,8 +61,10 @@ def test_lecture_build_refuses_a_corrupt_manifest_before_rendering(tmp_path):
     (out / "manifest.json").write_text("garbage")
     done = run([str(BIN / "lecture"), "build", "-q", "l", "--only", "backprop/gates_circuit"], env=build_env(tmp_path))
     assert done.returncode == 2
-    assert "manifest.json is not a readable manifest" in done.stderr and "--rescan" in done.stderr
-    assert "rendering" not in done.stdout and (out / "manifest.json").read_text() == "garbage"
+    assert "manifest.json is not a readable manifest" in done.stderr
+    assert "--rescan" in done.stderr
+    assert "rendering" not in done.stdout
+    assert (out / "manifest.json").read_text() == "garbage"
 
 
 def test_rescan_restores_figures_whose_sidecar_and_files_agree(tmp_path):
@@ -81,7 +84,8 @@ def test_lecture_build_rescan_writes_the_manifest_and_the_site_without_rendering
     (out / "manifest.json").write_text("garbage")
     done = run([str(BIN / "lecture"), "build", "-q", "l", "--rescan"], env=build_env(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert "1 restored" in done.stdout and "need a render" in done.stdout
+    assert "1 restored" in done.stdout
+    assert "need a render" in done.stdout
     assert list(manifest.load(out).figures) == ["gates_circuit"]
     assert (out / "site" / "embed" / "gates_circuit.html").exists()
 
@@ -198,9 +202,12 @@ def test_clean_removes_what_nothing_refers_to_and_says_how_much(isolated):
     with open(busy / scratch.OWNER) as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         freed = clean.clean(said.append)
-    assert current.exists() and not stale.exists()
-    assert busy.exists() and not idle.exists()
-    assert (logs / "gates_circuit.l.log").exists() and not (logs / "gone_figure.l.log").exists()
+    assert current.exists()
+    assert not stale.exists()
+    assert busy.exists()
+    assert not idle.exists()
+    assert (logs / "gates_circuit.l.log").exists()
+    assert not (logs / "gone_figure.l.log").exists()
     assert {p.name for p in kept.iterdir()} == {"gates_circuit.json", "gates_circuit.png"}
     assert freed == 4096 + 1000 + len("stale") + len("old")
     assert said == [f"removed 4 cache entries from {isolated / 'cache'}, freed 0.0 MiB"]
@@ -208,7 +215,8 @@ def test_clean_removes_what_nothing_refers_to_and_says_how_much(isolated):
 
 def test_lecture_clean_runs(tmp_path):
     done = run([str(BIN / "lecture"), "clean"], env=build_env(tmp_path))
-    assert done.returncode == 0 and "removed 0 cache entries" in done.stdout
+    assert done.returncode == 0
+    assert "removed 0 cache entries" in done.stdout
 
 
 def test_a_figure_entry_keeps_fields_a_newer_build_added_out_of_the_way(tmp_path):

@@ -1,5 +1,6 @@
 """Narration: cue files, placeholders, speech cache, recordings, captions."""
 
+import itertools
 import wave
 from dataclasses import replace
 
@@ -21,7 +22,9 @@ def sample_cue(**changes):
 
 def test_placeholders_put_screen_text_in_captions_and_readings_in_speech():
     cue = next(c for c in cues.figure_cues("gates_circuit") if c.id == "gates_result")
-    assert "−1" in cue.caption and "负一" in cue.speech and "{" not in cue.caption + cue.speech
+    assert "−1" in cue.caption
+    assert "负一" in cue.speech
+    assert "{" not in cue.caption + cue.speech
 
 
 def test_a_placeholder_naming_a_missing_fact_is_refused(narration_dir):
@@ -29,11 +32,13 @@ def test_a_placeholder_naming_a_missing_fact_is_refused(narration_dir):
     with pytest.raises(NarrationError) as err:
         cues.chapter_cues("backprop")
     message = str(err.value)
-    assert "backprop.toml" in message and "cue 'one'" in message and "grad_z" in message
+    assert "backprop.toml" in message
+    assert "cue 'one'" in message
+    assert "grad_z" in message
 
 
 @pytest.mark.parametrize(
-    "body, complaint",
+    ("body", "complaint"),
     [
         ('[[no_such_figure]]\nid = "x"\ntext = "文"\n', "not a figure"),
         ('[[gates_circuit]]\nid = "a"\ntext = "文"\n[[gates_circuit]]\nid = "a"\ntext = "又"\n', "used twice"),
@@ -52,7 +57,7 @@ def test_a_recording_with_no_cue_is_refused(narration_dir):
     write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "文"\n')
     (narration_dir / "recordings" / "backprop").mkdir(parents=True)
     (narration_dir / "recordings" / "backprop" / "typo.wav").write_bytes(b"")
-    with pytest.raises(NarrationError, match="typo.wav"):
+    with pytest.raises(NarrationError, match=r"typo\.wav"):
         cues.chapter_cues("backprop")
 
 
@@ -60,7 +65,9 @@ def test_the_lexicon_changes_speech_but_not_captions(narration_dir):
     (narration_dir / "lexicon.toml").write_text('[say]\nZeRO = "zero"\n', encoding="utf-8")
     write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "ZeRO 分三级。"\n')
     cue = cues.chapter_cues("backprop")["gates_circuit"][0]
-    assert cue.caption == "ZeRO 分三级。" and cue.speech == "zero 分三级。" and cue.pinyin == "zero fen1 san1 ji2."
+    assert cue.caption == "ZeRO 分三级。"
+    assert cue.speech == "zero 分三级。"
+    assert cue.pinyin == "zero fen1 san1 ji2."
 
 
 def test_cache_key_follows_what_the_engine_reads():
@@ -96,7 +103,8 @@ def test_second_synthesis_is_a_cache_hit(isolated, monkeypatch):
     first = audio.cue_audio(sample_cue(), engine)
     monkeypatch.setattr(speech.Silent, "synthesize", lambda *a: pytest.fail("synthesized again"))
     second = audio.cue_audio(sample_cue(), engine)
-    assert first.path == second.path and second.duration == pytest.approx(first.duration)
+    assert first.path == second.path
+    assert second.duration == pytest.approx(first.duration)
 
 
 def test_silent_engine_lasts_about_as_long_as_speech(isolated):
@@ -112,7 +120,8 @@ def test_espeak_speaks_mandarin_audibly(isolated):
     sound = audio.cue_audio(cue, speech.Espeak())
     with wave.open(str(sound.path)) as wav:
         samples = np.frombuffer(wav.readframes(wav.getnframes()), dtype=np.int16)
-    assert 1.5 < sound.duration < 8 and np.sqrt(np.mean(samples.astype(float) ** 2)) > 300
+    assert 1.5 < sound.duration < 8
+    assert np.sqrt(np.mean(samples.astype(float) ** 2)) > 300
     assert sound.source == "espeak-ng"
 
 
@@ -123,7 +132,8 @@ def test_a_recording_wins_over_synthesis(isolated, tmp_path):
         wav.setnchannels(1), wav.setsampwidth(2), wav.setframerate(44100)
         wav.writeframes(tone.tobytes())
     sound = audio.cue_audio(sample_cue(recording=recording), speech.Espeak())
-    assert sound.source == "recording" and sound.duration == pytest.approx(1.0 + 0.33, abs=0.05)
+    assert sound.source == "recording"
+    assert sound.duration == pytest.approx(1.0 + 0.33, abs=0.05)
 
 
 def test_missing_espeak_is_explained(monkeypatch, tmp_path):
@@ -140,12 +150,14 @@ def test_long_chinese_text_splits_into_short_lines_keeping_latin_words():
     lines = captions.split_lines(text)
     assert all(len(line) <= captions.MAX_CHARS for line in lines)
     assert "".join(lines).replace(" ", "") == text.replace("，", "").replace("。", "").replace(" ", "")
-    assert any("Adam" in line for line in lines) and any("ZeRO" in line for line in lines)
+    assert any("Adam" in line for line in lines)
+    assert any("ZeRO" in line for line in lines)
 
 
 def test_caption_times_share_the_cue_duration():
     timed = captions.timed_lines("第一句话在这里，第二句话也在这里，第三句话比前两句话都长一些。", 6.0, limit=10)
-    assert timed[0][1] == 0 and sum(length for _, _, length in timed) == pytest.approx(6.0)
+    assert timed[0][1] == 0
+    assert sum(length for _, _, length in timed) == pytest.approx(6.0)
 
 
 def test_srt_round_trip_and_vtt_header():
@@ -158,7 +170,7 @@ def test_a_number_keeps_its_unit_and_no_line_is_an_orphan():
     lines = captions.split_lines(
         "把它切成六十四份，每张卡只留自己那一份。一张卡从 120 GB 降到 31.4 GB，而通信量还是 2Ψ，跟原来一样。"
     )
-    assert not any(a.endswith(("120", "31.4")) and b.startswith("GB") for a, b in zip(lines, lines[1:]))
+    assert not any(a.endswith(("120", "31.4")) and b.startswith("GB") for a, b in itertools.pairwise(lines))
     assert all(len(line) > 4 for line in captions.split_lines("三条线，每层分别乘 0.8、1.0、1.2。一层一层往前走。"))
 
 
@@ -188,7 +200,8 @@ def test_a_literal_the_lexicon_brings_in_is_blamed_on_the_lexicon(narration_dir)
     write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "用 bf16 存。"\n')
     with pytest.raises(NarrationError) as err:
         cues.chapter_cues("backprop")
-    assert "'1.6', which the [say] section of" in str(err.value) and "puts into “用 bf16 存。”" in str(err.value)
+    assert "'1.6', which the [say] section of" in str(err.value)
+    assert "puts into “用 bf16 存。”" in str(err.value)
 
 
 def test_plain_integers_and_lexicon_terms_may_be_spoken(narration_dir):

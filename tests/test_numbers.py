@@ -6,7 +6,7 @@ from tools.course import numbers
 
 
 @pytest.mark.parametrize(
-    "n, spoken",
+    ("n", "spoken"),
     [
         (0, "零"),
         (4, "四"),

@@ -41,7 +41,9 @@ def test_number_free_figures_show_and_say_no_number(figure_id):
 
 def test_saddle_point_gives_no_probability():
     said = "".join(c.caption for c in cues.figure_cues("saddle_point"))
-    assert "2" not in said and "−d" not in said and "%" not in said
+    assert "2" not in said
+    assert "−d" not in said
+    assert "%" not in said
     assert "不给" in said  # it says it withholds the number, and why
 
 
@@ -53,7 +55,8 @@ def test_ball_slows_near_the_bottom_and_never_overshoots():
     steps = np.abs(np.diff(run.xs))
     assert np.all(np.diff(steps) < 0)
     assert np.allclose(steps, 0.1 * np.abs(loss.grad(run.xs[:-1])))  # step ∝ slope
-    assert run.xs.min() > right and run.xs[-1] == pytest.approx(right, abs=1e-3)
+    assert run.xs.min() > right
+    assert run.xs[-1] == pytest.approx(right, abs=1e-3)
     assert left < 0 < right
 
 
@@ -61,7 +64,8 @@ def test_two_starts_two_valleys():
     f = facts("gradient_descent_ball")
     left_end, right_end = f["route_left"].value[-1, 0], f["route_right"].value[-1, 0]
     minima = [p.x for p in descent.critical_points(optimizer.BALL_LOSS, *optimizer.BALL_RANGE) if p.kind == "min"]
-    assert left_end == pytest.approx(minima[0], abs=1e-3) and right_end == pytest.approx(minima[1], abs=1e-3)
+    assert left_end == pytest.approx(minima[0], abs=1e-3)
+    assert right_end == pytest.approx(minima[1], abs=1e-3)
     assert abs(f["route_left"].value[0, 0] - f["route_right"].value[0, 0]) < 1.01  # the starts were close
 
 
@@ -103,7 +107,8 @@ def test_the_pass_is_a_saddle_with_one_up_and_one_down_cut():
     assert ridge[mid - 1, 1] > ridge[mid, 1] < ridge[mid + 1, 1]  # curves up
     assert trail[mid - 1, 1] < trail[mid, 1] > trail[mid + 1, 1]  # curves down
     hessian = descent.hessian_2d(optimizer.PASS_TERRAIN, 0.0, 0.0)
-    assert hessian[0, 0] < 0 < hessian[1, 1] and abs(hessian[0, 1]) < 1e-6
+    assert hessian[0, 0] < 0 < hessian[1, 1]
+    assert abs(hessian[0, 1]) < 1e-6
 
 
 def test_saddle_tamper_hills_that_merge_are_refused():
@@ -140,7 +145,8 @@ def test_pit_and_valley_are_solved_for_and_match_the_page_table():
     page = {2.7063: "min", 6.0535: "max", 8.1015: "min", 12.1788: "max", 13.4168: "min", 0.0: "max"}
     for x, kind in page.items():
         found = [p for p in points if abs(p.x - x) < 1e-4]
-        assert len(found) == 1 and found[0].kind == kind
+        assert len(found) == 1
+        assert found[0].kind == kind
     f = facts("momentum_escape")
     assert (f["pit_x"].text, f["valley_x"].text) == ("8.10", "2.71")
 
@@ -149,7 +155,8 @@ def test_plain_stops_in_the_pit_momentum_lands_in_the_valley():
     loss = optimizer.MOMENTUM_LOSS
     plain = descent.heavy_ball(loss.grad, 11.0, 0.5, 0.0, 400)
     heavy = descent.heavy_ball(loss.grad, 11.0, 0.5, 0.9, 400)
-    assert plain.xs[-1] == pytest.approx(8.1014, abs=1e-4) and abs(loss.grad(plain.xs[-1])) < 1e-12
+    assert plain.xs[-1] == pytest.approx(8.1014, abs=1e-4)
+    assert abs(loss.grad(plain.xs[-1])) < 1e-12
     assert heavy.xs[-1] == pytest.approx(2.7062, abs=1e-4)
     assert plain.xs[-1] - heavy.xs[-1] == pytest.approx(5.395, abs=1e-3)
 
@@ -183,12 +190,14 @@ def test_every_beta_shown_is_in_polyaks_range_and_the_dates():
 def test_momentum_tamper_beta_zero_never_reaches_the_valley():
     err = refused(optimizer.momentum_escape, "momentum_escape", beta=0.0)
     assert err.fact == "momentum lands in the deep valley"
-    assert "momentum_escape" in str(err) and "2.706" in str(err)
+    assert "momentum_escape" in str(err)
+    assert "2.706" in str(err)
 
 
 def test_momentum_tamper_a_beta_below_polyaks_range_also_stalls():
     err = refused(optimizer.momentum_escape, "momentum_escape", beta=0.7)
-    assert err.fact == "momentum lands in the deep valley" and "8.1014" in str(err)
+    assert err.fact == "momentum lands in the deep valley"
+    assert "8.1014" in str(err)
 
 
 def test_momentum_tamper_an_adam_beta_outside_polyaks_range_is_refused(monkeypatch):
@@ -214,7 +223,8 @@ def test_steps_to_halfway_closed_form_against_the_run():
     assert f["halfway"].value == pytest.approx(math.log(0.5) / math.log(1 - 1.9 / 25))
     assert (f["halfway"].text, f["halfway_run"].text) == ("8.77", "9")
     assert abs(f["halfway_run"].value - f["halfway"].value) <= 1
-    assert f["halfway_far"].text == "364.5" and f["kappa_far"].text == "1,000"
+    assert f["halfway_far"].text == "364.5"
+    assert f["kappa_far"].text == "1,000"
 
 
 def test_threshold_and_five_percent_either_side():
@@ -234,7 +244,8 @@ def test_the_one_third_at_the_left_end():
     path = f["path_small"].value
     covered = 1 - path[-1, 0] / path[0, 0]
     assert len(path) == f["crawl_steps"].value + 1
-    assert covered == pytest.approx(1 / 3, abs=0.01) and f["crawl_fraction"].text == "1/3"
+    assert covered == pytest.approx(1 / 3, abs=0.01)
+    assert f["crawl_fraction"].text == "1/3"
     assert path[0, 0] < path[-1, 0] < 0  # it covered the left end only
 
 
@@ -266,7 +277,8 @@ def test_lr_tamper_a_wider_margin_breaks_the_page_count():
 def test_ratio_is_the_distance_to_the_bottom(name):
     f = facts("optimal_step_parabola")
     a, x = f[f"{name}_a"].value, f[f"{name}_x"].value
-    assert f[f"{name}_slope"].value == 2 * a * x and f[f"{name}_curvature"].value == 2 * a
+    assert f[f"{name}_slope"].value == 2 * a * x
+    assert f[f"{name}_curvature"].value == 2 * a
     assert f[f"{name}_step"].value == abs(x)
     assert x - f[f"{name}_slope"].value / f[f"{name}_curvature"].value == 0
 
@@ -344,7 +356,7 @@ def test_descent_ball_routes_are_the_simulated_ones(scenes):
 
     axes = scenes.GradientDescentBall.make_axes()
     loss = optimizer.BALL_LOSS
-    hump = [p.x for p in descent.critical_points(loss, *optimizer.BALL_RANGE) if p.kind == "max"][0]
+    hump = next(p.x for p in descent.critical_points(loss, *optimizer.BALL_RANGE) if p.kind == "max")
     for key, start in (("route_roll", 3.2), ("route_left", hump - 0.5), ("route_right", hump + 0.5)):
         run = descent.heavy_ball(loss.grad, start, 0.1, 0.0, 45)
         points = widgets.ball_route(axes, f[key].value)

@@ -211,7 +211,8 @@ def test_every_schedule_figure_and_only_those_publish_a_trace():
     assert traced == set(TRACED)
     for fig_id in traced:
         (attached,) = catalogue.figure(fig_id).attachments
-        assert attached.suffix == "trace.json" and "perfetto" in attached.how_to.lower()
+        assert attached.suffix == "trace.json"
+        assert "perfetto" in attached.how_to.lower()
         assert "chrome://tracing" in attached.how_to
 
 

@@ -1,6 +1,7 @@
 """The schedule simulator (tools/models/pipeline.py) against every closed form of figures.md Part C,
 and the toy MoE layer (tools/models/moe.py) against finite differences."""
 
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -32,7 +33,7 @@ def _holds_every_dependency(tl: pp.Timeline) -> None:
                 assert ends[need] <= s.start, f"{s.name} on rank {s.rank} starts before {need} ends"
     for rank in range(tl.ranks):
         on = tl.on(rank)
-        assert all(a.end <= b.start for a, b in zip(on, on[1:])), f"rank {rank} runs two ops at once"
+        assert all(a.end <= b.start for a, b in itertools.pairwise(on)), f"rank {rank} runs two ops at once"
 
 
 # -- GPipe and 1F1B (C1, C2) ---------------------------------------------------------------
@@ -48,7 +49,7 @@ def test_gpipe_and_1f1b_bubble_is_p_minus_1_over_m_plus_p_minus_1(p, m):
         assert all(tl.idle_time(r) == (p - 1) * 3 for r in range(p))
 
 
-@pytest.mark.parametrize("p, m", [(4, 8), (8, 16), (4, 2)])
+@pytest.mark.parametrize(("p", "m"), [(4, 8), (8, 16), (4, 2)])
 def test_peak_in_flight_gpipe_m_1f1b_min_p_minus_r_m(p, m):
     gpipe, one = pp.simulate(pp.gpipe(p, m), TIMES), pp.simulate(pp.one_f_one_b(p, m), TIMES)
     assert [gpipe.peak_in_flight(r) for r in range(p)] == [m] * p
@@ -74,7 +75,7 @@ def test_a_rank_that_waits_on_an_op_that_never_comes_is_refused():
 # -- interleaved 1F1B (C3) -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("p, m, v", [(4, 8, 2), (4, 16, 2), (4, 8, 4), (8, 16, 2), (2, 6, 3)])
+@pytest.mark.parametrize(("p", "m", "v"), [(4, 8, 2), (4, 16, 2), (4, 8, 4), (8, 16, 2), (2, 6, 3)])
 def test_interleaved_bubble_and_peaks(p, m, v):
     tl = pp.simulate(pp.interleaved(p, m, v), pp.Times(chunks=v))
     _holds_every_dependency(tl)
@@ -93,7 +94,7 @@ def test_interleaving_needs_m_a_multiple_of_p():
 # -- zero bubble (C6) ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("p, m", [(4, 8), (8, 16), (8, 32), (4, 4)])
+@pytest.mark.parametrize(("p", "m"), [(4, 8), (8, 16), (8, 32), (4, 4)])
 def test_zb_h1_keeps_a_third_of_1f1b_bubble_at_1f1b_memory(p, m):
     h1 = pp.simulate(pp.zero_bubble_h1(p, m), TIMES)
     _holds_every_dependency(h1)
@@ -102,7 +103,7 @@ def test_zb_h1_keeps_a_third_of_1f1b_bubble_at_1f1b_memory(p, m):
     assert [h1.peak_in_flight(r) for r in range(p)] == [min(p, m)] * p
 
 
-@pytest.mark.parametrize("p, m", [(4, 8), (8, 16), (8, 32)])
+@pytest.mark.parametrize(("p", "m"), [(4, 8), (8, 16), (8, 32)])
 def test_zb_h2_has_no_idle_inside_any_rank_and_holds_2p_minus_1(p, m):
     h2 = pp.simulate(pp.zero_bubble_h2(p, m), TIMES)
     _holds_every_dependency(h2)
@@ -114,7 +115,7 @@ def test_zb_h2_has_no_idle_inside_any_rank_and_holds_2p_minus_1(p, m):
 # -- bidirectional (C4, C5) ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("d, n", [(4, 4), (4, 8), (8, 8), (8, 16), (4, 16), (6, 12), (16, 32)])
+@pytest.mark.parametrize(("d", "n"), [(4, 4), (4, 8), (8, 8), (8, 16), (4, 16), (6, 12), (16, 32)])
 def test_chimera_bubble_in_slots_is_d_minus_2_over_2n_plus_d_minus_2(d, n):
     tl = pp.simulate(pp.chimera(d, n), SLOTS)
     _holds_every_dependency(tl)
@@ -124,7 +125,7 @@ def test_chimera_bubble_in_slots_is_d_minus_2_over_2n_plus_d_minus_2(d, n):
     assert tl.placement.weights == 2
 
 
-@pytest.mark.parametrize("p, m", [(4, 8), (4, 10), (4, 20), (2, 4)])
+@pytest.mark.parametrize(("p", "m"), [(4, 8), (4, 10), (4, 20), (2, 4)])
 def test_dualpipe_v_bubble_is_v3_tables_and_holds_pp_plus_1(p, m):
     stages = 2 * p
     tl = pp.simulate(pp.dualpipe_v(p, m), PAIRED)
@@ -136,12 +137,13 @@ def test_dualpipe_v_bubble_is_v3_tables_and_holds_pp_plus_1(p, m):
     ]
 
 
-@pytest.mark.parametrize("p, m", [(8, 16), (8, 20), (4, 8)])
+@pytest.mark.parametrize(("p", "m"), [(8, 16), (8, 20), (4, 8)])
 def test_dualpipe_bubble_is_v3_tables_with_two_replicas(p, m):
     tl = pp.simulate(pp.dualpipe(p, m), PAIRED)
     _holds_every_dependency(tl)
     assert [tl.idle_time(r) for r in range(p)] == [(Fraction(p, 2) - 1) * 2] * p
-    assert tl.peak_in_flight(0) == p + 1 and tl.placement.weights == 2
+    assert tl.peak_in_flight(0) == p + 1
+    assert tl.placement.weights == 2
 
 
 def test_chimera_takes_micro_batches_in_units_of_d():
@@ -170,8 +172,9 @@ def test_a_chrome_trace_has_a_process_per_rank_and_bubbles_that_fill_the_idle_ti
     assert Fraction(idle, 1000) == tl.bubble() * 4 * tl.makespan
     for r in range(4):  # each rank's slices tile [0, makespan] exactly
         mine = sorted((e["ts"], e["ts"] + e["dur"]) for e in slices if e["pid"] == r)
-        assert mine[0][0] == 0 and mine[-1][1] == tl.makespan * 1000
-        assert all(a[1] == b[0] for a, b in zip(mine, mine[1:]))
+        assert mine[0][0] == 0
+        assert mine[-1][1] == tl.makespan * 1000
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(mine))
 
 
 # -- the toy MoE (C8) ----------------------------------------------------------------------
@@ -182,7 +185,8 @@ def test_moe_routes_top_8_of_256_plus_1_shared_and_its_backward_is_the_derivativ
     x = np.random.default_rng(3).normal(size=(3, 6))
     grad_out = np.random.default_rng(4).normal(size=x.shape)
     routing = moe.route(layer, x)
-    assert routing.chosen.shape == (3, 8) and np.allclose(routing.weights.sum(axis=1), 1)
+    assert routing.chosen.shape == (3, 8)
+    assert np.allclose(routing.weights.sum(axis=1), 1)
     assert (routing.weights > 0).all()
     assert moe.copies_per_token(moe.dispatch(layer, routing), 3) == [9, 9, 9]
     back = moe.backward(layer, x, grad_out)

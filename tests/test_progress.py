@@ -28,8 +28,10 @@ def test_frames_count_finished_figures_and_the_running_renders_reports(tmp_path)
     assert tracker.frames() == (600, 900)
     tracker.finish("a", 42.0)  # the real length replaces the expectation
     assert tracker.frames() == (630, 930)
-    assert len(lines) == 1 and lines[0].startswith("  progress: 1/2 figures, 630/930 frames, ")
-    assert "s elapsed, about" in lines[0] and lines[0].endswith("s to go")
+    assert len(lines) == 1
+    assert lines[0].startswith("  progress: 1/2 figures, 630/930 frames, ")
+    assert "s elapsed, about" in lines[0]
+    assert lines[0].endswith("s to go")
 
 
 def test_a_live_display_prints_the_build_lines_above_it(capsys):
@@ -38,7 +40,9 @@ def test_a_live_display_prints_the_build_lines_above_it(capsys):
         tracker.say("  optimizer/a: rendering")
         tracker.finish("a", 2.0)
     out = capsys.readouterr().out
-    assert "optimizer/a: rendering" in out and "figures" in out and "1/1" in out
+    assert "optimizer/a: rendering" in out
+    assert "figures" in out
+    assert "1/1" in out
 
 
 @pytest.mark.slow

@@ -78,7 +78,7 @@ POLYPHONES = [
 ]
 
 
-@pytest.mark.parametrize("text, pinyin", POLYPHONES, ids=[t for t, _ in POLYPHONES])
+@pytest.mark.parametrize(("text", "pinyin"), POLYPHONES, ids=[t for t, _ in POLYPHONES])
 def test_course_polyphones_reach_the_engine_as_meant(text, pinyin):
     _, reading = cues.free_text(text)
     assert reading.pinyin == pinyin
@@ -98,7 +98,8 @@ def test_the_pinyin_voice_says_chong_where_hanzi_would_get_zhong():
 
 def test_latin_terms_and_fact_readings_keep_their_way():
     cue = next(c for c in cues.figure_cues("ledger_16_bytes") if c.id == "l16_weight")
-    assert "B F shi2 liu4" in cue.pinyin and "liang3 zi4 jie2" in cue.pinyin  # bf16 via [say], the fact 2 B
+    assert "B F shi2 liu4" in cue.pinyin
+    assert "liang3 zi4 jie2" in cue.pinyin
     assert cue.caption.startswith("第一格是权重，bf16，2 B")
 
 
@@ -117,7 +118,8 @@ def test_a_lexicon_phrase_sets_the_reading_wherever_it_occurs(narration_dir):
 def test_an_inline_fix_sets_one_reading_and_the_caption_shows_the_hanzi(narration_dir):
     cue = one_cue(narration_dir, "[重|zhong4]算，再重算，梯度是 {grad_a}。", '[pinyin]\n"重算" = "chong2 suan4"\n')
     assert cue.pinyin == "zhong4 suan4, zai4 chong2 suan4, ti1 du4 shi4 si4."
-    assert cue.caption == "重算，再重算，梯度是 4。" and cue.speech == "重算，再重算，梯度是 四。"
+    assert cue.caption == "重算，再重算，梯度是 4。"
+    assert cue.speech == "重算，再重算，梯度是 四。"
 
 
 def test_an_alone_entry_reads_a_character_no_phrase_covers(narration_dir):
@@ -126,7 +128,7 @@ def test_an_alone_entry_reads_a_character_no_phrase_covers(narration_dir):
 
 
 @pytest.mark.parametrize(
-    "text, complaint",
+    ("text", "complaint"),
     [
         ("[重算|chong2]", "重算 has 2 characters but 'chong2' has 1 syllables"),
         ("[重|chong]", "chong is not a tone-numbered syllable"),
@@ -136,11 +138,12 @@ def test_an_alone_entry_reads_a_character_no_phrase_covers(narration_dir):
 def test_a_malformed_inline_fix_names_file_and_cue(narration_dir, text, complaint):
     with pytest.raises(NarrationError) as err:
         one_cue(narration_dir, text)
-    assert "backprop.toml: cue 'one'" in str(err.value) and complaint in str(err.value)
+    assert "backprop.toml: cue 'one'" in str(err.value)
+    assert complaint in str(err.value)
 
 
 @pytest.mark.parametrize(
-    "lexicon, complaint",
+    ("lexicon", "complaint"),
     [
         ('[pinyin]\n"重算" = "chong2"\n', "[pinyin] 重算 has 2 characters"),
         ('[alone]\n"重算" = "chong2 suan4"\n', "[alone] 重算: one character per entry"),
@@ -149,7 +152,8 @@ def test_a_malformed_inline_fix_names_file_and_cue(narration_dir, text, complain
 def test_a_malformed_lexicon_entry_names_the_lexicon(narration_dir, lexicon, complaint):
     with pytest.raises(NarrationError) as err:
         one_cue(narration_dir, "文", lexicon)
-    assert "lexicon.toml" in str(err.value) and complaint in str(err.value)
+    assert "lexicon.toml" in str(err.value)
+    assert complaint in str(err.value)
 
 
 def test_check_reports_an_undecided_polyphone_with_file_cue_and_context(narration_dir):
@@ -158,11 +162,12 @@ def test_check_reports_an_undecided_polyphone_with_file_cue_and_context(narratio
     with pytest.raises(NarrationError) as err:
         build.check([catalogue.figure("gates_circuit")])
     message = str(err.value)
-    assert "4 polyphones" in message and "backprop.toml: cue 'one': 数 (now shu4) in “先[数]一下，再把它" in message
+    assert "4 polyphones" in message
+    assert "backprop.toml: cue 'one': 数 (now shu4) in “先[数]一下，再把它" in message
 
 
 @pytest.mark.parametrize(
-    "text, undecided",
+    ("text", "undecided"),
     [
         ("推得多", []),
         ("就得走", ["得"]),
@@ -182,7 +187,8 @@ def test_every_cue_in_the_course_has_its_readings_settled():
 
 def test_readings_alone_know_nothing_of_files():
     reading = readings.read("重算一遍", {"重算": ("chong2", "suan4")})
-    assert reading.pinyin == "chong2 suan4 yi2 bian4" and not reading.undecided
+    assert reading.pinyin == "chong2 suan4 yi2 bian4"
+    assert not reading.undecided
 
 
 class PinyinSilence(speech.Silent):
@@ -238,7 +244,8 @@ def test_a_changed_lexicon_entry_re_synthesizes_only_its_cues(isolated, tmp_path
     ]
     PinyinSilence.made = []
     remade = [c.id for c in changed if audio.cue_audio(c, engine).made]
-    assert remade == [c.id for c in chapter if "学习率" in c.speech] and len(remade) >= 5
+    assert remade == [c.id for c in chapter if "学习率" in c.speech]
+    assert len(remade) >= 5
     assert all("xue2 xi2 shuai4" in text for text in PinyinSilence.made)
     monkeypatch.undo()
     _course_cues()

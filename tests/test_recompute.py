@@ -64,7 +64,8 @@ def test_the_save_point_itself_is_not_recomputed():
 
 def test_present_is_smallest_where_its_two_terms_meet():
     assert [rc.present(64, k) for k in (2, 8, 32)] == [34, 16, 34]
-    assert rc.best_integer_k(64) == 8 and rc.best_integer_k(61) == 8 == round(math.sqrt(61))
+    assert rc.best_integer_k(64) == 8
+    assert rc.best_integer_k(61) == 8 == round(math.sqrt(61))
     for layers in (16, 49, 61, 100):
         best = rc.best_integer_k(layers)
         assert abs(best - math.sqrt(layers)) < 1
@@ -107,7 +108,8 @@ def test_both_percentages_of_every_tier_share_one_denominator():
 
 def test_d1_the_pages_77_percent_leaves_the_entry_out_of_the_denominator():
     selective = catalogue.facts("selective_recompute_table")
-    assert selective["selective_memory"].text == "75.2%" and selective["page_selective_memory"].text == "77%"
+    assert selective["selective_memory"].text == "75.2%"
+    assert selective["page_selective_memory"].text == "77%"
     assert 53.5 / (v3.moe_layer_gib() - v3.layer_entry_gib()) == pytest.approx(0.771, abs=5e-4)
     assert catalogue.facts("recompute_tradeoff")["selective_memory"].text == "−75.2%"
 
@@ -140,7 +142,8 @@ def test_v3s_61_layers_best_k_is_nearest_its_root_and_the_ends_differ():
 def test_sqrt_l_sweep_is_the_two_terms():
     sweep = catalogue.facts("recompute_sqrt_l")["sweep"].value
     k = np.array(sweep["k"])
-    assert np.allclose(np.array(sweep["checkpoints"]) * k, 64) and np.allclose(sweep["segment"], k)
+    assert np.allclose(np.array(sweep["checkpoints"]) * k, 64)
+    assert np.allclose(sweep["segment"], k)
     total = np.array(sweep["checkpoints"]) + k
     assert k[np.argmin(total)] == pytest.approx(8)
 
@@ -241,7 +244,8 @@ def test_the_example_matmul_on_screen_was_counted():
     example = facts["example"].value
     tape = gradients.Tape()
     tape.matmul(np.ones((example["s"], example["k"])), np.ones((example["k"], example["n"])))
-    assert f"{tape.flops:,}" == example["flops"] and f"{2 * example['s'] * example['n']:,}" == example["bytes"]
+    assert f"{tape.flops:,}" == example["flops"]
+    assert f"{2 * example['s'] * example['n']:,}" == example["bytes"]
 
 
 @pytest.mark.parametrize(("inputs", "computed"), [({"d_qk": 128}, 1.0), ({"causal": 1.0}, 2.5)], ids=["d_qk", "causal"])
@@ -249,7 +253,8 @@ def test_crossover_tampered_attention_is_refused_naming_the_slope(inputs, comput
     error = refused(chapter.attention_crossover, "attention_crossover", **inputs)
     assert (error.fact, error.computed) == ("v3_slope", repr(computed))
     assert error.expected.startswith("1.25")
-    assert "attention_crossover" in str(error) and "v3_slope" in str(error)
+    assert "attention_crossover" in str(error)
+    assert "v3_slope" in str(error)
 
 
 def test_crossover_tampered_width_is_refused():
@@ -319,7 +324,10 @@ def test_recompute_plays_second():
 def test_the_chapters_polyphones_are_read_as_meant():
     said = {cue.id: cue.pinyin for fig in cues.chapter_cues("recompute").values() for cue in fig}
     recompute = [cue for cue, pinyin in said.items() if "chong2 suan4" in pinyin]
-    assert len(recompute) >= 12 and not any("zhong4 suan4" in pinyin for pinyin in said.values())
-    assert "hua2 suan4" in said["tb_cheap"] and "hua2 suan4" in said["fl_gpt3_point"]  # 划算, not huà
-    assert "chang2" in said["sq_sweep"] and "tou2 wei2 du4" in said["ac_slope"]
+    assert len(recompute) >= 12
+    assert not any("zhong4 suan4" in pinyin for pinyin in said.values())
+    assert "hua2 suan4" in said["tb_cheap"]
+    assert "hua2 suan4" in said["fl_gpt3_point"]
+    assert "chang2" in said["sq_sweep"]
+    assert "tou2 wei2 du4" in said["ac_slope"]
     assert not cues.undecided_readings([fig.id for fig in catalogue.chapter("recompute").figures])

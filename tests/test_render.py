@@ -45,30 +45,36 @@ def test_captions_are_chinese_and_end_before_the_video(built, figure):
     out, _, _ = built
     video = media.probe(out / "backprop" / f"{figure}.mp4")
     lines = captions.parse_srt((out / "backprop" / f"{figure}.srt").read_text(encoding="utf-8"))
-    assert len(lines) >= 3 and all(any("\u4e00" <= ch <= "\u9fff" for ch in c.text) for c in lines)
+    assert len(lines) >= 3
+    assert all(any("\u4e00" <= ch <= "\u9fff" for ch in c.text) for c in lines)
     assert all(len(c.text) <= captions.MAX_CHARS for c in lines)
     assert lines[-1].end < video.video_seconds
     vtt = (out / "backprop" / f"{figure}.vtt").read_text(encoding="utf-8")
-    assert vtt.startswith("WEBVTT") and lines[0].text in vtt
+    assert vtt.startswith("WEBVTT")
+    assert lines[0].text in vtt
 
 
 def test_poster_and_manifest_describe_the_clip(built):
     out, _, _ = built
     entry = manifest.load(out).figures["gates_circuit"]
     mp4 = out / entry.files["mp4"].path
-    assert entry.chapter == "backprop" and entry.title
+    assert entry.chapter == "backprop"
+    assert entry.title
     assert entry.files["mp4"].sha256 == hashlib.sha256(mp4.read_bytes()).hexdigest()
     assert entry.duration == pytest.approx(media.probe(mp4).video_seconds, abs=0.01)
     poster = media.frame_at(mp4).size
-    assert (out / entry.files["png"].path).exists() and poster == (854, 480)
+    assert (out / entry.files["png"].path).exists()
+    assert poster == (854, 480)
 
 
 def test_an_unchanged_figure_is_not_rendered_again(built):
     out, env, _ = built
     before = (out / "backprop" / "gates_circuit.mp4").stat().st_mtime_ns
     done = run([*BUILD, "--only", "backprop/gates_circuit"], env=env)
-    assert done.returncode == 0 and "gates_circuit: unchanged" in done.stdout
-    assert "(cached" in done.stdout and "(made" not in done.stdout
+    assert done.returncode == 0
+    assert "gates_circuit: unchanged" in done.stdout
+    assert "(cached" in done.stdout
+    assert "(made" not in done.stdout
     assert (out / "backprop" / "gates_circuit.mp4").stat().st_mtime_ns == before
 
 
@@ -89,8 +95,10 @@ def tampered(tmp_path, built):
 
 
 def _refusal_is_clear(output: str) -> None:
-    assert "figure 'gates_circuit'" in output and "fact 'grad_a'" in output
-    assert "expected 4.0" in output and "computed 5.0" in output
+    assert "figure 'gates_circuit'" in output
+    assert "fact 'grad_a'" in output
+    assert "expected 4.0" in output
+    assert "computed 5.0" in output
 
 
 def test_lecture_build_refuses_a_tampered_fact_and_keeps_the_good_file(tampered):

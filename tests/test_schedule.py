@@ -39,7 +39,7 @@ def test_recorded_render_times_put_the_longest_render_first():
     recorded = {fig_id: 10.0 + n for n, fig_id in enumerate(OPTIMIZER)}
     recorded["saddle_3d_rotating"] = 71.0
     published = {fig_id: _published(fig_id, 60.0, seconds) for fig_id, seconds in recorded.items()}
-    expected = build.expected_render_seconds(figures, published, {fig_id: 60.0 for fig_id in OPTIMIZER})
+    expected = build.expected_render_seconds(figures, published, dict.fromkeys(OPTIMIZER, 60.0))
     assert _run_order(expected) == sorted(OPTIMIZER, key=lambda fig_id: -recorded[fig_id])
     assert _run_order(expected)[0] == "saddle_3d_rotating"
 
@@ -115,7 +115,8 @@ def test_a_thread_with_nothing_queued_asks_for_the_rest_of_a_running_figure_once
 
     queue.add(10.0, first)
     queue.run()
-    assert sorted(started) == ["first half", "second half"] and not offered
+    assert sorted(started) == ["first half", "second half"]
+    assert not offered
 
 
 def _figure(tmp_path, video_seconds=60.0, render_seconds=30.0) -> segments.FigureRender:
@@ -133,14 +134,16 @@ def test_a_running_figure_is_cut_in_the_middle_of_what_it_has_left_and_a_cut_car
     # 40 s of video left, 20 s of render: halves, the new process's START_SECONDS made up for.
     assert second.start == pytest.approx(20.0 + (20.0 + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
     assert float(first.stop_file.read_text()) == second.start == first.stop  # repr: read back exactly
-    assert second.stop is None and not second.stop_file.exists()
+    assert second.stop is None
+    assert not second.stop_file.exists()
     # first now has more left than second (the cut made up for second's start): first is cut again,
     # and the new part between them stops where first was to stop.
     left = (second.start - 20.0) * 0.5
     assert left > (60.0 - second.start) * 0.5
     third = job.split()
     assert third.start == pytest.approx(20.0 + (left + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
-    assert third.stop == second.start and float(third.stop_file.read_text()) == second.start
+    assert third.stop == second.start
+    assert float(third.stop_file.read_text()) == second.start
     assert first.stop == third.start
 
 
@@ -149,7 +152,8 @@ def test_a_figure_with_little_left_is_not_cut_and_is_complete_when_every_part_is
     first = job.first()
     first.began -= 27.5
     first.progress_file.write_text("55.0 55.0")  # 5 s of video left: 2.5 s of render, less than two starts
-    assert job.split() is None and first.stop is None
+    assert job.split() is None
+    assert first.stop is None
     job = _figure(tmp_path)
     first = job.first()
     second = job.split()

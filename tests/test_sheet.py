@@ -32,5 +32,6 @@ def test_each_still_lands_in_its_row_and_column(tmp_path):
 
 def test_labels_are_set_in_the_course_font():
     font = sheet._font(16)
-    assert isinstance(font, ImageFont.FreeTypeFont) and "Noto Sans CJK" in font.getname()[0]
+    assert isinstance(font, ImageFont.FreeTypeFont)
+    assert "Noto Sans CJK" in font.getname()[0]
     assert font.getbbox("电")[2] > 10  # a glyph, not an empty box

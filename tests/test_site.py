@@ -65,24 +65,26 @@ def embed(kit) -> dict:
 
 def test_the_kit_holds_a_page_and_an_entry_per_figure(kit, embed, three_figures):
     man = three_figures.manifest
-    assert three_figures.kit.figures == IDS and three_figures.kit.chapter_videos == ["backprop"]
+    assert three_figures.kit.figures == IDS
+    assert three_figures.kit.chapter_videos == ["backprop"]
     assert sorted(p.name for p in (kit / "embed").iterdir()) == sorted(f"{i}.html" for i in IDS)
     assert list(embed["figures"]) == IDS
     index = (kit / "index.html").read_text(encoding="utf-8")
     for fig_id, entry in embed["figures"].items():
-        assert entry["title"] == man.figures[fig_id].title and entry["title"] in index
+        assert entry["title"] == man.figures[fig_id].title
+        assert entry["title"] in index
         assert entry["duration"] == man.figures[fig_id].duration
         for path in (entry["video"], entry["poster"], entry["thumbnail"], *entry["captions"].values(), entry["page"]):
             assert (kit / path).is_file(), path
         snippet = entry["snippets"]["video"]
-        assert f'src="{entry["video"]}"' in snippet and f'poster="{entry["poster"]}"' in snippet
+        assert f'src="{entry["video"]}"' in snippet
+        assert f'poster="{entry["poster"]}"' in snippet
         assert f'<track kind="captions" srclang="zh" label="中文" src="{entry["captions"]["vtt"]}" default>' in snippet
         assert f'src="{entry["page"]}"' in entry["snippets"]["iframe"]
     assert index.count('<video controls preload="metadata"') == len(IDS) + 1
     chapter = next(ch for ch in embed["chapters"] if ch["id"] == "backprop")
-    assert chapter["figures"] == IDS and [m["title"] for m in chapter["video"]["marks"]] == [
-        man.figures[i].title for i in IDS
-    ]
+    assert chapter["figures"] == IDS
+    assert [m["title"] for m in chapter["video"]["marks"]] == [man.figures[i].title for i in IDS]
     assert '<track kind="chapters"' in chapter["video"]["snippets"]["video"]
     # Chapters with nothing rendered yet say why they have no chapter video.
     assert f"整章视频要等本章 {len(catalogue.chapter('ledger').figures)} 个图都渲染后才生成，现已渲染 0 个。" in index
@@ -127,7 +129,8 @@ def test_an_incomplete_chapter_shows_its_figures_and_says_why_no_chapter_video(b
     kit = site.write_kit(out, man)
     index = (kit.path / "index.html").read_text(encoding="utf-8")
     rendered = len(man.chapters[0].figures) - 1
-    assert kit.figures == man.chapters[0].figures[:-1] and kit.chapter_videos == []
+    assert kit.figures == man.chapters[0].figures[:-1]
+    assert kit.chapter_videos == []
     assert f"整章视频要等本章 {rendered + 1} 个图都渲染后才生成，现已渲染 {rendered} 个。" in index
     assert "media/backprop.mp4" not in index
 
@@ -139,12 +142,14 @@ def test_lecture_site_rewrites_the_kit_lecture_build_made(backprop_build):
     (kit / "index.html").unlink()
     done = run([str(BIN / "lecture"), "site", "-q", "l"], env=backprop_build.env)
     assert done.returncode == 0, done.stderr
-    assert (kit / "index.html").exists() and (kit / "embed" / "gates_circuit.html").exists()
+    assert (kit / "index.html").exists()
+    assert (kit / "embed" / "gates_circuit.html").exists()
 
 
 def test_lecture_site_refuses_when_nothing_is_rendered(tmp_path):
     done = run([str(BIN / "lecture"), "site", "-q", "m"], env={"LECTURE_RENDERS": str(tmp_path)})
-    assert done.returncode == 2 and "run lecture build first" in done.stderr
+    assert done.returncode == 2
+    assert "run lecture build first" in done.stderr
 
 
 def test_lecture_serve_answers_on_localhost(backprop_build):
@@ -187,7 +192,8 @@ def test_the_server_answers_byte_ranges_for_seeking(served, kit, embed):
     path = embed["figures"]["gates_circuit"]["video"]
     data = (kit / path).read_bytes()
     with _get(served + path, {"Range": "bytes=100-199"}) as response:
-        assert response.status == 206 and response.read() == data[100:200]
+        assert response.status == 206
+        assert response.read() == data[100:200]
         assert response.headers["Content-Range"] == f"bytes 100-199/{len(data)}"
         assert response.headers["Content-Type"] == "video/mp4"
     with _get(served + path, {"Range": "bytes=-10"}) as response:
@@ -266,7 +272,8 @@ def test_gallery_plays_every_video_with_chinese_captions(watched, kit, embed, tm
     assert set(videos) == {f"figure-{i}" for i in IDS} | {"chapter-video-backprop"}
     for fig_id in IDS:
         video = videos[f"figure-{fig_id}"]
-        assert video["error"] is None and video["readyState"] >= 1
+        assert video["error"] is None
+        assert video["readyState"] >= 1
         assert video["duration"] == pytest.approx(embed["figures"][fig_id]["duration"], abs=0.1)
         (track,) = video["tracks"]
         assert (track["kind"], track["language"], video["trackStates"]) == ("captions", "zh", [2])
@@ -295,7 +302,8 @@ def test_gallery_plays_every_video_with_chinese_captions(watched, kit, embed, tm
     shot = tmp_path / "gallery.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 50_000
-    assert watched.errors == [] and watched.outside() == []
+    assert watched.errors == []
+    assert watched.outside() == []
 
 
 @pytest.mark.parametrize("fig_id", IDS)
@@ -306,17 +314,22 @@ def test_embed_page_plays_with_sound_and_captions_from_localhost_only(watched, e
     page.wait_for_function(LOADED, timeout=30_000)
     (video,) = page.evaluate(VIDEOS)
     assert video["duration"] == pytest.approx(entry["duration"], abs=0.1)
-    assert video["tracks"][0]["mode"] == "showing" and len(video["tracks"][0]["cues"]) > 3
+    assert video["tracks"][0]["mode"] == "showing"
+    assert len(video["tracks"][0]["cues"]) > 3
     page.click("video")  # a user gesture, so play() with sound is allowed
     page.evaluate("() => document.querySelector('video').play()")
     page.wait_for_function("() => document.querySelector('video').currentTime > 1.5", timeout=20_000)
     state = page.evaluate("""() => { const v = document.querySelector('video');
       return {paused: v.paused, muted: v.muted, audio: v.webkitAudioDecodedByteCount,
               frames: v.webkitDecodedFrameCount, active: [...v.textTracks[0].activeCues].map(c => c.text)}; }""")
-    assert not state["paused"] and not state["muted"]
-    assert state["audio"] > 0 and state["frames"] > 10
-    assert state["active"] and any("\u4e00" <= ch <= "\u9fff" for ch in state["active"][0])
-    assert watched.errors == [] and watched.outside() == []
+    assert not state["paused"]
+    assert not state["muted"]
+    assert state["audio"] > 0
+    assert state["frames"] > 10
+    assert state["active"]
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in state["active"][0])
+    assert watched.errors == []
+    assert watched.outside() == []
 
 
 def test_pasted_video_snippet_loads_the_caption_file(watched, kit, embed):
@@ -331,4 +344,5 @@ def test_pasted_video_snippet_loads_the_caption_file(watched, kit, embed):
     (video,) = page.evaluate(VIDEOS)
     assert video["duration"] == pytest.approx(entry["duration"], abs=0.1)
     assert [c["text"] for c in video["tracks"][0]["cues"]] == _captions_of(kit / entry["captions"]["vtt"])
-    assert watched.errors == [] and watched.outside() == []
+    assert watched.errors == []
+    assert watched.outside() == []

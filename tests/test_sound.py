@@ -75,7 +75,8 @@ def test_each_clip_sound_starts_on_the_aac_frame_nearest_its_picture():
 
 def test_clips_ending_in_silence_join_by_copying_their_own_sound(tmp_path):
     joined, heard, expected = _chapter(tmp_path, b_ends_silent=True)
-    assert joined.copied and joined.sound_copied
+    assert joined.copied
+    assert joined.sound_copied
     # Each clip's packets decode in the chapter to what they decode to alone, in its place (but for the
     # faint start of its first window in the silent frame before it, which a clip alone trims); one
     # frame out of place would leave an error near the tone's own size.
@@ -87,7 +88,8 @@ def test_clips_ending_in_silence_join_by_copying_their_own_sound(tmp_path):
 
 def test_a_clip_that_does_not_end_in_silence_makes_the_join_encode_the_sound_whole(tmp_path):
     joined, heard, expected = _chapter(tmp_path, b_ends_silent=False)
-    assert joined.copied and not joined.sound_copied
+    assert joined.copied
+    assert not joined.sound_copied
     # Across B|C the tone goes on (C's own encoding smeared its abrupt start a little): a click, a
     # frame lost or repeated there would leave an error near the tone's own size.
     seam = _edges()[2]
@@ -101,4 +103,5 @@ def test_copying_clip_sound_where_a_tone_runs_on_would_click(tmp_path):
         synthetic_clip(tmp_path / f"{name}.mp4", samples, FRAMES[name], tmp_path / "work")
     assert sound.chapter_packets([tmp_path / f"{name}.mp4" for name in FRAMES], _edges()) is None
     b = sound.own_sound(tmp_path / "b.mp4")
-    assert not b.silent(b.length - FRAME) and b.silent(b.length)
+    assert not b.silent(b.length - FRAME)
+    assert b.silent(b.length)

@@ -27,7 +27,8 @@ def test_the_command_engine_speaks_the_cue_it_gets_on_stdin(isolated, tmp_path, 
     engine = speech.Command(espeak_command(seen), reads)
     sound = audio.cue_audio(cue, engine)
     assert seen.read_text(encoding="utf-8") == (cue.pinyin if reads == "pinyin" else cue.speech)
-    assert sound.source == "command" and 3 < sound.duration < 20
+    assert sound.source == "command"
+    assert 3 < sound.duration < 20
 
 
 def test_the_command_engine_is_chosen_and_configured_by_the_environment(monkeypatch, tmp_path):
@@ -38,7 +39,9 @@ def test_the_command_engine_is_chosen_and_configured_by_the_environment(monkeypa
     monkeypatch.setenv("LECTURE_VOICE_INPUT", "pinyin")
     monkeypatch.setenv("LECTURE_VOICE_FILES", str(model))
     engine = speech.from_env()
-    assert isinstance(engine, speech.Command) and engine.reads == "pinyin" and engine.files == (model,)
+    assert isinstance(engine, speech.Command)
+    assert engine.reads == "pinyin"
+    assert engine.files == (model,)
 
 
 def test_the_command_cache_key_holds_the_command_and_its_files_bytes_not_their_times(tmp_path, cue):
@@ -55,7 +58,7 @@ def test_the_command_cache_key_holds_the_command_and_its_files_bytes_not_their_t
 
 
 @pytest.mark.parametrize(
-    "settings, complaint",
+    ("settings", "complaint"),
     [
         ({"LECTURE_VOICE_COMMAND": ""}, "needs LECTURE_VOICE_COMMAND"),
         ({"LECTURE_VOICE_COMMAND": "piper --model m.onnx"}, "must say where the WAV goes"),
@@ -81,7 +84,9 @@ def test_a_failing_command_is_explained(tmp_path, cue):
 
 def test_every_engine_meets_the_protocol(tmp_path):
     for engine in (speech.Espeak(), speech.Silent(), speech.Command("x {wav}")):
-        assert engine.reads in ("text", "pinyin") and engine.name and isinstance(engine.version, str)
+        assert engine.reads in ("text", "pinyin")
+        assert engine.name
+        assert isinstance(engine.version, str)
         assert all(isinstance(v, str) for v in engine.cache_parts().values())
 
 
@@ -91,7 +96,8 @@ def test_lecture_say_prints_the_engines_pinyin_first_and_writes_say_wav(tmp_path
     first, *phonemes = done.stdout.splitlines()
     assert first == DONE_WHEN_PINYIN
     espeak = subprocess.run(["espeak-ng", "-v", "cmn-latn-pinyin", "-q", "-x", first], capture_output=True, text=True)
-    assert phonemes == espeak.stdout.splitlines() and "ts.h'ong35" in phonemes[0]
+    assert phonemes == espeak.stdout.splitlines()
+    assert "ts.h'ong35" in phonemes[0]
     assert audio.wav_seconds(tmp_path / "say.wav") > 2
 
 
@@ -101,12 +107,15 @@ def test_lecture_say_a_cue_has_its_facts_filled_in(tmp_path, cue):
         env={"LECTURE_VOICE": "silent"},
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [cue.pinyin] and "si4" in cue.pinyin and (tmp_path / "c.wav").exists()
+    assert done.stdout.splitlines() == [cue.pinyin]
+    assert "si4" in cue.pinyin
+    assert (tmp_path / "c.wav").exists()
 
 
 def test_lecture_say_refuses_a_placeholder_without_a_cue(tmp_path):
     done = run([str(BIN / "lecture"), "say", "梯度是 {grad_a}"], cwd=tmp_path)
-    assert done.returncode == 2 and "--cue chapter/cue_id" in done.stderr
+    assert done.returncode == 2
+    assert "--cue chapter/cue_id" in done.stderr
 
 
 @pytest.mark.slow  # `lecture script` reads every cue of the course, in a new process
@@ -120,7 +129,8 @@ def test_lecture_script_lists_each_cue_with_text_pinyin_target_and_file(tmp_path
     text = out.read_text(encoding="utf-8")
     ball = next(c for c in cues.figure_cues("gradient_descent_ball") if c.id == "ball_roll")
     assert "**`ball_roll`** · target 9.6 s (silent) · `narration/recordings/optimizer/ball_roll.wav`" in text
-    assert ball.caption in text and f"`{ball.pinyin}`" in text
+    assert ball.caption in text
+    assert f"`{ball.pinyin}`" in text
     assert text.count("narration/recordings/optimizer/") == sum(
         len(cues.figure_cues(f))
         for f in (

@@ -71,7 +71,8 @@ def test_fp16_and_bf16_boundaries_come_from_bit_patterns():
 def test_the_zero_cut_found_by_rounding_is_half_the_least_subnormal():
     cut = half.zero_cut()
     assert cut == 2.0**-25
-    assert half.to_fp16(cut) == 0.0 and half.to_fp16(np.nextafter(cut, 1.0)) == 2.0**-24
+    assert half.to_fp16(cut) == 0.0
+    assert half.to_fp16(np.nextafter(cut, 1.0)) == 2.0**-24
     with pytest.raises(ValueError, match="power of two"):
         half.exponent(3.0)
 
@@ -79,8 +80,11 @@ def test_the_zero_cut_found_by_rounding_is_half_the_least_subnormal():
 def test_spike_positions_keep_their_margin_and_never_repeat_a_gap():
     at = spikes.positions(count=20, steps=1000, seed=7, margin=12)
     gaps = np.diff(at)
-    assert len(at) == 20 and at[0] >= 12 and at[-1] <= 1000 - 12
-    assert gaps.min() >= 12 and len(set(gaps.tolist())) == len(gaps)
+    assert len(at) == 20
+    assert at[0] >= 12
+    assert at[-1] <= 1000 - 12
+    assert gaps.min() >= 12
+    assert len(set(gaps.tolist())) == len(gaps)
     with pytest.raises(ValueError, match="distinct gaps"):
         spikes.positions(count=20, steps=250, seed=0, margin=12)
 
@@ -88,7 +92,8 @@ def test_spike_positions_keep_their_margin_and_never_repeat_a_gap():
 def test_a_spike_lifts_the_curve_only_from_its_step_on():
     base = spikes.baseline(100)
     loss = spikes.with_spikes(base, [spikes.Spike(at=40, height=0.5, width=6)])
-    assert np.array_equal(loss[:40], base[:40]) and loss[40] == pytest.approx(base[40] + 0.5 * base[0])
+    assert np.array_equal(loss[:40], base[:40])
+    assert loss[40] == pytest.approx(base[40] + 0.5 * base[0])
 
 
 # -- stability_overview (A27) -------------------------------------------------------------------------------
@@ -112,7 +117,8 @@ def test_table_4_is_copied_and_two_of_six_runs_diverged():
 def test_attention_collapses_to_one_hot_and_qk_norm_holds_its_entropy():
     f = facts("stability_overview")
     curve = f["attention"].value
-    assert np.all(np.diff(curve["entropy"]) < 0) and curve["entropy"][-1] < 0.01
+    assert np.all(np.diff(curve["entropy"]) < 0)
+    assert curve["entropy"][-1] < 0.01
     assert max(curve["raw"][-1]) > 0.999
     assert np.ptp(curve["entropy_normed"]) < 1e-9
     assert texts("stability_overview", "logit_growth", "entropy_start", "entropy_end") == (
@@ -152,7 +158,8 @@ def test_loss_spikes_is_a_sketch_without_y_ticks():
     from scenes.widgets import sketch_axes
 
     axes = LossSpikes.run_axes()
-    assert len(getattr(axes.y_axis, "ticks", VGroup())) == 0 and len(getattr(axes.x_axis, "ticks", VGroup())) == 0
+    assert len(getattr(axes.y_axis, "ticks", VGroup())) == 0
+    assert len(getattr(axes.x_axis, "ticks", VGroup())) == 0
     assert len(sketch_axes((0, 1, 0.25), (0, 1, 0.25), 3, 3, ticks=True).y_axis.ticks) > 0  # the check can fail
     assert facts("loss_spikes")["y_ticks"].value == []
     assert refused(chapter.loss_spikes, "loss_spikes", y_ticks=(0.5, 1.0)).fact == "y ticks"

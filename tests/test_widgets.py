@@ -30,7 +30,7 @@ def test_an_empty_cell_keeps_the_columns_numbered(widgets):
     assert len(row) == 3
     assert np.isclose(row[2].get_left()[0], 4.0)
     assert len(row[1].get_all_points()) == 0  # a placeholder: no room taken
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a row of 4 cells on a table of"):
         widgets.grid_row([None] * 4, columns)
 
 
@@ -49,10 +49,12 @@ def test_a_verdict_puts_its_answer_first_and_hangs_under_its_cells(widgets):
 
     cells = Square(1.0)
     badge = widgets.verdict("能", "#83C167", "舍入即得", under=cells)
-    assert badge[0].text == "能" and badge[0].get_y() > badge[1].get_y()
+    assert badge[0].text == "能"
+    assert badge[0].get_y() > badge[1].get_y()
     assert badge.get_top()[1] < cells.get_bottom()[1]
     row = widgets.verdict("相差 7.9×", "#83C167", "常驻", across=True)
-    assert row[1].text == "常驻" and row[1].get_x() < row[0].get_x()
+    assert row[1].text == "常驻"
+    assert row[1].get_x() < row[0].get_x()
 
 
 def test_corner_axes_meet_at_the_lower_left_of_their_ranges(widgets):
@@ -65,9 +67,11 @@ def test_corner_axes_meet_at_the_lower_left_of_their_ranges(widgets):
 def test_tick_labels_sit_under_and_left_of_their_ticks(widgets):
     axes = widgets.sketch_axes([0, 3, 1], [-2, 1, 1], 6.0, 3.0, ticks=True, corner=True)
     labels = widgets.tick_labels(axes, x=[(1, "10")], y=[(0, "1")])
-    assert labels[0].text == "10" and np.isclose(labels[0].get_x(), axes.c2p(1, -2)[0])
+    assert labels[0].text == "10"
+    assert np.isclose(labels[0].get_x(), axes.c2p(1, -2)[0])
     assert labels[0].get_top()[1] < axes.x_axis.get_y()
-    assert labels[1].get_right()[0] < axes.y_axis.get_x() and np.isclose(labels[1].get_y(), axes.c2p(0, 0)[1])
+    assert labels[1].get_right()[0] < axes.y_axis.get_x()
+    assert np.isclose(labels[1].get_y(), axes.c2p(0, 0)[1])
 
 
 def test_line_through_keeps_a_step_square(widgets):
@@ -84,7 +88,7 @@ def test_steepest_step_tips_on_the_ball_and_its_level_line_is_square_to_the_grad
     along = level.get_end() - level.get_start()
     assert np.isclose(along[:2] @ np.array((-3.0, 4.0)), 0.0, atol=1e-6)
     assert widgets.norm_ball("square", centre, 1.2).width == pytest.approx(2.4)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not 'diamond'"):
         widgets.norm_ball("diamond", centre, 1.0)
 
 
@@ -103,11 +107,13 @@ def test_lanes_draw_an_op_up_to_the_playhead_and_nothing_after(widgets, gpipe):
     unit = 6.6 / gpipe["makespan"]
     first = lanes.ops[0][0][0]  # F0 on rank 0, from 0 to 1
     lanes.show_until(0.5)
-    assert np.isclose(first.width, 0.5 * unit) and first.get_fill_opacity() > 0
+    assert np.isclose(first.width, 0.5 * unit)
+    assert first.get_fill_opacity() > 0
     later = lanes.ops[0][-1][0]  # its last B, not started at 0.5
     assert later.get_fill_opacity() == 0
     lanes.show_all()
-    assert np.isclose(first.width, unit) and np.isclose(later.width, 2 * unit)
+    assert np.isclose(first.width, unit)
+    assert np.isclose(later.width, 2 * unit)
     assert np.isclose(lanes.x_of(gpipe["makespan"]) - lanes.x_of(0), 6.6)
 
 

@@ -8,6 +8,7 @@ cannot be reproduced (figures.md Part D), the figure shows what we compute and s
 
 from __future__ import annotations
 
+import itertools
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -615,13 +616,13 @@ def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learnin
     small, large = table[0], table[-1]
     check.that(
         "larger model, smaller lr",
-        all(a.lr >= b.lr for a, b in zip(table, table[1:])),
+        all(a.lr >= b.lr for a, b in itertools.pairwise(table)),
         "lr never rises down the table",
         [row.lr for row in table],
     )
     check.that(
         "larger model, larger batch",
-        all(a.batch_tokens <= b.batch_tokens for a, b in zip(table, table[1:])),
+        all(a.batch_tokens <= b.batch_tokens for a, b in itertools.pairwise(table)),
         "batch never shrinks down the table",
         [row.batch_tokens for row in table],
     )

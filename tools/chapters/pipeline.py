@@ -12,6 +12,7 @@ input gradient B of 1 and a weight gradient W of 1 where the schedule splits it.
 
 from __future__ import annotations
 
+import itertools
 import json
 from fractions import Fraction
 from functools import cache
@@ -162,7 +163,7 @@ def _up_front(order: tuple[pp.Op, ...]) -> int:
 def _hops(placement: pp.Placement) -> int:
     """How many times micro-batch 0's activations cross from one rank to another on the way forward."""
     ranks = [placement.where(s, 0)[0] for s in range(placement.stages)]
-    return sum(a != b for a, b in zip(ranks, ranks[1:]))
+    return sum(a != b for a, b in itertools.pairwise(ranks))
 
 
 def _idle_total(tl: pp.Timeline) -> Fraction:

@@ -611,7 +611,7 @@ def seq_len_flip(
     v3_crossing = v3.HIDDEN / v3_slope
     check.equal("v3_cost", numbers.signed(v3_cost), FLIP_PAGE["v3_cost"])
     check.equal("crossover", numbers.signed(v3_crossing), FLIP_PAGE["crossover"])
-    check.that("v3 far right", v3.SEQ > v3_crossing, "128K sits right of V3's crossing", (v3.SEQ, v3_crossing))
+    check.that("v3 far right", v3_crossing < v3.SEQ, "128K sits right of V3's crossing", (v3.SEQ, v3_crossing))
 
     # D13: the paper's 2.7% is attention's share of a layer's forward, not halved for causal.
     linear = gpt.PER_LAYER * gpt3.width**2

@@ -64,7 +64,7 @@ def factor(cells: tuple[Cell, ...], key: str) -> tuple[Cell, ...]:
     index = _find(cells, key)
     if cells[index].factored:
         raise LedgerError(f"cell '{key}' is already factored")
-    return cells[:index] + (replace(cells[index], factored=True),) + cells[index + 1 :]
+    return (*cells[:index], replace(cells[index], factored=True), *cells[index + 1 :])
 
 
 def store_as(cells: tuple[Cell, ...], keys: tuple[str, ...], precision: str) -> tuple[Cell, ...]:

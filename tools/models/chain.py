@@ -8,6 +8,7 @@ through real matrices in both directions.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -62,7 +63,7 @@ def sampled_ceiling(samples: int, span: float = 10.0) -> tuple[float, float]:
 def random_chain(widths: list[int], seed: int = 0) -> list[np.ndarray]:
     """Jacobians of a chain of layers: widths[0] inputs, widths[-1] outputs."""
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal((out, inp)) for inp, out in zip(widths, widths[1:])]
+    return [rng.standard_normal((out, inp)) for inp, out in itertools.pairwise(widths)]
 
 
 def forward_mode(jacobians: list[np.ndarray]) -> tuple[np.ndarray, int]:

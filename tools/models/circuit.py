@@ -48,7 +48,7 @@ def forward(gates: list[Gate], inputs: dict[str, float]) -> dict[str, float]:
 
 def backward(gates: list[Gate], values: dict[str, float]) -> dict[str, float]:
     """Gradients of the last gate's output with respect to every wire."""
-    grads = {name: 0.0 for name in values}
+    grads = dict.fromkeys(values, 0.0)
     grads[gates[-1].output] = 1.0
     for gate in reversed(gates):
         x, y = (values[name] for name in gate.inputs)

@@ -7,6 +7,7 @@ bisection), never typed in. numpy + stdlib only.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -119,7 +120,7 @@ def route(loss, xs: np.ndarray, per_step: int) -> np.ndarray:
     so a ball moved through them stays on it.
     """
     rows = []
-    for a, b in zip(xs[:-1], xs[1:]):
+    for a, b in itertools.pairwise(xs):
         for j in range(per_step):
             x = a + (b - a) * j / per_step
             rows.append((x, float(loss(x))))

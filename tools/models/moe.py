@@ -118,7 +118,7 @@ def backward(layer: ToyMoE, x: np.ndarray, grad_out: np.ndarray) -> Backward:
     pieces = [0] * x.shape[0]
     for e, tokens in dispatch(layer, routing).items():
         for t in tokens:
-            y, hidden = _expert(layer, e, x[t])
+            _y, hidden = _expert(layer, e, x[t])
             g_y = grad_out[t] * _weight(layer, routing, t, e)  # Combine's backward: this copy's share
             g_hidden = (g_y @ layer.down[e].T) * (hidden > 0)
             grad_x[t] += g_hidden @ layer.up[e].T  # Dispatch's backward: the copies add up

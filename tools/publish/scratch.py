@@ -60,16 +60,15 @@ def leftovers(out_dir: Path) -> list[Path]:
     Call it under the manifest's lock: site folders and ``.tmp`` files are
     only ever made under that lock, so no running build can own one then.
     """
-    found = []
-    for folder in [out_dir, *(p for p in out_dir.iterdir() if p.is_dir() and not p.name.startswith("."))]:
-        for path in folder.iterdir():
-            if path.name.startswith(STAGING) and path.is_dir() and not in_use(path):
-                found.append(path)
-            elif folder == out_dir and path.name.startswith(HALF_DONE) and path.is_dir():
-                found.append(path)
-            elif path.name.startswith(".") and path.name.endswith(".tmp") and path.is_file():
-                found.append(path)
-    return found
+    folders = [out_dir, *(p for p in out_dir.iterdir() if p.is_dir() and not p.name.startswith("."))]
+    return [
+        path
+        for folder in folders
+        for path in folder.iterdir()
+        if (path.name.startswith(STAGING) and path.is_dir() and not in_use(path))
+        or (folder == out_dir and path.name.startswith(HALF_DONE) and path.is_dir())
+        or (path.name.startswith(".") and path.name.endswith(".tmp") and path.is_file())
+    ]
 
 
 def sweep(out_dir: Path) -> list[Path]:

@@ -100,7 +100,7 @@ def _rendered(man: Manifest, out_dir: Path) -> tuple[dict[str, PublishedFigure],
             entry = man.figures.get(fig_id)
             if entry is None or not entry.present(out_dir):
                 continue
-            if FIGURE_FILES <= entry.files.keys():
+            if entry.files.keys() >= FIGURE_FILES:
                 entries[fig_id] = entry
             else:
                 skipped.append(fig_id)

@@ -18,6 +18,7 @@ not add up along the chapter. Where a clip before is not silent there,
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,7 +104,7 @@ def chapter_packets(clips: list[Path], edges: list[int]) -> list | None:
     the end, in samples); None where that would not be exact (a clip not silent in the frame before
     the next starts): then the chapter's sound must be encoded whole."""
     starts = placed_starts(edges)
-    ends = starts[1:] + [edges[-1]]
+    ends = [*starts[1:], edges[-1]]
     packets = []
     for index, (clip, start, end) in enumerate(zip(clips, starts, ends)):
         sound = own_sound(clip)
@@ -114,5 +115,5 @@ def chapter_packets(clips: list[Path], edges: list[int]) -> list | None:
             if packet.pts < end - start - (0 if last else FRAME):
                 packet.pts = packet.dts = packet.pts + start
                 packets.append(packet)
-    gaps = [b.pts - a.pts for a, b in zip(packets, packets[1:]) if b.pts - a.pts != FRAME]
+    gaps = [b.pts - a.pts for a, b in itertools.pairwise(packets) if b.pts - a.pts != FRAME]
     return None if gaps else packets

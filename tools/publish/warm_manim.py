@@ -16,5 +16,5 @@ os.dup2(_null, 1)
 os.dup2(_null, 2)
 os.close(_null)
 
-import manim  # noqa: E402, F401  (the import is the point)
+import manim  # noqa: E402  (the import is the point)
 import manim.__main__  # noqa: E402, F401

@@ -57,7 +57,7 @@ class WorkQueue:
                 self._running += 1
             try:
                 task()
-            except BaseException as failure:  # noqa: BLE001 - handed to run(), which raises it
+            except BaseException as failure:
                 with self._changed:
                     self._failure = self._failure or failure
             finally:
