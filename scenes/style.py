@@ -1,8 +1,7 @@
-"""One visual language for every chapter: palette, type, gaps and text.
+"""One visual language for every chapter: palette by role, type, named gaps and placements, text.
 
-Colours carry meaning and keep it across chapters: forward is always blue,
-backward (gradients) always red-orange, bf16 always green, fp32 always
-purple; schematic curves are grey, data curves white.
+Colours carry meaning and keep it across chapters (forward, backward, compute, memory, a format, a
+verdict); gaps and fills come from short named scales; "just above the captions" is one call.
 """
 
 from __future__ import annotations
@@ -28,33 +27,52 @@ CODE_FONT = "DejaVu Sans Mono"  # identifiers from source code (function names)
 SUPERSCRIPT_FONT = "DejaVu Sans"
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
 
-# Palette -------------------------------------------------------------
+# Palette, by role ------------------------------------------------------
+# A token names what a colour means, and a colour means one thing in every chapter: a figure
+# picks the role, never a hue. Any two inks differ by ΔE ≥ 10 (CIE76; tests/test_style.py), so no
+# two meanings look alike, except the aliases below, which share a colour on purpose.
+
+# Surfaces: what the ink is drawn on.
 BACKGROUND = "#0E1116"
-TEXT = "#E8E6E3"
-MUTED = "#8B949E"
-FORWARD = "#58C4DD"
-BACKWARD = "#FF7A59"
-BF16 = "#83C167"
+PANEL = "#1A1F27"  # a panel set off from the background, barely
+SURFACES = ("BACKGROUND", "PANEL")
+
+# Neutral ink.
+TEXT = "#E8E6E3"  # prose and values
+MUTED = "#8B949E"  # axes, secondary labels, the source line
+HIGHLIGHT = "#F4D35E"  # what the narration points at now
+FROZEN = "#6E7681"  # a parameter that is not updated (LoRA's base)
+
+# The two directions of a training step.
+FORWARD = "#58C4DD"  # the forward pass: activations
+BACKWARD = "#FF7A59"  # the backward pass: gradients
+WEIGHT_GRAD = "#C0583E"  # the weight-gradient half of a split backward (W): backward's, darker
+
+# Resources a step spends.
+COMPUTE = "#5B84E0"  # arithmetic: FLOPs, a GPU busy
+MEMORY = "#D463B0"  # bytes held: activations kept, a checkpoint
+COMM = "#F78FB3"  # bytes sent between cards (all-reduce, all-to-all)
+
+# Number formats.
 FP32 = "#B48EDB"
-HIGHLIGHT = "#F4D35E"
-SCHEMATIC = "#8B949E"
-DATA = "#E8E6E3"
+BF16 = "#83C167"
 FP16 = "#5FB3B3"
 INT8 = "#F2CC8F"
 PRECISION = {"bf16": BF16, "fp32": FP32, "fp16": FP16, "int8": INT8}
-GOOD = "#83C167"
-BAD = "#FC6255"
-PANEL = "#1A1F27"
-FROZEN = "#6E7681"  # a parameter that is not updated (LoRA's base)
-COMM = "#F78FB3"  # communication between cards (all-reduce, all-to-all)
-WEIGHT_GRAD = "#C0583E"  # the weight-gradient half of a split backward (W): backward's colour, darker
-# Several methods or runs on one plot (optimizers, schedules, learning rates): hues of their own,
-# none of them a precision or a direction. The page draws RMSProp without bias correction orange.
-ORANGE = "#F5A142"
-SKY = "#6CA6E0"
-# The two cross-sections of a saddle: the cut that curves up, the cut that curves down.
-CURVES_UP = "#4FC1A6"
-CURVES_DOWN = "#F28CB1"
+
+# A verdict: this works, this fails.
+VERDICT_GOOD = "#3DDC97"
+VERDICT_BAD = "#E5484D"
+
+# Neutral series: two of a kind on one plot (two methods, two cuts of a surface, x and F(x)),
+# none of them a direction, resource or format. The course page draws RMSProp orange: SERIES_B.
+SERIES_A = "#6CA6E0"
+SERIES_B = "#F5A142"
+
+# Aliases: a second role that shares a colour on purpose.
+DATA = TEXT  # a measured curve reads like text
+SCHEMATIC = MUTED  # a sketched curve reads like an axis
+ALIASES = {"DATA": "TEXT", "SCHEMATIC": "MUTED"}
 
 # Type sizes (legible at 480p) ----------------------------------------
 TITLE_SIZE = 34
@@ -75,10 +93,27 @@ EDGE = 0.35  # margin to the frame edge: nothing drawn closer to it
 CAPTION_BAND = 0.15
 CAPTION_TOP = -config.frame_height / 2 + CAPTION_BAND * config.frame_height  # the band's upper edge, y = -2.8
 
-# Gaps between neighbours (the buffers the figures use most) ----------
+# Gaps between neighbours, smallest first: the buffers figures use. A literal buff is for geometry
+# one figure needs (a cell's own padding), never for "a little space".
+FLUSH = 0  # touching: a bar on its axis, a label on its box's edge
+GAP_XS = 0.05  # a mark and its tick, two stacked glyphs
 GAP_S = 0.1  # a label and the thing it names
+GAP_SM = 0.15  # two lines of one text block
 GAP_M = 0.2  # two parts of one group
+GAP_ML = 0.3  # a group and its caption, two rows of cards
 GAP_L = 0.45  # two groups
+GAP_XL = 0.6  # two sections of the frame
+
+# Fill opacities of a filled shape, faintest first.
+FILL_GHOST = 0.15  # a region behind data: a band, a shadow of what was
+FILL_FAINT = 0.3  # a placeholder, an empty or zero slot, what is yet to come
+FILL_SOFT = 0.6  # a block with a label on it: the label stays legible
+FILL_SOLID = 0.85  # a bar read by its length
+
+
+def above_captions(mobject: Mobject, buff: float = GAP_M) -> Mobject:
+    """Sit a mobject's bottom just above the caption band (see CAPTION_BAND), keeping its x."""
+    return mobject.shift((CAPTION_TOP + buff - mobject.get_bottom()[1]) * UP)
 
 
 def zh(text: str, size: float = BODY_SIZE, color: str = TEXT, **kwargs) -> Text:
@@ -150,3 +185,7 @@ def fits_frame(mobject: Mobject, margin: float = 0.0) -> bool:
         and mobject.get_bottom()[1] >= -half_h
         and mobject.get_top()[1] <= half_h
     )
+
+
+# TRANSITION ONLY (issue 26): old names while the chapters move to roles; deleted when none is left.
+GOOD, BAD, ORANGE, SKY, CURVES_UP, CURVES_DOWN = "#83C167", "#FC6255", "#F5A142", "#6CA6E0", "#4FC1A6", "#F28CB1"

@@ -1,5 +1,5 @@
-"""Staging pieces more than one figure uses: sketch axes and tick labels, table rows, the rolling
-ball, the unit balls of a norm, the byte ledger's row and slivers, the verdict badge, a pipeline
+"""Staging pieces more than one figure uses: sketch axes and tick labels, tables, bars, blocks and
+panels, the rolling ball, the unit balls of a norm, the byte ledger's row and slivers, the verdict badge, a pipeline
 schedule's lanes, bars and meter.
 
 ``style`` says how things look (palette, type, text); this module builds the
@@ -26,6 +26,7 @@ from manim import (
     ManimColor,
     Mobject,
     Rectangle,
+    RoundedRectangle,
     Square,
     UpdateFromAlphaFunc,
     VGroup,
@@ -142,6 +143,78 @@ def text_row(
 ) -> VGroup:
     """A row of text cells in one size and colour; an empty string leaves its column empty."""
     return grid_row([style.zh(t, size=size, color=color) if t else None for t in texts], columns, y)
+
+
+def table(
+    header: Sequence[str] | None,
+    rows: Sequence[Sequence[str | Mobject | None]],
+    columns: Sequence[Column],
+    top: float,
+    pitch: float,
+    *,
+    size: float = style.LABEL_SIZE,
+    colors: Sequence[str] | None = None,
+    header_gap: float | None = None,
+) -> VGroup:
+    """A table: a muted header row at ``top`` (None for none), then one row per pitch below it.
+
+    A cell is a string (set in ``size``, in its row's colour from ``colors``) or a ready mobject.
+    ``header_gap`` is the header-to-first-row distance, when it differs from the pitch. Returns
+    VGroup(header, body): ``table[1][i]`` is row i, ``table[1][i][j]`` its cell in column j.
+    """
+    head = text_row(header, columns, top, size=size, color=style.MUTED) if header else VGroup()
+    first = top - (pitch if header_gap is None else header_gap) if header else top
+    body = VGroup()
+    for i, cells in enumerate(rows):
+        color = colors[i] if colors else style.TEXT
+        made = [style.zh(c, size=size, color=color) if isinstance(c, str) and c else c or None for c in cells]
+        body.add(grid_row(made, columns, first - pitch * i))
+    return VGroup(head, body)
+
+
+# -- bars, blocks and panels ---------------------------------------------------------------
+
+
+def bar(width: float, height: float, color: str, *, opacity: float = style.FILL_SOLID, **kwargs) -> Rectangle:
+    """A filled bar read by its length: no outline unless ``kwargs`` give one (stroke_color=...)."""
+    kwargs.setdefault("stroke_width", 0)
+    return Rectangle(width=width, height=height, fill_color=color, fill_opacity=opacity, **kwargs)
+
+
+def block(
+    width: float,
+    height: float,
+    color: str,
+    label: str = "",
+    *,
+    opacity: float = style.FILL_SOFT,
+    size: float = style.SMALL_SIZE,
+    label_color: str = style.TEXT,
+    **kwargs,
+) -> VGroup:
+    """A filled box with its label centred on it: VGroup(box) or VGroup(box, label).
+
+    The outline is the fill's colour, 2 wide, unless ``kwargs`` say otherwise (stroke_color=...).
+    """
+    kwargs.setdefault("stroke_color", color)
+    kwargs.setdefault("stroke_width", 2)
+    box = Rectangle(width=width, height=height, fill_color=color, fill_opacity=opacity, **kwargs)
+    if not label:
+        return VGroup(box)
+    return VGroup(box, style.zh(label, size=size, color=label_color).move_to(box))
+
+
+def panel(width: float, height: float, *, corner_radius: float = 0.12, stroke_width: float = 1.5) -> RoundedRectangle:
+    """A rounded panel in the panel colour, a muted outline round it: a sub-figure's ground."""
+    return RoundedRectangle(
+        width=width,
+        height=height,
+        corner_radius=corner_radius,
+        stroke_width=stroke_width,
+        stroke_color=style.MUTED,
+        fill_color=style.PANEL,
+        fill_opacity=1,
+    )
 
 
 # -- the rolling ball ----------------------------------------------------------------------
