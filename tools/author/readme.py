@@ -72,7 +72,7 @@ def _worked_example() -> list[str]:
         imports = [f"from {module} import {', '.join(names)}" for module, names in piece.needs.items()]
         body = piece.text.substitute(fields).strip("\n").splitlines()
         if imports:
-            body = [*imports, "...", *body]
+            body = [*imports, "", "...", "", "", *body]  # as ruff format sets them
         lines += [f"`{path}`:", "", "```" + ("toml" if path.endswith(".toml") else "python"), *body, "```", ""]
     return lines[:-1]
 
