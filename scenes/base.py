@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from manim import DOWN, FadeIn, Scene, ThreeDScene, config
+from manim import DOWN, FadeIn, Mobject, Scene, ThreeDScene, config
 from manim.camera.camera import Camera
 from manim.camera.three_d_camera import ThreeDCamera
 from pydub import AudioSegment
@@ -53,7 +54,7 @@ class Beat:
     figure and the cue.
     """
 
-    def __init__(self, figure: str, cue: str, duration: float):
+    def __init__(self, figure: str, cue: str, duration: float) -> None:
         self.figure, self.cue, self.duration = figure, cue, duration
         self.spent = 0.0  # shares taken so far
 
@@ -74,7 +75,7 @@ class Narrated:
 
     camera_kind = Camera  # what its SegmentRenderer draws with
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, **kwargs) -> None:
         self.figure = _figure_of(type(self))
         self.facts = catalogue.facts(self.figure.id)
         self.cues = {cue.id: cue for cue in cues.figure_cues(self.figure.id)}
@@ -98,7 +99,7 @@ class Narrated:
         return path, audio.wav_seconds(path)
 
     @contextmanager
-    def narrate(self, cue_id: str):
+    def narrate(self, cue_id: str) -> Iterator[Beat]:
         """Play one cue: audio and captions now, the block's animations inside it, timed by its Beat."""
         if cue_id not in self.cues:
             raise NarrationError(f"figure '{self.figure.id}' has no cue '{cue_id}' (cues: {', '.join(self.cues)})")
@@ -118,7 +119,7 @@ class Narrated:
             self.wait(remaining)
         layout_probe.look(self, cue_id)  # the layout lint's look at the screen while this cue's caption shows
 
-    def play(self, *args, **kwargs):
+    def play(self, *args, **kwargs) -> None:
         super().play(*args, **kwargs)
         if os.environ.get(PROGRESS_OUT_ENV):  # how far the render is, for lecture build's progress display
             # Seconds rendered by this process, then where the figure is: progress.py reads the first,
@@ -126,7 +127,7 @@ class Narrated:
             with open(os.environ[PROGRESS_OUT_ENV], "w", encoding="utf-8") as stream:
                 stream.write(f"{self.renderer.rendered_seconds():.3f} {self.time!r}")
 
-    def tear_down(self):
+    def tear_down(self) -> None:
         expected = list(self.cues)
         # A segment that stops before the figure's end (scenes/segments.py) has played its cues so far in
         # order; the segment that runs on to the end hands over the whole narration track.
@@ -152,23 +153,23 @@ class Narrated:
         if os.environ.get(AUDIO_OUT_ENV):
             writer.audio_segment.export(os.environ[AUDIO_OUT_ENV], format="wav")
 
-    def fix_in_frame(self, *mobjects):
+    def fix_in_frame(self, *mobjects: Mobject) -> Mobject | None:
         """Keep 2-D text flat on the screen; a no-op outside 3-D scenes. Returns the first."""
         return mobjects[0] if mobjects else None
 
-    def show_title(self):
+    def show_title(self) -> Mobject:
         """Fade in the figure's title; returns it."""
         heading = self.fix_in_frame(style.title(self.figure.title))
         self.play(FadeIn(heading, shift=0.2 * DOWN), run_time=pacing.TITLE_SECONDS)
         return heading
 
-    def show_source(self):
+    def show_source(self) -> Mobject:
         """Fade in the page's source note for this figure; returns it."""
         note = self.fix_in_frame(style.source_line(self.figure.source))
         self.play(FadeIn(note), run_time=pacing.SOURCE_SECONDS)
         return note
 
-    def finish(self, hold: float = pacing.HOLD_SECONDS):
+    def finish(self, hold: float = pacing.HOLD_SECONDS) -> None:
         """End the figure: the source note fades in, then the finished picture holds for `hold` seconds."""
         self.show_source()
         self.wait(hold)
@@ -183,7 +184,7 @@ class LectureScene3D(Narrated, ThreeDScene):
 
     camera_kind = ThreeDCamera
 
-    def fix_in_frame(self, *mobjects):
+    def fix_in_frame(self, *mobjects: Mobject) -> Mobject | None:
         """Register text with the camera so it stays flat on screen while the view turns;
         it still enters through an animation (FadeIn, Write) or self.add."""
         self.renderer.camera.add_fixed_in_frame_mobjects(*mobjects)

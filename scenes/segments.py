@@ -35,7 +35,7 @@ class SegmentRenderer(CairoRenderer):
     """manim's Cairo renderer, but a play before the segment is stepped frame by frame without being drawn,
     and the segment may be told to end early."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.stepping = False  # inside a play before the segment
         self.from_seconds = float(os.environ.get(FROM_SECONDS_ENV, "0"))

@@ -173,7 +173,7 @@ def caption_stack(*lines: str, size: float = BODY_SIZE, color: str = TEXT) -> VG
     """At most two short lines of prose, left-aligned."""
     if len(lines) > 2:
         raise ValueError("the figure standard allows at most two lines of prose at a time")
-    return VGroup(*(zh(line, size=size, color=color) for line in lines)).arrange(DOWN, aligned_edge=LEFT, buff=0.15)
+    return VGroup(*(zh(line, size=size, color=color) for line in lines)).arrange(DOWN, aligned_edge=LEFT, buff=GAP_SM)
 
 
 def fits_frame(mobject: Mobject, margin: float = 0.0) -> bool:

@@ -236,7 +236,7 @@ def roll(ball: Mobject, points: np.ndarray, **kwargs) -> UpdateFromAlphaFunc:
     """Move a ball through `points`, the same time for each stretch between two of them."""
     last = len(points) - 1
 
-    def place(mob, alpha):
+    def place(mob, alpha) -> None:
         s = alpha * last
         i = min(int(s), last - 1)
         mob.move_to(points[i] + (s - i) * (points[i + 1] - points[i]))
@@ -247,7 +247,7 @@ def roll(ball: Mobject, points: np.ndarray, **kwargs) -> UpdateFromAlphaFunc:
 def reveal(marks: VGroup, first: int, last: int, **kwargs) -> UpdateFromAlphaFunc:
     """Show marks[first..last] one by one, in step with a `roll` over the same stretch."""
 
-    def show(group, alpha):
+    def show(group, alpha) -> None:
         upto = first + alpha * (last - first)
         for i, mark in enumerate(group):
             if first <= i:
@@ -261,7 +261,7 @@ def h_arrow(start, end, color: str, width: float = 5) -> Arrow:
     return Arrow(
         start,
         end,
-        buff=0,
+        buff=style.FLUSH,
         color=color,
         stroke_width=width,
         max_tip_length_to_length_ratio=0.3,
@@ -286,7 +286,7 @@ def steepest_step(centre, radius: float, direction, gradient, color: str) -> tup
     line it reaches: perpendicular to the gradient, through the arrow's tip."""
     centre = np.asarray(centre, dtype=float)
     tip = centre + radius * np.array((*direction, 0.0))
-    arrow = Arrow(centre, tip, buff=0, color=color, stroke_width=6)
+    arrow = Arrow(centre, tip, buff=style.FLUSH, color=color, stroke_width=6)
     g = np.asarray(gradient, dtype=float)
     along = np.array((-g[1], g[0], 0.0)) / np.linalg.norm(g)
     level = DashedLine(tip - 1.3 * along, tip + 1.3 * along, color=style.BACKWARD, stroke_width=3)
@@ -311,7 +311,7 @@ class LedgerRow(VGroup):
 
     def __init__(
         self, cells: list[dict], unit: float = 0.55, height: float = 0.9, label_size: float = style.SMALL_SIZE, **kwargs
-    ):
+    ) -> None:
         super().__init__(**kwargs)
         self.keys = []
         for cell in cells:
@@ -366,7 +366,7 @@ def slivers(box: Rectangle, parts: int) -> VGroup:
             for _ in range(parts)
         )
     )
-    return pieces.arrange(RIGHT, buff=0).move_to(box)
+    return pieces.arrange(RIGHT, buff=style.FLUSH).move_to(box)
 
 
 # -- verdicts ------------------------------------------------------------------------------
@@ -451,7 +451,7 @@ class ScheduleLanes(VGroup):
         numbers: bool = True,
         names: bool = True,
         **kwargs,
-    ):
+    ) -> None:
         super().__init__(**kwargs)
         self.timeline, self.unit = timeline, width / (span or timeline["makespan"])
         self.lane_height, self.pitch = lane_height, pitch
@@ -556,7 +556,7 @@ class InFlightBars(VGroup):
     stays at the highest level each bar has reached. ``bars.bars``, ``bars.peaks``, ``bars.names``.
     """
 
-    def __init__(self, steps: list, unit: float, width: float = 0.32, gap: float = 0.18, **kwargs):
+    def __init__(self, steps: list, unit: float, width: float = 0.32, gap: float = 0.18, **kwargs) -> None:
         super().__init__(**kwargs)
         self.steps, self.unit, self.bar_width = steps, unit, width
         self.base = Line(ORIGIN, (len(steps) * (width + gap) - gap) * RIGHT, color=style.MUTED, stroke_width=2)
@@ -596,7 +596,7 @@ class BubbleMeter(VGroup):
     """A bar that fills with idle time as a schedule plays: full width is ranks × makespan, so at the
     end the grey part is the bubble fraction. ``meter.frame``, ``meter.fill``, ``meter.name``."""
 
-    def __init__(self, timeline: dict, width: float, height: float = 0.22, **kwargs):
+    def __init__(self, timeline: dict, width: float, height: float = 0.22, **kwargs) -> None:
         super().__init__(**kwargs)
         self.idle = [stretch for stretches in timeline["idle"] for stretch in stretches]
         self.full = timeline["ranks"] * timeline["makespan"]
@@ -624,7 +624,7 @@ def play_schedule(start: float, end: float, *pieces, **kwargs) -> UpdateFromAlph
     """Play schedule pieces on one clock from time `start` to `end`: ScheduleLanes fill in at their
     simulated times, InFlightBars rise and fall, a BubbleMeter fills with the idle time so far."""
 
-    def advance(group, alpha):
+    def advance(group, alpha) -> None:
         tau = start + alpha * (end - start)
         for piece in pieces:
             (piece.show_at if isinstance(piece, InFlightBars) else piece.show_until)(tau)
