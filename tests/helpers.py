@@ -149,10 +149,11 @@ def cut_clip(clip: Path, dst: Path, seconds: float, work: Path) -> None:
     media.mux_web(video, wav, dst)
 
 
-def refused(build, figure_id: str, **inputs) -> FactError:
-    """A figure's builder run on broken inputs: the FactError it raises, checked to name the figure."""
+def refused(build, figure_id: str, *args, **inputs) -> FactError:
+    """A figure's builder run on broken inputs (`args` after its Check, `inputs` by name): the FactError it
+    raises, checked to name the figure. The one tamper-test helper: every test file uses it."""
     with pytest.raises(FactError) as err:
-        build(Check(figure_id), **inputs)
+        build(Check(figure_id), *args, **inputs)
     assert err.value.figure == figure_id
     return err.value
 

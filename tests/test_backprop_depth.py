@@ -5,22 +5,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from helpers import in_play_order
+from helpers import in_play_order, refused
 
 from tools.chapters import backprop
 from tools.course import catalogue
-from tools.course.facts import Check, FactError
 from tools.models import chain, grad_path, v3
 
 NUMBER_FREE = ("gradient_journey", "batch_comm_vs_compute")
-
-
-def refused(build, figure, **inputs):
-    with pytest.raises(FactError) as err:
-        build(Check(figure), **inputs)
-    assert err.value.figure == figure
-    return err.value
-
 
 # -- vanishing_gradients -----------------------------------------------------------
 

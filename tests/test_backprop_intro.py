@@ -4,24 +4,15 @@ import math
 
 import numpy as np
 import pytest
-from helpers import in_play_order
+from helpers import in_play_order, refused
 
 from tools.chapters import backprop
 from tools.course import catalogue
-from tools.course.facts import Check, FactError
+from tools.course.facts import Check
 from tools.models import gradients, timespan
 from tools.voice import cues
 
 MINUS = "\u2212"
-
-
-def refused(figure, build, **broken):
-    """Call a builder with broken inputs; return the FactError it must raise."""
-    with pytest.raises(FactError) as err:
-        build(Check(figure), **broken)
-    assert err.value.figure == figure
-    return err.value
-
 
 # -- exchange_rate ---------------------------------------------------------------
 
@@ -39,14 +30,14 @@ def test_exchange_rate_divides_the_nudge_and_multiplies_the_chain():
 
 
 def test_exchange_rate_total_must_be_the_pages_product():
-    err = refused("exchange_rate", backprop.exchange_rate, links=(2.0, 0.5, 4.0))
+    err = refused(backprop.exchange_rate, "exchange_rate", links=(2.0, 0.5, 4.0))
     assert err.fact == "total"
     assert "expected 3.0" in str(err)
 
 
 def test_exchange_rate_needs_a_shrinking_link():
     # 2 × 1.5 × 1 is still 3, but nothing shrinks: the page's second assert.
-    err = refused("exchange_rate", backprop.exchange_rate, links=(2.0, 1.5, 1.0))
+    err = refused(backprop.exchange_rate, "exchange_rate", links=(2.0, 1.5, 1.0))
     assert err.fact == "one link shrinks"
 
 
@@ -86,13 +77,13 @@ def test_calendar_count_agrees_with_the_julian_year():
 
 def test_a_second_model_scale_is_refused():
     # figures.md D14: 671B parameters would be 21,263 years, not 将近一万年.
-    err = refused("finite_differences", backprop.finite_differences, parameters=671_000_000_000)
+    err = refused(backprop.finite_differences, "finite_differences", parameters=671_000_000_000)
     assert err.fact == "nearly ten thousand years"
     assert "21262" in str(err)
 
 
 def test_a_slower_forward_is_refused_against_the_catalogue_value():
-    err = refused("finite_differences", backprop.finite_differences, seconds_per_forward=1.03)
+    err = refused(backprop.finite_differences, "finite_differences", seconds_per_forward=1.03)
     assert err.fact == "years"
 
 
@@ -131,11 +122,11 @@ def test_the_seed_is_not_the_derivative_with_respect_to_the_probabilities():
 
 
 def test_logits_that_break_the_pages_probabilities_are_refused():
-    err = refused("first_gradient", backprop.first_gradient, logits=(2.0, 2.0, 1.6, 1.6, 0.9))
+    err = refused(backprop.first_gradient, "first_gradient", logits=(2.0, 2.0, 1.6, 1.6, 0.9))
     assert err.fact == "p(了)"
     assert "expected 0.2" in str(err)
     assert "computed 0.3" in str(err)
-    assert refused("first_gradient", backprop.first_gradient, logits=(3.0, 1.6, 1.6, 1.6, 0.9)).fact == "p(的)"
+    assert refused(backprop.first_gradient, "first_gradient", logits=(3.0, 1.6, 1.6, 1.6, 0.9)).fact == "p(的)"
 
 
 # -- backprop_nudge_3b1b ---------------------------------------------------------
@@ -184,7 +175,7 @@ def test_the_average_pleases_no_single_example():
 
 def test_contexts_that_all_want_the_same_character_are_refused():
     same = (("这是我", "的"), ("他说的", "的"), ("好", "的"))
-    err = refused("backprop_nudge_3b1b", backprop.backprop_nudge_3b1b, contexts=same)
+    err = refused(backprop.backprop_nudge_3b1b, "backprop_nudge_3b1b", contexts=same)
     assert err.fact == "average does not please 这是我"
 
 
@@ -243,7 +234,7 @@ def test_forward_one_plus_backward_two_is_three():
 
 
 def test_throwing_the_forward_input_away_breaks_the_weight_gradient():
-    err = refused("layer_two_matmuls", backprop.layer_two_matmuls, keep_input=False)
+    err = refused(backprop.layer_two_matmuls, "layer_two_matmuls", keep_input=False)
     assert err.fact == "② weight gradient (finite differences)"
 
 

@@ -5,11 +5,10 @@ import json
 from fractions import Fraction
 
 import pytest
-from helpers import in_play_order
+from helpers import in_play_order, refused
 
 from tools.chapters import pipeline as chapter
 from tools.course import catalogue
-from tools.course.facts import Check, FactError
 from tools.models import pipeline as pp
 
 FIGURES = (
@@ -26,14 +25,6 @@ FIGURES = (
 def texts(figure, *names):
     facts = catalogue.facts(figure)
     return tuple(facts[name].text for name in names)
-
-
-def refused(builder, **tampered) -> str:
-    """The fact a builder refuses with one input changed."""
-    with pytest.raises(FactError) as err:
-        builder(Check(builder.__name__), **tampered)
-    assert err.value.figure == builder.__name__
-    return err.value.fact
 
 
 # -- the figures' numbers --------------------------------------------------------------------
@@ -157,42 +148,45 @@ def test_moe_nine_copies_are_the_activation_tables():
 
 
 def test_gpipe_refuses_a_schedule_that_is_not_gpipe():
-    assert refused(chapter.pipeline_gpipe, schedule=pp.one_f_one_b) == "peak in-flight rank 0"
+    assert refused(chapter.pipeline_gpipe, "pipeline_gpipe", schedule=pp.one_f_one_b).fact == "peak in-flight rank 0"
 
 
 def test_1f1b_refuses_the_notes_recipe_counted_from_0():
     # D21: with stages counted from 0, the recipe's count (one more than Megatron's) is not Part C's order.
-    assert refused(chapter.pipeline_1f1b, warmup=lambda p, m, r: min(p - r, m)) == "order rank 0"
+    assert refused(chapter.pipeline_1f1b, "pipeline_1f1b", warmup=lambda p, m, r: min(p - r, m)).fact == "order rank 0"
 
 
 def test_interleaving_refuses_an_order_that_is_not_part_cs(monkeypatch):
     swapped = list(chapter.VPP_PAGE_ORDERS)
     swapped[1] = swapped[1].replace("F0.4 B1.0", "B1.0 F0.4")
     monkeypatch.setattr(chapter, "VPP_PAGE_ORDERS", tuple(swapped))
-    assert refused(chapter.pipeline_interleaved) == "order rank 1"
+    assert refused(chapter.pipeline_interleaved, "pipeline_interleaved").fact == "order rank 1"
 
 
 def test_interleaving_refuses_a_placement_that_is_not_the_notes(monkeypatch):
     monkeypatch.setattr(chapter, "NOTES_VPP_PLACEMENT", ((0, 7), (1, 6), (2, 5), (3, 4)))
-    assert refused(chapter.pipeline_interleaved).startswith("placement")
+    assert refused(chapter.pipeline_interleaved, "pipeline_interleaved").fact.startswith("placement")
 
 
 def test_zero_bubble_needs_equal_times_for_h2_to_close_every_gap():
     uneven = pp.Times(f=Fraction(1), b=Fraction(3), w=Fraction(1))
-    assert refused(chapter.pipeline_zero_bubble, times=uneven) == "ZB-H2 idle within rank 0's own span"
+    assert (
+        refused(chapter.pipeline_zero_bubble, "pipeline_zero_bubble", times=uneven).fact
+        == "ZB-H2 idle within rank 0's own span"
+    )
 
 
 def test_bidirectional_refuses_the_v3_table_at_another_pp():
-    assert refused(chapter.pipeline_bidirectional, pp_stages=6) == "V3 table 1F1B bubble"
+    assert refused(chapter.pipeline_bidirectional, "pipeline_bidirectional", pp_stages=6).fact == "V3 table 1F1B bubble"
 
 
 def test_summary_refuses_a_1f1b_row_that_holds_what_gpipe_holds(monkeypatch):
     monkeypatch.setattr(chapter, "one_f_one_b_timeline", chapter.gpipe_timeline)
-    assert refused(chapter.pipeline_summary) == "1F1B peak in-flight"
+    assert refused(chapter.pipeline_summary, "pipeline_summary").fact == "1F1B peak in-flight"
 
 
 def test_moe_refuses_a_routing_that_does_not_make_nine_copies():
-    assert refused(chapter.moe_flow, top_k=7) == "copies per token"
+    assert refused(chapter.moe_flow, "moe_flow", top_k=7).fact == "copies per token"
 
 
 # -- the traces ------------------------------------------------------------------------------

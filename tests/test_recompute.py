@@ -4,21 +4,14 @@ import math
 
 import numpy as np
 import pytest
-from helpers import in_play_order
+from helpers import in_play_order, refused
 
 from tools.chapters import recompute as chapter
 from tools.course import catalogue
-from tools.course.facts import Check, FactError
+from tools.course.facts import Check
 from tools.models import gradients, v3
 from tools.models import recompute as rc
 from tools.voice import cues
-
-
-def refused(build, figure, **inputs) -> FactError:
-    with pytest.raises(FactError) as err:
-        build(Check(figure), **inputs)
-    assert err.value.figure == figure
-    return err.value
 
 
 def texts(figure, *names):

@@ -5,10 +5,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from helpers import refused
 
 from tools.chapters import stability as chapter
 from tools.course import catalogue
-from tools.course.facts import Check, Fact, FactError
+from tools.course.facts import Fact, FactError
 from tools.models import attention_collapse, half, residual_norm, spikes, v3
 from tools.voice import cues
 
@@ -19,13 +20,6 @@ def facts(figure):
 
 def texts(figure, *names):
     return tuple(facts(figure)[name].text for name in names)
-
-
-def refused(build, figure, *args, **kwargs) -> FactError:
-    with pytest.raises(FactError) as err:
-        build(Check(figure), *args, **kwargs)
-    assert err.value.figure == figure
-    return err.value
 
 
 # -- models --------------------------------------------------------------------------------------------------
