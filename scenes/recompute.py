@@ -1,4 +1,4 @@
-"""Chapter 2, recompute: staging only; every number comes from tools.chapters.recompute."""
+"""重算：拿算力换显存 (the recompute chapter): staging only; every number comes from tools.chapters.recompute."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from manim import (
     RIGHT,
     UP,
     Arrow,
+    Axes,
     Create,
     DashedLine,
     Dot,
@@ -20,10 +21,10 @@ from manim import (
     Indicate,
     LaggedStart,
     Line,
+    Mobject,
     Polygon,
     Rectangle,
     ReplacementTransform,
-    RoundedRectangle,
     SurroundingRectangle,
     Transform,
     TransformFromCopy,
@@ -37,16 +38,24 @@ from manim import (
 
 from scenes import style
 from scenes.base import LectureScene
-from scenes.widgets import Column, curve_through, grid_row, sketch_axes, text_row
+from scenes.widgets import Column, bar, block, curve_through, grid_row, panel, sketch_axes, text_row
+from tools.course.catalogue import FigureFacts
+from tools.course.facts import Fact
+
+# Gaps this chapter repeats that the style's scale has no name for.
+AT_POINT = 0.12  # a label under or beside the point it names: a tick on an axis, a plotted dot
+ON_LINE = 0.08  # a label riding on the line or arrow it names
+GLYPH_GAP = 0.08  # between the hand-set pieces of one formula, or two pass blocks in a row
+UNDER_LAYER = 0.25  # an activation block under its layer in the strip
 
 
-def _strike(mob, color: str = style.BAD):
+def _retraction_line(mob: Mobject, color: str = style.VERDICT_BAD) -> Line:
     """A line through a number the page retracted."""
     return Line(mob.get_left() + 0.05 * LEFT, mob.get_right() + 0.05 * RIGHT, color=color, stroke_width=3)
 
 
-def _flag(at, color: str = style.GOOD, height: float = 0.42):
-    """A save point: a small flag on a pole, its foot at `at`."""
+def _save_flag(at: np.ndarray, color: str = style.MEMORY, height: float = 0.42) -> VGroup:
+    """A save point (a checkpoint kept in memory): a small flag on a pole, its foot at `at`."""
     pole = Line(at, at + height * UP, color=color, stroke_width=3)
     cloth = Polygon(
         at + height * UP,
@@ -60,17 +69,8 @@ def _flag(at, color: str = style.GOOD, height: float = 0.42):
     return VGroup(pole, cloth)
 
 
-def _block(width: float, height: float, color: str, label: str = "", opacity: float = 0.6, size=style.SMALL_SIZE):
-    box = Rectangle(
-        width=width, height=height, stroke_color=color, stroke_width=2, fill_color=color, fill_opacity=opacity
-    )
-    if not label:
-        return VGroup(box)
-    return VGroup(box, style.zh(label, size=size).move_to(box))
-
-
 class RecomputeTradeoff(LectureScene):
-    """Ⓐ the save point and the exchange (memory down ~40×, compute up ⅓); Ⓑ the three tiers."""
+    """First the save point and the exchange (memory down ~40×, compute up ⅓), then the three tiers."""
 
     LAYERS_SHOWN = 6  # schematic layers in the strip
     STRIP_CENTRE = 1.0 * UP
@@ -81,13 +81,13 @@ class RecomputeTradeoff(LectureScene):
     PASSES_LEFT = np.array((-0.4, 0.9, 0))  # the pass blocks' rows start here
     PASS_W, PASS_H, PASS_ROWS = 1.15, 0.62, 1.25
     RECAP_Y = 2.7
-    # Ⓑ: tier | extra compute | memory removed; a value cell is a bar with its number after it.
+    # The tiers' table: tier | extra compute | memory removed; a value cell is a bar with its number after it.
     TIERS = (Column(-6.6, LEFT), Column(-2.9, LEFT), Column(1.4, LEFT))
     TIER_HEADER_Y, TIER_TOP, TIER_PITCH = 1.85, 0.65, 0.8
     BAR_100 = 2.5  # a bar's length at 100%, the same in both columns
     NOTES_Y = -1.6  # two short lines under the table
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         strip = self._save_points(facts)
@@ -95,48 +95,40 @@ class RecomputeTradeoff(LectureScene):
         self._tiers(facts, recap)
         self.finish()
 
-    # -- Ⓐ the save point -----------------------------------------------------------------
-    def _save_points(self, facts):
+    # -- the save point -----------------------------------------------------------------
+    def _save_points(self, facts: FigureFacts) -> VGroup:
+        """The forward strip of layers and their kept activations, then save points and the backward replay."""
         layers = VGroup(
-            *(
-                RoundedRectangle(
-                    width=self.LAYER_W,
-                    height=self.LAYER_H,
-                    corner_radius=0.08,
-                    stroke_color=style.MUTED,
-                    stroke_width=2,
-                    fill_color=style.PANEL,
-                    fill_opacity=1,
-                )
-                for _ in range(self.LAYERS_SHOWN)
-            )
+            *(panel(self.LAYER_W, self.LAYER_H, corner_radius=0.08, stroke_width=2) for _ in range(self.LAYERS_SHOWN))
         )
-        layers.arrange(RIGHT, buff=0.45).move_to(self.STRIP_CENTRE)
+        layers.arrange(RIGHT, buff=style.GAP_L).move_to(self.STRIP_CENTRE)
         forward = Arrow(
             layers.get_left() + 0.55 * UP + 0.1 * LEFT,
             layers.get_right() + 0.55 * UP,
-            buff=0,
+            buff=style.FLUSH,
             color=style.FORWARD,
             stroke_width=4,
         )
         forward.shift((layers.get_top()[1] + 0.3 - forward.get_y()) * UP)
-        forward_name = style.zh("前向", size=style.LABEL_SIZE, color=style.FORWARD).next_to(forward, UP, buff=0.1)
+        forward_name = style.zh("前向", size=style.LABEL_SIZE, color=style.FORWARD).next_to(
+            forward, UP, buff=style.GAP_S
+        )
         kept = VGroup(
-            *(_block(self.LAYER_W - 0.3, 0.55, style.FORWARD).next_to(layer, DOWN, buff=0.25) for layer in layers)
+            *(block(self.LAYER_W - 0.3, 0.55, style.FORWARD).next_to(layer, DOWN, buff=UNDER_LAYER) for layer in layers)
         )
         keep_name = style.zh("全部留着：每层的中间结果", size=style.LABEL_SIZE, color=style.FORWARD)
         keep_name.next_to(kept, DOWN, buff=style.GAP_L)
-        flags = VGroup(*(_flag(layer.get_corner(DOWN + LEFT) + 0.05 * RIGHT) for layer in layers))
+        flags = VGroup(*(_save_flag(layer.get_corner(DOWN + LEFT) + 0.05 * RIGHT) for layer in layers))
         for flag, layer in zip(flags, layers):
-            flag.next_to(layer, DOWN, buff=0.05).align_to(layer, LEFT)
-        flag_name = style.zh("重算：只留每层入口，一个存档点", size=style.LABEL_SIZE, color=style.GOOD)
+            flag.next_to(layer, DOWN, buff=style.GAP_XS).align_to(layer, LEFT)
+        flag_name = style.zh("重算：只留每层入口，一个存档点", size=style.LABEL_SIZE, color=style.MEMORY)
         flag_name.move_to(keep_name)
         with self.narrate("tr_save") as beat:
             self.play(LaggedStart(*(FadeIn(layer) for layer in layers), lag_ratio=0.15), run_time=beat.share(0.15))
             self.play(
                 GrowArrow(forward),
                 FadeIn(forward_name),
-                LaggedStart(*(GrowFromEdge(block, UP) for block in kept), lag_ratio=0.5),
+                LaggedStart(*(GrowFromEdge(activation, UP) for activation in kept), lag_ratio=0.5),
                 run_time=beat.share(0.3),
             )
             self.play(FadeIn(keep_name), run_time=beat.share(0.1))
@@ -148,10 +140,10 @@ class RecomputeTradeoff(LectureScene):
             )
 
         backward = Arrow(
-            layers.get_right() + 0.1 * RIGHT, layers.get_left(), buff=0, color=style.BACKWARD, stroke_width=4
+            layers.get_right() + 0.1 * RIGHT, layers.get_left(), buff=style.FLUSH, color=style.BACKWARD, stroke_width=4
         ).next_to(flag_name, DOWN, buff=style.GAP_L)
         backward_name = style.zh("反向", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
-            backward, RIGHT, buff=0.15
+            backward, RIGHT, buff=style.GAP_SM
         )
         with self.narrate("tr_replay") as beat:
             self.play(FadeIn(backward_name), run_time=beat.share(0.08))
@@ -161,11 +153,13 @@ class RecomputeTradeoff(LectureScene):
                 replay = Arrow(
                     layer.get_left() + 0.15 * RIGHT,
                     layer.get_right() + 0.15 * LEFT,
-                    buff=0,
+                    buff=style.FLUSH,
                     color=style.FORWARD,
                     stroke_width=3,
                 ).move_to(layer)
-                again = _block(self.LAYER_W - 0.3, 0.55, style.FORWARD, opacity=0.35).next_to(layer, DOWN, buff=0.25)
+                again = block(self.LAYER_W - 0.3, 0.55, style.FORWARD, opacity=style.FILL_FAINT).next_to(
+                    layer, DOWN, buff=UNDER_LAYER
+                )
                 again.set_stroke(style.FORWARD, 2, opacity=1)
                 segment = Line(
                     layers[i].get_right() + 0.2 * RIGHT,
@@ -183,19 +177,20 @@ class RecomputeTradeoff(LectureScene):
                 backward.add(segment)
         return VGroup(layers, forward, forward_name, flags, flag_name, backward, backward_name)
 
-    # -- Ⓐ the exchange: memory against passes ------------------------------------------------------
-    def _exchange(self, facts, strip):
+    # -- the exchange: memory against passes ------------------------------------------------------
+    def _exchange(self, facts: FigureFacts, strip: VGroup) -> Mobject:
+        """Activation memory kept against passes paid, to scale; returns the one-line recap it leaves."""
         keep, full = facts["keep_all"], facts["full_recompute"]
         heights = (self.MEMORY_HEIGHT, self.MEMORY_HEIGHT / facts["asymmetry"].value)  # to scale
         bars, names, values = VGroup(), VGroup(), VGroup()
-        for x, height, colour, name, fact in zip(
-            self.MEMORY_X, heights, (style.FORWARD, style.GOOD), ("全部留着", "只留入口 *"), (keep, full)
-        ):
-            bar = Rectangle(width=1.2, height=max(height, 0.04), stroke_width=0, fill_color=colour, fill_opacity=0.8)
-            bar.move_to((x, self.MEMORY_BASE, 0), aligned_edge=DOWN)
-            bars.add(bar)
-            names.add(style.zh(name, size=style.LABEL_SIZE).next_to((x, self.MEMORY_BASE, 0), DOWN, buff=0.2))
-            values.add(style.value(fact, size=style.BODY_SIZE, color=colour).next_to(bar, UP, buff=0.15))
+        for x, height, name, fact in zip(self.MEMORY_X, heights, ("全部留着", "只留入口 *"), (keep, full)):
+            memory = bar(1.2, max(height, 0.04), style.MEMORY)
+            memory.move_to((x, self.MEMORY_BASE, 0), aligned_edge=DOWN)
+            bars.add(memory)
+            names.add(style.zh(name, size=style.LABEL_SIZE).next_to((x, self.MEMORY_BASE, 0), DOWN, buff=style.GAP_M))
+            values.add(
+                style.value(fact, size=style.BODY_SIZE, color=style.MEMORY).next_to(memory, UP, buff=style.GAP_SM)
+            )
         base = Line(
             (self.MEMORY_X[0] - 1.0, self.MEMORY_BASE, 0),
             (self.MEMORY_X[1] + 1.0, self.MEMORY_BASE, 0),
@@ -220,7 +215,7 @@ class RecomputeTradeoff(LectureScene):
             span = DoubleArrow(
                 (span_x, bars[1].get_top()[1], 0),
                 (span_x, bars[0].get_top()[1], 0),
-                buff=0,
+                buff=style.FLUSH,
                 color=style.HIGHLIGHT,
                 stroke_width=3,
                 tip_length=0.2,
@@ -234,7 +229,7 @@ class RecomputeTradeoff(LectureScene):
         after = self._passes(
             ("前向", "重算", "反向", "反向"), (style.FORWARD, style.FORWARD, style.BACKWARD, style.BACKWARD)
         )
-        after[1][0].set_fill(opacity=0.25)
+        after[1][0].set_fill(opacity=style.FILL_FAINT)
         after.move_to(self.PASSES_LEFT + self.PASS_ROWS * DOWN, aligned_edge=LEFT)
         count_before = style.zh(f"{facts['passes_before'].text} 遍", size=style.BODY_SIZE)
         count_before.next_to(before, RIGHT, buff=style.GAP_L)
@@ -255,9 +250,9 @@ class RecomputeTradeoff(LectureScene):
             self.play(GrowFromEdge(after[1], LEFT), run_time=beat.share(0.2))
             self.play(FadeIn(count_after), run_time=beat.share(0.1))
 
-        cut = style.value(facts["memory_cut"], size=style.BODY_SIZE, color=style.GOOD)
+        cut = style.value(facts["memory_cut"], size=style.BODY_SIZE, color=style.MEMORY)
         cut.next_to(values[1], UP, buff=style.GAP_M)
-        extra = style.zh(f"+{facts['third'].text}", size=style.BODY_SIZE, color=style.BACKWARD)
+        extra = style.zh(f"+{facts['third'].text}", size=style.BODY_SIZE, color=style.COMPUTE)
         extra.next_to(count_after, DOWN, buff=style.GAP_M)
         default = style.zh("兑换比例悬殊：默认开着", size=style.BODY_SIZE, color=style.HIGHLIGHT)
         default.next_to(after, DOWN, buff=0.55).align_to(after, LEFT)
@@ -295,13 +290,15 @@ class RecomputeTradeoff(LectureScene):
         )
         return recap
 
-    def _passes(self, names, colours):
-        return VGroup(
-            *(_block(self.PASS_W, self.PASS_H, colour, name) for name, colour in zip(names, colours))
-        ).arrange(RIGHT, buff=0.08)
+    def _passes(self, names: tuple[str, ...], colours: tuple[str, ...]) -> VGroup:
+        """One row of pass blocks (forward, replay, backward), each one forward's worth of compute wide."""
+        return VGroup(*(block(self.PASS_W, self.PASS_H, colour, name) for name, colour in zip(names, colours))).arrange(
+            RIGHT, buff=GLYPH_GAP
+        )
 
-    # -- Ⓑ three tiers ------------------------------------------------------------------------------
-    def _tiers(self, facts, recap):
+    # -- three tiers ------------------------------------------------------------------------------
+    def _tiers(self, facts: FigureFacts, recap: Mobject) -> None:
+        """The three tiers' table of compute paid against memory removed, then the page's selective share retracted."""
         header = VGroup(
             text_row(
                 ("档位", "多付算力", "换掉激活显存"),
@@ -356,7 +353,7 @@ class RecomputeTradeoff(LectureScene):
         why.move_to((0, self.NOTES_Y, 0), aligned_edge=UP)
         with self.narrate("tr_page") as beat:
             self.play(FadeIn(old), run_time=beat.share(0.2))
-            strike = _strike(page)
+            strike = _retraction_line(page)
             self.play(Create(strike), run_time=beat.share(0.15))
             self.play(FadeIn(why[0]), run_time=beat.share(0.2))
             self.play(FadeIn(why[1]), Indicate(selective[4], color=style.HIGHLIGHT), run_time=beat.share(0.2))
@@ -389,21 +386,16 @@ class RecomputeTradeoff(LectureScene):
             )
             self.play(FadeIn(caveat), run_time=beat.share(0.3))
 
-    def _tier_row(self, name, compute, memory, index):
+    def _tier_row(self, name: str, compute: Fact, memory: Fact, index: int) -> VGroup:
+        """A tier's name, then its compute and memory shares, each a bar to scale with its number after it."""
         y = self.TIER_TOP - index * self.TIER_PITCH
         label = style.zh(name, size=style.BODY_SIZE)
         cells = [label]
-        for column, fact, colour in ((self.TIERS[1], compute, style.BACKWARD), (self.TIERS[2], memory, style.GOOD)):
-            bar = Rectangle(
-                width=max(abs(fact.value) * self.BAR_100, 0.03),
-                height=0.36,
-                stroke_width=0,
-                fill_color=colour,
-                fill_opacity=0.75,
-            )
-            bar.move_to((column.x, y, 0), aligned_edge=LEFT)
-            number = style.value(fact, size=style.BODY_SIZE, color=colour).next_to(bar, RIGHT, buff=style.GAP_M)
-            cells += [bar, number]
+        for column, fact, colour in ((self.TIERS[1], compute, style.COMPUTE), (self.TIERS[2], memory, style.MEMORY)):
+            share = bar(max(abs(fact.value) * self.BAR_100, 0.03), 0.36, colour)
+            share.move_to((column.x, y, 0), aligned_edge=LEFT)
+            number = style.value(fact, size=style.BODY_SIZE, color=colour).next_to(share, RIGHT, buff=style.GAP_M)
+            cells += [share, number]
         row = VGroup(*cells)
         label.move_to((self.TIERS[0].x, y, 0), aligned_edge=LEFT)
         return row
@@ -420,12 +412,12 @@ class RecomputeSqrtL(LectureScene):
     READOUT = np.array((-6.5, 1.05, 0))  # the formula's left edge; the stops' lines hang under it
     READOUT_PITCH = 0.55
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         self.k = ValueTracker(1.0)
         strip = self._strip(facts["layers"].value)
-        legend = self._legend()
+        legend = self._strip_key()
         formula = style.zh("同时在场 ＝ L/k ＋ k", size=style.BODY_SIZE).move_to(self.READOUT, aligned_edge=LEFT)
         with self.narrate("sq_idea") as beat:
             self.play(FadeIn(strip), FadeIn(legend), run_time=beat.share(0.35))
@@ -444,7 +436,7 @@ class RecomputeSqrtL(LectureScene):
             self.play(Create(curves[0]), Create(curves[1]), run_time=beat.share(0.25))
             self.play(Create(curves[2]), run_time=beat.share(0.2))
 
-        marker = always_redraw(lambda: self._marker(axes, facts["sweep"].value))
+        marker = always_redraw(lambda: self._sweep_marker(axes, facts["sweep"].value))
         lines = VGroup()
         with self.narrate("sq_small") as beat:
             self.play(FadeIn(marker), run_time=beat.share(0.2))
@@ -499,7 +491,7 @@ class RecomputeSqrtL(LectureScene):
                 ReplacementTransform(strip, v3_strip),
                 run_time=beat.share(0.45),
             )
-        v3_marker = always_redraw(lambda: self._marker(axes, facts["v3_sweep"].value))
+        v3_marker = always_redraw(lambda: self._sweep_marker(axes, facts["v3_sweep"].value))
         v3_lines = VGroup(*(self._readout(facts, stop, i, "v3_") for i, stop in enumerate(("small", "best", "large"))))
         v3_ticks = self._ticks(axes, facts, "v3_")
         ends = VGroup(
@@ -548,7 +540,7 @@ class RecomputeSqrtL(LectureScene):
         )
         painted = [0]
 
-        def paint(group):
+        def paint(group: VGroup) -> None:
             k = max(1, round(self.k.get_value()))
             if k == painted[0]:
                 return
@@ -558,79 +550,91 @@ class RecomputeSqrtL(LectureScene):
                 first_lit -= k
             for i, rect in enumerate(group):
                 if i % k == 0:
-                    rect.set_fill(style.GOOD, 0.9)
+                    rect.set_fill(style.MEMORY, style.FILL_SOLID)
                 elif i >= first_lit:
-                    rect.set_fill(style.FORWARD, 0.7)
+                    rect.set_fill(style.FORWARD, style.FILL_SOFT)
                 else:
                     rect.set_fill(style.PANEL, 1.0)
 
         paint(cells)
         return cells.add_updater(paint)
 
-    def _legend(self):
+    def _strip_key(self) -> VGroup:
+        """What the strip's two lit colours mean: save points, and the segment being recomputed."""
         items = VGroup()
-        for colour, name in ((style.GOOD, "存档点（L/k 个）"), (style.FORWARD, "正在重算的一段（k 层）")):
-            swatch = Rectangle(width=0.3, height=0.22, stroke_width=0, fill_color=colour, fill_opacity=0.9)
+        for colour, name in ((style.MEMORY, "存档点（L/k 个）"), (style.FORWARD, "正在重算的一段（k 层）")):
+            swatch = bar(0.3, 0.22, colour)
             items.add(VGroup(swatch, style.zh(name, size=style.SMALL_SIZE)).arrange(RIGHT, buff=style.GAP_S))
         items.arrange(RIGHT, buff=style.GAP_L)
         left, y, _width, height = self.STRIP
         return items.next_to((left, y - height / 2, 0), DOWN, buff=style.GAP_M, aligned_edge=LEFT)
 
-    def _curves(self, axes, sweep):
+    def _curves(self, axes: Axes, sweep: dict) -> VGroup:
+        """Save points L/k, the recomputed segment k and their sum, against k."""
         k = sweep["k"]
         rows = [(x, c, s) for x, c, s in zip(k, sweep["checkpoints"], sweep["segment"]) if c + s <= self.Y_MAX]
         low = [(x, c) for x, c, _s in rows]
         return VGroup(
-            curve_through(axes, low, style.GOOD, 3),
+            curve_through(axes, low, style.MEMORY, 3),
             curve_through(axes, [(x, s) for x, _c, s in rows], style.FORWARD, 3),
             curve_through(axes, [(x, c + s) for x, c, s in rows], style.DATA, 4),
         )
 
-    def _marker(self, axes, sweep):
+    def _sweep_marker(self, axes: Axes, sweep: dict) -> VGroup:
+        """The current k on the three curves: a drop line and a dot on each."""
         k = self.k.get_value()
         checkpoints = float(np.interp(k, sweep["k"], sweep["checkpoints"]))
         drop = Line(axes.c2p(k, 0), axes.c2p(k, checkpoints + k), color=style.MUTED, stroke_width=2)
         dots = VGroup(
             Dot(axes.c2p(k, checkpoints + k), radius=0.08, color=style.HIGHLIGHT),
-            Dot(axes.c2p(k, checkpoints), radius=0.06, color=style.GOOD),
+            Dot(axes.c2p(k, checkpoints), radius=0.06, color=style.MEMORY),
             Dot(axes.c2p(k, k), radius=0.06, color=style.FORWARD),
         )
         return VGroup(drop, dots)
 
-    def _readout(self, facts, stop, index, prefix=""):
+    def _readout(self, facts: FigureFacts, stop: str, index: int, prefix: str = "") -> VGroup:
+        """One stop's sum, save points + segment = total, in the curves' colours, on line `index` under the formula."""
         f = {name: facts[f"{prefix}{name}_{stop}"].text for name in ("k", "ckpt", "total")}
         line = VGroup(
             style.zh(f"k ＝ {f['k']}：", size=style.BODY_SIZE),
-            style.zh(f["ckpt"], size=style.BODY_SIZE, color=style.GOOD),
+            style.zh(f["ckpt"], size=style.BODY_SIZE, color=style.MEMORY),
             style.zh("＋", size=style.BODY_SIZE),
             style.zh(f["k"], size=style.BODY_SIZE, color=style.FORWARD),
             style.zh(f"＝ {f['total']}", size=style.BODY_SIZE),
         ).arrange(RIGHT, buff=0.12)
         return line.move_to(self.READOUT + (index + 1) * self.READOUT_PITCH * DOWN, aligned_edge=LEFT)
 
-    def _ticks(self, axes, facts, prefix):
+    def _ticks(self, axes: Axes, facts: FigureFacts, prefix: str) -> VGroup:
+        """The three stops' k under the x axis."""
         ticks = VGroup()
         for stop in ("small", "best", "large"):
             k = facts[f"{prefix}k_{stop}"]
             ticks.add(
-                style.value(k, size=style.SMALL_SIZE, color=style.MUTED).next_to(axes.c2p(k.value, 0), DOWN, buff=0.12)
+                style.value(k, size=style.SMALL_SIZE, color=style.MUTED).next_to(
+                    axes.c2p(k.value, 0), DOWN, buff=AT_POINT
+                )
             )
         return ticks
 
 
 class SelectiveRecomputeTable(LectureScene):
-    """B2: one V3 MoE layer's tensors, computed row by row, ranked by TFLOP per GiB, cut at 3."""
+    """One V3 MoE layer's tensors, computed row by row, ranked by TFLOP per GiB, cut at 3."""
 
     # tensor | GiB saved | TFLOP to recompute | TFLOP per GiB | verdict
     TABLE = (Column(-6.65, LEFT), Column(-0.7, RIGHT), Column(1.8, RIGHT), Column(3.8, RIGHT), Column(5.05, ORIGIN))
     CUT_END = 5.5  # rules and the cut end here; the cut's name follows it
     HEADER_Y, FIRST_ROW_Y, PITCH = 2.5, 2.0, 0.4
     OLD_CELL_X = 0.45  # the retracted value sits struck through left of the script's
-    VERDICT_COLOURS = {"白捡": style.GOOD, "划算": style.GOOD, "边际": style.HIGHLIGHT, "绝不": style.BAD}
+    VERDICT_COLOURS = {
+        "白捡": style.VERDICT_GOOD,
+        "划算": style.VERDICT_GOOD,
+        "边际": style.HIGHLIGHT,
+        "绝不": style.VERDICT_BAD,
+    }
     NOTE_Y = -1.45  # under the table: a footnote, later the tier's sums and shares
     SUM_Y = -1.35
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         data = facts["rows"].value
@@ -700,7 +704,7 @@ class SelectiveRecomputeTable(LectureScene):
             old = style.value(facts["retracted_cell"], size=style.SMALL_SIZE, color=style.MUTED)
             old.move_to(script, aligned_edge=RIGHT)
             self.play(script.animate.set_opacity(0), FadeIn(old), run_time=beat.share(0.2))
-            strike = _strike(old)
+            strike = _retraction_line(old)
             self.play(Create(strike), run_time=beat.share(0.15))
             self.play(
                 VGroup(old, strike).animate.move_to((self.OLD_CELL_X, gate.get_y(), 0)),
@@ -708,7 +712,7 @@ class SelectiveRecomputeTable(LectureScene):
                 run_time=beat.share(0.3),
             )
 
-        star = style.zh("*", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(gate[0], RIGHT, buff=0.05)
+        star = style.zh("*", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(gate[0], RIGHT, buff=style.GAP_XS)
         note = style.zh(
             f"* {facts['gate_gib'].text} ＝ gate ＋ up ＋ 一份 {facts['kv_down_width'].text} 宽的 KV 降维；"
             f"按标签含路由与 Q 降维则为 {facts['gate_gib_as_labelled'].text}",
@@ -720,19 +724,19 @@ class SelectiveRecomputeTable(LectureScene):
             self.play(FadeIn(note), run_time=beat.share(0.3))
 
         attention = rows[-1]
-        jump = style.value(facts["attention_vs_previous"], size=style.LABEL_SIZE, color=style.BAD)
+        jump = style.value(facts["attention_vs_previous"], size=style.LABEL_SIZE, color=style.VERDICT_BAD)
         jump_arrow = Arrow(
             gate[3].get_right() + 0.15 * RIGHT,
             attention[3].get_right() + 0.15 * RIGHT,
-            buff=0,
-            color=style.BAD,
+            buff=style.FLUSH,
+            color=style.VERDICT_BAD,
             stroke_width=3,
             max_tip_length_to_length_ratio=0.3,
         )
         jump_arrow.shift(0.1 * RIGHT)
-        jump.next_to(jump_arrow, RIGHT, buff=0.08)
+        jump.next_to(jump_arrow, RIGHT, buff=ON_LINE)
         with self.narrate("tb_attention") as beat:
-            self.play(Indicate(attention, color=style.BAD, scale_factor=1.03), run_time=beat.share(0.3))
+            self.play(Indicate(attention, color=style.VERDICT_BAD, scale_factor=1.03), run_time=beat.share(0.3))
             self.play(GrowArrow(jump_arrow), FadeIn(jump), run_time=beat.share(0.3))
             self.play(FadeOut(jump_arrow), FadeOut(jump), FadeIn(verdicts[-1]), run_time=beat.share(0.2))
 
@@ -742,7 +746,12 @@ class SelectiveRecomputeTable(LectureScene):
         cut_name.next_to(cut, RIGHT, buff=style.GAP_S)
         taken_rows = VGroup(*(rows[i] for i in taken))
         band = SurroundingRectangle(
-            taken_rows, color=style.GOOD, buff=0.06, stroke_width=0, fill_color=style.GOOD, fill_opacity=0.12
+            taken_rows,
+            color=style.VERDICT_GOOD,
+            buff=0.06,
+            stroke_width=0,
+            fill_color=style.VERDICT_GOOD,
+            fill_opacity=style.FILL_GHOST,
         )
         with self.narrate("tb_cut") as beat:
             self.play(FadeOut(note), FadeOut(star), Create(cut), FadeIn(cut_name), run_time=beat.share(0.25))
@@ -757,7 +766,7 @@ class SelectiveRecomputeTable(LectureScene):
             ("选择性一档：一层合计", facts["saved_cell"].text, facts["paid_cell"].text),
             self.TABLE,
             self.SUM_Y,
-            color=style.GOOD,
+            color=style.VERDICT_GOOD,
         )
         sum_rule = Line(
             (self.TABLE[0].x, self.SUM_Y + 0.26, 0),
@@ -791,16 +800,17 @@ class SelectiveRecomputeTable(LectureScene):
         page_name = style.zh("页面写", size=style.SMALL_SIZE, color=style.MUTED)
         page = style.value(facts["page_selective_memory"], size=style.SMALL_SIZE, color=style.MUTED)
         why = style.zh("：分母少了每层入口", size=style.SMALL_SIZE, color=style.MUTED)
-        old_share = VGroup(page_name, page, why).arrange(RIGHT, buff=0.1)
+        old_share = VGroup(page_name, page, why).arrange(RIGHT, buff=style.GAP_S)
         old_share.move_to((self.TABLE[0].x, self.SUM_Y - 0.84, 0), aligned_edge=LEFT)
         with self.narrate("tb_share") as beat:
             self.play(FadeIn(shares[0]), run_time=beat.share(0.25))
             self.play(FadeIn(shares[1], scale=1.2), run_time=beat.share(0.25))
             self.play(FadeIn(page_name), FadeIn(page), run_time=beat.share(0.15))
-            self.play(Create(_strike(page)), FadeIn(why), run_time=beat.share(0.2))
+            self.play(Create(_retraction_line(page)), FadeIn(why), run_time=beat.share(0.2))
         self.finish()
 
     def _y(self, rank: int) -> float:
+        """The y of the table's row at `rank`."""
         return self.FIRST_ROW_Y - rank * self.PITCH
 
 
@@ -811,7 +821,7 @@ class AttentionCrossover(LectureScene):
     PLOT_ORIGIN = np.array((0.0, -2.3, 0))
     PLOT_W, PLOT_H = 5.5, 4.8
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         axis = facts["axis_s"].value
@@ -819,13 +829,13 @@ class AttentionCrossover(LectureScene):
         axes = sketch_axes((0, top, top / 8), (0, top, top / 8), self.PLOT_W, self.PLOT_H)
         axes.move_to(self.PLOT_ORIGIN, aligned_edge=DOWN + LEFT)
         x_name = style.zh("序列长度 S", size=style.LABEL_SIZE, color=style.MUTED)
-        x_name.next_to(axes.c2p(0, 0), DOWN, buff=0.12, aligned_edge=LEFT)
+        x_name.next_to(axes.c2p(0, 0), DOWN, buff=AT_POINT, aligned_edge=LEFT)
         y_name = style.zh("每省一字节的 FLOPs", size=style.LABEL_SIZE, color=style.MUTED)
         y_name.next_to(axes.y_axis, UP, buff=style.GAP_S).align_to(axes.y_axis, LEFT)
         ticks = VGroup(
             *(
                 style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(
-                    axes.c2p(t["s"], 0), DOWN, buff=0.12
+                    axes.c2p(t["s"], 0), DOWN, buff=AT_POINT
                 )
                 for t in axis["ticks"]
             )
@@ -839,7 +849,7 @@ class AttentionCrossover(LectureScene):
             self.play(LaggedStart(*(FadeIn(part) for part in shapes), lag_ratio=0.3), run_time=beat.share(0.7))
 
         fraction, cancels = self._fraction(facts)
-        fraction.next_to(shapes, DOWN, buff=0.6).align_to(shapes, LEFT)
+        fraction.next_to(shapes, DOWN, buff=style.GAP_XL).align_to(shapes, LEFT)
         with self.narrate("ac_cancel") as beat:
             self.play(FadeIn(fraction[0]), run_time=beat.share(0.25))
             self.play(Create(fraction[1]), FadeIn(fraction[2]), run_time=beat.share(0.3))
@@ -864,19 +874,21 @@ class AttentionCrossover(LectureScene):
 
         lines, labels = VGroup(), VGroup()
         for width in facts["widths"].value:
-            line = Line(axes.c2p(0, width["k"]), axes.c2p(top, width["k"]), color=style.FORWARD, stroke_width=3)
+            line = Line(axes.c2p(0, width["k"]), axes.c2p(top, width["k"]), color=style.SERIES_A, stroke_width=3)
             lines.add(line)
             labels.add(
-                style.zh(width["text"], size=style.SMALL_SIZE, color=style.FORWARD).next_to(line, RIGHT, buff=0.1)
+                style.zh(width["text"], size=style.SMALL_SIZE, color=style.SERIES_A).next_to(
+                    line, RIGHT, buff=style.GAP_S
+                )
             )
         with self.narrate("ac_flat") as beat:
             self.play(LaggedStart(*(Create(line) for line in lines), lag_ratio=0.3), run_time=beat.share(0.5))
             self.play(LaggedStart(*(FadeIn(label) for label in labels), lag_ratio=0.3), run_time=beat.share(0.35))
 
         slope = facts["v3_slope"].value
-        rise = Line(axes.c2p(0, 0), axes.c2p(top / slope, top), color=style.BACKWARD, stroke_width=4)
-        rise_name = style.zh("attention（V3）", size=style.LABEL_SIZE, color=style.BACKWARD)
-        rise_name.next_to(rise.point_from_proportion(0.4), DOWN + RIGHT, buff=0.1)
+        rise = Line(axes.c2p(0, 0), axes.c2p(top / slope, top), color=style.SERIES_B, stroke_width=4)
+        rise_name = style.zh("attention（V3）", size=style.LABEL_SIZE, color=style.SERIES_B)
+        rise_name.next_to(rise.point_from_proportion(0.4), DOWN + RIGHT, buff=style.GAP_S)
         attention = style.caption_stack(
             "attention：运算 ∝ S²，产出 ∝ S", "每字节的代价随 S 直线上升", size=style.LABEL_SIZE
         )
@@ -898,7 +910,7 @@ class AttentionCrossover(LectureScene):
                     f"V3：({facts['d_qk'].text} ＋ {facts['d_v'].text}) ÷ ({two} × {facts['d_v'].text}) ＝ "
                     f"{facts['v3_slope'].text}",
                     size=style.LABEL_SIZE,
-                    color=style.BACKWARD,
+                    color=style.SERIES_B,
                 ),
                 style.zh(
                     f"GPT-3：({facts['gpt3_d'].text} ＋ {facts['gpt3_d'].text}) ÷ ({two} × {facts['gpt3_d'].text}) ＝ "
@@ -921,7 +933,7 @@ class AttentionCrossover(LectureScene):
         dot = Dot(axes.c2p(main["s"], main["k"]), radius=0.09, color=style.HIGHLIGHT)
         drop = DashedLine(axes.c2p(main["s"], main["k"]), axes.c2p(main["s"], 0), color=style.HIGHLIGHT, stroke_width=2)
         where = style.zh(f"S ≈ {facts['crossover'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        where.next_to(dot, DOWN + RIGHT, buff=0.1)
+        where.next_to(dot, DOWN + RIGHT, buff=style.GAP_S)
         with self.narrate("ac_cross") as beat:
             self.play(
                 Indicate(lines[-1], color=style.HIGHLIGHT),
@@ -955,11 +967,17 @@ class AttentionCrossover(LectureScene):
             self.play(FadeIn(shape), run_time=beat.share(0.3))
         self.finish()
 
-    def _matmul(self):
-        """[S,k] × [k,n] → [S,n], drawn as blocks to scale of nothing (示意)."""
-        a = Rectangle(width=0.6, height=1.3, stroke_color=style.FORWARD, fill_color=style.FORWARD, fill_opacity=0.3)
-        b = Rectangle(width=1.3, height=0.6, stroke_color=style.MUTED, fill_color=style.MUTED, fill_opacity=0.3)
-        out = Rectangle(width=1.3, height=1.3, stroke_color=style.FORWARD, fill_color=style.FORWARD, fill_opacity=0.5)
+    def _matmul(self) -> VGroup:
+        """[S,k] × [k,n] → [S,n] as blocks to scale of nothing (示意): activations in, weights, activations out."""
+        a = Rectangle(
+            width=0.6, height=1.3, stroke_color=style.FORWARD, fill_color=style.FORWARD, fill_opacity=style.FILL_FAINT
+        )
+        b = Rectangle(
+            width=1.3, height=0.6, stroke_color=style.MUTED, fill_color=style.MUTED, fill_opacity=style.FILL_FAINT
+        )
+        out = Rectangle(
+            width=1.3, height=1.3, stroke_color=style.FORWARD, fill_color=style.FORWARD, fill_opacity=style.FILL_SOFT
+        )
         times, gives = style.zh("×", size=style.BODY_SIZE), style.zh("→", size=style.BODY_SIZE)
         row = VGroup(a, times, b, gives, out).arrange(RIGHT, buff=0.25)
         names = VGroup(
@@ -973,29 +991,30 @@ class AttentionCrossover(LectureScene):
         group = VGroup(row, names)
         return group.move_to((self.LEFT, 1.7, 0), aligned_edge=LEFT)
 
-    def _fraction(self, facts):
+    def _fraction(self, facts: FigureFacts) -> tuple[VGroup, VGroup]:
         """(2·S·k·n) over (S·n·2), the factors as separate pieces so the shared ones can be struck."""
         mac, per = facts["mac"].text, facts["per_number"].text
         top = VGroup(*(style.zh(t, size=style.BODY_SIZE) for t in (mac, "·", "S", "·", "k", "·", "n")))
-        top.arrange(RIGHT, buff=0.08)
+        top.arrange(RIGHT, buff=GLYPH_GAP)
         bottom = VGroup(*(style.zh(t, size=style.BODY_SIZE) for t in ("S", "·", "n", "·", per)))
-        bottom.arrange(RIGHT, buff=0.08)
+        bottom.arrange(RIGHT, buff=GLYPH_GAP)
         bar = Line(LEFT, RIGHT, color=style.TEXT, stroke_width=2).set_width(top.width + 0.2)
         VGroup(top, bar, bottom).arrange(DOWN, buff=0.12)
         result = style.zh("＝ k", size=style.BODY_SIZE, color=style.HIGHLIGHT).next_to(bar, RIGHT, buff=0.25)
         names = VGroup(
-            style.zh("运算", size=style.SMALL_SIZE, color=style.MUTED).next_to(top, LEFT, buff=0.3),
-            style.zh("字节", size=style.SMALL_SIZE, color=style.MUTED).next_to(bottom, LEFT, buff=0.3),
+            style.zh("运算", size=style.SMALL_SIZE, color=style.MUTED).next_to(top, LEFT, buff=style.GAP_ML),
+            style.zh("字节", size=style.SMALL_SIZE, color=style.MUTED).next_to(bottom, LEFT, buff=style.GAP_ML),
         )
         names.align_to(names[0], RIGHT)
         fraction = VGroup(VGroup(top, names[0]), bar, VGroup(bottom, names[1]), result)
         cancels = VGroup(
-            *(Line(DOWN + LEFT, UP + RIGHT, color=style.BAD, stroke_width=3).set_height(0.32) for _ in range(6))
+            *(Line(DOWN + LEFT, UP + RIGHT, color=style.VERDICT_BAD, stroke_width=3).set_height(0.32) for _ in range(6))
         )
         return fraction, cancels
 
     @staticmethod
-    def _place_cancels(fraction, cancels):
+    def _place_cancels(fraction: VGroup, cancels: VGroup) -> None:
+        """Lay each cancelling stroke over the factor it strikes, above the line and below."""
         top, bottom = fraction[0][0], fraction[2][0]
         for line, glyph in zip(cancels, (top[0], top[2], top[6], bottom[4], bottom[0], bottom[2])):
             line.move_to(glyph)
@@ -1007,16 +1026,16 @@ class SeqLenFlip(LectureScene):
     PANELS = {"gpt3": np.array((-6.3, -1.8, 0)), "v3": np.array((0.9, -1.8, 0))}  # axes origins
     PANEL_W, PANEL_H = 5.0, 3.6
     HEADER_Y = 2.5
-    NOTE_Y = -2.5  # one short line under the panels, above the caption band
+    NOTE_Y = style.CAPTION_TOP + style.GAP_ML  # one short line under the panels, just above the caption band
     # Where each verdict sits, as a share of its panel's axes, and which corner sits there: in the empty
     # corner, GPT-3's under its attention line, V3's above it (its operating point's drop line runs low right).
     VERDICT_AT = {"gpt3": ((1.0, 0.04), RIGHT + DOWN), "v3": ((0.04, 0.96), LEFT + UP)}
     LINE_NAME_AT = {"gpt3": 0.25, "v3": 0.55}  # the d_model line's name, centred at this share of S: clear of
     # the attention line (left on GPT-3's panel) and of V3's operating point
-    COST_SIDE = {"gpt3": DOWN + RIGHT, "v3": LEFT}
-    VERDICTS = SelectiveRecomputeTable.VERDICT_COLOURS  # where the point's cost label goes, clear of its lines
+    COST_SIDE = {"gpt3": DOWN + RIGHT, "v3": LEFT}  # where the point's cost label goes, clear of its lines
+    VERDICTS = SelectiveRecomputeTable.VERDICT_COLOURS
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         paper = style.caption_stack(
@@ -1032,7 +1051,7 @@ class SeqLenFlip(LectureScene):
             ("gpt3", f"GPT-3 · 序列 {facts['gpt3_seq_k'].text}"),
             ("v3", f"DeepSeek-V3 · 序列 {facts['v3_seq_k'].text}"),
         ):
-            panels[key] = self._panel(key, head, facts)
+            panels[key] = self._model_panel(key, head, facts)
         self.panels = panels
         gpt3 = panels["gpt3"]
         with self.narrate("fl_gpt3") as beat:
@@ -1040,14 +1059,14 @@ class SeqLenFlip(LectureScene):
             self.play(FadeIn(gpt3["head"]), Create(gpt3["axes"]), FadeIn(gpt3["names"]), run_time=beat.share(0.25))
             self.play(Create(gpt3["rise"]), FadeIn(gpt3["rise_name"]), run_time=beat.share(0.25))
             self.play(Create(gpt3["line"]), FadeIn(gpt3["line_name"]), run_time=beat.share(0.25))
-        self._point("gpt3", "fl_gpt3_point", ("在交点左边：", "attention 最划算"), style.GOOD)
+        self._point("gpt3", "fl_gpt3_point", ("在交点左边：", "attention 最划算"), style.VERDICT_GOOD)
         v3 = panels["v3"]
         with self.narrate("fl_v3") as beat:
             self.play(FadeIn(v3["head"]), Create(v3["axes"]), FadeIn(v3["names"]), run_time=beat.share(0.2))
             self.play(Create(v3["rise"]), FadeIn(v3["rise_name"]), run_time=beat.share(0.25))
             self.play(Create(v3["line"]), FadeIn(v3["line_name"]), run_time=beat.share(0.25))
             self.play(FadeIn(v3["cross"]), run_time=beat.share(0.15))
-        self._point("v3", "fl_v3_point", ("在交点右边：", "attention 最不该重算"), style.BAD)
+        self._point("v3", "fl_v3_point", ("在交点右边：", "attention 最不该重算"), style.VERDICT_BAD)
 
         with self.narrate("fl_both") as beat:
             self.play(
@@ -1067,12 +1086,12 @@ class SeqLenFlip(LectureScene):
         wrong_name = style.zh("页面早先套了 V3 的斜率：", size=style.LABEL_SIZE, color=style.MUTED)
         wrong = style.value(facts["retracted"], size=style.LABEL_SIZE, color=style.MUTED)
         right = style.zh(f"→ {facts['gpt3_cost'].text}", size=style.LABEL_SIZE)
-        VGroup(wrong_name, wrong, right).arrange(RIGHT, buff=0.15).move_to(
+        VGroup(wrong_name, wrong, right).arrange(RIGHT, buff=style.GAP_SM).move_to(
             (axes.get_left()[0], self.NOTE_Y, 0), aligned_edge=LEFT
         )
         with self.narrate("fl_retract") as beat:
             self.play(Create(ghost), FadeIn(ghost_dot), FadeIn(wrong), FadeIn(wrong_name), run_time=beat.share(0.35))
-            strike = _strike(wrong)
+            strike = _retraction_line(wrong)
             self.play(
                 Create(strike), FadeIn(right), Indicate(gpt3["cost"], color=style.HIGHLIGHT), run_time=beat.share(0.3)
             )
@@ -1127,7 +1146,8 @@ class SeqLenFlip(LectureScene):
             )
         self.finish()
 
-    def _panel(self, key, head, facts):
+    def _model_panel(self, key: str, head: str, facts: FigureFacts) -> dict[str, Mobject | None]:
+        """One model's plot of FLOPs per byte against S: its attention and d_model lines, its point and crossing."""
         info = facts[f"{key}_panel"].value
         x_max, y_max = info["x_max"], info["y_max"]
         axes = sketch_axes((0, x_max, x_max / 8), (0, y_max, y_max / 8), self.PANEL_W, self.PANEL_H)
@@ -1140,26 +1160,26 @@ class SeqLenFlip(LectureScene):
         )
         slope = facts[f"{key}_slope"]
         end_x = min(x_max, y_max / slope.value)
-        rise = Line(axes.c2p(0, 0), axes.c2p(end_x, slope.value * end_x), color=style.BACKWARD, stroke_width=4)
-        rise_name = style.zh(f"attention 斜率 {slope.text}", size=style.SMALL_SIZE, color=style.BACKWARD)
-        rise_name.next_to(rise.point_from_proportion(0.45), DOWN + RIGHT, buff=0.1)
+        rise = Line(axes.c2p(0, 0), axes.c2p(end_x, slope.value * end_x), color=style.SERIES_B, stroke_width=4)
+        rise_name = style.zh(f"attention 斜率 {slope.text}", size=style.SMALL_SIZE, color=style.SERIES_B)
+        rise_name.next_to(rise.point_from_proportion(0.45), DOWN + RIGHT, buff=style.GAP_S)
         width = facts[f"{key}_width"]
-        line = Line(axes.c2p(0, width.value), axes.c2p(x_max, width.value), color=style.FORWARD, stroke_width=3)
-        line_name = style.zh(f"d_model {width.text}", size=style.SMALL_SIZE, color=style.FORWARD)
-        line_name.next_to(axes.c2p(self.LINE_NAME_AT[key] * x_max, width.value), UP, buff=0.08)
+        line = Line(axes.c2p(0, width.value), axes.c2p(x_max, width.value), color=style.SERIES_A, stroke_width=3)
+        line_name = style.zh(f"d_model {width.text}", size=style.SMALL_SIZE, color=style.SERIES_A)
+        line_name.next_to(axes.c2p(self.LINE_NAME_AT[key] * x_max, width.value), UP, buff=ON_LINE)
         crossing = facts[f"{key}_crossing"]
         cross = VGroup(
             Dot(axes.c2p(crossing.value, width.value), radius=0.07, color=style.HIGHLIGHT),
             style.value(crossing, size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(
-                axes.c2p(crossing.value, 0), DOWN, buff=0.12
+                axes.c2p(crossing.value, 0), DOWN, buff=AT_POINT
             ),
         )
         head_text = style.zh(head, size=style.BODY_SIZE).move_to((axes.get_center()[0], self.HEADER_Y, 0))
         seq, cost = facts[f"{key}_seq"], facts[f"{key}_cost"]
         drop = DashedLine(axes.c2p(seq.value, 0), axes.c2p(seq.value, cost.value), color=style.TEXT, stroke_width=2)
         point = Dot(axes.c2p(seq.value, cost.value), radius=0.09, color=style.TEXT)
-        cost_text = style.value(cost, size=style.LABEL_SIZE).next_to(point, self.COST_SIDE[key], buff=0.12)
-        seq_text = style.value(seq, size=style.SMALL_SIZE).next_to(axes.c2p(seq.value, 0), DOWN, buff=0.12)
+        cost_text = style.value(cost, size=style.LABEL_SIZE).next_to(point, self.COST_SIDE[key], buff=AT_POINT)
+        seq_text = style.value(seq, size=style.SMALL_SIZE).next_to(axes.c2p(seq.value, 0), DOWN, buff=AT_POINT)
         return {
             "axes": axes,
             "names": names,
@@ -1176,7 +1196,7 @@ class SeqLenFlip(LectureScene):
             "verdict": None,
         }
 
-    def _point(self, key, cue, verdict_text, colour):
+    def _point(self, key: str, cue: str, verdict_text: tuple[str, str], colour: str) -> None:
         """The model's own operating point on its attention line, and which side of its crossing it falls."""
         panel = self.panels[key]
         (share_x, share_y), corner = self.VERDICT_AT[key]
