@@ -1,4 +1,4 @@
-"""Chapter 3a, optimizer: staging only; every number comes from tools.chapters.optimizer."""
+"""优化器：下山、鞍点与小重球 (optimizer): staging only; every number comes from tools.chapters.optimizer."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from manim import (
     Indicate,
     LaggedStart,
     Line,
+    Mobject,
     NumberLine,
-    Rectangle,
     ReplacementTransform,
     ShowIncreasingSubsets,
     Surface,
@@ -39,7 +39,7 @@ from manim import (
     np,
 )
 
-from scenes import style
+from scenes import style, widgets
 from scenes.base import LectureScene, LectureScene3D
 from scenes.widgets import (
     Column,
@@ -57,7 +57,7 @@ from scenes.widgets import (
 )
 
 
-# -- A15 ------------------------------------------------------------------------------
+# -- gradient_descent_ball ----------------------------------------------------------------
 class GradientDescentBall(LectureScene):
     """A ball rolls downhill with steps ∝ slope; two starts, two valleys; the column; two rulers."""
 
@@ -74,7 +74,7 @@ class GradientDescentBall(LectureScene):
     def make_axes() -> Axes:
         return sketch_axes([-3.6, 3.6, 1], [-2.3, 2.2, 1], 11.5, 4.6).move_to(0.35 * DOWN)
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         per_step = facts["per_step"].value
@@ -156,24 +156,18 @@ class GradientDescentBall(LectureScene):
                 run_time=beat.share(0.35),
             )
             moral = style.zh("最快，是相对于你怎么量一步", size=style.BODY_SIZE, color=style.HIGHLIGHT)
-            moral.next_to(ruler["square_name"], DOWN, buff=0.35)
+            moral.next_to(ruler["square_name"], DOWN, buff=style.EDGE)
             self.play(Write(moral), run_time=beat.share(0.35))
         self.finish()
 
-    def _column(self, column):
+    def _column(self, column) -> dict:
         """The negative gradient, one row per parameter: sign = direction, length = size."""
         names, bars = VGroup(), VGroup()
         for i, (name, value) in enumerate(column):
             if value == 0:
                 bar = Line(0.08 * LEFT, 0.08 * RIGHT, color=style.BACKWARD, stroke_width=5)
             else:
-                bar = Rectangle(
-                    width=abs(value) * self.BAR_UNIT,
-                    height=0.42,
-                    stroke_width=0,
-                    fill_color=style.BACKWARD,
-                    fill_opacity=0.85,
-                )
+                bar = widgets.bar(abs(value) * self.BAR_UNIT, 0.42, style.BACKWARD)
             side = self.AT_ZERO if value == 0 else self.GROWS_RIGHT if value > 0 else self.GROWS_LEFT
             label, bar = grid_row(
                 [style.zh(name, size=style.BODY_SIZE), bar], (self.NAME, side), self.COLUMN_TOP - self.ROW_PITCH * i
@@ -188,7 +182,7 @@ class GradientDescentBall(LectureScene):
         frame = VGroup(head, names, dots, axis)
         return {"frame": frame, "bars": bars, "zero": self.ZERO_X}
 
-    def _rulers(self):
+    def _rulers(self) -> dict[str, Mobject]:
         """Steepest step for two parameters, measured by a circle, then by a square."""
         facts = self.facts
         centre, radius = self.RULER_CENTRE, self.RULER_RADIUS
@@ -225,7 +219,7 @@ class GradientDescentBall(LectureScene):
         }
 
 
-# -- A16 ------------------------------------------------------------------------------
+# -- saddle_point -------------------------------------------------------------------------
 class SaddlePoint(LectureScene):
     """The pass between two peaks: one cut curves up, the other down; the Hessian's sign rule."""
 
@@ -234,8 +228,9 @@ class SaddlePoint(LectureScene):
     RIDGE_PANEL = np.array((3.7, 1.45, 0))  # centres of the two cross-sections' axes
     TRAIL_PANEL = np.array((3.7, -1.75, 0))
     RULE_CENTRE = np.array((-3.6, 0.4, 0))  # the Hessian sign rule, once the map is gone
+    CAVEAT_GAP = 0.7  # from the sign rule down to the caveat under it
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         on_map = lambda x, y: self.MAP_CENTRE + self.MAP_SCALE * np.array((x, y, 0.0))  # noqa: E731
@@ -254,11 +249,13 @@ class SaddlePoint(LectureScene):
             )
         )
         pass_ball = ball(style.HIGHLIGHT).move_to(on_map(0, 0))
-        pass_name = style.zh("垭口", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(pass_ball, LEFT, buff=0.6)
+        pass_name = style.zh("垭口", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(
+            pass_ball, LEFT, buff=style.GAP_XL
+        )
         pass_name.shift(0.55 * UP)
         flat = style.zh("梯度 = 0", size=style.LABEL_SIZE).next_to(pass_ball, RIGHT, buff=0.55).shift(0.35 * DOWN)
         sketch = style.zh("示意地形图", size=style.SMALL_SIZE, color=style.MUTED)
-        sketch.next_to(on_map(0, -facts["ridge"].value[-1, 0]), LEFT, buff=0.3).shift(0.2 * UP)
+        sketch.next_to(on_map(0, -facts["ridge"].value[-1, 0]), LEFT, buff=style.GAP_ML).shift(0.2 * UP)
 
         with self.narrate("saddle_worry") as beat:
             self.play(
@@ -272,10 +269,10 @@ class SaddlePoint(LectureScene):
             self.play(Write(flat), run_time=beat.share(0.35))
 
         reach = facts["ridge"].value[-1, 0]
-        ridge_cut = Line(on_map(0, -reach), on_map(0, reach), color=style.CURVES_UP, stroke_width=4)
-        trail_cut = Line(on_map(-reach, 0), on_map(reach, 0), color=style.CURVES_DOWN, stroke_width=4)
-        ridge_panel = self._profile(facts["ridge"].value, style.CURVES_UP, "沿山脊", "向上弯", self.RIDGE_PANEL)
-        trail_panel = self._profile(facts["trail"].value, style.CURVES_DOWN, "沿山路", "向下弯", self.TRAIL_PANEL)
+        ridge_cut = Line(on_map(0, -reach), on_map(0, reach), color=style.SERIES_A, stroke_width=4)
+        trail_cut = Line(on_map(-reach, 0), on_map(reach, 0), color=style.SERIES_B, stroke_width=4)
+        ridge_panel = self._profile(facts["ridge"].value, style.SERIES_A, "沿山脊", "向上弯", self.RIDGE_PANEL)
+        trail_panel = self._profile(facts["trail"].value, style.SERIES_B, "沿山路", "向下弯", self.TRAIL_PANEL)
         with self.narrate("saddle_ridge") as beat:
             self.play(Create(ridge_cut), run_time=beat.share(0.25))
             self.play(FadeIn(ridge_panel["axes"], ridge_panel["head"]), run_time=beat.share(0.15))
@@ -314,38 +311,40 @@ class SaddlePoint(LectureScene):
                 "这里故意不给概率", "各个方向怎么弯，并不互相独立", size=style.LABEL_SIZE, color=style.MUTED
             )
             caveat[0].set_color(style.HIGHLIGHT)
-            caveat.next_to(rule["rows"], DOWN, buff=0.7).align_to(rule["rows"], LEFT)
+            caveat.next_to(rule["rows"], DOWN, buff=self.CAVEAT_GAP).align_to(rule["rows"], LEFT)
             self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.4))
         self.finish()
 
     @staticmethod
-    def _profile(rows, colour, where, shape, centre):
+    def _profile(rows, colour, where, shape, centre) -> dict[str, Mobject]:
         """One cross-section through the pass, on its own small axes."""
         axes = sketch_axes([rows[0, 0], rows[-1, 0], 1], [0, 1.15 * rows[:, 1].max(), 1], 5.6, 1.9).move_to(centre)
         curve = curve_through(axes, rows, colour, 5)
         middle = rows[len(rows) // 2]
         marker = ball(style.HIGHLIGHT).move_to(axes.c2p(*middle))
         head = VGroup(style.zh(where, size=style.LABEL_SIZE), style.zh(shape, size=style.LABEL_SIZE, color=colour))
-        head.arrange(RIGHT, buff=0.3).next_to(axes, UP, buff=0.15).align_to(axes, LEFT)
-        shape_tag = style.zh("垭口", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(marker, DOWN, buff=0.15)
+        head.arrange(RIGHT, buff=style.GAP_ML).next_to(axes, UP, buff=style.GAP_SM).align_to(axes, LEFT)
+        shape_tag = style.zh("垭口", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(
+            marker, DOWN, buff=style.GAP_SM
+        )
         return {"axes": axes, "curve": curve, "ball": marker, "head": head, "shape": shape_tag}
 
     @classmethod
-    def _rule(cls, signs):
+    def _rule(cls, signs) -> dict[str, Mobject]:
         """Hessian eigenvalues: all positive → minimum; mixed → saddle (boxed: the pass is mixed)."""
 
-        def cut(up: bool):
+        def cut(up: bool) -> VMobject:
             sign = 1 if up else -1
             pts = [np.array((t, sign * t * t, 0.0)) for t in np.linspace(-0.35, 0.35, 15)]
-            return VMobject(
-                stroke_color=style.CURVES_UP if up else style.CURVES_DOWN, stroke_width=5
-            ).set_points_smoothly(pts)
+            return VMobject(stroke_color=style.SERIES_A if up else style.SERIES_B, stroke_width=5).set_points_smoothly(
+                pts
+            )
 
         rows = VGroup()
         for icons, words in (((True, True), "全为正 → 局部最小"), ((True, False), "有正有负 → 鞍点")):
-            icon = VGroup(*(cut(up) for up in icons)).arrange(RIGHT, buff=0.35)
+            icon = VGroup(*(cut(up) for up in icons)).arrange(RIGHT, buff=style.EDGE)
             rows.add(VGroup(icon, style.zh(words, size=style.BODY_SIZE)).arrange(RIGHT, buff=style.GAP_L))
-        rows.arrange(DOWN, aligned_edge=LEFT, buff=0.6).move_to(cls.RULE_CENTRE)
+        rows.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_XL).move_to(cls.RULE_CENTRE)
         head = style.zh("Hessian 的特征值", size=style.BODY_SIZE, color=style.MUTED)
         head.next_to(rows, UP, buff=style.GAP_L).align_to(rows, LEFT)
         mixed = bool(np.any(signs > 0) and np.any(signs < 0))
@@ -353,7 +352,7 @@ class SaddlePoint(LectureScene):
         return {"head": head, "rows": rows, "box": box}
 
 
-# -- A17 ------------------------------------------------------------------------------
+# -- saddle_3d_rotating -------------------------------------------------------------------
 class Saddle3dRotating(LectureScene3D):
     """z = x² − y² turning: up one way, down the other, one shape; then the flat pass where descent grinds."""
 
@@ -364,7 +363,7 @@ class Saddle3dRotating(LectureScene3D):
         """Surface coordinates (x, y, z) to scene points."""
         return np.asarray(rows, dtype=float) * cls.SCALE
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.set_camera_orientation(phi=64 * DEGREES, theta=-55 * DEGREES, zoom=0.9)
         heading = self.show_title()
@@ -377,7 +376,7 @@ class Saddle3dRotating(LectureScene3D):
             resolution=(n - 1, n - 1),
             checkerboard_colors=False,
             fill_color=style.SCHEMATIC,
-            fill_opacity=0.5,
+            fill_opacity=style.FILL_SOFT,
             stroke_color=style.TEXT,
             stroke_width=0.5,
         )
@@ -385,25 +384,25 @@ class Saddle3dRotating(LectureScene3D):
             self.play(Create(surface), run_time=beat.share(0.6))
             self.begin_ambient_camera_rotation(rate=0.3)
 
-        up = VMobject(stroke_color=style.CURVES_UP, stroke_width=6).set_points_smoothly(
+        up = VMobject(stroke_color=style.SERIES_A, stroke_width=6).set_points_smoothly(
             self.place(facts["cut_up"].value)
         )
-        down = VMobject(stroke_color=style.CURVES_DOWN, stroke_width=6).set_points_smoothly(
+        down = VMobject(stroke_color=style.SERIES_B, stroke_width=6).set_points_smoothly(
             self.place(facts["cut_down"].value)
         )
         legend = (
             VGroup(
                 VGroup(
-                    Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_UP, stroke_width=6),
+                    Line(ORIGIN, 0.5 * RIGHT, color=style.SERIES_A, stroke_width=6),
                     style.zh("这一刀：往上翘", size=style.LABEL_SIZE),
                 ).arrange(RIGHT, buff=style.GAP_M),
                 VGroup(
-                    Line(ORIGIN, 0.5 * RIGHT, color=style.CURVES_DOWN, stroke_width=6),
+                    Line(ORIGIN, 0.5 * RIGHT, color=style.SERIES_B, stroke_width=6),
                     style.zh("那一刀：往下沉", size=style.LABEL_SIZE),
                 ).arrange(RIGHT, buff=style.GAP_M),
             )
             .arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
-            .to_corner(UP + RIGHT, buff=0.45)
+            .to_corner(UP + RIGHT, buff=style.GAP_L)
         )
         self.fix_in_frame(legend)
         with self.narrate("spin_cuts") as beat:
@@ -444,8 +443,8 @@ class Saddle3dRotating(LectureScene3D):
 
         with self.narrate("spin_next") as beat:
             teaser = self.fix_in_frame(
-                style.zh("下一张：靠惯性滑过去", size=style.BODY_SIZE, color=style.GOOD)
-                .to_edge(LEFT, buff=0.6)
+                style.zh("下一张：靠惯性滑过去", size=style.BODY_SIZE, color=style.TEXT)
+                .to_edge(LEFT, buff=style.GAP_XL)
                 .shift(2.2 * DOWN)
             )
             self.begin_ambient_camera_rotation(rate=0.2)
@@ -453,7 +452,10 @@ class Saddle3dRotating(LectureScene3D):
         self.finish()
 
 
-# -- A18 ------------------------------------------------------------------------------
+# -- momentum_escape ----------------------------------------------------------------------
+MOMENTUM = style.SERIES_A  # the heavy ball, its inertia and its β: one series beside plain descent
+
+
 class MomentumEscape(LectureScene):
     """Plain GD stalls in the shallow pit; the heavy ball rolls through it on inertia."""
 
@@ -469,7 +471,7 @@ class MomentumEscape(LectureScene):
         # Low enough to clear the legend, high enough that the spots' names clear the caption band.
         return sketch_axes([-1, 13, 1], [-0.65, 2.75, 1], 12.4, 4.1, visible=False).move_to(0.25 * DOWN)
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         heading = self.show_title()
         per_step = facts["per_step"].value
@@ -487,7 +489,7 @@ class MomentumEscape(LectureScene):
                 style.zh(name, size=style.SMALL_SIZE, color=style.MUTED),
                 style.zh(f"x = {facts[key].text}", size=style.SMALL_SIZE, color=style.MUTED),
             )
-            text.arrange(RIGHT, buff=0.15).next_to(tick, DOWN, buff=style.GAP_S)
+            text.arrange(RIGHT, buff=style.GAP_SM).next_to(tick, DOWN, buff=style.GAP_S)
             spots.add(VGroup(tick, text))
         with self.narrate("heavy_loss") as beat:
             self.play(Write(formula), run_time=beat.share(0.2))
@@ -498,18 +500,20 @@ class MomentumEscape(LectureScene):
 
         plain_path = ball_route(axes, facts["route_plain"].value)
         heavy_path = ball_route(axes, facts["route_heavy"].value)
-        heavy_ball = ball(style.GOOD, 0.17).move_to(heavy_path[0])
+        heavy_ball = ball(MOMENTUM, 0.17).move_to(heavy_path[0])
         plain_ball = ball(style.HIGHLIGHT, 0.11).move_to(plain_path[0])
         legend = VGroup(
             VGroup(Dot(color=style.HIGHLIGHT, radius=0.1), style.zh("普通梯度下降", size=style.LABEL_SIZE)),
             VGroup(
-                Dot(color=style.GOOD, radius=0.1), style.zh(f"带动量，β = {facts['beta'].text}", size=style.LABEL_SIZE)
+                Dot(color=MOMENTUM, radius=0.1), style.zh(f"带动量，β = {facts['beta'].text}", size=style.LABEL_SIZE)
             ),
             style.zh(f"学习率都是 {facts['lr'].text}", size=style.LABEL_SIZE, color=style.MUTED),
         )
         for row in legend[:2]:
             row.arrange(RIGHT, buff=style.GAP_M)
-        legend.arrange(DOWN, aligned_edge=LEFT, buff=0.15).next_to(formula, DOWN, buff=0.3).align_to(formula, LEFT)
+        legend.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_SM).next_to(formula, DOWN, buff=style.GAP_ML).align_to(
+            formula, LEFT
+        )
         with self.narrate("heavy_two_balls") as beat:
             self.play(FadeIn(heavy_ball, scale=2), FadeIn(plain_ball, scale=2), run_time=beat.share(0.3))
             self.play(FadeIn(legend, shift=0.2 * LEFT), run_time=beat.share(0.4))
@@ -531,7 +535,7 @@ class MomentumEscape(LectureScene):
         with self.narrate("heavy_inertia") as beat:
             self.play(GrowArrow(arrows["inertia"]), FadeIn(arrows["inertia_label"]), run_time=beat.share(0.3))
             quote = style.caption_stack(
-                "运动不顺着力的方向走，", "因为有惯性。—— Polyak", size=style.LABEL_SIZE, color=style.GOOD
+                "运动不顺着力的方向走，", "因为有惯性。—— Polyak", size=style.LABEL_SIZE, color=MOMENTUM
             )
             quote.next_to(heading, DOWN, buff=style.GAP_L).align_to(heading, LEFT)
             self.play(FadeIn(quote, shift=0.2 * UP), run_time=beat.share(0.3))
@@ -544,8 +548,8 @@ class MomentumEscape(LectureScene):
                 run_time=beat.share(0.65),
             )
             stuck = style.zh("停在浅坑，梯度归零", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            stuck.next_to(plain_path[-1], UP, buff=0.35)
-            landed = style.zh("落进深谷", size=style.LABEL_SIZE, color=style.GOOD)
+            stuck.next_to(plain_path[-1], UP, buff=style.EDGE)
+            landed = style.zh("落进深谷", size=style.LABEL_SIZE, color=MOMENTUM)
             landed.next_to(heavy_path[-1], UP, buff=style.GAP_L)
             self.play(FadeIn(stuck), FadeIn(landed), run_time=beat.share(0.2))
 
@@ -572,17 +576,17 @@ class MomentumEscape(LectureScene):
         self.finish()
 
     @staticmethod
-    def _arrows(axes, facts, here, there):
+    def _arrows(axes, facts, here, there) -> dict[str, Mobject]:
         """At the crossing step: inertia, the gradient's pull (≈ 0) and the move, to the x scale of the plot."""
         x = axes.p2c(here)[0]
         rows = {"inertia": 2.05, "pull": 1.65, "move": 1.25}
         inertia_end = axes.c2p(x + facts["inertia"].value, rows["inertia"])
-        inertia = h_arrow(axes.c2p(x, rows["inertia"]), inertia_end, style.GOOD)
+        inertia = h_arrow(axes.c2p(x, rows["inertia"]), inertia_end, MOMENTUM)
         move = h_arrow(axes.c2p(x, rows["move"]), axes.c2p(axes.p2c(there)[0], rows["move"]), style.TEXT)
         pull = Dot(axes.c2p(x + facts["pull"].value, rows["pull"]), radius=0.06, color=style.BACKWARD)
         stem = DashedLine(here, axes.c2p(x, rows["inertia"] + 0.15), color=style.MUTED, stroke_width=2)
 
-        def label(words, fact, colour, row, right_of):
+        def label(words, fact, colour, row, right_of) -> VGroup:
             text = VGroup(
                 style.zh(words, size=style.LABEL_SIZE, color=colour),
                 style.zh(fact.text, size=style.LABEL_SIZE, color=colour),
@@ -595,50 +599,43 @@ class MomentumEscape(LectureScene):
             "inertia": inertia,
             "pull": pull,
             "move": move,
-            "inertia_label": label("惯性：β × 上一步", facts["inertia"], style.GOOD, rows["inertia"], left_end),
+            "inertia_label": label("惯性：β × 上一步", facts["inertia"], MOMENTUM, rows["inertia"], left_end),
             "pull_label": label("梯度往回拉", facts["pull"], style.BACKWARD, rows["pull"], left_end),
             "move_label": label("这一步移动", facts["move"], style.TEXT, rows["move"], left_end),
         }
 
     @classmethod
-    def _weights(cls, facts):
+    def _weights(cls, facts) -> dict[str, Mobject]:
         """Bars of β^k: how much of the gradient k steps back is still in today's move."""
         formula = style.math(
             "v_t = beta dot v_(t-1) - eta g_t = -eta sum_(k>=0) beta^k g_(t-k)", size=style.MATH_SIZE
         ).move_to(cls.WEIGHTS_FORMULA)
         meaning = style.zh("v：每一步的移动　g：梯度　η：学习率", size=style.LABEL_SIZE, color=style.MUTED)
-        meaning.next_to(formula, DOWN, buff=0.3)
-        bars = VGroup(
-            *(
-                Rectangle(
-                    width=cls.BAR_WIDTH,
-                    height=cls.BAR_TALL * w,
-                    stroke_width=0,
-                    fill_color=style.GOOD,
-                    fill_opacity=0.85,
-                )
-                for w in facts["weights"].value
-            )
-        )
+        meaning.next_to(formula, DOWN, buff=style.GAP_ML)
+        bars = VGroup(*(widgets.bar(cls.BAR_WIDTH, cls.BAR_TALL * w, MOMENTUM) for w in facts["weights"].value))
         bars.arrange(RIGHT, buff=cls.BAR_PITCH - cls.BAR_WIDTH, aligned_edge=DOWN).move_to(
             cls.BARS_BASE, aligned_edge=DOWN
         )
         below = VGroup(
             *(
                 style.math("g_t" if k == 0 else f"g_(t-{k})", size=style.MATH_LABEL_SIZE, color=style.BACKWARD).next_to(
-                    bar, DOWN, buff=0.15
+                    bar, DOWN, buff=style.GAP_SM
                 )
                 for k, bar in enumerate(bars)
             )
         )
         above = VGroup(
             *(
-                style.math(f"beta^{k}", size=style.MATH_LABEL_SIZE, color=style.GOOD).next_to(bar, UP, buff=style.GAP_S)
+                style.math(f"beta^{k}", size=style.MATH_LABEL_SIZE, color=MOMENTUM).next_to(bar, UP, buff=style.GAP_S)
                 for k, bar in enumerate(bars)
             )
         )
         older = Arrow(
-            bars[2].get_bottom(), bars[-1].get_bottom() + 0.3 * RIGHT, buff=0, color=style.MUTED, stroke_width=3
+            bars[2].get_bottom(),
+            bars[-1].get_bottom() + 0.3 * RIGHT,
+            buff=style.FLUSH,
+            color=style.MUTED,
+            stroke_width=3,
         ).shift(1.05 * DOWN)
         older_name = style.zh("越老的梯度", size=style.SMALL_SIZE, color=style.MUTED)
         older_name.next_to(older, LEFT, buff=style.GAP_M)
@@ -653,7 +650,7 @@ class MomentumEscape(LectureScene):
         }
 
     @classmethod
-    def _polyak(cls, facts):
+    def _polyak(cls, facts) -> dict[str, Mobject]:
         """Polyak's empirical range, with the β of this figure and Adam's β₁ on it."""
         lo, hi = 0.75, 1.0
         line = NumberLine(
@@ -662,9 +659,9 @@ class MomentumEscape(LectureScene):
         line.shift(cls.POLYAK_START - line.n2p(lo))
         at = line.n2p
         a, b = facts["polyak_low"], facts["polyak_high"]
-        band = Rectangle(
-            width=at(b.value)[0] - at(a.value)[0], height=0.3, stroke_width=0, fill_color=style.GOOD, fill_opacity=0.35
-        ).move_to((at(a.value) + at(b.value)) / 2)
+        band = widgets.bar(at(b.value)[0] - at(a.value)[0], 0.3, MOMENTUM, opacity=style.FILL_FAINT).move_to(
+            (at(a.value) + at(b.value)) / 2
+        )
         ends = VGroup(
             *(
                 style.zh(f.text, size=style.SMALL_SIZE, color=style.MUTED).next_to(
@@ -675,37 +672,43 @@ class MomentumEscape(LectureScene):
         )
         beta, adam = facts["beta"], facts["adam_beta1"]
         ours = VGroup(
-            style.zh(f"本图 β = {beta.text}", size=style.SMALL_SIZE, color=style.GOOD),
-            Line(UP * 0.2, DOWN * 0.2, color=style.GOOD, stroke_width=4),
-        ).arrange(DOWN, buff=0.05)
-        ours.next_to(at(beta.value) + 0.15 * UP, UP, buff=0).shift(0.05 * DOWN)
+            style.zh(f"本图 β = {beta.text}", size=style.SMALL_SIZE, color=MOMENTUM),
+            Line(UP * 0.2, DOWN * 0.2, color=MOMENTUM, stroke_width=4),
+        ).arrange(DOWN, buff=style.GAP_XS)
+        ours.next_to(at(beta.value) + 0.15 * UP, UP, buff=style.FLUSH).shift(0.05 * DOWN)
         adam_mark = VGroup(
             Line(UP * 0.2, DOWN * 0.2, color=style.HIGHLIGHT, stroke_width=4),
             style.zh(f"Adam 默认 β₁ = {adam.text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT),
         )
-        adam_mark.arrange(DOWN, buff=0.05).next_to(at(adam.value) + 0.15 * DOWN, DOWN, buff=0).shift(0.05 * UP)
+        adam_mark.arrange(DOWN, buff=style.GAP_XS).next_to(at(adam.value) + 0.15 * DOWN, DOWN, buff=style.FLUSH).shift(
+            0.05 * UP
+        )
         head = style.zh(
             f"Polyak {facts['polyak_year'].text}「小重球法」：比 {facts['backprop_year'].text} 年的反向传播论文早 "
             f"{facts['years_earlier'].text} 年",
             size=style.LABEL_SIZE,
         ).move_to(cls.POLYAK_HEAD)
-        name = style.zh("Polyak 的经验取值", size=style.LABEL_SIZE, color=style.GOOD).next_to(line, LEFT, buff=0.3)
+        name = style.zh("Polyak 的经验取值", size=style.LABEL_SIZE, color=MOMENTUM).next_to(
+            line, LEFT, buff=style.GAP_ML
+        )
         return {"head": head, "line": line, "band": band, "ends": VGroup(ends, name), "ours": ours, "adam": adam_mark}
 
 
-# -- A19 ------------------------------------------------------------------------------
+# -- learning_rate_two_paths --------------------------------------------------------------
 class LearningRateTwoPaths(LectureScene):
     """The learning rate's units; one narrow valley, two learning rates; the threshold and the step counts."""
 
     MAP_CENTRE = np.array((0.0, 1.6, 0))
     MAP_SCALE = 0.5
     TAG_Y = -0.05
-    # Ⓑ's two tables, side by side under the map; columns are left edges from each table's left.
+    # The two tables, side by side under the map; columns are left edges from each table's left.
     THRESHOLD_CENTRE = np.array((-3.4, -1.25, 0))
     THRESHOLD_COLUMNS = (Column(0.0), Column(2.25), Column(4.85))
     HALFWAY_CENTRE = np.array((3.6, -1.25, 0))
     HALFWAY_COLUMNS = (Column(0.0), Column(1.8), Column(3.3))
     CAVEAT = 2.55 * DOWN  # under the tables, above the caption band
+    TERM_GAP = 0.7  # between the update rule's terms: room for each term's unit under it
+    SHOWN = 0.3  # the opacity a path already shown fades to, once the next one starts
 
     @classmethod
     def on_map(cls, rows) -> np.ndarray:
@@ -713,7 +716,7 @@ class LearningRateTwoPaths(LectureScene):
         rows = np.atleast_2d(np.asarray(rows, dtype=float))
         return cls.MAP_CENTRE + cls.MAP_SCALE * np.column_stack([rows, np.zeros(len(rows))])
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         units = self._units()
@@ -725,7 +728,7 @@ class LearningRateTwoPaths(LectureScene):
 
         with self.narrate("lr_not_universal") as beat:
             tag = style.zh("不是一个通用常数", size=style.BODY_SIZE, color=style.HIGHLIGHT)
-            tag.next_to(units["lr_unit"], DOWN, buff=0.35)
+            tag.next_to(units["lr_unit"], DOWN, buff=style.EDGE)
             self.play(
                 Indicate(units["lr_unit"], color=style.HIGHLIGHT), FadeIn(tag, shift=0.2 * UP), run_time=beat.share(0.5)
             )
@@ -753,8 +756,8 @@ class LearningRateTwoPaths(LectureScene):
             self.play(FadeIn(shape), run_time=beat.share(0.2))
 
         start_x = facts["start"].value[0]
-        over = self._path(facts["path_over"].value, style.BAD)
-        over_tag = self._tag(f"大：η·λ陡 = {facts['lr_over'].text}，比门槛高 {facts['margin'].text}", style.BAD)
+        over = self._path(facts["path_over"].value, style.VERDICT_BAD)
+        over_tag = self._tag(f"大：η·λ陡 = {facts['lr_over'].text}，比门槛高 {facts['margin'].text}", style.VERDICT_BAD)
         with self.narrate("lr_too_large") as beat:
             self.play(FadeIn(over["ball"], scale=2), FadeIn(over_tag), run_time=beat.share(0.15))
             self.play(*over["play"], run_time=beat.share(0.7))
@@ -764,7 +767,7 @@ class LearningRateTwoPaths(LectureScene):
         with self.narrate("lr_too_small") as beat:
             self.play(
                 FadeOut(over["ball"], over_tag),
-                over["trail"].animate.set_opacity(0.3),
+                over["trail"].animate.set_opacity(self.SHOWN),
                 FadeIn(small["ball"], scale=2),
                 FadeIn(small_tag),
                 run_time=beat.share(0.15),
@@ -776,7 +779,7 @@ class LearningRateTwoPaths(LectureScene):
                 for x in (start_x, facts["path_small"].value[-1, 0], 0.0)
             ]
             whole = DashedLine(ends[0], ends[2], color=style.MUTED, stroke_width=2)
-            brace = Brace(Line(ends[0], ends[1]), DOWN, buff=0.05, color=style.HIGHLIGHT)
+            brace = Brace(Line(ends[0], ends[1]), DOWN, buff=style.GAP_XS, color=style.HIGHLIGHT)
             share = style.zh(
                 f"{facts['crawl_steps'].text} 步，只走了到谷底的 {facts['crawl_fraction'].text}",
                 size=style.LABEL_SIZE,
@@ -785,15 +788,15 @@ class LearningRateTwoPaths(LectureScene):
             self.play(FadeOut(small_tag), run_time=beat.share(0.07))
             self.play(Create(whole), FadeIn(brace), FadeIn(share), run_time=beat.share(0.18))
 
-        under = self._path(facts["path_under"].value, style.GOOD)
+        under = self._path(facts["path_under"].value, style.VERDICT_GOOD)
         under_tag = self._tag(
-            f"贴着门槛：η·λ陡 = {facts['lr_under'].text}，比门槛低 {facts['margin'].text}", style.GOOD
+            f"贴着门槛：η·λ陡 = {facts['lr_under'].text}，比门槛低 {facts['margin'].text}", style.VERDICT_GOOD
         )
-        table = self._tables()
+        table = self._threshold_and_halfway()
         with self.narrate("lr_just_under") as beat:
             self.play(
                 FadeOut(small["ball"], brace, share, whole),
-                small["trail"].animate.set_opacity(0.3),
+                small["trail"].animate.set_opacity(self.SHOWN),
                 FadeIn(under["ball"], scale=2),
                 FadeIn(under_tag),
                 run_time=beat.share(0.15),
@@ -802,15 +805,17 @@ class LearningRateTwoPaths(LectureScene):
             half = DashedLine(
                 self.on_map((start_x / 2, -2.4))[0],
                 self.on_map((start_x / 2, 2.4))[0],
-                color=style.GOOD,
+                color=style.VERDICT_GOOD,
                 stroke_width=2,
             )
-            half_name = style.zh("一半", size=style.SMALL_SIZE, color=style.GOOD).next_to(half, UP, buff=0.05)
+            half_name = style.zh("一半", size=style.SMALL_SIZE, color=style.VERDICT_GOOD).next_to(
+                half, UP, buff=style.GAP_XS
+            )
             self.play(
                 Create(half),
                 FadeIn(half_name),
                 FadeIn(table["halfway_head"], table["halfway_rows"][0]),
-                Indicate(under["marks"][facts["halfway_run"].value], color=style.GOOD, scale_factor=2.5),
+                Indicate(under["marks"][facts["halfway_run"].value], color=style.VERDICT_GOOD, scale_factor=2.5),
                 run_time=beat.share(0.3),
             )
 
@@ -832,8 +837,8 @@ class LearningRateTwoPaths(LectureScene):
             self.play(Indicate(table["halfway_rows"][1], color=style.HIGHLIGHT), run_time=beat.share(0.25))
         self.finish()
 
-    @staticmethod
-    def _units():
+    @classmethod
+    def _units(cls) -> dict[str, Mobject]:
         """新参数 = 参数 − 学习率 × 梯度, with each term's unit underneath."""
         rule = VGroup(
             *(
@@ -848,10 +853,10 @@ class LearningRateTwoPaths(LectureScene):
                     ("梯度", style.BACKWARD),
                 )
             )
-        ).arrange(RIGHT, buff=0.7)
+        ).arrange(RIGHT, buff=cls.TERM_GAP)
         rule.move_to(1.3 * UP)
 
-        def unit(words, term, colour=style.MUTED):
+        def unit(words, term, colour=style.MUTED) -> Mobject:
             return style.zh(words, size=style.LABEL_SIZE, color=colour).next_to(term, DOWN, buff=style.GAP_L)
 
         return {
@@ -862,7 +867,7 @@ class LearningRateTwoPaths(LectureScene):
             "lr_unit": unit("参数² ÷ loss", rule[4], style.HIGHLIGHT),
         }
 
-    def _path(self, rows, colour):
+    def _path(self, rows, colour) -> dict:
         """A ball and the trail of its iterates, revealed one step at a time."""
         points = self.on_map(rows)
         trail = VGroup(*(Line(a, b, color=colour, stroke_width=3) for a, b in itertools.pairwise(points)))
@@ -875,25 +880,27 @@ class LearningRateTwoPaths(LectureScene):
         ]
         return {"ball": head, "trail": VGroup(trail, marks), "marks": marks, "play": play}
 
-    def _tag(self, words, colour):
+    def _tag(self, words, colour) -> Mobject:
         """Which learning rate a path uses, in the row under the map."""
         return style.zh(words, size=style.LABEL_SIZE, color=colour).move_to((0, self.TAG_Y, 0))
 
-    def _tables(self):
-        """Ⓑ: the threshold ±5% (left) and the steps to halfway (right)."""
+    def _threshold_and_halfway(self) -> dict[str, VGroup]:
+        """The two tables under the map: the threshold ±5% (left) and the steps to halfway (right)."""
         f = self.facts
 
-        def left_row(texts, colour=style.TEXT):
+        def left_row(texts, colour=style.TEXT) -> VGroup:
             return text_row(texts, self.THRESHOLD_COLUMNS, color=colour)
 
-        def right_row(texts, colour=style.TEXT):
+        def right_row(texts, colour=style.TEXT) -> VGroup:
             return text_row(texts, self.HALFWAY_COLUMNS, color=colour)
 
         threshold_head = left_row(("η·λ陡", f"{f['stable_steps'].text} 步后陡方向", ""), style.MUTED)
         threshold_rows = VGroup(
-            left_row((f"{f['lr_under'].text}（−{f['margin'].text}）", f"×{f['shrink'].text}", "收敛"), style.GOOD),
+            left_row(
+                (f"{f['lr_under'].text}（−{f['margin'].text}）", f"×{f['shrink'].text}", "收敛"), style.VERDICT_GOOD
+            ),
             left_row((f"{f['threshold'].text}（门槛）", "", "")),
-            left_row((f"{f['lr_over'].text}（+{f['margin'].text}）", f"×{f['grow'].text}", "发散"), style.BAD),
+            left_row((f"{f['lr_over'].text}（+{f['margin'].text}）", f"×{f['grow'].text}", "发散"), style.VERDICT_BAD),
         )
         left = VGroup(threshold_head, *threshold_rows).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
         left.move_to(self.THRESHOLD_CENTRE)
@@ -903,7 +910,7 @@ class LearningRateTwoPaths(LectureScene):
         )
         halfway_head.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
         halfway_rows = VGroup(
-            right_row((f["kappa"].text, f["halfway"].text, f["halfway_run"].text), style.GOOD),
+            right_row((f["kappa"].text, f["halfway"].text, f["halfway_run"].text), style.VERDICT_GOOD),
             right_row((f["kappa_far"].text, f["halfway_far"].text, "外推"), style.HIGHLIGHT),
         )
         right = VGroup(halfway_head, *halfway_rows).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
@@ -916,7 +923,7 @@ class LearningRateTwoPaths(LectureScene):
         }
 
 
-# -- A20 ------------------------------------------------------------------------------
+# -- optimal_step_parabola ----------------------------------------------------------------
 class OptimalStepParabola(LectureScene):
     """On f = a·x², |f′| / f″ is the distance to the bottom: two parabolas, four numbers each."""
 
@@ -925,7 +932,7 @@ class OptimalStepParabola(LectureScene):
     TABLE_TOP, ROW_PITCH = 2.35, 0.62  # the header's centre; row to row
     LESSON = np.array((3.9, -1.4, 0))  # the optimal-step rule, under the table; the optimizers under it
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         axes = sketch_axes([-4, 4, 1], [-0.3, 8.5, 1], 6.4, 5.0).move_to(self.PLOT_CENTRE)
@@ -934,7 +941,7 @@ class OptimalStepParabola(LectureScene):
             name: curve_through(axes, self._clip(facts[f"{name}_curve"].value), style.DATA, 4)
             for name in ("gentle", "steep")
         }
-        table = self._table()
+        table = self._quantities()
         with self.narrate("opt_question") as beat:
             self.play(Create(axes), FadeIn(x_name), run_time=beat.share(0.3))
             self.play(Create(curves["gentle"]), run_time=beat.share(0.5))
@@ -998,10 +1005,11 @@ class OptimalStepParabola(LectureScene):
         self.finish()
 
     @staticmethod
-    def _clip(rows, top: float = 8.5):
+    def _clip(rows, top: float = 8.5) -> np.ndarray:
+        """The rows of a sampled curve that stay under the plot's top."""
         return rows[rows[:, 1] <= top]
 
-    def _marks(self, axes, name):
+    def _marks(self, axes, name) -> dict[str, Mobject]:
         """The point, its tangent (slope f′), the optimal step |f′|/f″ and where it lands."""
         f = self.facts
         x, slope, step = f[f"{name}_x"].value, f[f"{name}_slope"].value, f[f"{name}_step"].value
@@ -1014,7 +1022,7 @@ class OptimalStepParabola(LectureScene):
         land = x - np.sign(slope) * step
         arrow = h_arrow(here, axes.c2p(land, height), style.HIGHLIGHT)
         label = style.zh(f[f"{name}_step"].text, size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        label.next_to(arrow.point_from_proportion(0.3 if step > 2 else 0.6), UP, buff=0.15)
+        label.next_to(arrow.point_from_proportion(0.3 if step > 2 else 0.6), UP, buff=style.GAP_SM)
         bottom = Dot(axes.c2p(land, 0), radius=0.07, color=style.HIGHLIGHT)
         drop = DashedLine(axes.c2p(land, height), axes.c2p(land, 0), color=style.HIGHLIGHT, stroke_width=2)
         return {
@@ -1026,27 +1034,24 @@ class OptimalStepParabola(LectureScene):
             "bottom": bottom,
         }
 
-    def _table(self):
+    QUANTITIES = (  # each row: its name, its facts' key, its colour
+        ("a", "a", style.TEXT),
+        ("x", "x", style.TEXT),
+        ("f′ = 2ax", "slope", style.BACKWARD),
+        ("f″ = 2a", "curvature", style.TEXT),
+        ("|f′| ÷ f″", "step", style.HIGHLIGHT),
+    )
+
+    def _quantities(self) -> dict[str, VGroup]:
         """One row per quantity, one column per parabola; ``table["gentle"][k]`` is row k of that column."""
         f = self.facts
-        head = text_row(("", "缓的", "陡的"), self.TABLE, self.TABLE_TOP, color=style.MUTED)
-        rows = VGroup()
-        for i, (name, key, colour) in enumerate(
-            (
-                ("a", "a", style.TEXT),
-                ("x", "x", style.TEXT),
-                ("f′ = 2ax", "slope", style.BACKWARD),
-                ("f″ = 2a", "curvature", style.TEXT),
-                ("|f′| ÷ f″", "step", style.HIGHLIGHT),
-            )
-        ):
-            rows.add(
-                text_row(
-                    (name, f[f"gentle_{key}"].text, f[f"steep_{key}"].text),
-                    self.TABLE,
-                    self.TABLE_TOP - self.ROW_PITCH * (i + 1),
-                    color=colour,
-                )
-            )
+        head, rows = widgets.table(
+            ("", "缓的", "陡的"),
+            [(name, f[f"gentle_{key}"].text, f[f"steep_{key}"].text) for name, key, _ in self.QUANTITIES],
+            self.TABLE,
+            self.TABLE_TOP,
+            self.ROW_PITCH,
+            colors=[colour for _, _, colour in self.QUANTITIES],
+        )
         names, gentle, steep = (VGroup(*(row[c] for row in rows)) for c in range(3))
         return {"names": names, "head": head, "gentle": gentle, "steep": steep}
