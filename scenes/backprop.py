@@ -1,4 +1,7 @@
-"""Chapter 1, backprop: staging only; every number comes from tools.chapters.backprop."""
+"""The backprop chapter (反向传播：三倍算力与扔不掉的激活), staging only.
+
+Every number comes from tools.chapters.backprop.
+"""
 
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ from manim import (
     Square,
     Succession,
     SurroundingRectangle,
+    Text,
     Transform,
     TransformFromCopy,
     ValueTracker,
@@ -49,7 +53,7 @@ from manim import (
     np,
 )
 
-from scenes import style
+from scenes import style, widgets
 from scenes.base import LectureScene
 from scenes.widgets import Column, sketch_axes, text_row
 
@@ -68,7 +72,7 @@ class ExchangeRate(LectureScene):
     CHAIN_START, CHAIN_PITCH = -4.3, 2.25  # ③ the first node of the chain, and node to node
     PRODUCT_X = 5.3
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         with self.narrate("rate_intro") as beat:
@@ -99,14 +103,14 @@ class ExchangeRate(LectureScene):
         ).arrange(DOWN, buff=style.GAP_S)
         return tag.move_to((self.TAG_X, y, 0))
 
-    def _ruler(self, label: str, y: float, start, colour):
+    def _ruler(self, label: str, y: float, start, colour: str) -> tuple[Text, Line, Dot, Text]:
         name = style.zh(label, size=style.LABEL_SIZE, color=style.MUTED).move_to((self.RULER_NAME_X, y, 0))
         line = Line((self.RULER_SPAN[0], y, 0), (self.RULER_SPAN[1], y, 0), color=style.MUTED, stroke_width=2)
         dot = Dot((self.RULER_START, y, 0), radius=0.09, color=colour)
         reading = style.value(start, color=colour).next_to(dot, UP, buff=style.GAP_S)
         return name, line, dot, reading
 
-    def _nudge(self, dot, reading, end_fact, distance, colour, run_time):
+    def _nudge(self, dot, reading, end_fact, distance, colour, run_time) -> Line:
         """Move a dot by `distance`, leave the stretch it covered, update its reading."""
         start = dot.get_center()
         stretch = Line(start, start + distance * RIGHT, color=colour, stroke_width=7)
@@ -116,7 +120,7 @@ class ExchangeRate(LectureScene):
         )
         return stretch
 
-    def _divide(self, facts, tag):
+    def _divide(self, facts, tag) -> None:
         in_parts = self._ruler("输入", self.INPUT_Y, facts["x_before"], style.HIGHLIGHT)
         out_parts = self._ruler("输出", self.OUTPUT_Y, facts["y_before"], style.FORWARD)
         with self.narrate("rate_nudge") as beat:
@@ -140,7 +144,7 @@ class ExchangeRate(LectureScene):
             )
             # Lay the input's stretch along the output's, as many times as it fits: that count is the rate.
             copies = VGroup(*(in_stretch.copy() for _ in range(round(facts["rate_a"].value))))
-            copies.arrange(RIGHT, buff=0.05).next_to(out_stretch, DOWN, buff=0.06).align_to(out_stretch, LEFT)
+            copies.arrange(RIGHT, buff=style.GAP_XS).next_to(out_stretch, DOWN, buff=0.06).align_to(out_stretch, LEFT)
             self.play(
                 LaggedStart(*(TransformFromCopy(in_stretch, c) for c in copies), lag_ratio=0.6),
                 run_time=beat.share(0.3),
@@ -148,21 +152,25 @@ class ExchangeRate(LectureScene):
             equation = style.math(
                 f"{facts['moved_1'].text} div {facts['moved_0'].text} = {facts['rate_a'].text}", size=style.TITLE_SIZE
             ).move_to(self.EQUATION)
-            name = style.zh("兑换率", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(equation, DOWN, buff=0.15)
+            name = style.zh("兑换率", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(
+                equation, DOWN, buff=style.GAP_SM
+            )
             self.play(TransformFromCopy(VGroup(moved_out, moved_in), equation), run_time=beat.share(0.25))
             self.play(FadeIn(name, shift=0.1 * UP), run_time=beat.share(0.15))
         with self.narrate("rate_limit") as beat:
-            note = style.zh("差商，不是极限", size=style.SMALL_SIZE, color=style.MUTED).next_to(name, RIGHT, buff=0.3)
+            note = style.zh("差商，不是极限", size=style.SMALL_SIZE, color=style.MUTED).next_to(
+                name, RIGHT, buff=style.GAP_ML
+            )
             self.play(FadeIn(note), Indicate(equation, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
-    def _gradient(self, tag):
+    def _gradient(self, tag) -> None:
         params = VGroup(*(Circle(radius=0.2, color=style.TEXT, stroke_width=2) for _ in range(6)))
         params.arrange(RIGHT, buff=style.GAP_L).move_to(self.PARAMS)
         dots = style.zh("⋯", size=style.BODY_SIZE, color=style.MUTED).next_to(params, RIGHT, buff=style.GAP_M)
         name = style.zh("参数", size=style.LABEL_SIZE, color=style.MUTED).next_to(params, LEFT, buff=style.GAP_M)
         chips = VGroup(
             *(
-                Square(0.3, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=0.85).next_to(
+                Square(0.3, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=style.FILL_SOLID).next_to(
                     p, DOWN, buff=style.GAP_M
                 )
                 for p in params
@@ -188,11 +196,11 @@ class ExchangeRate(LectureScene):
             )
             bracket = SurroundingRectangle(chips, color=style.BACKWARD, buff=style.GAP_S, corner_radius=0.08)
             label = style.zh("每个参数一个兑换率，排成一排", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
-                bracket, RIGHT, buff=0.3
+                bracket, RIGHT, buff=style.GAP_ML
             )
             self.play(Create(bracket), FadeIn(label, shift=0.2 * LEFT), run_time=beat.share(0.25))
 
-    def _chain(self, facts, tag):
+    def _chain(self, facts, tag) -> SurroundingRectangle:
         y = self.CHAIN_Y
         nodes = VGroup(
             *(
@@ -211,7 +219,7 @@ class ExchangeRate(LectureScene):
                 Arrow(
                     nodes[i].get_right(),
                     links[i].get_left(),
-                    buff=0.05,
+                    buff=style.GAP_XS,
                     stroke_width=2,
                     max_tip_length_to_length_ratio=0.35,
                     color=style.MUTED,
@@ -219,7 +227,7 @@ class ExchangeRate(LectureScene):
                 Arrow(
                     links[i].get_right(),
                     nodes[i + 1].get_left(),
-                    buff=0.05,
+                    buff=style.GAP_XS,
                     stroke_width=2,
                     max_tip_length_to_length_ratio=0.35,
                     color=style.MUTED,
@@ -234,7 +242,8 @@ class ExchangeRate(LectureScene):
                 run_time=beat.share(0.6),
             )
         moved = [
-            style.value(facts[f"moved_{i}"], color=style.HIGHLIGHT).next_to(nodes[i], DOWN, buff=0.15) for i in range(4)
+            style.value(facts[f"moved_{i}"], color=style.HIGHLIGHT).next_to(nodes[i], DOWN, buff=style.GAP_SM)
+            for i in range(4)
         ]
         with self.narrate("rate_travel") as beat:
             self.play(
@@ -264,7 +273,7 @@ class ExchangeRate(LectureScene):
             group.move_to((self.PRODUCT_X, y, 0))
             self.play(TransformFromCopy(VGroup(moved[3], moved[0]), total), run_time=beat.share(0.25))
             self.play(TransformFromCopy(VGroup(*(link[1] for link in links)), product), run_time=beat.share(0.25))
-            box = SurroundingRectangle(group, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
+            box = SurroundingRectangle(group, color=style.HIGHLIGHT, buff=style.GAP_SM, corner_radius=0.08)
             self.play(Create(box), run_time=beat.share(0.1))
             shrink = links[facts["shrinking_link"].value[0] - 1]
             note = style.zh("缩小", size=style.SMALL_SIZE, color=style.BACKWARD).next_to(shrink, UP, buff=style.GAP_S)
@@ -287,7 +296,7 @@ class FiniteDifferences(LectureScene):
     TOTAL = 1.6 * DOWN  # seconds ÷ a year
     PASSES = np.array((-3.0, 1.1, 0))  # where the network was: many forwards, then one backward
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         counter = facts["counter"].value
         self.show_title()
@@ -322,7 +331,7 @@ class FiniteDifferences(LectureScene):
             self.play(FadeIn(run), run_time=beat.share(0.1))
             self._forward_sweep(blocks, loss, beat.share(0.4))
             asked = style.zh("变了多少？", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            asked.next_to(loss, DOWN, buff=0.15).shift(0.4 * RIGHT)
+            asked.next_to(loss, DOWN, buff=style.GAP_SM).shift(0.4 * RIGHT)
             self.play(FadeIn(asked, shift=0.1 * UP), run_time=beat.share(0.15))
 
         with self.narrate("brute_next") as beat:
@@ -379,12 +388,12 @@ class FiniteDifferences(LectureScene):
                 FadeIn(sum_line, shift=0.2 * UP), Indicate(spent, color=style.HIGHLIGHT), run_time=beat.share(0.45)
             )
             nearly = style.zh(facts["nearly"].text, size=style.TITLE_SIZE, color=style.HIGHLIGHT)
-            nearly.next_to(sum_line, DOWN, buff=0.3)
+            nearly.next_to(sum_line, DOWN, buff=style.GAP_ML)
             self.play(GrowFromCenter(nearly), run_time=beat.share(0.3))
 
         with self.narrate("brute_one_step") as beat:
             one_step = style.zh("而这，还只是一步", size=style.BODY_SIZE, color=style.BACKWARD)
-            one_step.next_to(nearly, RIGHT, buff=0.6)
+            one_step.next_to(nearly, RIGHT, buff=style.GAP_XL)
             self.play(
                 FadeIn(one_step, shift=0.2 * LEFT), Circumscribe(frame, color=style.BACKWARD), run_time=beat.share(0.5)
             )
@@ -396,7 +405,7 @@ class FiniteDifferences(LectureScene):
                     Arrow(
                         2 * LEFT,
                         2 * RIGHT,
-                        buff=0,
+                        buff=style.FLUSH,
                         stroke_width=2,
                         color=style.FORWARD,
                         max_tip_length_to_length_ratio=0.06,
@@ -411,7 +420,9 @@ class FiniteDifferences(LectureScene):
             self.play(
                 LaggedStart(*(GrowArrow(a) for a in many), lag_ratio=0.1), FadeIn(many_name), run_time=beat.share(0.3)
             )
-            one = Arrow(2 * RIGHT, 2 * LEFT, buff=0, stroke_width=8, color=style.BACKWARD).move_to(self.PASSES)
+            one = Arrow(2 * RIGHT, 2 * LEFT, buff=style.FLUSH, stroke_width=8, color=style.BACKWARD).move_to(
+                self.PASSES
+            )
             one_name = style.zh("压成一次反向", size=style.BODY_SIZE, color=style.BACKWARD)
             one_name.next_to(one, DOWN, buff=style.GAP_M)
             self.play(
@@ -422,19 +433,11 @@ class FiniteDifferences(LectureScene):
             )
         self.finish()
 
-    def _network(self):
+    def _network(self) -> tuple[list[VGroup], VGroup, VGroup]:
         """Five layers, each a panel with its parameters drawn as dots inside it."""
         blocks, grids = [], VGroup()
         for i in range(5):
-            panel = RoundedRectangle(
-                width=0.8,
-                height=2.0,
-                corner_radius=0.08,
-                color=style.FORWARD,
-                stroke_width=2,
-                fill_color=style.PANEL,
-                fill_opacity=1,
-            )
+            panel = widgets.panel(0.8, 2.0, corner_radius=0.08, stroke_width=2).set_stroke(style.FORWARD)
             panel.move_to((self.LAYER_START + i * self.LAYER_PITCH, self.NETWORK_Y, 0))
             grid = VGroup(*(Dot(radius=0.04, color=style.MUTED) for _ in range(18))).arrange_in_grid(6, 3, buff=0.18)
             grids.add(grid.move_to(panel))
@@ -446,20 +449,20 @@ class FiniteDifferences(LectureScene):
         return blocks, grids, loss
 
     @classmethod
-    def _reading(cls, text: str, y: float):
+    def _reading(cls, text: str, y: float) -> Text:
         return style.zh(text, size=style.TITLE_SIZE, color=style.TEXT).move_to((cls.COUNTER_X, y, 0))
 
-    def _fill(self, share: float):
+    def _fill(self, share: float) -> Rectangle:
         width = max(share * self.BAR_WIDTH, 0.02)
-        bar = Rectangle(width=width, height=0.36, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.9)
+        bar = widgets.bar(width, 0.36, style.FORWARD, opacity=0.9)
         return bar.move_to((self.BAR_LEFT, self.BAR_Y, 0), aligned_edge=LEFT)
 
     @staticmethod
-    def _sweep(blocks, loss):
+    def _sweep(blocks, loss) -> Line:
         """The path of one forward pass, from the first layer into the loss."""
         return Line(blocks[0].get_left(), loss.get_left()).set_stroke(style.FORWARD, 8)
 
-    def _forward_sweep(self, blocks, loss, run_time):
+    def _forward_sweep(self, blocks, loss, run_time) -> None:
         self.play(
             ShowPassingFlash(self._sweep(blocks, loss), time_width=0.4),
             Succession(
@@ -469,7 +472,7 @@ class FiniteDifferences(LectureScene):
             run_time=run_time,
         )
 
-    def _tick(self, tried, spent, stop, run_time, *extra):
+    def _tick(self, tried, spent, stop, run_time, *extra) -> None:
         self.play(
             Transform(tried, self._reading(stop["parameters"], tried.get_y())),
             Transform(spent, self._reading(stop["elapsed"], spent.get_y())),
@@ -489,7 +492,7 @@ class FirstGradient(LectureScene):
     NOTE = np.array((-0.3, -2.12, 0))  # the note and the check under it stay above the caption band
     SCALE = 2.0  # frame units per unit of probability, for p, y and p − y alike
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         chars = facts["chars"].value
         n = len(chars)
@@ -498,8 +501,8 @@ class FirstGradient(LectureScene):
         with self.narrate("seed_loss") as beat:
             loss_name = style.zh("损失", size=style.BODY_SIZE)
             loss_value = style.zh("一个数", size=style.BODY_SIZE, color=style.HIGHLIGHT)
-            loss = VGroup(loss_name, loss_value).arrange(RIGHT, buff=0.3).move_to(self.LOSS)
-            loss_box = SurroundingRectangle(loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
+            loss = VGroup(loss_name, loss_value).arrange(RIGHT, buff=style.GAP_ML).move_to(self.LOSS)
+            loss_box = SurroundingRectangle(loss, color=style.HIGHLIGHT, buff=style.GAP_SM, corner_radius=0.08)
             self.play(FadeIn(loss, scale=1.2), Create(loss_box), run_time=beat.share(0.4))
 
         labels = VGroup(
@@ -517,19 +520,21 @@ class FirstGradient(LectureScene):
                 LaggedStart(*(FadeIn(c, shift=0.2 * LEFT) for c in chips), lag_ratio=0.2), run_time=beat.share(0.5)
             )
 
-        p_bars, p_texts = self._bars("p", self.P_X, style.FORWARD)
+        p_bars, p_texts = self._probability_bars("p", self.P_X, style.FORWARD)
         with self.narrate("seed_softmax") as beat:
             arrow = Arrow(
                 (head.get_right()[0] + 0.1, head_y, 0),
                 (self.P_X - 0.1, head_y, 0),
-                buff=0,
+                buff=style.FLUSH,
                 stroke_width=3,
                 color=style.FORWARD,
                 max_tip_length_to_length_ratio=0.2,
             )
-            arrow_name = style.zh("softmax", size=style.SMALL_SIZE, color=style.FORWARD).next_to(arrow, UP, buff=0.05)
+            arrow_name = style.zh("softmax", size=style.SMALL_SIZE, color=style.FORWARD).next_to(
+                arrow, UP, buff=style.GAP_XS
+            )
             head_p = style.zh("p：你猜的", size=style.LABEL_SIZE, color=style.FORWARD)
-            head_p.next_to((self.P_X, head_y, 0), RIGHT, buff=0)
+            head_p.next_to((self.P_X, head_y, 0), RIGHT, buff=style.FLUSH)
             self.play(GrowArrow(arrow), FadeIn(arrow_name), FadeIn(head_p), run_time=beat.share(0.2))
             self.play(*(TransformFromCopy(chips[i], p_bars[i]) for i in range(n)), run_time=beat.share(0.3))
             for i in (0, 1):  # the two the narration names
@@ -540,11 +545,11 @@ class FirstGradient(LectureScene):
                 )
             self.play(*(FadeIn(t) for t in p_texts[2:]), run_time=beat.share(0.1))
 
-        y_bars, y_texts = self._bars("y", self.Y_X, style.HIGHLIGHT)
+        y_bars, y_texts = self._probability_bars("y", self.Y_X, style.HIGHLIGHT)
         with self.narrate("seed_truth") as beat:
             minus = style.zh("−", size=style.BODY_SIZE).move_to((self.Y_X - 0.35, head_y, 0))
             head_y_text = style.zh("y：正确答案", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            head_y_text.next_to((self.Y_X, head_y, 0), RIGHT, buff=0)
+            head_y_text.next_to((self.Y_X, head_y, 0), RIGHT, buff=style.FLUSH)
             self.play(
                 FadeIn(minus),
                 FadeIn(head_y_text),
@@ -558,11 +563,14 @@ class FirstGradient(LectureScene):
                 run_time=beat.share(0.2),
             )
             value = style.zh(f"= −ln p({chars[0]}) = {facts['loss'].text}", size=style.BODY_SIZE, color=style.HIGHLIGHT)
-            new_loss = VGroup(loss_name.copy(), value).arrange(RIGHT, buff=0.3).move_to(loss).align_to(loss, RIGHT)
+            new_loss = (
+                VGroup(loss_name.copy(), value).arrange(RIGHT, buff=style.GAP_ML).move_to(loss).align_to(loss, RIGHT)
+            )
             self.play(
                 Transform(loss, new_loss),
                 Transform(
-                    loss_box, SurroundingRectangle(new_loss, color=style.HIGHLIGHT, buff=0.15, corner_radius=0.08)
+                    loss_box,
+                    SurroundingRectangle(new_loss, color=style.HIGHLIGHT, buff=style.GAP_SM, corner_radius=0.08),
                 ),
                 run_time=beat.share(0.3),
             )
@@ -595,7 +603,7 @@ class FirstGradient(LectureScene):
         with self.narrate("seed_sign") as beat:
             up = style.zh("正：猜高了", size=style.SMALL_SIZE, color=style.BACKWARD)
             down = style.zh("负：该高没高", size=style.SMALL_SIZE, color=style.BACKWARD)
-            signs = VGroup(down, up).arrange(RIGHT, buff=0.6).move_to((self.SEED_X, self.SIGNS_Y, 0))
+            signs = VGroup(down, up).arrange(RIGHT, buff=style.GAP_XL).move_to((self.SEED_X, self.SIGNS_Y, 0))
             self.play(
                 FadeIn(up),
                 *(Indicate(seed_bars[i], color=style.HIGHLIGHT) for i in range(1, n)),
@@ -603,7 +611,7 @@ class FirstGradient(LectureScene):
             )
             self.play(FadeIn(down), Indicate(seed_bars[0], color=style.HIGHLIGHT), run_time=beat.share(0.3))
             seed_box = SurroundingRectangle(
-                VGroup(seed_bars, seed_texts), color=style.BACKWARD, buff=0.15, corner_radius=0.08
+                VGroup(seed_bars, seed_texts), color=style.BACKWARD, buff=style.GAP_SM, corner_radius=0.08
             )
             self.play(Create(seed_box), run_time=beat.share(0.2))
 
@@ -631,26 +639,24 @@ class FirstGradient(LectureScene):
             self.play(FadeIn(check), run_time=beat.share(0.3))
         self.finish()
 
-    def _bars(self, key: str, x: float, colour):
+    def _probability_bars(self, key: str, x: float, colour: str) -> tuple[VGroup, VGroup]:
         """Bars growing right from x, one per row, with their values beside them."""
         bars, texts = VGroup(), VGroup()
         for i, y in enumerate(self.ROWS):
             fact = self.facts[f"{key}_{i}"]
             width = max(fact.value * self.SCALE, 0.02)
-            bar = Rectangle(
-                width=width, height=0.42, stroke_width=0, fill_color=colour, fill_opacity=0.85 if fact.value else 0.3
-            )
+            bar = widgets.bar(width, 0.42, colour, opacity=style.FILL_SOLID if fact.value else style.FILL_FAINT)
             bars.add(bar.move_to((x, y, 0), aligned_edge=LEFT))
             texts.add(style.value(fact, color=colour).next_to(bar, RIGHT, buff=style.GAP_S))
         return bars, texts
 
-    def _seed_bars(self):
+    def _seed_bars(self) -> tuple[VGroup, VGroup]:
         """Signed bars about the seed axis: negative to the left, positive to the right."""
         bars, texts = VGroup(), VGroup()
         values = self.facts["seed_values"].value
         for i, (v, y) in enumerate(zip(values, self.ROWS)):
             width = abs(v) * self.SCALE
-            bar = Rectangle(width=width, height=0.42, stroke_width=0, fill_color=style.BACKWARD, fill_opacity=0.85)
+            bar = widgets.bar(width, 0.42, style.BACKWARD)
             bar.move_to((self.SEED_X, y, 0), aligned_edge=LEFT if v > 0 else RIGHT)
             bars.add(bar)
             text = style.value(self.facts[f"seed_{i}"], color=style.BACKWARD)
@@ -668,7 +674,7 @@ def _wish_arrow(wish: float, at, scale: float = 1.5) -> VMobject:
     return Arrow(
         centre - half,
         centre + half,
-        buff=0,
+        buff=style.FLUSH,
         color=style.BACKWARD,
         stroke_width=6,
         tip_length=0.14,
@@ -690,7 +696,7 @@ class BackpropNudge3b1b(LectureScene):
     CHAR_X, EXAMPLE_XS, AVERAGE_X = -6.2, (-4.6, -2.5, -0.4), 2.0
     EXAMPLE_HEAD_Y = 2.55
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         chars = facts["chars"].value
         self.show_title()
@@ -709,7 +715,7 @@ class BackpropNudge3b1b(LectureScene):
             style.zh(t, size=style.LABEL_SIZE, color=style.HIGHLIGHT)
             for t in ("① 推多少，看差多远", "② 变亮有三条路", "③ 改权重，看上游亮度", "④ 众口难调，取平均")
         ]
-        VGroup(*devices).arrange(DOWN, aligned_edge=LEFT, buff=0.35).move_to(self.DEVICES)
+        VGroup(*devices).arrange(DOWN, aligned_edge=LEFT, buff=style.EDGE).move_to(self.DEVICES)
         target = names[0]
 
         with self.narrate("nudge_intro") as beat:
@@ -760,9 +766,9 @@ class BackpropNudge3b1b(LectureScene):
             self.play(Indicate(brightest, color=style.HIGHLIGHT, scale_factor=1.3), run_time=beat.share(0.3))
 
         with self.narrate("nudge_keep") as beat:
-            keep = DashedVMobject(SurroundingRectangle(mid, color=style.FORWARD, buff=0.15, corner_radius=0.1))
+            keep = DashedVMobject(SurroundingRectangle(mid, color=style.FORWARD, buff=style.GAP_SM, corner_radius=0.1))
             keep_name = style.zh("前向时的亮度：得存着", size=style.LABEL_SIZE, color=style.FORWARD)
-            keep_name.next_to(keep, DOWN, buff=0.15)
+            keep_name.next_to(keep, DOWN, buff=style.GAP_SM)
             self.play(Create(keep), FadeOut(activation), run_time=beat.share(0.3))
             self.play(FadeIn(keep_name, shift=0.1 * UP), run_time=beat.share(0.3))
 
@@ -816,7 +822,7 @@ class BackpropNudge3b1b(LectureScene):
             )
             greedy = style.zh("只听第一个：什么都猜「的」", size=style.LABEL_SIZE, color=style.MUTED)
             later = style.zh("后面：多张卡之间也这样取平均", size=style.LABEL_SIZE, color=style.FORWARD)
-            closing = VGroup(greedy, later).arrange(DOWN, aligned_edge=LEFT, buff=0.15)
+            closing = VGroup(greedy, later).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_SM)
             closing.set_y(self.CLOSING_Y).align_to(labels, LEFT)
             self.play(Indicate(columns[0], color=style.MUTED), FadeIn(greedy), run_time=beat.share(0.3))
             self.play(FadeIn(later, shift=0.1 * UP), run_time=beat.share(0.2))
@@ -850,7 +856,7 @@ class BackpropNudge3b1b(LectureScene):
         )
 
     @classmethod
-    def _examples(cls, facts, chars):
+    def _examples(cls, facts, chars) -> tuple[VGroup, VGroup, VGroup, VGroup]:
         """Row labels, one column of pushes per example, and their average column."""
         rows, head_y = cls.EXAMPLE_ROWS, cls.EXAMPLE_HEAD_Y
         labels = VGroup(*(style.zh(c, size=style.BODY_SIZE).move_to((cls.CHAR_X, y, 0)) for c, y in zip(chars, rows)))
@@ -867,6 +873,9 @@ class BackpropNudge3b1b(LectureScene):
         return labels, columns, VGroup(head, divider), average
 
 
+MATRIX_FILL_SPAN = 0.75  # a matrix cell's fill runs from FILL_GHOST (a zero) to 0.9 (the largest value)
+
+
 def _matrix(values, colour, cell: float = 0.28) -> VGroup:
     """A tensor as a grid of cells, each lit by the size of its value (the values are real)."""
     grid = np.asarray(values)
@@ -878,12 +887,12 @@ def _matrix(values, colour, cell: float = 0.28) -> VGroup:
                 stroke_color=style.TEXT,
                 stroke_width=1,
                 fill_color=colour,
-                fill_opacity=0.15 + 0.75 * abs(v) / top,
+                fill_opacity=style.FILL_GHOST + MATRIX_FILL_SPAN * abs(v) / top,
             )
             for v in grid.flat
         )
     )
-    return cells.arrange_in_grid(*grid.shape, buff=0)
+    return cells.arrange_in_grid(*grid.shape, buff=style.FLUSH)
 
 
 class LayerTwoMatmuls(LectureScene):
@@ -896,7 +905,7 @@ class LayerTwoMatmuls(LectureScene):
     NAME_X = 4.6  # each backward row's name
     TALLY = np.array((0.85, 2.45, 0))  # left edge of the matmul count
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
 
@@ -905,9 +914,9 @@ class LayerTwoMatmuls(LectureScene):
         y = _matrix(facts["y"].value, style.FORWARD).move_to((self.OUTPUT_X, self.FORWARD_Y, 0))
         forward = VGroup(x, self._sign("×", x, w), w, self._sign("=", w, y), y)
         forward_labels = VGroup(
-            self._label("输入", facts["x_shape"], x),
-            self._label("权重", facts["w_shape"], w),
-            self._label("输出", facts["y_shape"], y),
+            self._shape_label("输入", facts["x_shape"], x),
+            self._shape_label("权重", facts["w_shape"], w),
+            self._shape_label("输出", facts["y_shape"], y),
         )
         with self.narrate("layer_forward") as beat:
             self.play(FadeIn(x), FadeIn(forward_labels[0]), run_time=beat.share(0.15))
@@ -927,7 +936,7 @@ class LayerTwoMatmuls(LectureScene):
             scalar = Dot(slot + 6 * RIGHT, radius=0.14, color=style.BACKWARD)
             question = style.zh("一个数？", size=style.LABEL_SIZE, color=style.BACKWARD)
             self.play(scalar.animate.move_to(slot), run_time=beat.share(0.3))
-            question.next_to(scalar, UP, buff=0.15)
+            question.next_to(scalar, UP, buff=style.GAP_SM)
             self.play(FadeIn(question), run_time=beat.share(0.15))
             cross = VGroup(
                 Line(slot + 0.35 * (UP + LEFT), slot + 0.35 * (DOWN + RIGHT)),
@@ -936,7 +945,7 @@ class LayerTwoMatmuls(LectureScene):
             self.play(Create(cross), run_time=beat.share(0.2))
 
         upstream = _matrix(facts["upstream"].value, style.BACKWARD).move_to(slot)
-        upstream_label = self._label("上游敏感度", facts["upstream_shape"], upstream)
+        upstream_label = self._shape_label("上游敏感度", facts["upstream_shape"], upstream)
         with self.narrate("layer_upstream") as beat:
             self.play(
                 FadeOut(VGroup(scalar, question, cross)),
@@ -944,7 +953,7 @@ class LayerTwoMatmuls(LectureScene):
                 FadeIn(upstream_label),
                 run_time=beat.share(0.3),
             )
-            outline = SurroundingRectangle(y, color=style.HIGHLIGHT, buff=0.05)
+            outline = SurroundingRectangle(y, color=style.HIGHLIGHT, buff=style.GAP_XS)
             self.play(Create(outline), run_time=beat.share(0.15))
             self.play(outline.animate.move_to(upstream), run_time=beat.share(0.25))
             self.play(Indicate(upstream[0], color=style.HIGHLIGHT, scale_factor=1.6), run_time=beat.share(0.15))
@@ -976,7 +985,7 @@ class LayerTwoMatmuls(LectureScene):
             name2 = style.zh("② 权重梯度", size=style.BODY_SIZE, color=style.BACKWARD)
             name2.move_to((self.NAME_X, self.SECOND_Y, 0))
             stored = style.zh("用前向存下来的输入", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            stored.next_to(name2, DOWN, buff=0.15)
+            stored.next_to(name2, DOWN, buff=style.GAP_SM)
             self.play(FadeIn(name2, shift=0.2 * LEFT), run_time=beat.share(0.12))
             self._multiply(second, x, upstream, beat.share(0.5))
             sent2 = self._send(second, "交给优化器")
@@ -1035,28 +1044,30 @@ class LayerTwoMatmuls(LectureScene):
         self.finish()
 
     @staticmethod
-    def _sign(symbol: str, left, right):
+    def _sign(symbol: str, left, right) -> Text:
         return style.zh(symbol, size=style.BODY_SIZE).move_to((left.get_right() + right.get_left()) / 2)
 
     @staticmethod
-    def _label(name: str, shape, grid):
-        return style.zh(f"{name} {shape.text}", size=style.SMALL_SIZE, color=style.MUTED).next_to(grid, DOWN, buff=0.15)
+    def _shape_label(name: str, shape, grid) -> Text:
+        return style.zh(f"{name} {shape.text}", size=style.SMALL_SIZE, color=style.MUTED).next_to(
+            grid, DOWN, buff=style.GAP_SM
+        )
 
-    def _product(self, key, name, row_y, left_factor, right_factor):
+    def _product(self, key, name, row_y, left_factor, right_factor) -> VGroup:
         """result = left × right on one row: [result, =, left, ×, right, labels].
 
         Each factor is (values, name, shape fact, colour); the result is the fact `key`.
         """
         result = _matrix(self.facts[key].value, style.BACKWARD).move_to((self.RESULT_X, row_y, 0))
-        labels = VGroup(self._label(name, self.facts[f"{key}_shape"], result))
+        labels = VGroup(self._shape_label(name, self.facts[f"{key}_shape"], result))
         factors = []
         for (values, factor_name, shape, colour), x in zip((left_factor, right_factor), (self.LEFT_X, self.RIGHT_X)):
             factors.append(_matrix(values, colour).move_to((x, row_y, 0)))
-            labels.add(self._label(factor_name, shape, factors[-1]))
+            labels.add(self._shape_label(factor_name, shape, factors[-1]))
         left, right = factors
         return VGroup(result, self._sign("=", result, left), left, self._sign("×", left, right), right, labels)
 
-    def _multiply(self, row, left_source, right_source, run_time):
+    def _multiply(self, row, left_source, right_source, run_time) -> None:
         """The two factors arrive from where they live, then the product appears."""
         result, equals, left, times, right, labels = row
         self.play(
@@ -1071,17 +1082,17 @@ class LayerTwoMatmuls(LectureScene):
         )
 
     @staticmethod
-    def _send(row, where: str):
+    def _send(row, where: str) -> VGroup:
         result = row[0]
         arrow = Arrow(
             result.get_left(),
             result.get_left() + 1.6 * LEFT,
-            buff=0.15,
+            buff=style.GAP_SM,
             color=style.BACKWARD,
             stroke_width=4,
             max_tip_length_to_length_ratio=0.2,
         )
-        label = style.zh(where, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(arrow, LEFT, buff=0.15)
+        label = style.zh(where, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(arrow, LEFT, buff=style.GAP_SM)
         return VGroup(arrow, label)
 
 
@@ -1095,7 +1106,7 @@ class GatesCircuit(LectureScene):
     OUTPUT = (5.6, -0.65)
     RESULT = np.array((4.0, -2.1, 0))  # the three gradients, boxed, under the × gate (clear of the caption band)
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         heading = self.show_title()
         nodes, wires, gates = self._build_circuit()
@@ -1165,7 +1176,7 @@ class GatesCircuit(LectureScene):
         del heading
 
     # -- staging helpers -------------------------------------------------
-    def _build_circuit(self):
+    def _build_circuit(self) -> tuple[VGroup, dict[tuple[str, str], Line], dict[str, VGroup]]:
         nodes = VGroup()
         for name, (x, y) in self.INPUTS.items():
             nodes.add(style.zh(name, size=style.BODY_SIZE).move_to((x, y, 0)))
@@ -1189,25 +1200,25 @@ class GatesCircuit(LectureScene):
         return nodes, wires, gates
 
     @staticmethod
-    def _wire_from(name, wires):
+    def _wire_from(name, wires) -> Line:
         return next(w for (src, _dst), w in wires.items() if src == name)
 
-    def _anchor(self, name, wires):
+    def _anchor(self, name, wires) -> np.ndarray:
         """Where a wire's labels sit: early on input wires, where they are far apart."""
         wire = self._wire_from(name, wires)
         return wire.point_from_proportion(0.3 if name in self.INPUTS else 0.5)
 
-    def _value_label(self, name, wires, text):
+    def _value_label(self, name, wires, text) -> Text:
         return style.zh(text, size=style.LABEL_SIZE, color=style.FORWARD).next_to(
             self._anchor(name, wires), UP, buff=style.GAP_S
         )
 
-    def _grad_label(self, name, wires, text):
+    def _grad_label(self, name, wires, text) -> Text:
         return style.zh(text, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
             self._anchor(name, wires), DOWN, buff=style.GAP_S
         )
 
-    def _flow(self, left, right, gate, result, wires, out, run_time):
+    def _flow(self, left, right, gate, result, wires, out, run_time) -> None:
         """Two values fly into a gate and the gate's output value emerges."""
         into = VGroup(left.copy(), right.copy())
         self.play(into.animate.move_to(gate).scale(0.6), run_time=0.55 * run_time)
@@ -1219,13 +1230,13 @@ class GatesCircuit(LectureScene):
         )
 
     @staticmethod
-    def _backward_copy(wire):
+    def _backward_copy(wire) -> Line:
         return Line(wire.get_end(), wire.get_start()).set_stroke(style.BACKWARD, 6)
 
     @classmethod
-    def _rule_tag(cls, out, gates):
+    def _rule_tag(cls, out, gates) -> Text:
         return style.zh(cls.GATES[out][2], size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
-            gates[out], UP, buff=0.15
+            gates[out], UP, buff=style.GAP_SM
         )
 
 
@@ -1236,10 +1247,10 @@ class VanishingGradients(LectureScene):
     PLOT_CENTRE = np.array((-2.0, 0.1, 0))
     FORMULA = 0.4 * UP
     CARDS_X, CARDS_Y = 4.7, (1.6, -1.2)  # where the two end cards are centred: grow, shrink
-    SIGMOID_CENTRE = np.array((-2.9, -0.1, 0))  # panel Ⓒ
+    SIGMOID_CENTRE = np.array((-2.9, -0.1, 0))  # the σ(1−σ) plot, after the race
     CAVEAT = np.array((3.9, 1.6, 0))  # beside it; the history under the caveat
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         heading = self.show_title()
         curves = facts["curves"].value
@@ -1252,7 +1263,7 @@ class VanishingGradients(LectureScene):
         y_labels = VGroup(
             *(
                 style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(
-                    self._at(0, t["exponent"]), LEFT, buff=0.15
+                    self._at(0, t["exponent"]), LEFT, buff=style.GAP_SM
                 )
                 for t in ticks
             )
@@ -1260,7 +1271,7 @@ class VanishingGradients(LectureScene):
         x_labels = VGroup(
             *(
                 style.zh(t["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(
-                    self._at(t["layer"], low), DOWN, buff=0.15
+                    self._at(t["layer"], low), DOWN, buff=style.GAP_SM
                 )
                 for t in facts["layer_ticks"].value
             )
@@ -1299,14 +1310,14 @@ class VanishingGradients(LectureScene):
 
         with self.narrate("depth_vanish") as beat:
             self.play(depth.animate.set_value(facts["vanish_layer"].value), rate_func=linear, run_time=beat.share(0.35))
-            vanish = self._marker(
+            vanish = self._exit_ring(
                 facts["vanish_layer"].value, low, "shrink", f"第 {facts['vanish_layer'].text} 层掉出地板"
             )
             self.play(FadeIn(vanish, scale=1.3), run_time=beat.share(0.3))
 
         with self.narrate("depth_exit") as beat:
             self.play(depth.animate.set_value(facts["exit_layer"].value), rate_func=linear, run_time=beat.share(0.35))
-            leave = self._marker(facts["exit_layer"].value, high, "grow", f"第 {facts['exit_layer'].text} 层出框")
+            leave = self._exit_ring(facts["exit_layer"].value, high, "grow", f"第 {facts['exit_layer'].text} 层出框")
             self.play(FadeIn(leave, scale=1.3), run_time=beat.share(0.25))
             self.play(Indicate(heads["flat"], color=style.DATA), run_time=beat.share(0.25))
 
@@ -1326,8 +1337,8 @@ class VanishingGradients(LectureScene):
         self.finish()
         del heading
 
-    # -- panel Ⓒ, the caveat and the history ---------------------------------------
-    def _sigmoid_panel(self, facts, plot):
+    # -- σ(1−σ), the caveat and the history -----------------------------------------
+    def _sigmoid_panel(self, facts, plot) -> None:
         sig = facts["sigmoid_curve"].value
         top = facts["sigmoid_max"].value
         axes = sketch_axes([-6, 6, 2], [0, 0.3, 0.1], 6.0, 3.6).move_to(self.SIGMOID_CENTRE)
@@ -1335,7 +1346,7 @@ class VanishingGradients(LectureScene):
             [axes.c2p(x, y) for x, y in zip(sig["x"], sig["y"])]
         )
         name = style.math("sigma(x) dot (1 - sigma(x))", size=40, color=style.BACKWARD)
-        name.next_to(axes, UP, buff=0.35)
+        name.next_to(axes, UP, buff=style.EDGE)
         with self.narrate("depth_sigmoid") as beat:
             self.play(FadeOut(plot), run_time=beat.share(0.15))
             self.play(Create(axes), Write(name), run_time=beat.share(0.2))
@@ -1351,7 +1362,7 @@ class VanishingGradients(LectureScene):
                 *(Dot(axes.c2p(x, y), radius=0.035, color=style.TEXT) for x, y in zip(sig["x"][::2], sig["y"][::2]))
             )
             tag = style.zh(f"{facts['samples'].text} 个采样点复核", size=style.LABEL_SIZE, color=style.MUTED)
-            tag.next_to(axes, DOWN, buff=0.3)
+            tag.next_to(axes, DOWN, buff=style.GAP_ML)
             self.play(FadeIn(samples, lag_ratio=0.02), FadeIn(tag), run_time=beat.share(0.55))
             self.play(Indicate(dot, color=style.HIGHLIGHT, scale_factor=1.8), Indicate(label), run_time=beat.share(0.3))
 
@@ -1370,8 +1381,8 @@ class VanishingGradients(LectureScene):
                 ("year_joint", "两拨人合写一章"),
             ):
                 year = style.value(facts[key], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-                rows.add(VGroup(year, style.zh(who, size=style.LABEL_SIZE)).arrange(RIGHT, buff=0.3))
-            rows.arrange(DOWN, aligned_edge=LEFT, buff=0.35).next_to(box, DOWN, buff=0.7).align_to(box, LEFT)
+                rows.add(VGroup(year, style.zh(who, size=style.LABEL_SIZE)).arrange(RIGHT, buff=style.GAP_ML))
+            rows.arrange(DOWN, aligned_edge=LEFT, buff=style.EDGE).next_to(box, DOWN, buff=0.7).align_to(box, LEFT)
             spine = Line(
                 rows[0][0].get_left() + 0.25 * LEFT,
                 rows[-1][0].get_left() + 0.25 * LEFT,
@@ -1386,7 +1397,7 @@ class VanishingGradients(LectureScene):
 
     # -- staging helpers -------------------------------------------------
     @staticmethod
-    def _path(curve, depth, bounds):
+    def _path(curve, depth, bounds) -> tuple[list[tuple[float, float]], bool]:
         """Points (layer, log10 product) up to `depth`, cut where the curve leaves the frame."""
         logs = np.log10(curve)
         last = int(np.floor(depth))
@@ -1402,13 +1413,13 @@ class VanishingGradients(LectureScene):
                     return [*points[:i], (x0 + t * (x1 - x0), edge)], True
         return points, False
 
-    def _trace(self, curve, depth, bounds, colour):
+    def _trace(self, curve, depth, bounds, colour) -> VMobject:
         points, _ = self._path(curve, depth, bounds)
         line = VMobject(color=colour, stroke_width=4)
         line.set_points_as_corners([self._at(x, y) for x, y in points] * (1 if len(points) > 1 else 2))
         return line
 
-    def _head(self, curve, depth, bounds, key):
+    def _head(self, curve, depth, bounds, key) -> VGroup:
         points, out = self._path(curve, depth, bounds)
         colour = self.COLOURS[key]
         dot = Dot(self._at(*points[-1]), radius=0.07, color=colour)
@@ -1417,21 +1428,21 @@ class VanishingGradients(LectureScene):
         label.next_to(dot, {"grow": UP + LEFT, "flat": UP, "shrink": UP + RIGHT}[key], buff=style.GAP_S)
         return VGroup(dot) if out else VGroup(dot, label)
 
-    def _marker(self, layer, exponent, key, text):
+    def _exit_ring(self, layer, exponent, key, text) -> VGroup:
         """Where a curve leaves the frame: a ring, and its factor and layer just inside the plot."""
         colour = self.COLOURS[key]
         ring = Circle(radius=0.16, color=colour, stroke_width=3).move_to(self._at(layer, exponent))
         label = style.zh(text, size=style.LABEL_SIZE, color=colour)
-        label.next_to(ring, (UP if key == "shrink" else DOWN) + RIGHT, buff=0.05)
+        label.next_to(ring, (UP if key == "shrink" else DOWN) + RIGHT, buff=style.GAP_XS)
         return VGroup(ring, label)
 
     @classmethod
-    def _end_cards(cls, facts):
+    def _end_cards(cls, facts) -> VGroup:
         cards = []
         for key, value, colour in (("f_grow", "grow_end", style.BAD), ("f_shrink", "shrink_end", style.HIGHLIGHT)):
             head = style.zh(f"×{facts[key].text}，走完 {facts['links'].text} 层", size=style.LABEL_SIZE, color=colour)
             number = style.value(facts[value], size=36, color=colour)
-            cards.append(VGroup(head, number).arrange(DOWN, buff=0.15, aligned_edge=LEFT))
+            cards.append(VGroup(head, number).arrange(DOWN, buff=style.GAP_SM, aligned_edge=LEFT))
         cards[0].move_to((cls.CARDS_X, cls.CARDS_Y[0], 0))
         cards[1].move_to((cls.CARDS_X, cls.CARDS_Y[1], 0)).align_to(cards[0], LEFT)
         brace = Brace(VGroup(*cards), RIGHT, color=style.TEXT)
@@ -1450,7 +1461,7 @@ class ForwardVsReverseMode(LectureScene):
     TAG_X, TAG_Y = 3.2, 2.35  # forward mode's tag on the left, reverse mode's on the right
     RULE = 2.1 * DOWN  # the closing rule, where the chain's caption stood (above the caption band)
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         heading = self.show_title()
         params, fan, boxes, links, loss = self._build_chain()
@@ -1458,7 +1469,7 @@ class ForwardVsReverseMode(LectureScene):
         count.next_to(params, DOWN, buff=style.GAP_M)
         loss_label = style.zh("loss", size=style.LABEL_SIZE, color=style.BACKWARD).next_to(loss, DOWN, buff=style.GAP_M)
         local = style.zh("一层层的局部导数", size=style.LABEL_SIZE, color=style.MUTED)
-        local.next_to(VGroup(*boxes), DOWN, buff=0.3)
+        local.next_to(VGroup(*boxes), DOWN, buff=style.GAP_ML)
 
         with self.narrate("modes_chain") as beat:
             self.play(FadeIn(params, lag_ratio=0.05), FadeIn(count), run_time=beat.share(0.25))
@@ -1474,12 +1485,20 @@ class ForwardVsReverseMode(LectureScene):
         with self.narrate("modes_same") as beat:
             start, end = self.BOXES[0] - 0.6, self.BOXES[-1] + 0.6
             left_to_right = Arrow(
-                (start, self.FORWARD_Y, 0), (end, self.FORWARD_Y, 0), color=style.FORWARD, buff=0, stroke_width=4
+                (start, self.FORWARD_Y, 0),
+                (end, self.FORWARD_Y, 0),
+                color=style.FORWARD,
+                buff=style.FLUSH,
+                stroke_width=4,
             )
             right_to_left = Arrow(
-                (end, self.BACKWARD_Y, 0), (start, self.BACKWARD_Y, 0), color=style.BACKWARD, buff=0, stroke_width=4
+                (end, self.BACKWARD_Y, 0),
+                (start, self.BACKWARD_Y, 0),
+                color=style.BACKWARD,
+                buff=style.FLUSH,
+                stroke_width=4,
             )
-            same = style.zh("乘出来的数一模一样", size=style.LABEL_SIZE).next_to(right_to_left, UP, buff=0.15)
+            same = style.zh("乘出来的数一模一样", size=style.LABEL_SIZE).next_to(right_to_left, UP, buff=style.GAP_SM)
             self.play(*(Indicate(b, color=style.HIGHLIGHT, scale_factor=1.08) for b in boxes), run_time=beat.share(0.3))
             self.play(GrowArrow(left_to_right), GrowArrow(right_to_left), run_time=beat.share(0.3))
             self.play(FadeIn(same), run_time=beat.share(0.2))
@@ -1507,7 +1526,7 @@ class ForwardVsReverseMode(LectureScene):
             done += [self._done_mark(p) for p in rest]
             self.add(*done[2:])
             tally = style.zh(f"走{facts['params'].text}遍", size=36, color=style.FORWARD)
-            tally.next_to(forward_tag, DOWN, buff=0.15)
+            tally.next_to(forward_tag, DOWN, buff=style.GAP_SM)
             self.play(FadeIn(tally, scale=1.3), run_time=beat.share(0.2))
 
         reverse_tag = style.zh("反向模式：从 loss 出发", size=style.BODY_SIZE, color=style.BACKWARD)
@@ -1541,7 +1560,7 @@ class ForwardVsReverseMode(LectureScene):
                 run_time=beat.share(0.15),
             )
             marks = VGroup(*(self._done_mark(p) for p in params))
-            once = style.zh("只走一遍", size=36, color=style.BACKWARD).next_to(reverse_tag, DOWN, buff=0.15)
+            once = style.zh("只走一遍", size=36, color=style.BACKWARD).next_to(reverse_tag, DOWN, buff=style.GAP_SM)
             self.play(FadeIn(marks, scale=1.5), FadeIn(once, scale=1.3), run_time=beat.share(0.15))
 
         with self.narrate("modes_why") as beat:
@@ -1568,21 +1587,13 @@ class ForwardVsReverseMode(LectureScene):
         del heading
 
     # -- staging helpers -------------------------------------------------
-    def _build_chain(self):
+    def _build_chain(self) -> tuple[VGroup, VGroup, list[VGroup], list[Line], Dot]:
         y = self.CHAIN_Y
         params = VGroup(*(Dot(radius=0.06, color=style.FORWARD) for _ in range(14)))
         params.arrange(DOWN, buff=self.PARAM_PITCH - 0.12).move_to((self.PARAMS_X, y, 0))
         boxes = [
             VGroup(
-                RoundedRectangle(
-                    width=1.05,
-                    height=1.5,
-                    corner_radius=0.12,
-                    stroke_color=style.TEXT,
-                    stroke_width=2.5,
-                    fill_color=style.PANEL,
-                    fill_opacity=1,
-                ),
+                widgets.panel(1.05, 1.5, stroke_width=2.5).set_stroke(style.TEXT),
                 style.zh("∂", size=36, color=style.MUTED),
             ).move_to((x, y, 0))
             for x in self.BOXES
@@ -1595,7 +1606,7 @@ class ForwardVsReverseMode(LectureScene):
         links.append(Line(boxes[-1].get_right(), loss.get_left(), color=style.MUTED, stroke_width=2.5))
         return params, fan, boxes, links, loss
 
-    def _route(self, param, boxes, loss):
+    def _route(self, param, boxes, loss) -> VMobject:
         return VMobject().set_points_as_corners(
             [
                 param.get_center(),
@@ -1605,11 +1616,11 @@ class ForwardVsReverseMode(LectureScene):
             ]
         )
 
-    def _pulse_animation(self, param, boxes, loss, colour):
+    def _pulse_animation(self, param, boxes, loss, colour) -> ShowPassingFlash:
         route = self._route(param, boxes, loss)
         return ShowPassingFlash(route.set_stroke(colour, 6), time_width=0.35)
 
-    def _pulse(self, param, boxes, loss, colour, run_time):
+    def _pulse(self, param, boxes, loss, colour, run_time) -> None:
         route = self._route(param, boxes, loss)
         runner = Dot(param.get_center(), radius=0.1, color=colour)
         self.play(
@@ -1621,7 +1632,7 @@ class ForwardVsReverseMode(LectureScene):
         self.remove(runner)
 
     @staticmethod
-    def _done_mark(param):
+    def _done_mark(param) -> Dot:
         return Dot(param.get_center() + 0.28 * LEFT, radius=0.06, color=style.HIGHLIGHT)
 
 
@@ -1642,30 +1653,30 @@ class ActivationMountain(LectureScene):
     TOTALS = np.array((-0.6, -0.45, 0))
     NOTES = 2.3 * DOWN
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         heading = self.show_title()
         mountain = self._mountain(facts)
         big, small, extras = self._cards(facts, mountain)
-        self._tables(facts, big, small, extras)
+        self._sources_of_the_cards(facts, big, small, extras)
         self.finish()
         del heading
 
-    # -- Ⓐ the mountain ------------------------------------------------------------
-    def _mountain(self, facts):
+    # -- the mountain --------------------------------------------------------------
+    def _mountain(self, facts) -> VGroup:
         memory = facts["mountain"].value
         span, peak = len(memory), max(memory)
         origin = self.MOUNTAIN_ORIGIN
         unit_x, unit_y = self.MOUNTAIN_WIDTH / span, self.MOUNTAIN_HEIGHT / (peak + 1)
 
-        def at(t, level):
+        def at(t, level) -> np.ndarray:
             return origin + np.array((t * unit_x, level * unit_y, 0))
 
-        x_axis = Arrow(at(0, 0), at(span + 0.6, 0), buff=0, color=style.MUTED, stroke_width=3)
-        y_axis = Arrow(at(0, 0), at(0, peak + 1), buff=0, color=style.MUTED, stroke_width=3)
-        x_name = style.zh("时间", size=style.LABEL_SIZE, color=style.MUTED).next_to(x_axis, RIGHT, buff=0.15)
+        x_axis = Arrow(at(0, 0), at(span + 0.6, 0), buff=style.FLUSH, color=style.MUTED, stroke_width=3)
+        y_axis = Arrow(at(0, 0), at(0, peak + 1), buff=style.FLUSH, color=style.MUTED, stroke_width=3)
+        x_name = style.zh("时间", size=style.LABEL_SIZE, color=style.MUTED).next_to(x_axis, RIGHT, buff=style.GAP_SM)
         y_name = style.zh("激活显存（示意，无刻度）", size=style.LABEL_SIZE, color=style.MUTED)
-        y_name.next_to(y_axis, UP, buff=0.15).align_to(y_axis, LEFT)
+        y_name.next_to(y_axis, UP, buff=style.GAP_SM).align_to(y_axis, LEFT)
         # Layer k's saved tensors live while memory holds at least k of them.
         bands = []
         for level in range(1, peak + 1):
@@ -1673,7 +1684,7 @@ class ActivationMountain(LectureScene):
             bands.append((level, alive[0], alive[-1] + 1))
         clock = ValueTracker(0.0)
 
-        def drawn():
+        def drawn() -> VGroup:
             now = clock.get_value()
             group = VGroup()
             for level, start, end in bands:
@@ -1694,7 +1705,7 @@ class ActivationMountain(LectureScene):
                 )
             return group
 
-        def outline():
+        def outline() -> VMobject:
             now = clock.get_value()
             points = [at(0, 0)]
             for t, m in enumerate(memory):
@@ -1716,7 +1727,7 @@ class ActivationMountain(LectureScene):
             self.play(clock.animate.set_value(peak + 1), rate_func=linear, run_time=beat.share(0.45))
             turn = DashedLine(at(peak + 0.5, 0), at(peak + 0.5, peak + 0.6), color=style.HIGHLIGHT, stroke_width=2)
             summit = style.zh("山顶：前向走完", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            summit.next_to(turn, LEFT, buff=0.6).align_to(turn, UP)
+            summit.next_to(turn, LEFT, buff=style.GAP_XL).align_to(turn, UP)
             self.play(Create(turn), FadeIn(summit), run_time=beat.share(0.35))
         with self.narrate("mnt_descend") as beat:
             backward = style.zh("反向：用完一层，放掉一层", size=style.LABEL_SIZE, color=style.BACKWARD)
@@ -1735,8 +1746,8 @@ class ActivationMountain(LectureScene):
             self.play(FadeIn(note), run_time=beat.share(0.3))
         return VGroup(x_axis, y_axis, x_name, y_name, stack, edge, forward, turn, summit, backward, note)
 
-    # -- Ⓑ the two cards ----------------------------------------------------------
-    def _cards(self, facts, mountain):
+    # -- the two cards -------------------------------------------------------------
+    def _cards(self, facts, mountain) -> tuple[list[VGroup], list[VGroup], VGroup]:
         big = []
         for label, key, colour in (
             ("全部留着", "keep_all", style.FORWARD),
@@ -1745,15 +1756,7 @@ class ActivationMountain(LectureScene):
             text = VGroup(
                 style.zh(label, size=style.BODY_SIZE), style.value(facts[key], size=48, color=colour)
             ).arrange(DOWN, buff=style.GAP_M)
-            box = RoundedRectangle(
-                width=4.8,
-                height=2.2,
-                corner_radius=0.15,
-                stroke_color=colour,
-                stroke_width=3,
-                fill_color=style.PANEL,
-                fill_opacity=1,
-            )
+            box = widgets.panel(4.8, 2.2, corner_radius=0.15, stroke_width=3).set_stroke(colour)
             big.append(VGroup(box, text.move_to(box)))
         VGroup(*big).arrange(RIGHT, buff=1.4).move_to(self.BIG_CARDS)
         context = style.zh(
@@ -1778,21 +1781,13 @@ class ActivationMountain(LectureScene):
         ):
             text = VGroup(
                 style.zh(label, size=style.SMALL_SIZE), style.value(facts[key], size=style.BODY_SIZE, color=colour)
-            ).arrange(RIGHT, buff=0.3)
-            box = RoundedRectangle(
-                width=text.width + 0.5,
-                height=0.62,
-                corner_radius=0.1,
-                stroke_color=colour,
-                stroke_width=2.5,
-                fill_color=style.PANEL,
-                fill_opacity=1,
-            )
+            ).arrange(RIGHT, buff=style.GAP_ML)
+            box = widgets.panel(text.width + 0.5, 0.62, corner_radius=0.1, stroke_width=2.5).set_stroke(colour)
             small.append(VGroup(box, text.move_to(box)).move_to((x, self.TOP_Y, 0)))
         return big, small, VGroup(context, link, same)
 
-    # -- B1: where the two numbers come from ----------------------------------------
-    def _tables(self, facts, big, small, extras):
+    # -- where the two numbers come from -------------------------------------------
+    def _sources_of_the_cards(self, facts, big, small, extras) -> None:
         """The cards shrink to the top; the per-layer tables behind them build up row by row."""
         unit = style.zh(
             f"单位：一份 hidden 宽的张量 = {facts['tokens'].text} × {facts['hidden'].text} × "
@@ -1806,7 +1801,7 @@ class ActivationMountain(LectureScene):
             )
             self.play(FadeIn(unit, shift=0.2 * DOWN), run_time=beat.share(0.35))
 
-        attention = self._table("注意力（MLA）留下的", facts["attention_rows"].value, facts["attention"])
+        attention = self._kept_tensors("注意力（MLA）留下的", facts["attention_rows"].value, facts["attention"])
         with self.narrate("mnt_attention") as beat:
             self.play(FadeIn(attention[0]), run_time=beat.share(0.1))
             rows = attention[1]
@@ -1815,9 +1810,9 @@ class ActivationMountain(LectureScene):
                 self.play(FadeIn(row, shift=0.3 * RIGHT), run_time=per_row)
             self.play(FadeIn(attention[2]), run_time=beat.share(0.1))
 
-        chip = self._chip("注意力", facts["attention"])
+        chip = self._subtotal_chip("注意力", facts["attention"])
         chip.move_to((self.TABLE[0].x, self.CHIPS_Y, 0), aligned_edge=LEFT)
-        moe = self._table("MoE 留下的", facts["moe_rows"].value, facts["moe"])
+        moe = self._kept_tensors("MoE 留下的", facts["moe_rows"].value, facts["moe"])
         with self.narrate("mnt_moe") as beat:
             self.play(ReplacementTransform(attention, chip), run_time=beat.share(0.25))
             self.play(FadeIn(moe[0]), run_time=beat.share(0.05))
@@ -1834,7 +1829,7 @@ class ActivationMountain(LectureScene):
             ]
             marks = VGroup(
                 *(
-                    SurroundingRectangle(r, color=style.HIGHLIGHT, buff=0.05, corner_radius=0.05)
+                    SurroundingRectangle(r, color=style.HIGHLIGHT, buff=style.GAP_XS, corner_radius=0.05)
                     for r in (copies[0], copies[-1])
                 )
             )
@@ -1846,7 +1841,7 @@ class ActivationMountain(LectureScene):
             io = style.zh(
                 f"进去一次 + 出来一次 = {facts['copies_io'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT
             )
-            VGroup(why, io).arrange(RIGHT, buff=0.8).next_to(moe, DOWN, buff=0.3)
+            VGroup(why, io).arrange(RIGHT, buff=0.8).next_to(moe, DOWN, buff=style.GAP_ML)
             self.play(Create(marks), FadeIn(why), run_time=beat.share(0.35))
             self.play(FadeIn(io), run_time=beat.share(0.25))
 
@@ -1874,7 +1869,7 @@ class ActivationMountain(LectureScene):
             )
             dense_note = style.zh("（按页面口径，不含 FFN 输出）", size=style.SMALL_SIZE, color=style.MUTED)
             dense_note.next_to(lines[1], RIGHT, buff=style.GAP_M)
-            moe_chip = self._chip("MoE", facts["moe"]).next_to(chip, RIGHT, buff=0.3)
+            moe_chip = self._subtotal_chip("MoE", facts["moe"]).next_to(chip, RIGHT, buff=style.GAP_ML)
             self.play(ReplacementTransform(VGroup(moe, marks, why, io), moe_chip), run_time=beat.share(0.2))
             self.play(FadeIn(lines[0], shift=0.2 * RIGHT), run_time=beat.share(0.1))
             self.play(FadeIn(lines[1], shift=0.2 * RIGHT), FadeIn(dense_note), run_time=beat.share(0.1))
@@ -1898,11 +1893,11 @@ class ActivationMountain(LectureScene):
             self.play(FadeIn(notes[1]), run_time=beat.share(0.3))
 
     @classmethod
-    def _table(cls, title, rows, subtotal):
+    def _kept_tensors(cls, title, rows, subtotal) -> VGroup:
         """A header and a rule, one row per kept tensor, then a rule and the subtotal."""
         top = cls.TABLE_TOP
 
-        def rule(y):
+        def rule(y) -> Line:
             return Line((cls.TABLE[0].x, y, 0), (cls.TABLE[-1].x, y, 0), color=style.MUTED, stroke_width=1.5)
 
         header = text_row((title, "宽度", "大小"), cls.TABLE, top, color=style.MUTED)
@@ -1923,7 +1918,7 @@ class ActivationMountain(LectureScene):
         return VGroup(VGroup(header, rule(top - 0.25)), body, total)
 
     @staticmethod
-    def _chip(label, fact):
+    def _subtotal_chip(label, fact) -> VGroup:
         text = VGroup(
             style.zh(label, size=style.SMALL_SIZE, color=style.MUTED), style.value(fact, size=style.SMALL_SIZE)
         ).arrange(RIGHT, buff=style.GAP_M)
@@ -1951,7 +1946,7 @@ class GradientJourney(LectureScene):
     WEIGHTS = np.array((-2.8, -0.6, 0))
     NOTE = 2.55 * DOWN  # the closing note, above the caption band
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         heading = self.show_title()
         names = facts["stations"].value
@@ -1962,7 +1957,7 @@ class GradientJourney(LectureScene):
             label = style.zh(names[key], size=style.LABEL_SIZE, color=style.MUTED)
             node = VGroup(ring, mark.move_to(ring))
             node.move_to(self.STATIONS + (i - (len(self.ORDER) - 1) / 2) * self.STATION_PITCH * RIGHT)
-            stations.add(VGroup(node, label.next_to(node, DOWN, buff=0.15)))
+            stations.add(VGroup(node, label.next_to(node, DOWN, buff=style.GAP_SM)))
         arrows = VGroup(
             *(
                 Arrow(
@@ -2048,39 +2043,28 @@ class GradientJourney(LectureScene):
         del heading
 
     # -- staging helpers -------------------------------------------------
-    def _light(self, station):
+    def _light(self, station) -> AnimationGroup:
         return AnimationGroup(
             station[0][0].animate.set_stroke(style.BACKWARD),
             station[0][1].animate.set_color(style.TEXT),
             station[1].animate.set_color(style.TEXT),
         )
 
-    def _advance(self, packet, stations, index, run_time):
+    def _advance(self, packet, stations, index, run_time) -> None:
         target = stations[index][0].get_center() + 0.55 * UP
         self.play(packet.animate.move_to(target), self._light(stations[index]), run_time=run_time)
 
     @classmethod
-    def _produce(cls):
+    def _produce(cls) -> VGroup:
         bars = (
             VGroup(
-                *(
-                    RoundedRectangle(
-                        width=1.3,
-                        height=0.5,
-                        corner_radius=0.06,
-                        stroke_color=style.TEXT,
-                        stroke_width=2,
-                        fill_color=style.PANEL,
-                        fill_opacity=1,
-                    )
-                    for _ in range(6)
-                )
+                *(widgets.panel(1.3, 0.5, corner_radius=0.06, stroke_width=2).set_stroke(style.TEXT) for _ in range(6))
             )
-            .arrange(RIGHT, buff=0.35)
+            .arrange(RIGHT, buff=style.EDGE)
             .move_to(cls.DETAIL)
         )
         caption = style.zh("反向：从最后一层往回走", size=style.LABEL_SIZE, color=style.BACKWARD)
-        caption.next_to(bars, UP, buff=0.3)
+        caption.next_to(bars, UP, buff=style.GAP_ML)
         order = list(reversed(bars))
         grads = VGroup(
             *(
@@ -2090,15 +2074,17 @@ class GradientJourney(LectureScene):
                 for bar in order
             )
         )
-        tag = style.zh("每层一份梯度，bf16", size=style.LABEL_SIZE, color=style.BF16).next_to(grads, DOWN, buff=0.35)
+        tag = style.zh("每层一份梯度，bf16", size=style.LABEL_SIZE, color=style.BF16).next_to(
+            grads, DOWN, buff=style.EDGE
+        )
         return VGroup(VGroup(bars, caption), VGroup(*order), grads, tag)
 
     @classmethod
-    def _timeline(cls, plan):
+    def _timeline(cls, plan) -> dict[str, VMobject]:
         end = plan["clip"][1]
         left, right = cls.TIMELINE_LEFT, cls.TIMELINE_RIGHT
 
-        def x(t):
+        def x(t) -> float:
             return left + (right - left) * t / end
 
         rows = cls.LANES
@@ -2113,24 +2099,24 @@ class GradientJourney(LectureScene):
             )
         )
         time_axis = Arrow(
-            (left, cls.TIME_AXIS_Y, 0), (right + 0.4, cls.TIME_AXIS_Y, 0), buff=0, color=style.MUTED, stroke_width=2
+            (left, cls.TIME_AXIS_Y, 0),
+            (right + 0.4, cls.TIME_AXIS_Y, 0),
+            buff=style.FLUSH,
+            color=style.MUTED,
+            stroke_width=2,
         )
         time_name = style.zh("时间", size=style.SMALL_SIZE, color=style.MUTED)
         time_name.next_to(time_axis, DOWN, buff=style.GAP_S)
         time_name.align_to(time_axis, RIGHT)
 
-        def block(start, stop, y, colour, opacity=0.8):
-            return Rectangle(
-                width=x(stop) - x(start),
-                height=0.5,
-                stroke_color=style.BACKGROUND,
-                stroke_width=2,
-                fill_color=colour,
-                fill_opacity=opacity,
+        def span(start, stop, y, colour) -> Rectangle:
+            """A stretch of work on a lane, from time start to time stop."""
+            return widgets.bar(
+                x(stop) - x(start), 0.5, colour, opacity=0.8, stroke_color=style.BACKGROUND, stroke_width=2
             ).move_to(((x(start) + x(stop)) / 2, y, 0))
 
-        backward = VGroup(*(block(a, b, rows["backward"], style.BACKWARD) for a, b in plan["backward"]))
-        reduce = VGroup(*(block(a, b, rows["reduce"], style.COMM) for a, b in plan["all_reduce"]))
+        backward = VGroup(*(span(a, b, rows["backward"], style.BACKWARD) for a, b in plan["backward"]))
+        reduce = VGroup(*(span(a, b, rows["reduce"], style.COMM) for a, b in plan["all_reduce"]))
         compute_end = plan["backward"][-1][1]
         under = Rectangle(
             width=x(compute_end) - x(plan["all_reduce"][0][0]),
@@ -2151,8 +2137,8 @@ class GradientJourney(LectureScene):
         )
         wait_label = style.zh("全部梯度到齐", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         wait_label.next_to(wait, UP, buff=style.GAP_S).shift(0.4 * LEFT)
-        clip = block(*plan["clip"], rows["clip"], style.HIGHLIGHT)
-        exposed = style.zh("藏不了 ✗", size=style.LABEL_SIZE, color=style.BAD).next_to(clip, LEFT, buff=0.3)
+        clip = span(*plan["clip"], rows["clip"], style.HIGHLIGHT)
+        exposed = style.zh("藏不了 ✗", size=style.LABEL_SIZE, color=style.BAD).next_to(clip, LEFT, buff=style.GAP_ML)
         return {
             "axes": VGroup(names, time_axis, time_name),
             "backward": backward,
@@ -2165,7 +2151,7 @@ class GradientJourney(LectureScene):
         }
 
     @classmethod
-    def _accumulate(cls, micro):
+    def _accumulate(cls, micro) -> dict[str, VMobject]:
         whole_bar = Rectangle(
             width=8.0, height=0.45, stroke_color=style.BACKGROUND, fill_color=style.BACKWARD, fill_opacity=0.8
         )
@@ -2189,7 +2175,7 @@ class GradientJourney(LectureScene):
             width=2.2, height=0.6, corner_radius=0.08, stroke_color=style.FP32, stroke_width=3
         ).move_to(cls.ACCUMULATOR)
         acc_label = style.zh("累加器（fp32）", size=style.LABEL_SIZE, color=style.FP32).next_to(
-            accumulator, LEFT, buff=0.3
+            accumulator, LEFT, buff=style.GAP_ML
         )
         drops = VGroup(
             *(
@@ -2198,7 +2184,7 @@ class GradientJourney(LectureScene):
                 )
                 for _ in range(micro)
             )
-        ).arrange(RIGHT, buff=0.15)
+        ).arrange(RIGHT, buff=style.GAP_SM)
         drops.move_to(accumulator)
         same = style.zh("总量不变，只是时间线拉长", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         same.next_to(accumulator, RIGHT, buff=style.GAP_L)
@@ -2212,21 +2198,13 @@ class GradientJourney(LectureScene):
         }
 
     @classmethod
-    def _weights(cls):
-        box = RoundedRectangle(
-            width=2.2,
-            height=1.2,
-            corner_radius=0.12,
-            stroke_color=style.FP32,
-            stroke_width=3,
-            fill_color=style.PANEL,
-            fill_opacity=1,
-        )
+    def _weights(cls) -> VGroup:
+        box = widgets.panel(2.2, 1.2, stroke_width=3).set_stroke(style.FP32)
         label = style.zh("权重", size=style.BODY_SIZE)
         return VGroup(box, label.move_to(box)).move_to(cls.WEIGHTS)
 
     @staticmethod
-    def _precision_tags():
+    def _precision_tags() -> VGroup:
         return VGroup(
             style.zh("只用一次：bf16 就够", size=style.LABEL_SIZE, color=style.BF16),
             style.zh("一旦累积：升回 fp32", size=style.LABEL_SIZE, color=style.FP32),
@@ -2234,7 +2212,7 @@ class GradientJourney(LectureScene):
 
 
 class BatchCommVsCompute(LectureScene):
-    """fig-batch: communication is flat in batch size, compute rises after a knee; shapes only, no scale."""
+    """Communication is flat in batch size, compute rises after a knee; shapes only, no scale."""
 
     PLOT_CENTRE = np.array((-3.2, 0.0, 0))  # high enough that the x axis's name clears the caption band
     # The right-hand panel: a head on its centre line, then a row for the small and one for the large batch.
@@ -2244,7 +2222,7 @@ class BatchCommVsCompute(LectureScene):
     EPOCH_LEFT = 2.0  # the epoch rows start here
     NOTE = np.array((3.9, -2.2, 0))
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         heading = self.show_title()
         curves, labels = facts["curves"].value, facts["labels"].value
@@ -2255,17 +2233,19 @@ class BatchCommVsCompute(LectureScene):
         x_name.next_to(axes.x_axis, DOWN, buff=style.GAP_M)
         x_name.align_to(axes.x_axis, RIGHT)
         y_name = style.zh(labels["y"] + "（示意，无刻度）", size=style.LABEL_SIZE, color=style.MUTED)
-        y_name.next_to(axes.y_axis, UP, buff=0.15).align_to(axes.y_axis, LEFT)
+        y_name.next_to(axes.y_axis, UP, buff=style.GAP_SM).align_to(axes.y_axis, LEFT)
 
-        def line(values, colour):
+        def line(values, colour) -> VMobject:
             return VMobject(color=colour, stroke_width=5).set_points_as_corners(
                 [axes.c2p(b, v) for b, v in zip([0, *batch], [values[0], *values])]
             )
 
         comm, compute = line(curves["comm"], style.COMM), line(curves["compute"], style.FORWARD)
-        comm_name = style.zh(labels["comm"], size=style.LABEL_SIZE, color=style.COMM).next_to(comm, RIGHT, buff=0.15)
+        comm_name = style.zh(labels["comm"], size=style.LABEL_SIZE, color=style.COMM).next_to(
+            comm, RIGHT, buff=style.GAP_SM
+        )
         compute_name = style.zh(labels["compute"], size=style.LABEL_SIZE, color=style.FORWARD)
-        compute_name.next_to(compute.get_end(), RIGHT, buff=0.15)
+        compute_name.next_to(compute.get_end(), RIGHT, buff=style.GAP_SM)
 
         with self.narrate("batch_comm") as beat:
             self.play(Create(axes), FadeIn(x_name), FadeIn(y_name), run_time=beat.share(0.35))
@@ -2320,14 +2300,14 @@ class BatchCommVsCompute(LectureScene):
 
         with self.narrate("batch_overlap") as beat:
             overlap = style.zh("边算边传，只有训练才有", size=style.LABEL_SIZE, color=style.COMM)
-            overlap.next_to(note, UP, buff=0.3).align_to(note, LEFT)
+            overlap.next_to(note, UP, buff=style.GAP_ML).align_to(note, LEFT)
             self.play(FadeIn(overlap), run_time=beat.share(0.35))
         self.finish()
         del heading
 
     # -- staging helpers -------------------------------------------------
     @classmethod
-    def _share_bars(cls, curves, labels):
+    def _share_bars(cls, curves, labels) -> VGroup:
         """A step split into communication and compute, at a small and at the largest batch (widths are shares)."""
         width, rows = 4.2, VGroup()
         title = style.zh("一步里通信占多少", size=style.LABEL_SIZE).move_to(cls.PANEL_HEAD)
@@ -2339,14 +2319,14 @@ class BatchCommVsCompute(LectureScene):
                 Rectangle(
                     width=width * (1 - part), height=0.5, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.7
                 ),
-            ).arrange(RIGHT, buff=0)
+            ).arrange(RIGHT, buff=style.FLUSH)
             bar.move_to((cls.SHARE_X, cls.PANEL_ROWS[key], 0))
             name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(bar, LEFT, buff=style.GAP_M)
             rows.add(VGroup(bar, name))
         return rows
 
     @staticmethod
-    def _step(step, comm, unit):
+    def _step(step, comm, unit) -> VGroup:
         """One step: its communication (fixed) and its compute, side by side."""
         return (
             VGroup(
@@ -2359,18 +2339,18 @@ class BatchCommVsCompute(LectureScene):
                     fill_opacity=0.7,
                 ),
             )
-            .arrange(RIGHT, buff=0)
+            .arrange(RIGHT, buff=style.FLUSH)
             .add(Rectangle(width=step["step"] * unit, height=0.5, stroke_color=style.BACKGROUND, stroke_width=2))
         )
 
-    def _epoch_rows(self, epoch, comm, labels):
+    def _epoch_rows(self, epoch, comm, labels) -> VGroup:
         """One epoch as a row of steps: many short ones in small batches, few in large ones."""
         longest = max(e["steps"] * e["step"] for e in epoch.values())
         unit = 4.6 / longest
         group = VGroup(style.zh("跑完一个 epoch", size=style.LABEL_SIZE).move_to(self.PANEL_HEAD))
         for key, y in self.PANEL_ROWS.items():
             steps = VGroup(*(self._step(epoch[key], comm, unit) for _ in range(epoch[key]["steps"])))
-            steps.arrange(RIGHT, buff=0)
+            steps.arrange(RIGHT, buff=style.FLUSH)
             steps.move_to((self.EPOCH_LEFT, y, 0), aligned_edge=LEFT)
             name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(steps, LEFT, buff=style.GAP_M)
             group.add(VGroup(name, steps))
