@@ -1,4 +1,5 @@
-"""Chapter 6–7, stability: staging only; every number comes from tools.chapters.stability."""
+"""The stability chapter (训练为什么会飞：稳定性，与本课自推的数): staging only; every number comes from
+tools.chapters.stability."""
 
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ from manim import (
     Indicate,
     LaggedStart,
     Line,
+    Mobject,
     Rectangle,
     RoundedRectangle,
     SurroundingRectangle,
+    Text,
     Transform,
     TransformFromCopy,
     ValueTracker,
@@ -41,11 +44,15 @@ from manim import (
     np,
 )
 
-from scenes import style
+from scenes import style, widgets
 from scenes.base import LectureScene
 from scenes.widgets import Column, curve_through, grid_row, sketch_axes, text_row, verdict
+from tools.course.facts import Fact
 
-# -- §6 opening ------------------------------------------------------------------------------
+SNUG = 0.08  # two stacked small labels, a tag on its dot: closer than GAP_S
+MARK_GAP = 0.06  # between small marks in one row (attention weights, batch squares)
+
+# -- stability_overview ----------------------------------------------------------------------
 
 
 class StabilityOverview(LectureScene):
@@ -62,17 +69,20 @@ class StabilityOverview(LectureScene):
     }
     BAR_W, BAR_H = 0.2, 1.05  # one attention weight's bar, and the height of weight 1
     TABLE = (Column(-6.55), Column(-2.95), Column(-0.3, RIGHT))  # 做法 | 稳定性 | 质量 (numbers right-aligned)
+    LESSON_GAP = 0.18  # 「两栏必须一起看」 under Table 4's rows
+    CELL_PAD = 0.06  # the frame round the two z-loss cells
+    NORM_GAP = 0.25  # Post-LN's Norm box after the sum
 
-    def construct(self):
+    def construct(self) -> None:
         self.show_title()
-        panels = {key: self._panel(key) for key in self.CENTRES}
+        panels = {key: self._panel_with_header(key) for key in self.CENTRES}
         with self.narrate("ov_intro") as beat:
             self.play(LaggedStart(*(FadeIn(p[0]) for p in panels.values()), lag_ratio=0.2), run_time=beat.share(0.5))
             self.play(LaggedStart(*(FadeIn(p[1]) for p in panels.values()), lag_ratio=0.2), run_time=beat.share(0.4))
 
         self._palm(panels["palm"][0])
         self._qk_norm(panels["qk"][0])
-        self._table(panels["table"][0])
+        self._st_moe_table(panels["table"][0])
         self._placement(panels["ln"][0])
 
         note = style.caption_stack(
@@ -84,22 +94,15 @@ class StabilityOverview(LectureScene):
         self.finish()
 
     # -- the four panels -----------------------------------------------------------------------
-    def _panel(self, key):
+    def _panel_with_header(self, key: str) -> tuple[RoundedRectangle, Text]:
+        """One of the four panels at its centre, and its header in the top left corner."""
         x, y = self.CENTRES[key]
-        frame = RoundedRectangle(
-            width=self.PANEL_W,
-            height=self.PANEL_H,
-            corner_radius=0.12,
-            stroke_width=1.5,
-            stroke_color=style.MUTED,
-            fill_color=style.PANEL,
-            fill_opacity=1,
-        ).move_to((x, y, 0))
+        frame = widgets.panel(self.PANEL_W, self.PANEL_H).move_to((x, y, 0))
         header = style.zh(self.HEADERS[key], size=style.LABEL_SIZE)
         header.next_to(frame.get_corner(UP + LEFT), DOWN + RIGHT, buff=style.GAP_M)
         return frame, header
 
-    def _palm(self, frame):
+    def _palm(self, frame: Mobject) -> None:
         """A sketched loss curve: a spike, the roll back to an earlier checkpoint, the skipped batches.
 
         Its labels stand in a column on the right, each in the colour of what it names."""
@@ -110,12 +113,12 @@ class StabilityOverview(LectureScene):
         before = curve_through(axes, spiked, style.SCHEMATIC, 3)
         legend = VGroup(
             style.zh(f"{facts['palm_params'].text}参数", size=style.SMALL_SIZE, color=style.MUTED),
-            style.zh(f"飞了 {facts['palm_spikes'].text}", size=style.SMALL_SIZE, color=style.BAD),
+            style.zh(f"飞了 {facts['palm_spikes'].text}", size=style.SMALL_SIZE, color=style.VERDICT_BAD),
             style.zh(f"回滚 {facts['rollback'].text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT),
-            style.zh(f"跳过 {facts['skip'].text}", size=style.SMALL_SIZE, color=style.BAD),
+            style.zh(f"跳过 {facts['skip'].text}", size=style.SMALL_SIZE, color=style.VERDICT_BAD),
         ).arrange(DOWN, aligned_edge=LEFT, buff=0.16)
         legend.next_to(axes, RIGHT, buff=style.GAP_L).align_to(axes, UP)
-        spike_top = Dot(axes.c2p(0.64, 0.22 + 0.6 * np.exp(-1.6) + 0.6), color=style.BAD, radius=0.06)
+        spike_top = Dot(axes.c2p(0.64, 0.22 + 0.6 * np.exp(-1.6) + 0.6), color=style.VERDICT_BAD, radius=0.06)
         with self.narrate("ov_palm") as beat:
             self.play(Create(axes), FadeIn(legend[0]), run_time=beat.share(0.2))
             self.play(Create(before), run_time=beat.share(0.5), rate_func=linear)
@@ -132,14 +135,10 @@ class StabilityOverview(LectureScene):
             stroke_width=3,
             tip_length=0.15,
         )
-        skip = Rectangle(
-            width=axes.c2p(0.64, 0)[0] - axes.c2p(ckpt, 0)[0],
-            height=0.16,
-            stroke_width=0,
-            fill_color=style.BAD,
-            fill_opacity=0.7,
+        skip = widgets.bar(
+            axes.c2p(0.64, 0)[0] - axes.c2p(ckpt, 0)[0], 0.16, style.VERDICT_BAD, opacity=style.FILL_SOFT
         ).move_to(axes.c2p((ckpt + 0.64) / 2, 0), aligned_edge=DOWN)
-        after = curve_through(axes, [(t, y) for t, y in base if t >= ckpt], style.GOOD, 3)
+        after = curve_through(axes, [(t, y) for t, y in base if t >= ckpt], style.VERDICT_GOOD, 3)
         with self.narrate("ov_palm_fix") as beat:
             self.play(FadeIn(checkpoint), Create(back), FadeIn(legend[2]), run_time=beat.share(0.35))
             self.play(FadeIn(skip), FadeIn(legend[3]), run_time=beat.share(0.25))
@@ -147,7 +146,7 @@ class StabilityOverview(LectureScene):
                 before.animate.set_stroke(opacity=0.35), FadeOut(spike_top), Create(after), run_time=beat.share(0.3)
             )
 
-    def _qk_norm(self, frame):
+    def _qk_norm(self, frame: Mobject) -> None:
         """One query over eight keys: a real softmax as the logits grow, then the same with QK-norm."""
         facts = self.facts
         curve = facts["attention"].value
@@ -156,39 +155,28 @@ class StabilityOverview(LectureScene):
         x = frame.get_center()[0]
         anchors = {"raw": (x - 1.85, floor, 0), "normed": (x + 1.85, floor, 0)}
         steps = {key: ValueTracker(0) for key in anchors}
-        colours = {"raw": style.FORWARD, "normed": style.GOOD}
+        colours = {"raw": style.FORWARD, "normed": style.VERDICT_GOOD}
 
-        def bars(key):
-            def draw():
+        def bars(key: str) -> VGroup:
+            def draw() -> VGroup:
                 weights = curve[key][round(steps[key].get_value())]
-                group = VGroup(
-                    *(
-                        Rectangle(
-                            width=self.BAR_W,
-                            height=max(w * self.BAR_H, 0.01),
-                            stroke_width=0,
-                            fill_color=colours[key],
-                            fill_opacity=0.85,
-                        )
-                        for w in weights
-                    )
-                )
-                return group.arrange(RIGHT, buff=0.06, aligned_edge=DOWN).move_to(anchors[key], aligned_edge=DOWN)
+                group = VGroup(*(widgets.bar(self.BAR_W, max(w * self.BAR_H, 0.01), colours[key]) for w in weights))
+                return group.arrange(RIGHT, buff=MARK_GAP, aligned_edge=DOWN).move_to(anchors[key], aligned_edge=DOWN)
 
             return always_redraw(draw)
 
-        def base(key):
+        def base(key: str) -> Line:
             line = Line(LEFT, RIGHT, color=style.MUTED, stroke_width=1.5).set_width(2.2).move_to(anchors[key])
             return line
 
         lines = {key: base(key) for key in anchors}
         names = {
             "raw": style.zh("不加 QK-norm", size=style.SMALL_SIZE, color=style.MUTED),
-            "normed": style.zh("加 QK-norm", size=style.SMALL_SIZE, color=style.GOOD),
+            "normed": style.zh("加 QK-norm", size=style.SMALL_SIZE, color=style.VERDICT_GOOD),
         }
         entropy = {
             "raw": style.zh(f"熵 {facts['entropy_start'].text}", size=style.SMALL_SIZE),
-            "normed": style.zh(f"熵 {facts['entropy_normed'].text}", size=style.SMALL_SIZE, color=style.GOOD),
+            "normed": style.zh(f"熵 {facts['entropy_normed'].text}", size=style.SMALL_SIZE, color=style.VERDICT_GOOD),
         }
         for key in anchors:
             names[key].next_to(lines[key], DOWN, buff=style.GAP_S)
@@ -199,13 +187,13 @@ class StabilityOverview(LectureScene):
             self.play(FadeIn(entropy["raw"]), run_time=beat.share(0.3))
 
         growth = VGroup(
-            style.zh("logits", size=style.SMALL_SIZE, color=style.BAD),
-            style.zh(f"放大 {facts['logit_growth'].text}", size=style.SMALL_SIZE, color=style.BAD),
+            style.zh("logits", size=style.SMALL_SIZE, color=style.VERDICT_BAD),
+            style.zh(f"放大 {facts['logit_growth'].text}", size=style.SMALL_SIZE, color=style.VERDICT_BAD),
         )
-        growth.arrange(DOWN, buff=0.08).move_to((x, floor + 0.55, 0))
+        growth.arrange(DOWN, buff=SNUG).move_to((x, floor + 0.55, 0))
         computed = style.zh("真 softmax", size=style.SMALL_SIZE, color=style.MUTED)
         computed.move_to((x, entropy["raw"].get_center()[1], 0))
-        end_entropy = style.zh(f"熵 {facts['entropy_end'].text}", size=style.SMALL_SIZE, color=style.BAD)
+        end_entropy = style.zh(f"熵 {facts['entropy_end'].text}", size=style.SMALL_SIZE, color=style.VERDICT_BAD)
         end_entropy.move_to(entropy["raw"])
         with self.narrate("ov_qk_collapse") as beat:
             self.play(FadeIn(growth), FadeIn(computed), run_time=beat.share(0.15))
@@ -225,7 +213,7 @@ class StabilityOverview(LectureScene):
         raw.clear_updaters()
         normed.clear_updaters()
 
-    def _table(self, frame):
+    def _st_moe_table(self, frame: Mobject) -> None:
         """Table 4, copied: stability and quality side by side, and what the pair says."""
         facts = self.facts
         top = frame.get_top()[1] - 0.75
@@ -246,56 +234,58 @@ class StabilityOverview(LectureScene):
             )
         )
         lesson = style.zh("两栏必须一起看", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
-        lesson.next_to(rows, DOWN, buff=0.18).align_to(rows, LEFT)
+        lesson.next_to(rows, DOWN, buff=self.LESSON_GAP).align_to(rows, LEFT)
         self.table_numbers = VGroup(*(row[2] for row in rows))
         with self.narrate("ov_table") as beat:
             self.play(FadeIn(head), run_time=beat.share(0.3))
-        crashed = style.zh(f"（崩了 {facts['diverged'].text}）", size=style.SMALL_SIZE, color=style.BAD)
+        crashed = style.zh(f"（崩了 {facts['diverged'].text}）", size=style.SMALL_SIZE, color=style.VERDICT_BAD)
         crashed.next_to(rows[0][0], RIGHT, buff=style.GAP_S)
         with self.narrate("ov_baseline") as beat:
             self.play(FadeIn(rows[0]), run_time=beat.share(0.4))
-            self.play(FadeIn(crashed), rows[0][1].animate.set_color(style.BAD), run_time=beat.share(0.3))
+            self.play(FadeIn(crashed), rows[0][1].animate.set_color(style.VERDICT_BAD), run_time=beat.share(0.3))
         with self.narrate("ov_clip") as beat:
             self.play(FadeIn(rows[1]), run_time=beat.share(0.35))
-            self.play(rows[1][1].animate.set_color(style.GOOD), run_time=beat.share(0.15))
+            self.play(rows[1][1].animate.set_color(style.VERDICT_GOOD), run_time=beat.share(0.15))
             self.play(
-                rows[1][2].animate.set_color(style.BAD),
-                Indicate(rows[1][2], color=style.BAD),
+                rows[1][2].animate.set_color(style.VERDICT_BAD),
+                Indicate(rows[1][2], color=style.VERDICT_BAD),
                 run_time=beat.share(0.35),
             )
         with self.narrate("ov_zloss") as beat:
             self.play(FadeIn(rows[2]), run_time=beat.share(0.3))
             self.play(
-                rows[2][1].animate.set_color(style.GOOD),
-                rows[2][2].animate.set_color(style.GOOD),
+                rows[2][1].animate.set_color(style.VERDICT_GOOD),
+                rows[2][2].animate.set_color(style.VERDICT_GOOD),
                 run_time=beat.share(0.2),
             )
-            both = SurroundingRectangle(VGroup(rows[2][1], rows[2][2]), color=style.HIGHLIGHT, buff=0.06)
+            both = SurroundingRectangle(VGroup(rows[2][1], rows[2][2]), color=style.HIGHLIGHT, buff=self.CELL_PAD)
             self.play(Create(both), FadeIn(lesson), run_time=beat.share(0.25))
         self.table_numbers.add(crashed)
 
-    def _placement(self, frame):
+    def _placement(self, frame: Mobject) -> None:
         """Post-LN's main path runs through Norm; Pre-LN's never does."""
         centre = frame.get_center()
         post = self._residual_block("post").move_to(centre + 0.95 * LEFT + 0.3 * UP)
         pre = self._residual_block("pre").move_to(centre + 0.95 * LEFT + 0.95 * DOWN)
         post_name = style.zh("Post-LN", size=style.LABEL_SIZE).next_to(post, RIGHT, buff=style.GAP_M)
         pre_name = style.zh("Pre-LN", size=style.LABEL_SIZE).next_to(pre, RIGHT, buff=style.GAP_M)
-        post_verdict = style.zh("要 warmup 压住", size=style.SMALL_SIZE, color=style.BAD)
-        pre_verdict = style.zh("初始化即良态", size=style.SMALL_SIZE, color=style.GOOD)
+        post_verdict = style.zh("要 warmup 压住", size=style.SMALL_SIZE, color=style.VERDICT_BAD)
+        pre_verdict = style.zh("初始化即良态", size=style.SMALL_SIZE, color=style.VERDICT_GOOD)
         post_verdict.next_to(post_name, DOWN, buff=style.GAP_S).align_to(post_name, LEFT)
         pre_verdict.next_to(pre_name, DOWN, buff=style.GAP_S).align_to(pre_name, LEFT)
         with self.narrate("ov_ln") as beat:
             self.play(FadeIn(post), FadeIn(post_name), run_time=beat.share(0.25))
-            self.play(Indicate(post.main_path, color=style.BAD), FadeIn(post_verdict), run_time=beat.share(0.25))
+            self.play(
+                Indicate(post.main_path, color=style.VERDICT_BAD), FadeIn(post_verdict), run_time=beat.share(0.25)
+            )
             self.play(FadeIn(pre), FadeIn(pre_name), run_time=beat.share(0.2))
-            self.play(Indicate(pre.main_path, color=style.GOOD), FadeIn(pre_verdict), run_time=beat.share(0.2))
+            self.play(Indicate(pre.main_path, color=style.VERDICT_GOOD), FadeIn(pre_verdict), run_time=beat.share(0.2))
 
-    @staticmethod
-    def _residual_block(placement):
+    @classmethod
+    def _residual_block(cls, placement: str) -> VGroup:
         """x → (branch) → ⊕, with Norm after the sum (post) or before the branch (pre)."""
 
-        def box(text):
+        def box(text: str) -> VGroup:
             label = style.zh(text, size=style.SMALL_SIZE)
             return VGroup(
                 RoundedRectangle(
@@ -307,7 +297,7 @@ class StabilityOverview(LectureScene):
         x = style.zh("x", size=style.LABEL_SIZE)
         plus = VGroup(Circle(radius=0.14, color=style.TEXT, stroke_width=1.5), style.zh("+", size=style.SMALL_SIZE))
         plus.move_to(x.get_center() + 2.0 * RIGHT)
-        branch = VGroup(box("Norm"), box("F")).arrange(RIGHT, buff=0.15) if placement == "pre" else box("F")
+        branch = VGroup(box("Norm"), box("F")).arrange(RIGHT, buff=style.GAP_SM) if placement == "pre" else box("F")
         branch.move_to((x.get_center() + plus.get_center()) / 2 + 0.45 * UP)
         start = x.get_right() + 0.05 * RIGHT
         parts = VGroup(x, plus, branch)
@@ -326,7 +316,7 @@ class StabilityOverview(LectureScene):
         )
         main = VGroup(Line(start, plus.get_left(), color=style.TEXT, stroke_width=2.5))
         if placement == "post":
-            norm = box("Norm").next_to(plus, RIGHT, buff=0.25)
+            norm = box("Norm").next_to(plus, RIGHT, buff=cls.NORM_GAP)
             main.add(
                 Line(plus.get_right(), norm.get_left(), color=style.TEXT, stroke_width=2.5),
                 norm,
@@ -339,7 +329,7 @@ class StabilityOverview(LectureScene):
         return parts
 
 
-# -- §6.1–6.2 --------------------------------------------------------------------------------
+# -- loss_spikes -------------------------------------------------------------------------------
 
 
 class LossSpikes(LectureScene):
@@ -354,14 +344,15 @@ class LossSpikes(LectureScene):
     ZOOM_Y, ZOOM_SIZE = 0.85, (5.6, 2.4)
     STRIP_BELOW = 0.3  # the strip of batches hangs this far under a zoomed axis
     BATCH_STEPS = 5  # steps per batch square in the strip
-    LESSON_Y = -2.15  # 「尖峰 ＝ 这批数据 × 当时的参数状态」
+    LESSON_Y = style.CAPTION_TOP + 0.65  # 「尖峰 ＝ 这批数据 × 当时的参数状态」, just above the captions
+    LATE_ABOVE = 0.25  # 「很晚才来」 over the last spike's foot
 
     @classmethod
-    def run_axes(cls):
+    def run_axes(cls) -> Mobject:
         """The whole run's axes: no ticks on either axis, the loss has no scale (a sketch)."""
         return sketch_axes((0, 1), (0, 1), *cls.RUN_SIZE).move_to(cls.RUN_CENTRE)
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         curve = facts["curve"].value
@@ -370,7 +361,7 @@ class LossSpikes(LectureScene):
         floor, top = 0.95 * float(loss.min()), 1.02 * float(loss.max())
         axes = self.run_axes()
 
-        def point(step, value):
+        def point(step: float, value: float) -> np.ndarray:
             return axes.c2p(step / steps, (value - floor) / (top - floor))
 
         line = VMobject(stroke_color=style.SCHEMATIC, stroke_width=2.5)
@@ -379,7 +370,7 @@ class LossSpikes(LectureScene):
         loss_name.next_to(axes.y_axis, UP, buff=style.GAP_S).align_to(axes.y_axis, LEFT)
         step_name = style.zh("训练步数 →", size=style.SMALL_SIZE, color=style.MUTED)
         step_name.next_to(axes.x_axis, DOWN, buff=style.GAP_S).align_to(axes.x_axis, RIGHT)
-        count = style.zh(f"飞了 {facts['palm_spikes'].text}", size=style.LABEL_SIZE, color=style.BAD)
+        count = style.zh(f"飞了 {facts['palm_spikes'].text}", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
         with self.narrate("ls_curve") as beat:
             self.play(Create(axes), FadeIn(loss_name), FadeIn(step_name), run_time=beat.share(0.2))
             self.play(Create(line), run_time=beat.share(0.6), rate_func=linear)
@@ -395,35 +386,28 @@ class LossSpikes(LectureScene):
         at = curve["spikes"]
         marks = VGroup(
             *(
-                Line(point(a, floor) + 0.12 * DOWN, point(a, floor) + 0.12 * UP, color=style.BAD, stroke_width=3)
+                Line(
+                    point(a, floor) + 0.12 * DOWN, point(a, floor) + 0.12 * UP, color=style.VERDICT_BAD, stroke_width=3
+                )
                 for a in at
             )
         )
         segments = VGroup(
             *(
-                Line(point(a, floor), point(b, floor), color=(style.BAD, style.HIGHLIGHT)[i % 2], stroke_width=6)
+                Line(point(a, floor), point(b, floor), color=(style.SERIES_A, style.SERIES_B)[i % 2], stroke_width=6)
                 for i, (a, b) in enumerate(itertools.pairwise(at))
             )
         )
         gaps = [b - a for a, b in itertools.pairwise(at)]
         order = sorted(range(len(gaps)), key=gaps.__getitem__)
         bars = VGroup(
-            *(
-                Rectangle(
-                    width=0.16,
-                    height=self.GAP_HEIGHT * gaps[i] / max(gaps),
-                    stroke_width=0,
-                    fill_color=segments[i].get_color(),
-                    fill_opacity=0.8,
-                )
-                for i in order
-            )
+            *(widgets.bar(0.16, self.GAP_HEIGHT * gaps[i] / max(gaps), segments[i].get_color()) for i in order)
         )
-        bars.arrange(RIGHT, buff=0.05, aligned_edge=DOWN).move_to(self.GAPS, aligned_edge=DOWN + LEFT)
+        bars.arrange(RIGHT, buff=style.GAP_XS, aligned_edge=DOWN).move_to(self.GAPS, aligned_edge=DOWN + LEFT)
         bars_name = style.zh("相邻间距，排好序：没有两根一样高", size=style.SMALL_SIZE, color=style.MUTED)
         bars_name.next_to(bars, RIGHT, buff=style.GAP_L).align_to(bars, DOWN)
-        late = style.zh("很晚才来", size=style.SMALL_SIZE, color=style.BAD)
-        late.next_to(point(at[-1], floor), UP, buff=0.25).shift(0.6 * LEFT)
+        late = style.zh("很晚才来", size=style.SMALL_SIZE, color=style.VERDICT_BAD)
+        late.next_to(point(at[-1], floor), UP, buff=self.LATE_ABOVE).shift(0.6 * LEFT)
         with self.narrate("ls_irregular") as beat:
             self.play(LaggedStart(*(GrowFromCenter(m) for m in marks), lag_ratio=0.1), run_time=beat.share(0.25))
             self.play(Create(segments), run_time=beat.share(0.15))
@@ -468,7 +452,7 @@ class LossSpikes(LectureScene):
             panels[key] = (zoom, trace, self._strip(zoom, window, refeed["batches"]))
         spiked_name = style.zh("当时的参数 ＋ 这几批数据", size=style.LABEL_SIZE)
         spiked_name.next_to(panels["spiked"][0], UP, buff=style.GAP_M)
-        question = style.zh("这批数据坏了？", size=style.LABEL_SIZE, color=style.BAD)
+        question = style.zh("这批数据坏了？", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
         question.next_to(panels["spiked"][2], DOWN, buff=style.GAP_M)
         with self.narrate("ls_suspect") as beat:
             self.play(FadeOut(run), run_time=beat.share(0.2))
@@ -486,7 +470,7 @@ class LossSpikes(LectureScene):
                 TransformFromCopy(panels["spiked"][2], panels["refed"][2], path_arc=-0.6), run_time=beat.share(0.5)
             )
 
-        calm = style.zh("不飞", size=style.BODY_SIZE, color=style.GOOD)
+        calm = style.zh("不飞", size=style.BODY_SIZE, color=style.VERDICT_GOOD)
         calm.move_to(panels["refed"][0].c2p(0.5, 0.7))
         with self.narrate("ls_flat") as beat:
             self.play(Create(panels["refed"][1]), run_time=beat.share(0.6), rate_func=linear)
@@ -496,7 +480,7 @@ class LossSpikes(LectureScene):
         lesson.move_to((0, self.LESSON_Y, 0))
         with self.narrate("ls_cause") as beat:
             self.play(Write(lesson), run_time=beat.share(0.6))
-            self.play(Indicate(panels["spiked"][1], color=style.BAD), run_time=beat.share(0.3))
+            self.play(Indicate(panels["spiked"][1], color=style.VERDICT_BAD), run_time=beat.share(0.3))
 
         zoom, trace, strip = panels["spiked"]
         base = refeed["base"]
@@ -512,10 +496,10 @@ class LossSpikes(LectureScene):
         )
         back_label = style.zh(f"回滚 {facts['rollback'].text}", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         back_label.move_to(zoom.c2p(0.02, 0.95), aligned_edge=LEFT)  # the corner the arrow bends away from
-        skipped = VGroup(*(Cross(strip[i], stroke_color=style.BAD, stroke_width=3) for i in strip.hits))
-        skip_label = style.zh(f"跳过 {facts['skip'].text}", size=style.SMALL_SIZE, color=style.BAD)
+        skipped = VGroup(*(Cross(strip[i], stroke_color=style.VERDICT_BAD, stroke_width=3) for i in strip.hits))
+        skip_label = style.zh(f"跳过 {facts['skip'].text}", size=style.SMALL_SIZE, color=style.VERDICT_BAD)
         skip_label.next_to(strip, DOWN, buff=style.GAP_S).align_to(skipped, LEFT)
-        onward = VMobject(stroke_color=style.GOOD, stroke_width=3).set_points_as_corners(
+        onward = VMobject(stroke_color=style.VERDICT_GOOD, stroke_width=3).set_points_as_corners(
             [zoom.c2p(i / (len(base) - 1), (v - low) / (high - low)) for i, v in enumerate(base) if i >= start]
         )
         with self.narrate("ls_remedy") as beat:
@@ -523,7 +507,7 @@ class LossSpikes(LectureScene):
             self.play(Create(skipped), FadeIn(skip_label), run_time=beat.share(0.25))
             self.play(trace.animate.set_stroke(opacity=0.35), Create(onward), run_time=beat.share(0.35))
 
-        around = style.zh("绕过去，不是修好", size=style.LABEL_SIZE, color=style.BAD)
+        around = style.zh("绕过去，不是修好", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
         around.move_to(zoom.c2p(0.8, 0.5))
         with self.narrate("ls_not_fixed") as beat:
             self.play(FadeIn(around, shift=0.2 * UP), run_time=beat.share(0.4))
@@ -539,7 +523,7 @@ class LossSpikes(LectureScene):
             self.play(FadeIn(caveat), run_time=beat.share(0.4))
         self.finish()
 
-    def _strip(self, zoom, window, batches):
+    def _strip(self, zoom: Mobject, window: tuple[int, int], batches: tuple[int, int]) -> VGroup:
         """The batches of the zoomed window as squares under its axis; the spike's own batches highlighted."""
         first, last = window
         squares, squares.hits = VGroup(), []
@@ -554,15 +538,15 @@ class LossSpikes(LectureScene):
                     stroke_color=style.BACKGROUND,
                     stroke_width=1,
                     fill_color=style.HIGHLIGHT if hit else style.MUTED,
-                    fill_opacity=0.9,
+                    fill_opacity=style.FILL_SOLID,
                 )
             )
-        squares.arrange(RIGHT, buff=0.06)
+        squares.arrange(RIGHT, buff=MARK_GAP)
         squares.stretch_to_fit_width(zoom.x_axis.get_width()).next_to(zoom.x_axis, DOWN, buff=self.STRIP_BELOW)
         return squares
 
 
-# -- §6.5 ------------------------------------------------------------------------------------
+# -- post_ln_decay -----------------------------------------------------------------------------
 
 
 class PostLnDecay(LectureScene):
@@ -578,20 +562,22 @@ class PostLnDecay(LectureScene):
     MATH = 34  # the two formulas, so that each fits the column beside its name
     VARIANCE_UNIT = 1.0  # height of a unit-variance box in the opening sum
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         post = style.math('x_(l+1) = "Norm"(x_l + F(x_l))', size=self.MATH)
-        post_name = style.zh("Post-LN", size=style.LABEL_SIZE, color=style.BAD)
+        post_name = style.zh("Post-LN", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
         self._side_row(VGroup(post_name, post).arrange(RIGHT, buff=style.GAP_M), 0)
         with self.narrate("pl_formula") as beat:
             self.play(FadeIn(post_name), Write(post), run_time=beat.share(0.6))
             self.play(Indicate(post[0][8:12], color=style.HIGHLIGHT), run_time=beat.share(0.3))
 
         # Variance 1 + 1 = 2, then Norm pulls it back: ÷ √2 (drawn where the plot will stand).
-        x_bar = self._bar(self.VARIANCE_UNIT, style.FORWARD, "x")
-        f_bar = self._bar(self.VARIANCE_UNIT, style.BACKWARD, "F(x)")
-        stack = VGroup(x_bar, f_bar).arrange(UP, buff=0).move_to(self.PLOT_CENTRE + 2.2 * LEFT, aligned_edge=DOWN)
+        x_bar = self._variance_box(style.SERIES_A, "x")
+        f_bar = self._variance_box(style.SERIES_B, "F(x)")
+        stack = (
+            VGroup(x_bar, f_bar).arrange(UP, buff=style.FLUSH).move_to(self.PLOT_CENTRE + 2.2 * LEFT, aligned_edge=DOWN)
+        )
         sum_text = style.zh(
             f"方差 {facts['unit_variance'].text} ＋ {facts['unit_variance'].text} ＝ {facts['sum_variance'].text}",
             size=style.BODY_SIZE,
@@ -619,7 +605,7 @@ class PostLnDecay(LectureScene):
         per_layer = style.zh(f"x₀ 的系数：每层 × {facts['half_root'].text}", size=style.LABEL_SIZE)
         per_layer = self._side_row(per_layer, 1)
         deep = style.zh(
-            f"第 {facts['layers'].text} 层：只剩 {facts['end'].text}", size=style.LABEL_SIZE, color=style.BAD
+            f"第 {facts['layers'].text} 层：只剩 {facts['end'].text}", size=style.LABEL_SIZE, color=style.VERDICT_BAD
         )
         deep = self._side_row(deep, 2)
         with self.narrate("pl_unroll") as beat:
@@ -671,17 +657,17 @@ class PostLnDecay(LectureScene):
         with self.narrate("pl_caveat") as beat:
             self.play(FadeIn(caveat, shift=0.2 * LEFT), run_time=beat.share(0.4))
 
-        end_dot = Dot(self._at(axes, len(closed) - 1, closed[-1]), radius=0.1, color=style.BAD)
-        end_label = style.value(facts["end"], size=style.LABEL_SIZE, color=style.BAD)
+        end_dot = Dot(self._at(axes, len(closed) - 1, closed[-1]), radius=0.1, color=style.VERDICT_BAD)
+        end_label = style.value(facts["end"], size=style.LABEL_SIZE, color=style.VERDICT_BAD)
         end_label.next_to(end_dot, UP, buff=style.GAP_M)
-        culprit = style.zh("LN 是梯度消失的元凶之一（苏剑林）", size=style.LABEL_SIZE, color=style.BAD)
+        culprit = style.zh("LN 是梯度消失的元凶之一（苏剑林）", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
         culprit = self._side_row(culprit, 4)
         with self.narrate("pl_culprit") as beat:
             self.play(FadeIn(end_dot, scale=2), FadeIn(end_label), run_time=beat.share(0.35))
             self.play(FadeIn(culprit), run_time=beat.share(0.35))
 
         pre = style.math('x_(l+1) = x_l + F("Norm"(x_l))', size=self.MATH)
-        pre_name = style.zh("Pre-LN", size=style.LABEL_SIZE, color=style.GOOD)
+        pre_name = style.zh("Pre-LN", size=style.LABEL_SIZE, color=style.VERDICT_GOOD)
         self._side_row(VGroup(pre_name, pre).arrange(RIGHT, buff=style.GAP_M), 1)
         pre.align_to(post, LEFT)
         no_norm = style.zh("去掉 Norm：方差每层翻倍", size=style.LABEL_SIZE, color=style.MUTED)
@@ -690,17 +676,19 @@ class PostLnDecay(LectureScene):
             self.play(FadeOut(run), FadeOut(agree), FadeIn(no_norm), run_time=beat.share(0.4))
             self.play(FadeIn(pre_name), Write(pre), run_time=beat.share(0.45))
 
-        flat = Line(self._at(axes, 0, 1.0), self._at(axes, len(closed) - 1, 1.0), color=style.GOOD, stroke_width=4)
-        flat_name = style.zh(f"Pre-LN：系数一直是 {facts['one'].text}", size=style.LABEL_SIZE, color=style.GOOD)
+        flat = Line(
+            self._at(axes, 0, 1.0), self._at(axes, len(closed) - 1, 1.0), color=style.VERDICT_GOOD, stroke_width=4
+        )
+        flat_name = style.zh(f"Pre-LN：系数一直是 {facts['one'].text}", size=style.LABEL_SIZE, color=style.VERDICT_GOOD)
         flat_name.next_to(flat, DOWN, buff=style.GAP_S).align_to(flat, RIGHT)
-        equal = style.zh("最后再 Norm 一次：各分支平权", size=style.LABEL_SIZE, color=style.GOOD)
+        equal = style.zh("最后再 Norm 一次：各分支平权", size=style.LABEL_SIZE, color=style.VERDICT_GOOD)
         equal = self._side_row(equal, 2)
         with self.narrate("pl_pre_path") as beat:
             self.play(Create(flat), FadeIn(flat_name), run_time=beat.share(0.45))
             self.play(FadeOut(no_norm), FadeIn(equal), run_time=beat.share(0.35))
 
-        disease = verdict("预训练：毛病", style.BAD, "靠输入的层收不到信号")
-        cure = verdict("微调：功能", style.GOOD, "靠输入的层少动，护住预训练")
+        disease = verdict("预训练：毛病", style.VERDICT_BAD, "靠输入的层收不到信号")
+        cure = verdict("微调：功能", style.VERDICT_GOOD, "靠输入的层少动，护住预训练")
         readings = VGroup(disease, cure).arrange(DOWN, buff=style.GAP_L, aligned_edge=LEFT)
         readings.next_to(caveat, DOWN, buff=style.GAP_L).align_to(caveat, LEFT)
         for badge in readings:
@@ -708,28 +696,34 @@ class PostLnDecay(LectureScene):
                 part.align_to(caveat, LEFT)
         with self.narrate("pl_pretrain") as beat:
             self.play(FadeOut(culprit), FadeIn(disease), run_time=beat.share(0.35))
-            self.play(Indicate(end_dot, color=style.BAD, scale_factor=1.6), run_time=beat.share(0.35))
+            self.play(Indicate(end_dot, color=style.VERDICT_BAD, scale_factor=1.6), run_time=beat.share(0.35))
         with self.narrate("pl_finetune") as beat:
             self.play(FadeIn(cure), run_time=beat.share(0.4))
-            self.play(Indicate(line, color=style.GOOD), run_time=beat.share(0.4))
+            self.play(Indicate(line, color=style.VERDICT_GOOD), run_time=beat.share(0.4))
         self.finish()
 
     # -- geometry ----------------------------------------------------------------------------
-    def _side_y(self, slot):
+    def _side_y(self, slot: int) -> float:
         return self.SIDE_TOP - slot * self.LINE
 
-    def _side_row(self, mob, slot):
+    def _side_row(self, mob: Mobject, slot: int) -> Mobject:
         """Place a line of the right-hand column in its slot (0 at the top)."""
         return mob.move_to((self.SIDE_X, self._side_y(slot), 0), aligned_edge=LEFT)
 
-    @staticmethod
-    def _bar(height, colour, name):
-        box = Rectangle(
-            width=1.2, height=height, stroke_color=style.TEXT, stroke_width=1, fill_color=colour, fill_opacity=0.7
+    @classmethod
+    def _variance_box(cls, colour: str, name: str) -> VGroup:
+        """A unit of variance as a box with its name on it: VGroup(box, name)."""
+        return widgets.block(
+            1.2,
+            cls.VARIANCE_UNIT,
+            colour,
+            name,
+            size=style.LABEL_SIZE,
+            stroke_color=style.TEXT,
+            stroke_width=1,
         )
-        return VGroup(box, style.zh(name, size=style.LABEL_SIZE).move_to(box))
 
-    def _plot(self):
+    def _plot(self) -> tuple[Mobject, VGroup]:
         """Layers along x, x₀'s coefficient on a log₂ axis up the side (data: it carries a scale).
 
         The axes' own y runs from 0 at the bottom; ``_at`` maps log₂ of a coefficient onto it, and
@@ -741,13 +735,15 @@ class PostLnDecay(LectureScene):
         labels = VGroup()
         for tick in x_ticks:
             at = axes.c2p(tick["layer"], 0)
-            last_x = style.zh(tick["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(at, DOWN, buff=0.15)
+            last_x = style.zh(tick["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(
+                at, DOWN, buff=style.GAP_SM
+            )
             labels.add(Line(at, at + 0.1 * DOWN, color=style.MUTED, stroke_width=2), last_x)
         for tick in y_ticks:
             at = self._at(axes, 0, 2.0 ** tick["log2"])
             labels.add(
                 Line(at, at + 0.1 * LEFT, color=style.MUTED, stroke_width=2),
-                style.zh(tick["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(at, LEFT, buff=0.15),
+                style.zh(tick["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(at, LEFT, buff=style.GAP_SM),
             )
         labels.add(style.zh("层 l", size=style.SMALL_SIZE, color=style.MUTED).next_to(last_x, RIGHT, buff=style.GAP_M))
         labels.add(
@@ -757,11 +753,11 @@ class PostLnDecay(LectureScene):
         )
         return axes, labels
 
-    def _at(self, axes, layer, coefficient):
+    def _at(self, axes: Mobject, layer: float, coefficient: float) -> np.ndarray:
         return axes.c2p(layer, np.log2(coefficient) + self.LOG_FLOOR)
 
 
-# -- §6.6 ------------------------------------------------------------------------------------
+# -- fp16_vs_bf16 ------------------------------------------------------------------------------
 
 
 class Fp16VsBf16(LectureScene):
@@ -773,14 +769,18 @@ class Fp16VsBf16(LectureScene):
     BARS_Y = {"bf16": 2.15, "fp16": 1.35}  # each format's range, over the line; the red line's label between
     ZOOM_Y = -1.55  # the linear close-up of the cut, under the line
     ZOOM_X = (0.3, 6.3)  # where 0 and 2⁻²³ sit on it
-    RISK_Y = -2.35  # bf16's real risk, the last line of prose
+    RISK_Y = style.CAPTION_TOP + 0.45  # bf16's real risk, the last line of prose, just above the captions
+    UNDER = 0.5  # prose under a line (the number line, the close-up), clear of its tick labels
+    ZOOM_TICK_GAP = 0.18  # the close-up's tick labels under it
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         heading = self.show_title()
         question = style.zh("bf16 要不要 loss scaling？", size=style.BODY_SIZE)
         question.next_to(heading, DOWN, buff=style.GAP_L).align_to(heading, LEFT)
-        answer = style.zh("不用", size=style.BODY_SIZE, color=style.GOOD).next_to(question, RIGHT, buff=style.GAP_M)
+        answer = style.zh("不用", size=style.BODY_SIZE, color=style.VERDICT_GOOD).next_to(
+            question, RIGHT, buff=style.GAP_M
+        )
         with self.narrate("uf_question") as beat:
             self.play(FadeIn(question), run_time=beat.share(0.4))
             self.play(FadeIn(answer, scale=1.3), run_time=beat.share(0.3))
@@ -801,7 +801,7 @@ class Fp16VsBf16(LectureScene):
         )
         one = style.zh("1", size=style.SMALL_SIZE, color=style.MUTED).next_to(self._on_line(0), UP, buff=0.12)
         axis_name = style.zh("log₂ 数轴：往左越小，一格 16 个二进制数量级", size=style.SMALL_SIZE, color=style.MUTED)
-        axis_name.next_to(line, DOWN, buff=0.5).align_to(line, LEFT)
+        axis_name.next_to(line, DOWN, buff=self.UNDER).align_to(line, LEFT)
         with self.narrate("uf_line") as beat:
             self.play(FadeOut(question), FadeOut(answer), Create(line), run_time=beat.share(0.4))
             self.play(FadeIn(ticks), FadeIn(one), FadeIn(axis_name), run_time=beat.share(0.4))
@@ -809,8 +809,8 @@ class Fp16VsBf16(LectureScene):
         # fp16: the normal range down to 2⁻¹⁴, the subnormals down to 2⁻²⁴, each boundary from its bit pattern.
         normal_exp, sub_exp = (round(np.log2(facts[name].value)) for name in ("fp16_min_normal", "fp16_min_subnormal"))
         fp16_top = facts["fp16_max_log2"].value
-        fp16_normal = self._range_bar(normal_exp, fp16_top, "fp16", 0.75)
-        fp16_sub = self._range_bar(sub_exp, normal_exp, "fp16", 0.3)
+        fp16_normal = self._range_bar(normal_exp, fp16_top, "fp16", style.FILL_SOLID)
+        fp16_sub = self._range_bar(sub_exp, normal_exp, "fp16", style.FILL_FAINT)
         fp16_name = style.zh(f"fp16 · 指数 {facts['fp16_exp'].text} 位", size=style.LABEL_SIZE, color=style.FP16)
         fp16_name.next_to(fp16_sub, LEFT, buff=style.GAP_M)
         bounds = VGroup()
@@ -824,7 +824,7 @@ class Fp16VsBf16(LectureScene):
             label = style.zh(
                 f"{facts[name].text}（{facts[name + '_bits'].text}）", size=style.SMALL_SIZE, color=style.FP16
             )
-            label.next_to(mark, DOWN, buff=0.15)
+            label.next_to(mark, DOWN, buff=style.GAP_SM)
             label.shift(label.width / 2 * side + 0.05 * side)
             bounds.add(VGroup(mark, label))
         with self.narrate("uf_fp16") as beat:
@@ -833,16 +833,16 @@ class Fp16VsBf16(LectureScene):
             self.play(GrowFromEdge(fp16_sub, RIGHT), run_time=beat.share(0.2))
             self.play(FadeIn(bounds[1]), run_time=beat.share(0.2))
 
-        # The red line at 2⁻²⁵ (D15), and a linear close-up of the cut under it.
+        # The red line at 2⁻²⁵, half the least subnormal, and a linear close-up of the cut under it.
         cut_exp = round(np.log2(facts["cut"].value))
         red_top = (self.BARS_Y["fp16"] + self.BARS_Y["bf16"]) / 2  # between the two bars
         red = Line(
             self._on_line(cut_exp) + (red_top - self.LINE_Y) * UP,
             self._on_line(cut_exp) + 0.3 * DOWN,
-            color=style.BAD,
+            color=style.VERDICT_BAD,
             stroke_width=4,
         )
-        red_label = style.zh(f"红线 {facts['cut'].text}：以下舍成 0", size=style.SMALL_SIZE, color=style.BAD)
+        red_label = style.zh(f"红线 {facts['cut'].text}：以下舍成 0", size=style.SMALL_SIZE, color=style.VERDICT_BAD)
         red_label.next_to(red.get_top(), LEFT, buff=style.GAP_S)
         zoom, zoom_marks = self._close_up(facts["fp16_min_subnormal"])
         lenses = VGroup(
@@ -859,9 +859,13 @@ class Fp16VsBf16(LectureScene):
             dot = Dot(self._zoomed(probe["x"]) + 0.45 * UP, radius=0.07, color=style.HIGHLIGHT)
             tag = style.zh(where, size=style.SMALL_SIZE, color=style.HIGHLIGHT)
             dots.add(dot)
-            tags.add(tag.next_to(dot, UP, buff=0.08))
+            tags.add(tag.next_to(dot, UP, buff=SNUG))
         landed = [
-            Dot(self._zoomed(probe["fp16"]), radius=0.07, color=style.BAD if probe["fp16"] == 0 else style.GOOD)
+            Dot(
+                self._zoomed(probe["fp16"]),
+                radius=0.07,
+                color=style.VERDICT_BAD if probe["fp16"] == 0 else style.VERDICT_GOOD,
+            )
             for probe in probes
         ]
         with self.narrate("uf_round") as beat:
@@ -874,20 +878,20 @@ class Fp16VsBf16(LectureScene):
                 self.add(dot.copy().set_opacity(0.3))  # where it was, before the rounding
                 self.play(Transform(dot, target), run_time=beat.share(0.18))
 
-        tiny = Dot(self._zoomed(facts["tiny"].value) + 0.45 * UP, radius=0.07, color=style.FORWARD)
+        tiny = Dot(self._zoomed(facts["tiny"].value) + 0.45 * UP, radius=0.07, color=style.BACKWARD)  # a gradient
         tiny_label = style.zh(
-            f"{facts['tiny'].text} → fp16：{facts['tiny_fp16'].text}", size=style.SMALL_SIZE, color=style.FORWARD
+            f"{facts['tiny'].text} → fp16：{facts['tiny_fp16'].text}", size=style.SMALL_SIZE, color=style.BACKWARD
         )
-        tiny_label.next_to(zoom, DOWN, buff=0.5).align_to(zoom, LEFT)
+        tiny_label.next_to(zoom, DOWN, buff=self.UNDER).align_to(zoom, LEFT)
         scaling = style.zh("所以 fp16 要先放大 loss，算完再缩回", size=style.SMALL_SIZE, color=style.MUTED)
         scaling.next_to(tiny_label, DOWN, buff=style.GAP_S).align_to(tiny_label, LEFT)
         with self.narrate("uf_tiny") as beat:
             self.play(FadeIn(tiny, shift=0.2 * DOWN), FadeIn(tiny_label), run_time=beat.share(0.3))
-            self.play(tiny.animate.move_to(self._zoomed(0.0)).set_color(style.BAD), run_time=beat.share(0.25))
+            self.play(tiny.animate.move_to(self._zoomed(0.0)).set_color(style.VERDICT_BAD), run_time=beat.share(0.25))
             self.play(FadeIn(scaling), run_time=beat.share(0.3))
 
         bf16_exp = round(np.log2(facts["bf16_min_normal"].value))
-        bf16_bar = self._range_bar(bf16_exp, self.LOG_RANGE[1], "bf16", 0.75)
+        bf16_bar = self._range_bar(bf16_exp, self.LOG_RANGE[1], "bf16", style.FILL_SOLID)
         bf16_name = style.zh(
             f"bf16 · 指数 {facts['bf16_exp'].text} 位，同 fp32", size=style.LABEL_SIZE, color=style.BF16
         )
@@ -906,15 +910,17 @@ class Fp16VsBf16(LectureScene):
                 size=style.SMALL_SIZE,
                 color=style.BF16,
             )
-            .next_to(bf16_mark, DOWN, buff=0.15)
+            .next_to(bf16_mark, DOWN, buff=style.GAP_SM)
             .align_to(bf16_mark, LEFT)
         )
         lost = BraceBetweenPoints(
-            self._on_line(bf16_exp) + 0.2 * DOWN, self._on_line(normal_exp) + 0.2 * DOWN, DOWN, color=style.BAD
+            self._on_line(bf16_exp) + 0.2 * DOWN, self._on_line(normal_exp) + 0.2 * DOWN, DOWN, color=style.VERDICT_BAD
         )
         lost.shift((bf16_mark[1].get_bottom()[1] - lost.get_top()[1] - 0.05) * UP)
         lost_label = style.zh(
-            f"小的那头 fp16 少 {facts['binades_lost'].text} 个二进制数量级", size=style.SMALL_SIZE, color=style.BAD
+            f"小的那头 fp16 少 {facts['binades_lost'].text} 个二进制数量级",
+            size=style.SMALL_SIZE,
+            color=style.VERDICT_BAD,
         ).next_to(lost, DOWN, buff=style.GAP_S)
         with self.narrate("uf_bf16") as beat:
             self.play(
@@ -960,26 +966,26 @@ class Fp16VsBf16(LectureScene):
         self.finish()
 
     # -- geometry ----------------------------------------------------------------------------
-    def _x(self, exponent):
+    def _x(self, exponent: float) -> float:
         low, high = self.LOG_RANGE
         return self.LINE_X[0] + (exponent - low) / (high - low) * (self.LINE_X[1] - self.LINE_X[0])
 
-    def _on_line(self, exponent):
+    def _on_line(self, exponent: float) -> np.ndarray:
         return np.array((self._x(exponent), self.LINE_Y, 0))
 
-    def _range_bar(self, low, high, name, opacity):
+    def _range_bar(self, low: float, high: float, name: str, opacity: float) -> Rectangle:
         """A format's range between two binary exponents, over the line at its own height."""
         left, right = self._x(low), self._x(min(high, self.LOG_RANGE[1]))
-        return Rectangle(
-            width=right - left, height=0.32, stroke_width=0, fill_color=style.PRECISION[name], fill_opacity=opacity
-        ).move_to(((left + right) / 2, self.BARS_Y[name], 0))
+        return widgets.bar(right - left, 0.32, style.PRECISION[name], opacity=opacity).move_to(
+            ((left + right) / 2, self.BARS_Y[name], 0)
+        )
 
-    def _zoomed(self, value):
+    def _zoomed(self, value: float) -> np.ndarray:
         """A value's place on the close-up, which runs linearly from 0 to 2⁻²³."""
         least = self.facts["fp16_min_subnormal"].value
         return np.array((self.ZOOM_X[0] + value / (2 * least) * (self.ZOOM_X[1] - self.ZOOM_X[0]), self.ZOOM_Y, 0))
 
-    def _close_up(self, least):
+    def _close_up(self, least: Fact) -> tuple[Line, VGroup]:
         """The line from 0 to two least subnormals, linear: fp16's values 0 and 2⁻²⁴ on it, the red line between."""
         axis = Line(self._zoomed(0.0), self._zoomed(2 * least.value), color=style.MUTED, stroke_width=2)
         marks = VGroup()
@@ -987,17 +993,17 @@ class Fp16VsBf16(LectureScene):
             at = self._zoomed(value)
             marks.add(
                 Line(at + 0.12 * UP, at + 0.12 * DOWN, color=style.FP16, stroke_width=3),
-                style.zh(text, size=style.SMALL_SIZE, color=style.FP16).next_to(at, DOWN, buff=0.18),
+                style.zh(text, size=style.SMALL_SIZE, color=style.FP16).next_to(at, DOWN, buff=self.ZOOM_TICK_GAP),
             )
         cut = self._zoomed(least.value / 2)
-        marks.add(Line(cut + 0.35 * UP, cut + 0.2 * DOWN, color=style.BAD, stroke_width=4))
+        marks.add(Line(cut + 0.35 * UP, cut + 0.2 * DOWN, color=style.VERDICT_BAD, stroke_width=4))
         name = style.zh("放大看（线性）", size=style.SMALL_SIZE, color=style.MUTED)
         name.next_to(axis, DOWN, buff=0.55).align_to(axis, RIGHT)
         marks.add(name)
         return axis, marks
 
 
-# -- §7.2 ------------------------------------------------------------------------------------
+# -- derived_numbers_appendix ------------------------------------------------------------------
 
 
 class DerivedNumbersAppendix(LectureScene):
@@ -1007,9 +1013,9 @@ class DerivedNumbersAppendix(LectureScene):
     HEAD_Y = 2.45
     FIRST_Y = 1.85  # the first row's centre
     PITCH, LINE_PITCH = 0.62, 0.34  # between rows, and between the lines of a two-line chain
-    FOOTNOTE_Y = -2.4  # D9, under the table
+    FOOTNOTE_Y = style.CAPTION_TOP + 0.4  # the resident set's footnote, under the table, just above the captions
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         heading = self.show_title()
         kinds = VGroup(
@@ -1044,7 +1050,7 @@ class DerivedNumbersAppendix(LectureScene):
         for row in facts["rows"].value:
             lines = len(row["chain"])
             centre = y - (lines - 1) * self.LINE_PITCH / 2
-            built = self._row(row, centre)
+            built = self._derived_row(row, centre)
             rows.add(built)
             # The figure the number comes from, where its chain will be written, and the number out of it.
             source = style.zh(f"取自「{row['source']}」", size=style.SMALL_SIZE, color=style.MUTED)
@@ -1074,20 +1080,20 @@ class DerivedNumbersAppendix(LectureScene):
             self.play(FadeIn(rule_text[1]), run_time=beat.share(0.4))
         self.finish()
 
-    def _row(self, row, centre):
+    def _derived_row(self, row: dict, centre: float) -> VGroup:
         """One row: what and its number, the chain (one or two lines), where it could be wrong."""
         what = style.zh(row["what"], size=style.SMALL_SIZE, color=style.MUTED)
         number = style.zh(row["number"], size=style.LABEL_SIZE)
         cell = VGroup(what, number).arrange(RIGHT, buff=style.GAP_M, aligned_edge=DOWN)
         chain = VGroup(*(style.zh(line, size=style.SMALL_SIZE) for line in row["chain"]))
         chain.arrange(DOWN, buff=self.LINE_PITCH - chain[0].height, aligned_edge=LEFT)
-        risk = style.zh(row["risk"], size=style.SMALL_SIZE, color=style.BAD)
+        risk = style.zh(row["risk"], size=style.SMALL_SIZE, color=style.VERDICT_BAD)
         built = grid_row((cell, chain, risk), self.COLUMNS, centre)
         built.what, built.number, built.chain, built.risk = what, number, chain, risk
         return built
 
-    def _footnote(self, resident):
-        """D9 under the table: the page's 106.75 GiB leaves out the layer being recomputed."""
+    def _footnote(self, resident: VGroup) -> None:
+        """Under the table: the page's 106.75 GiB for full recompute leaves out the layer being recomputed."""
         facts = self.facts
         note = style.zh(
             f"注：{facts['full_recompute'].text} 未含反向时展开的那一层；"
