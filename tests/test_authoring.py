@@ -26,7 +26,7 @@ def test_a_scaffolded_figure_checks_builds_and_passes_its_test_with_no_hand_edit
     new = run([*LECTURE, "new", "optimizer/demo_figure", "示例"], cwd=project, env=env)
     assert new.returncode == 0, new.stderr
     assert "wrote tests/test_optimizer_demo_figure.py" in new.stdout
-    assert "rewrote the chapter table" in new.stdout
+    assert "rewrote the generated parts of README.md" in new.stdout
     written = (project / "scenes" / "optimizer.py").read_text(encoding="utf-8")
     assert EXAMPLE.text().split("class DemoFigure")[1].split("```")[0] in written  # the README shows what is written
     check = run([*LECTURE, "check", "--no-layout"], cwd=project, env=env)
@@ -169,9 +169,14 @@ def test_a_tuple_of_strings_grows_on_its_line_or_wraps_when_it_would_run_long():
 # -- the README's chapter table -----------------------------------------------------------------
 
 
-def test_the_readmes_chapter_table_and_worked_example_are_up_to_date():
-    assert readme.stale() == [], "README.md is out of date: run .venv/bin/lecture readme"
+def test_the_generated_docs_are_up_to_date():
+    assert readme.stale() == [], "the generated docs are out of date: run .venv/bin/lecture readme"
     assert cli.main(["readme", "--check"]) == 0
+
+
+def test_each_generated_part_lives_in_its_file():
+    assert TABLE.text() in settings.ROOT.joinpath("README.md").read_text(encoding="utf-8")
+    assert EXAMPLE.text() in settings.ROOT.joinpath("CONTRIBUTING.md").read_text(encoding="utf-8")
 
 
 def test_the_table_counts_every_figure_and_lists_every_chapter_in_play_order():
@@ -192,23 +197,43 @@ def test_the_worked_example_is_the_scaffolds_templates_filled_in():
     assert "class DemoFigure(LectureScene):" in example
 
 
+def _copy_docs(root):
+    """The generated files of the repository, copied under `root`."""
+    for name in ("README.md", "CONTRIBUTING.md", "docs/figures.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(settings.ROOT.joinpath(name).read_text(encoding="utf-8"), encoding="utf-8")
+    return root
+
+
 def test_a_stale_table_is_found_and_rewritten_and_nothing_else_is_touched(tmp_path, monkeypatch, capsys):
-    stale = tmp_path / "README.md"
-    text = settings.ROOT.joinpath("README.md").read_text(encoding="utf-8")
-    stale.write_text(text.replace(f"({len(catalogue.figures())} figures)", "(2 figures)"), encoding="utf-8")
-    monkeypatch.setattr(readme, "README", stale)
+    root = _copy_docs(tmp_path)
+    text = (root / "README.md").read_text(encoding="utf-8")
+    (root / "README.md").write_text(text.replace(f"({len(catalogue.figures())} figures)", "(2 figures)"), "utf-8")
+    monkeypatch.setattr(settings, "ROOT", root)
     assert cli.main(["readme", "--check"]) == 2
-    assert "chapter table out of date; run lecture readme" in capsys.readouterr().err
+    assert "the chapter table in README.md out of date; run lecture readme" in capsys.readouterr().err
     assert cli.main(["readme"]) == 0
-    assert stale.read_text(encoding="utf-8") == text
-    assert readme.rewrite(stale) is False
+    assert "rewrote the generated parts of README.md" in capsys.readouterr().out
+    assert (root / "README.md").read_text(encoding="utf-8") == text
+    assert readme.rewrite(root) == []
 
 
-def test_a_readme_without_the_markers_is_refused_saying_what_to_add(tmp_path):
-    bare = tmp_path / "README.md"
-    bare.write_text("# a readme\n", encoding="utf-8")
+def test_a_stale_or_missing_figures_page_is_found_and_written(tmp_path):
+    root = _copy_docs(tmp_path)
+    page = root / "docs" / "figures.md"
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace("| `years` | 9,506 年 |", "| `years` | 9,507 年 |"), encoding="utf-8")
+    assert readme.stale(root) == ["the figures page docs/figures.md"]
+    page.unlink()
+    assert readme.rewrite(root) == ["docs/figures.md"]
+    assert page.read_text(encoding="utf-8") == text
+
+
+def test_a_file_without_the_markers_is_refused_saying_what_to_add(tmp_path):
+    root = _copy_docs(tmp_path)
+    (root / "README.md").write_text("# a readme\n", encoding="utf-8")
     with pytest.raises(readme.ReadmeError, match=f"no generated chapter table; put the lines\n{TABLE.begin}"):
-        readme.rewrite(bare)
+        readme.rewrite(root)
 
 
 def test_a_chapter_module_no_topic_names_is_refused(tmp_path, monkeypatch):

@@ -141,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     scaffold_one.add_argument("--source", help="a figure's source line (出处), shown at its end")
     table = sub.add_parser(
         "readme",
-        help="rewrite README.md's chapter table (from the catalogue) and worked example (from lecture new's templates)",
+        help="rewrite the generated docs: README.md's chapter table, CONTRIBUTING.md's worked example, docs/figures.md",
     )
     table.add_argument("--check", action="store_true", help="only say whether it is up to date (exit 2 if not)")
     return parser
@@ -159,7 +159,7 @@ def _new(target: str, title: str, source: str | None) -> None:
     for path in written:
         print(f"wrote {path.relative_to(settings.ROOT)}")
     if subprocess.run([sys.executable, "-m", "tools.cli", "readme"], cwd=settings.ROOT).returncode != 0:
-        raise readme.ReadmeError("the new files are written, README.md's generated parts are not (see above)")
+        raise readme.ReadmeError("the new files are written, the generated docs are not (see above)")
     if not slash:
         print(f'next: lecture new {chapter_id}/<figure_id> "标题" for its first figure')
         return
@@ -174,12 +174,12 @@ def _new(target: str, title: str, source: str | None) -> None:
 def _readme(check_only: bool) -> None:
     if check_only:
         if stale := readme.stale():
-            raise readme.ReadmeError(f"{readme.README}: {' and '.join(stale)} out of date; run lecture readme")
-        print(f"{readme.README.name}: the chapter table and the worked example are up to date")
-    elif readme.rewrite():
-        print(f"rewrote the chapter table and the worked example in {readme.README.name}")
+            raise readme.ReadmeError(f"{' and '.join(stale)} out of date; run lecture readme")
+        print("the generated docs (the chapter table, the worked example, docs/figures.md) are up to date")
+    elif written := readme.rewrite():
+        print(f"rewrote the generated parts of {', '.join(written)}")
     else:
-        print(f"{readme.README.name}: the chapter table and the worked example were up to date")
+        print("the generated docs (the chapter table, the worked example, docs/figures.md) were up to date")
 
 
 def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool) -> None:

@@ -1,12 +1,12 @@
-"""The README's generated parts (``lecture readme``): the chapter table with the figure count, and the worked example.
+"""The generated docs (``lecture readme``): the chapter table, the worked example and docs/figures.md.
 
-Each lives in README.md between its two marker lines and is written only
-from its source: the table from the catalogue (a chapter's title and
-``summary``, or until a summary is written its figures' titles; its topic
-from ``TOPICS``; the counts from the figures registered), the worked example
-from the templates ``lecture new`` fills in, so the example is exactly what
-the scaffold writes and what its tests check. ``lecture new`` rewrites them,
-and a test fails when README.md no longer matches.
+Each is written only from its source. The chapter table (README.md) comes from the catalogue: a chapter's
+title and ``summary``, or until a summary is written its figures' titles; its topic from ``TOPICS``; the
+counts from the figures registered. The worked example (CONTRIBUTING.md) comes from the templates
+``lecture new`` fills in, so it is exactly what the scaffold writes and what its tests check. Both sit
+between two marker lines in their file. docs/figures.md is written whole from the catalogue and the
+narration (tools/author/figures.py). ``lecture new`` rewrites them all, and ``lecture readme --check``, which
+the tests run, fails when any no longer matches.
 """
 
 from __future__ import annotations
@@ -16,20 +16,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools import settings
-from tools.author import scaffold
+from tools.author import figures, scaffold
 from tools.course import catalogue
 
-README = settings.ROOT / "README.md"
+README = Path("README.md")  # the files, relative to the repository root
+CONTRIBUTING = Path("CONTRIBUTING.md")
 EXAMPLE = ("optimizer", "demo_figure", "示例")  # the worked example: lecture new optimizer/demo_figure "示例"
 
 
 class ReadmeError(Exception):
-    """README.md lacks the markers a generated part goes between, or (``--check``) a part is out of date."""
+    """A file lacks the markers a generated part goes between, or (``--check``) a part is out of date."""
 
 
 @dataclass(frozen=True)
 class Block:
     name: str
+    file: Path  # relative to the repository root
     begin: str
     end: str
     write: Callable[[], list[str]]  # the lines between the markers
@@ -80,17 +82,23 @@ def _worked_example() -> list[str]:
 BLOCKS = (
     Block(
         "chapter table",
+        README,
         "<!-- catalogue: written by `lecture readme` from tools/course/catalogue.py; edit there, not here -->",
         "<!-- /catalogue -->",
         _chapter_table,
     ),
     Block(
         "worked example",
+        CONTRIBUTING,
         "<!-- example: written by `lecture readme` from tools/author/templates; edit there, not here -->",
         "<!-- /example -->",
         _worked_example,
     ),
 )
+
+
+# Written whole: the file and what it holds.
+PAGES = {"figures page": (figures.PATH, figures.page)}
 
 
 def _split(text: str, path: Path, block: Block) -> tuple[str, str, str]:
@@ -103,21 +111,36 @@ def _split(text: str, path: Path, block: Block) -> tuple[str, str, str]:
     return text[:start], text[start : end + len(block.end)], text[end + len(block.end) :]
 
 
-def stale(path: Path | None = None) -> list[str]:
-    """The names of the generated parts README.md (or `path`) has out of date."""
-    path = path or README
-    text = path.read_text(encoding="utf-8")
-    return [block.name for block in BLOCKS if _split(text, path, block)[1] != block.text()]
-
-
-def rewrite(path: Path | None = None) -> bool:
-    """Write every generated part into README.md (or `path`); whether anything changed."""
-    path = path or README
-    old = text = path.read_text(encoding="utf-8")
+def _written(root: Path) -> dict[Path, tuple[str, str, list[str]]]:
+    """Every generated file under `root`: its text now, its text as generated, the names of its stale parts."""
+    files: dict[Path, tuple[str, str, list[str]]] = {}
     for block in BLOCKS:
-        before, _, after = _split(text, path, block)
-        text = before + block.text() + after
-    if text == old:
-        return False
-    path.write_text(text, encoding="utf-8")
-    return True
+        path = root / block.file
+        old, new, stale = files.get(path) or (path.read_text(encoding="utf-8"),) * 2 + ([],)
+        before, now, after = _split(new, path, block)
+        if now != block.text():
+            stale = [*stale, f"the {block.name} in {block.file}"]
+        files[path] = (old, before + block.text() + after, stale)
+    for name, (file, write) in PAGES.items():
+        path = root / file
+        old, new = (path.read_text(encoding="utf-8") if path.exists() else ""), write()
+        files[path] = (old, new, [f"the {name} {file}"] if old != new else [])
+    return files
+
+
+def stale(root: Path | None = None) -> list[str]:
+    """The generated parts out of date under `root` (the repository by default), e.g. 'the chapter table in
+    README.md'."""
+    return [name for _, _, names in _written(root or settings.ROOT).values() for name in names]
+
+
+def rewrite(root: Path | None = None) -> list[str]:
+    """Write every generated part under `root` (the repository by default); the names of the files rewritten."""
+    root = root or settings.ROOT
+    changed = []
+    for path, (old, new, _) in _written(root).items():
+        if old != new:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(new, encoding="utf-8")
+            changed.append(str(path.relative_to(root)))
+    return changed

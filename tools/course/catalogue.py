@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from tools import settings
-from tools.course.facts import Check, Fact
+from tools.course.facts import Check, Checked, Fact
 
 
 @dataclass(frozen=True)
@@ -185,10 +185,23 @@ def facts(figure_id: str) -> FigureFacts:
         chain = " -> ".join([*_building[_building.index(figure_id) :], figure_id])
         raise CitationCycle(f"figures cite each other in a circle: {chain}")
     _building.append(figure_id)
+    check = Check(figure_id)
     try:
-        return FigureFacts(figure_id, fig.build(Check(figure_id)))
+        built = FigureFacts(figure_id, fig.build(check))
     finally:
         _building.pop()
+    _checked[figure_id] = tuple(check.checked)
+    return built
+
+
+# The checks each figure's builder passed, by figure id, kept as its facts are computed (see `checks`).
+_checked: dict[str, tuple[Checked, ...]] = {}
+
+
+def checks(figure_id: str) -> tuple[Checked, ...]:
+    """The checks that guard one figure's facts, in the order its builder made them (docs/figures.md)."""
+    facts(figure_id)
+    return _checked[figure_id]
 
 
 def cite(ref: str) -> Fact:

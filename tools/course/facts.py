@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tools.course import numbers
@@ -101,11 +101,30 @@ def data(value: Any) -> Fact:
     return Fact(value)
 
 
+@dataclass(frozen=True)
+class Checked:
+    """One check a figure's builder made and passed, as docs/figures.md lists it (``catalogue.checks``).
+
+    `kind` is the method: ``equal`` (computed == expected), ``close`` (within `rel` or `abs`), ``residual``
+    (|computed| < `abs`, shown as that bound) or ``that`` (a stated property: `expected` says what holds).
+    `expected` is the second route, the page's number or the property; `computed` is the builder's own.
+    """
+
+    name: str
+    kind: str
+    computed: Any = field(repr=False)
+    expected: Any
+    rel: float = 0.0
+    abs: float = 0.0
+
+
 class Check:
-    """Checks for one figure; every failure names the figure and the fact."""
+    """Checks for one figure; every failure names the figure and the fact. Each check that passes is kept in
+    `checked`, in the order the builder made them, for docs/figures.md."""
 
     def __init__(self, figure: str):
         self.figure = figure
+        self.checked: list[Checked] = []
 
     def fail(self, fact: str, expected: Any, computed: Any) -> None:
         raise FactError(self.figure, fact, expected, computed)
@@ -113,11 +132,13 @@ class Check:
     def equal(self, fact: str, computed: Any, expected: Any) -> None:
         if computed != expected:
             self.fail(fact, expected, computed)
+        self.checked.append(Checked(fact, "equal", computed, expected))
 
     def close(self, fact: str, computed: float, expected: float, *, rel: float = 1e-9, abs: float = 0.0) -> None:
         if not math.isclose(computed, expected, rel_tol=rel, abs_tol=abs):
             tolerance = f" (within rel {rel:g}, abs {abs:g})"
             self.fail(fact, f"{expected!r}{tolerance}", repr(computed))
+        self.checked.append(Checked(fact, "close", computed, expected, rel, abs))
 
     def residual(self, fact: str, computed: float, bound: float) -> Fact:
         """A residual (an error, the gap between two routes to one number) is float noise: its digits change
@@ -125,6 +146,7 @@ class Check:
         the fact to show, 「< 10⁻⁸」, which is the same on every machine."""
         if not abs(computed) < bound:
             self.fail(fact, f"|residual| < {bound:g}", repr(computed))
+        self.checked.append(Checked(fact, "residual", computed, 0.0, abs=bound))
         exponent = math.log10(bound)
         if exponent.is_integer():
             text, spoken = numbers.power(10, int(exponent))
@@ -136,3 +158,4 @@ class Check:
         """A stated property, e.g. 'one link shrinks': expected says what must hold."""
         if not holds:
             self.fail(fact, expected, computed)
+        self.checked.append(Checked(fact, "that", computed, expected))
