@@ -104,6 +104,7 @@ class ExchangeRate(LectureScene):
         return tag.move_to((self.TAG_X, y, 0))
 
     def _ruler(self, label: str, y: float, start, colour: str) -> tuple[Text, Line, Dot, Text]:
+        """A named ruler: its name, its line, the dot that moves on it, and the dot's reading."""
         name = style.zh(label, size=style.LABEL_SIZE, color=style.MUTED).move_to((self.RULER_NAME_X, y, 0))
         line = Line((self.RULER_SPAN[0], y, 0), (self.RULER_SPAN[1], y, 0), color=style.MUTED, stroke_width=2)
         dot = Dot((self.RULER_START, y, 0), radius=0.09, color=colour)
@@ -121,6 +122,7 @@ class ExchangeRate(LectureScene):
         return stretch
 
     def _divide(self, facts, tag) -> None:
+        """The first word: nudge the input, see how far the output moves, divide the two."""
         in_parts = self._ruler("输入", self.INPUT_Y, facts["x_before"], style.HIGHLIGHT)
         out_parts = self._ruler("输出", self.OUTPUT_Y, facts["y_before"], style.FORWARD)
         with self.narrate("rate_nudge") as beat:
@@ -164,6 +166,7 @@ class ExchangeRate(LectureScene):
             self.play(FadeIn(note), Indicate(equation, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
     def _gradient(self, tag) -> None:
+        """The second word: one exchange rate per parameter, lined up in a row."""
         params = VGroup(*(Circle(radius=0.2, color=style.TEXT, stroke_width=2) for _ in range(6)))
         params.arrange(RIGHT, buff=style.GAP_L).move_to(self.PARAMS)
         dots = style.zh("⋯", size=style.BODY_SIZE, color=style.MUTED).next_to(params, RIGHT, buff=style.GAP_M)
@@ -201,6 +204,7 @@ class ExchangeRate(LectureScene):
             self.play(Create(bracket), FadeIn(label, shift=0.2 * LEFT), run_time=beat.share(0.25))
 
     def _chain(self, facts, tag) -> SurroundingRectangle:
+        """The third word: a nudge travels a chain of links, and the total rate is their product. Returns its box."""
         y = self.CHAIN_Y
         nodes = VGroup(
             *(
@@ -450,6 +454,7 @@ class FiniteDifferences(LectureScene):
 
     @classmethod
     def _reading(cls, text: str, y: float) -> Text:
+        """A counter reading, in the counter panel at height y."""
         return style.zh(text, size=style.TITLE_SIZE, color=style.TEXT).move_to((cls.COUNTER_X, y, 0))
 
     def _fill(self, share: float) -> Rectangle:
@@ -473,6 +478,7 @@ class FiniteDifferences(LectureScene):
         )
 
     def _tick(self, tried, spent, stop, run_time, *extra) -> None:
+        """Advance both counter readings to a stop, with any other animations of the same beat."""
         self.play(
             Transform(tried, self._reading(stop["parameters"], tried.get_y())),
             Transform(spent, self._reading(stop["elapsed"], spent.get_y())),
@@ -489,7 +495,7 @@ class FirstGradient(LectureScene):
     HEAD_Y = 2.55  # the columns' heads
     LOSS = np.array((4.6, 3.25, 0))  # the loss, boxed, top right
     SIGNS_Y = -1.95  # what a sign of p − y means, under the seed column
-    NOTE = np.array((-0.3, -2.12, 0))  # the note and the check under it stay above the caption band
+    NOTE = np.array((-0.3, style.CAPTION_TOP + 0.68, 0))  # the note, and the check under it, above the caption band
     SCALE = 2.0  # frame units per unit of probability, for p, y and p − y alike
 
     def construct(self) -> None:
@@ -690,7 +696,7 @@ class BackpropNudge3b1b(LectureScene):
     MID_Y = (1.55, 0.65, -0.25, -1.15)
     X0, X1, X2 = -5.4, -2.6, 0.4  # layer below, upstream layer, output layer
     DEVICES = np.array((4.95, 0.9, 0))  # the four devices, listed down the right
-    CLOSING_Y = -2.35  # the two closing lines, under the examples and above the caption band
+    CLOSING_Y = style.CAPTION_TOP + 0.45  # the two closing lines, under the examples and above the caption band
     # The examples: one row per character, one column of pushes per example, then their average.
     EXAMPLE_ROWS = (1.7, 0.9, 0.1, -0.7, -1.5)
     CHAR_X, EXAMPLE_XS, AVERAGE_X = -6.2, (-4.6, -2.5, -0.4), 2.0
@@ -1045,10 +1051,12 @@ class LayerTwoMatmuls(LectureScene):
 
     @staticmethod
     def _sign(symbol: str, left, right) -> Text:
+        """An operator (×, =) centred between two matrices."""
         return style.zh(symbol, size=style.BODY_SIZE).move_to((left.get_right() + right.get_left()) / 2)
 
     @staticmethod
     def _shape_label(name: str, shape, grid) -> Text:
+        """A matrix's name and shape, under it."""
         return style.zh(f"{name} {shape.text}", size=style.SMALL_SIZE, color=style.MUTED).next_to(
             grid, DOWN, buff=style.GAP_SM
         )
@@ -1083,6 +1091,7 @@ class LayerTwoMatmuls(LectureScene):
 
     @staticmethod
     def _send(row, where: str) -> VGroup:
+        """An arrow out of a row's result, to the left, and where it goes."""
         result = row[0]
         arrow = Arrow(
             result.get_left(),
@@ -1104,7 +1113,7 @@ class GatesCircuit(LectureScene):
     GATES = {"q": ((-2.9, 1.65), "+", "分发"), "m": ((0.1, 0.6), "max", "路由"), "f": ((3.1, -0.65), "×", "交换")}
     WIRES = [("a", "q"), ("b", "q"), ("q", "m"), ("d", "m"), ("m", "f"), ("c", "f")]
     OUTPUT = (5.6, -0.65)
-    RESULT = np.array((4.0, -2.1, 0))  # the three gradients, boxed, under the × gate (clear of the caption band)
+    RESULT = np.array((4.0, style.CAPTION_TOP + 0.7, 0))  # the three gradients, boxed, under the × gate, above the band
 
     def construct(self) -> None:
         facts = self.facts
@@ -1177,6 +1186,7 @@ class GatesCircuit(LectureScene):
 
     # -- staging helpers -------------------------------------------------
     def _build_circuit(self) -> tuple[VGroup, dict[tuple[str, str], Line], dict[str, VGroup]]:
+        """The input names, the wires between inputs and gates (keyed by (from, to)), and the gates."""
         nodes = VGroup()
         for name, (x, y) in self.INPUTS.items():
             nodes.add(style.zh(name, size=style.BODY_SIZE).move_to((x, y, 0)))
@@ -1201,6 +1211,7 @@ class GatesCircuit(LectureScene):
 
     @staticmethod
     def _wire_from(name, wires) -> Line:
+        """The wire leaving a node."""
         return next(w for (src, _dst), w in wires.items() if src == name)
 
     def _anchor(self, name, wires) -> np.ndarray:
@@ -1209,11 +1220,13 @@ class GatesCircuit(LectureScene):
         return wire.point_from_proportion(0.3 if name in self.INPUTS else 0.5)
 
     def _value_label(self, name, wires, text) -> Text:
+        """A node's forward value, above its wire."""
         return style.zh(text, size=style.LABEL_SIZE, color=style.FORWARD).next_to(
             self._anchor(name, wires), UP, buff=style.GAP_S
         )
 
     def _grad_label(self, name, wires, text) -> Text:
+        """A node's gradient, under its wire."""
         return style.zh(text, size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
             self._anchor(name, wires), DOWN, buff=style.GAP_S
         )
@@ -1231,10 +1244,12 @@ class GatesCircuit(LectureScene):
 
     @staticmethod
     def _backward_copy(wire) -> Line:
+        """A wire drawn from its end back to its start, in the backward colour: a gradient's way back."""
         return Line(wire.get_end(), wire.get_start()).set_stroke(style.BACKWARD, 6)
 
     @classmethod
     def _rule_tag(cls, out, gates) -> Text:
+        """What a gate does on the way back (分发, 路由, 交换), over the gate."""
         return style.zh(cls.GATES[out][2], size=style.LABEL_SIZE, color=style.BACKWARD).next_to(
             gates[out], UP, buff=style.GAP_SM
         )
@@ -1339,6 +1354,7 @@ class VanishingGradients(LectureScene):
 
     # -- σ(1−σ), the caveat and the history -----------------------------------------
     def _sigmoid_panel(self, facts, plot) -> None:
+        """The race gives way to σ(1−σ) and its ceiling, then the caveat and the history."""
         sig = facts["sigmoid_curve"].value
         top = facts["sigmoid_max"].value
         axes = sketch_axes([-6, 6, 2], [0, 0.3, 0.1], 6.0, 3.6).move_to(self.SIGMOID_CENTRE)
@@ -1414,12 +1430,14 @@ class VanishingGradients(LectureScene):
         return points, False
 
     def _trace(self, curve, depth, bounds, colour) -> VMobject:
+        """A curve drawn up to `depth` layers."""
         points, _ = self._path(curve, depth, bounds)
         line = VMobject(color=colour, stroke_width=4)
         line.set_points_as_corners([self._at(x, y) for x, y in points] * (1 if len(points) > 1 else 2))
         return line
 
     def _head(self, curve, depth, bounds, key) -> VGroup:
+        """The dot at a curve's front, with its factor beside it while the curve is inside the frame."""
         points, out = self._path(curve, depth, bounds)
         colour = self.COLOURS[key]
         dot = Dot(self._at(*points[-1]), radius=0.07, color=colour)
@@ -1438,6 +1456,7 @@ class VanishingGradients(LectureScene):
 
     @classmethod
     def _end_cards(cls, facts) -> VGroup:
+        """Where the growing and the shrinking product end up, braced, with the gap between them."""
         cards = []
         for key, value, colour in (("f_grow", "grow_end", style.BAD), ("f_shrink", "shrink_end", style.HIGHLIGHT)):
             head = style.zh(f"×{facts[key].text}，走完 {facts['links'].text} 层", size=style.LABEL_SIZE, color=colour)
@@ -1459,7 +1478,7 @@ class ForwardVsReverseMode(LectureScene):
     PARAMS_X, PARAM_PITCH, LOSS_X = -5.6, 0.26, 5.5  # the column of parameters, and the loss, on the chain's row
     FORWARD_Y, BACKWARD_Y = 1.5, 2.1  # the two walks along the chain, drawn over it
     TAG_X, TAG_Y = 3.2, 2.35  # forward mode's tag on the left, reverse mode's on the right
-    RULE = 2.1 * DOWN  # the closing rule, where the chain's caption stood (above the caption band)
+    RULE = (style.CAPTION_TOP + 0.7) * UP  # the closing rule, where the chain's caption stood (above the caption band)
 
     def construct(self) -> None:
         facts = self.facts
@@ -1588,6 +1607,7 @@ class ForwardVsReverseMode(LectureScene):
 
     # -- staging helpers -------------------------------------------------
     def _build_chain(self) -> tuple[VGroup, VGroup, list[VGroup], list[Line], Dot]:
+        """The column of parameters, their fan into the chain, the chain's boxes, its links, and the loss."""
         y = self.CHAIN_Y
         params = VGroup(*(Dot(radius=0.06, color=style.FORWARD) for _ in range(14)))
         params.arrange(DOWN, buff=self.PARAM_PITCH - 0.12).move_to((self.PARAMS_X, y, 0))
@@ -1607,6 +1627,7 @@ class ForwardVsReverseMode(LectureScene):
         return params, fan, boxes, links, loss
 
     def _route(self, param, boxes, loss) -> VMobject:
+        """The way from one parameter through the whole chain to the loss."""
         return VMobject().set_points_as_corners(
             [
                 param.get_center(),
@@ -1617,10 +1638,12 @@ class ForwardVsReverseMode(LectureScene):
         )
 
     def _pulse_animation(self, param, boxes, loss, colour) -> ShowPassingFlash:
+        """A flash along one parameter's route, to play among others."""
         route = self._route(param, boxes, loss)
         return ShowPassingFlash(route.set_stroke(colour, 6), time_width=0.35)
 
     def _pulse(self, param, boxes, loss, colour, run_time) -> None:
+        """A runner and a flash along one parameter's route."""
         route = self._route(param, boxes, loss)
         runner = Dot(param.get_center(), radius=0.1, color=colour)
         self.play(
@@ -1633,13 +1656,16 @@ class ForwardVsReverseMode(LectureScene):
 
     @staticmethod
     def _done_mark(param) -> Dot:
+        """The mark beside a parameter whose derivative is known."""
         return Dot(param.get_center() + 0.28 * LEFT, radius=0.06, color=style.HIGHLIGHT)
 
 
 class ActivationMountain(LectureScene):
     """Activation memory over one step (schematic staircase), then the two cards and the tables behind them."""
 
-    MOUNTAIN_ORIGIN = np.array((-5.6, -2.1, 0))  # the staircase's axes cross here (its labels under the axis
+    MOUNTAIN_ORIGIN = np.array(
+        (-5.6, style.CAPTION_TOP + 0.7, 0)
+    )  # the staircase's axes cross here (its labels under the axis
     MOUNTAIN_WIDTH, MOUNTAIN_HEIGHT = 11.0, 4.2  # stay above the caption band; its top stays under the caveat)
     TOP_Y = 2.55  # the band under the title: the mountain's caveat, later the two small cards
     BIG_CARDS = 0.1 * UP
@@ -1651,7 +1677,7 @@ class ActivationMountain(LectureScene):
     TABLE_HEAD_GAP = 0.45  # the header's centre to the first body row's
     CHIPS_Y = 1.25  # a finished table shrinks to a chip on this row
     TOTALS = np.array((-0.6, -0.45, 0))
-    NOTES = 2.3 * DOWN
+    NOTES = (style.CAPTION_TOP + 0.5) * UP  # the two closing notes, above the caption band
 
     def construct(self) -> None:
         facts = self.facts
@@ -1664,6 +1690,7 @@ class ActivationMountain(LectureScene):
 
     # -- the mountain --------------------------------------------------------------
     def _mountain(self, facts) -> VGroup:
+        """The staircase of activation memory climbing in forward and falling in backward; returns all of it."""
         memory = facts["mountain"].value
         span, peak = len(memory), max(memory)
         origin = self.MOUNTAIN_ORIGIN
@@ -1748,6 +1775,7 @@ class ActivationMountain(LectureScene):
 
     # -- the two cards -------------------------------------------------------------
     def _cards(self, facts, mountain) -> tuple[list[VGroup], list[VGroup], VGroup]:
+        """The two big cards (keep all, keep only each layer's entry); returns them, their small copies and the rest."""
         big = []
         for label, key, colour in (
             ("全部留着", "keep_all", style.FORWARD),
@@ -1902,14 +1930,8 @@ class ActivationMountain(LectureScene):
 
         header = text_row((title, "宽度", "大小"), cls.TABLE, top, color=style.MUTED)
         first = top - cls.TABLE_HEAD_GAP
-        body = VGroup(
-            *(
-                text_row(
-                    (r["label"], r["width"], r["size"]), cls.TABLE, first - cls.TABLE_PITCH * i, size=style.SMALL_SIZE
-                )
-                for i, r in enumerate(rows)
-            )
-        )
+        cells = [(r["label"], r["width"], r["size"]) for r in rows]
+        body = widgets.table(None, cells, cls.TABLE, first, cls.TABLE_PITCH, size=style.SMALL_SIZE)[1]
         y_sum = first - cls.TABLE_PITCH * len(rows) - 0.1
         total = VGroup(
             rule(y_sum + 0.22),
@@ -1919,6 +1941,7 @@ class ActivationMountain(LectureScene):
 
     @staticmethod
     def _subtotal_chip(label, fact) -> VGroup:
+        """A finished table shrunk to its name and subtotal, outlined."""
         text = VGroup(
             style.zh(label, size=style.SMALL_SIZE, color=style.MUTED), style.value(fact, size=style.SMALL_SIZE)
         ).arrange(RIGHT, buff=style.GAP_M)
@@ -1944,7 +1967,7 @@ class GradientJourney(LectureScene):
     PARTS_Y = -0.6
     ACCUMULATOR = 1.8 * DOWN
     WEIGHTS = np.array((-2.8, -0.6, 0))
-    NOTE = 2.55 * DOWN  # the closing note, above the caption band
+    NOTE = (style.CAPTION_TOP + 0.25) * UP  # the closing note, above the caption band
 
     def construct(self) -> None:
         facts = self.facts
@@ -2044,6 +2067,7 @@ class GradientJourney(LectureScene):
 
     # -- staging helpers -------------------------------------------------
     def _light(self, station) -> AnimationGroup:
+        """Light a station: its ring in the backward colour, its mark and name in text colour."""
         return AnimationGroup(
             station[0][0].animate.set_stroke(style.BACKWARD),
             station[0][1].animate.set_color(style.TEXT),
@@ -2051,11 +2075,13 @@ class GradientJourney(LectureScene):
         )
 
     def _advance(self, packet, stations, index, run_time) -> None:
+        """Move the gradient packet over a station and light it."""
         target = stations[index][0].get_center() + 0.55 * UP
         self.play(packet.animate.move_to(target), self._light(stations[index]), run_time=run_time)
 
     @classmethod
     def _produce(cls) -> VGroup:
+        """The first station's detail: the layers, the layers in backward order, a gradient under each, the tag."""
         bars = (
             VGroup(
                 *(widgets.panel(1.3, 0.5, corner_radius=0.06, stroke_width=2).set_stroke(style.TEXT) for _ in range(6))
@@ -2081,6 +2107,7 @@ class GradientJourney(LectureScene):
 
     @classmethod
     def _timeline(cls, plan) -> dict[str, VMobject]:
+        """The second and third stations' timeline: backward, all-reduce and clip lanes, keyed by part."""
         end = plan["clip"][1]
         left, right = cls.TIMELINE_LEFT, cls.TIMELINE_RIGHT
 
@@ -2152,6 +2179,7 @@ class GradientJourney(LectureScene):
 
     @classmethod
     def _accumulate(cls, micro) -> dict[str, VMobject]:
+        """The fourth station's detail: a big batch, its micro-batches and the fp32 accumulator."""
         whole_bar = Rectangle(
             width=8.0, height=0.45, stroke_color=style.BACKGROUND, fill_color=style.BACKWARD, fill_opacity=0.8
         )
@@ -2199,12 +2227,14 @@ class GradientJourney(LectureScene):
 
     @classmethod
     def _weights(cls) -> VGroup:
+        """The weights the update writes, in fp32."""
         box = widgets.panel(2.2, 1.2, stroke_width=3).set_stroke(style.FP32)
         label = style.zh("权重", size=style.BODY_SIZE)
         return VGroup(box, label.move_to(box)).move_to(cls.WEIGHTS)
 
     @staticmethod
     def _precision_tags() -> VGroup:
+        """Which precision each use of a gradient needs."""
         return VGroup(
             style.zh("只用一次：bf16 就够", size=style.LABEL_SIZE, color=style.BF16),
             style.zh("一旦累积：升回 fp32", size=style.LABEL_SIZE, color=style.FP32),
@@ -2220,7 +2250,7 @@ class BatchCommVsCompute(LectureScene):
     PANEL_ROWS = {"small": 0.7, "large": -0.4}
     SHARE_X = 4.45  # centre of the share bars
     EPOCH_LEFT = 2.0  # the epoch rows start here
-    NOTE = np.array((3.9, -2.2, 0))
+    NOTE = np.array((3.9, style.CAPTION_TOP + 0.6, 0))  # the two-line note, above the caption band
 
     def construct(self) -> None:
         facts = self.facts
