@@ -1,4 +1,5 @@
-"""Chapter 7, pipeline (专题五): staging only; every timeline and number comes from tools.chapters.pipeline.
+"""The pipeline chapter (流水线并行：把模型切到多张卡上): staging only; every timeline and number comes from
+tools.chapters.pipeline.
 
 Each schedule is *played*: its ops appear on the rank lanes at the times the
 simulator gave them, the bubbles fill in grey and a meter counts them, and each
@@ -25,23 +26,28 @@ from manim import (
     Line,
     Rectangle,
     ReplacementTransform,
+    Text,
     VGroup,
     VMobject,
     Write,
     np,
 )
 
-from scenes import style
+from scenes import style, widgets
 from scenes.base import LectureScene
 from scenes.widgets import BubbleMeter, Column, InFlightBars, ScheduleLanes, op_color, play_schedule, text_row
 
+OP_FILL = 0.9  # an op's fill as ScheduleLanes draws it: a key's boxes and a lone op match the lanes
+SNUG = 0.08  # text right on what it names (a schedule's name on its lanes), the lines packed in a card
+MARK_GAP = 0.06  # a peak's count on its tick, model stages side by side
 
-def legend(*entries: tuple[str, str, float]) -> VGroup:
+
+def op_key(*entries: tuple[str, str, float]) -> VGroup:
     """A row of small op boxes with their names: (op kind or a colour, name, width in time units)."""
     items = VGroup()
     for kind, name, units in entries:
         color = op_color(kind) if kind in ("F", "B", "W") else kind
-        box = Rectangle(width=0.22 * units, height=0.22, stroke_width=0, fill_color=color, fill_opacity=0.9)
+        box = widgets.bar(0.22 * units, 0.22, color, opacity=OP_FILL)
         name_text = style.zh(name, size=style.SMALL_SIZE, color=style.MUTED)
         items.add(VGroup(box, name_text).arrange(RIGHT, buff=style.GAP_S))
     return items.arrange(RIGHT, buff=style.GAP_L)
@@ -85,17 +91,32 @@ def place_bars(steps: list, base_left, unit: float, reach: float = 0) -> VGroup:
 
 
 def place_meter(timeline: dict, left, width: float) -> BubbleMeter:
+    """A bubble meter whose frame starts at `left`."""
     meter = BubbleMeter(timeline, width)
     return meter.shift(np.array(left) - meter.frame.get_left())
 
 
-def marker(lanes: ScheduleLanes, t: float, color: str = style.HIGHLIGHT) -> Line:
+def moment_line(lanes: ScheduleLanes, t: float, color: str = style.HIGHLIGHT) -> Line:
     """A vertical line across the lanes at time t."""
     top, bottom = lanes.lanes[0].get_top()[1] + 0.12, lanes.lanes[-1].get_bottom()[1] - 0.12
     return Line((lanes.x_of(t), top, 0), (lanes.x_of(t), bottom, 0), color=color, stroke_width=3)
 
 
-# -- C1 ------------------------------------------------------------------------------------
+def stage_block(stage: int, chunk: int, chunks: int, width: float, height: float, size: float) -> VGroup:
+    """A stage of the model as a block in its chunk's forward colour, its number on it."""
+    return widgets.block(
+        width,
+        height,
+        op_color("F", chunk, chunks),
+        str(stage),
+        opacity=style.FILL_SOLID,
+        size=size,
+        label_color=style.BACKGROUND,
+        stroke_color=style.BACKGROUND,
+    )
+
+
+# -- pipeline_gpipe ------------------------------------------------------------------------
 class PipelineGpipe(LectureScene):
     """GPipe played on four lanes: all forwards, all backwards; bubbles counted; in-flight bars at m."""
 
@@ -108,7 +129,7 @@ class PipelineGpipe(LectureScene):
     TABLE = (Column(0.8, LEFT), Column(3.2, RIGHT), Column(5.1, RIGHT))
     TABLE_TOP, TABLE_PITCH = -1.3, 0.4
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         timeline = facts["timeline"].value
@@ -116,7 +137,7 @@ class PipelineGpipe(LectureScene):
         panel = place_bars(timeline["in_flight"], self.BARS_AT, self.BAR_UNIT)
         bars = panel[0]
         meter = place_meter(timeline, self.METER_AT, self.LANES_WIDTH)
-        key = legend(("F", f"前向 {facts['t_f'].text} 格", 1), ("B", f"反向 {facts['t_b'].text} 格", 2))
+        key = op_key(("F", f"前向 {facts['t_f'].text} 格", 1), ("B", f"反向 {facts['t_b'].text} 格", 2))
         key.to_corner(UP + RIGHT, buff=style.EDGE).shift(0.05 * DOWN)
 
         with self.narrate("gpipe_setup") as beat:
@@ -159,7 +180,7 @@ class PipelineGpipe(LectureScene):
         with self.narrate("gpipe_formula") as beat:
             self.play(FadeIn(formula, shift=0.2 * UP), run_time=beat.share(0.5))
 
-        moment = marker(lanes, forward_done)
+        moment = moment_line(lanes, forward_done)
         peak = style.zh(f"{facts['peak'].text} 个", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         peak.next_to(bars.peaks, RIGHT, buff=style.GAP_M)
         with self.narrate("gpipe_inflight") as beat:
@@ -199,9 +220,9 @@ class PipelineGpipe(LectureScene):
         self.finish()
 
 
-def tag(text: str, lanes: ScheduleLanes, color: str = style.MUTED) -> VGroup:
+def schedule_name(text: str, lanes: ScheduleLanes, color: str = style.MUTED) -> Text:
     """A schedule's name, above its lanes at the left."""
-    return style.zh(text, size=style.SMALL_SIZE, color=color).next_to(lanes.lanes[0], UP, buff=0.08, aligned_edge=LEFT)
+    return style.zh(text, size=style.SMALL_SIZE, color=color).next_to(lanes.lanes[0], UP, buff=SNUG, aligned_edge=LEFT)
 
 
 def dashed_level(bars: InFlightBars, count: float, note: str) -> VGroup:
@@ -218,16 +239,16 @@ def peak_labels(bars: InFlightBars, texts: list[str], color: str = style.HIGHLIG
     """Each bar's peak, written just above its peak tick."""
     return VGroup(
         *(
-            style.zh(text, size=style.SMALL_SIZE, color=color).next_to(tick, UP, buff=0.06)
+            style.zh(text, size=style.SMALL_SIZE, color=color).next_to(tick, UP, buff=MARK_GAP)
             for tick, text in zip(bars.peaks, texts)
         )
     )
 
 
-# -- C2 ------------------------------------------------------------------------------------
+# -- pipeline_1f1b -------------------------------------------------------------------------
 class Pipeline1f1b(LectureScene):
     """GPipe above, 1F1B played below on the same clock: same bubble, in-flight falling from 4 to 1;
-    then the NOTES' recipe for the warm-up count and why it must count from 1 (D21)."""
+    then the NOTES' recipe for the warm-up count and why it must count from 1, not 0."""
 
     LANES_WIDTH = 7.4
     BARS_AT, BAR_UNIT = (4.1, -1.0, 0), 0.17
@@ -242,12 +263,12 @@ class Pipeline1f1b(LectureScene):
     )
     RECIPE_TOP, RECIPE_PITCH = 0.75, 0.38
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         gpipe_tl, timeline = facts["gpipe_timeline"].value, facts["timeline"].value
         top, bottom = stacked(gpipe_tl, timeline)
-        top_tag, bottom_tag = tag("GPipe", top), tag("1F1B", bottom, style.TEXT)
+        top_tag, bottom_tag = schedule_name("GPipe", top), schedule_name("1F1B", bottom, style.TEXT)
         panel = place_bars(timeline["in_flight"], self.BARS_AT, self.BAR_UNIT, reach=facts["gpipe_peak"].value)
         bars = panel[0]
         meter = place_meter(timeline, self.METER_AT, self.LANES_WIDTH)
@@ -323,11 +344,11 @@ class Pipeline1f1b(LectureScene):
         with self.narrate("f1b_index") as beat:
             self.play(FadeIn(table.head), run_time=beat.share(0.2))
             self.play(LaggedStart(*(FadeIn(row) for row in table.rows), lag_ratio=0.3), run_time=beat.share(0.5))
-            self.play(Indicate(table.match, color=style.GOOD), run_time=beat.share(0.25))
+            self.play(Indicate(table.match, color=style.VERDICT_GOOD), run_time=beat.share(0.25))
 
         with self.narrate("f1b_zero") as beat:
             self.play(FadeIn(table.zero_head), FadeIn(table.zero), run_time=beat.share(0.35))
-            self.play(Indicate(table.zero, color=style.BAD), run_time=beat.share(0.3))
+            self.play(Indicate(table.zero, color=style.VERDICT_BAD), run_time=beat.share(0.3))
         self.finish()
 
     def _recipe_table(self, recipe: list[dict]) -> VGroup:
@@ -340,7 +361,9 @@ class Pipeline1f1b(LectureScene):
             size=style.SMALL_SIZE,
             color=style.MUTED,
         )
-        zero_head = text_row(["", "", "", "", "笔记按 i = r"], columns, 0, size=style.SMALL_SIZE, color=style.BAD)
+        zero_head = text_row(
+            ["", "", "", "", "笔记按 i = r"], columns, 0, size=style.SMALL_SIZE, color=style.VERDICT_BAD
+        )
         rows, match, zero = VGroup(), VGroup(), VGroup()
         for i, item in enumerate(recipe):
             y = -pitch * (i + 1)
@@ -349,13 +372,17 @@ class Pipeline1f1b(LectureScene):
             )
             rows.add(row)
             match.add(row[2], row[3])
-            zero.add(text_row(["", "", "", "", item["notes_0"]], columns, y, size=style.SMALL_SIZE, color=style.BAD)[4])
+            zero.add(
+                text_row(["", "", "", "", item["notes_0"]], columns, y, size=style.SMALL_SIZE, color=style.VERDICT_BAD)[
+                    4
+                ]
+            )
         table = VGroup(head, rows, zero_head[4], zero)
         table.head, table.rows, table.match, table.zero_head, table.zero = head, rows, match, zero_head[4], zero
         return table
 
 
-# -- C3 ------------------------------------------------------------------------------------
+# -- pipeline_interleaved ------------------------------------------------------------------
 class PipelineInterleaved(LectureScene):
     """The model cut into 2 × 4 chunks placed round-robin (the NOTES' s0 0 4 …); VPP played under 1F1B on
     one clock: the start-up triangle halves, the bubble drops, sends double, in-flight grows."""
@@ -367,13 +394,13 @@ class PipelineInterleaved(LectureScene):
     METER_AT = (-5.0, -1.25, 0)
     INFO_X = 3.0
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         p, v = facts["p"].value, facts["v"].value
         placement = facts["placement"].value  # card r holds stages placement[r]
-        stages = [self._block(s, s // p, v) for s in range(p * v)]
-        row = VGroup(*stages).arrange(RIGHT, buff=0.06).move_to((0, self.MODEL_Y, 0))
+        stages = [stage_block(s, s // p, v, self.BLOCK_W, self.BLOCK_H, style.LABEL_SIZE) for s in range(p * v)]
+        row = VGroup(*stages).arrange(RIGHT, buff=MARK_GAP).move_to((0, self.MODEL_Y, 0))
         model_name = style.zh("整个模型，按层", size=style.SMALL_SIZE, color=style.MUTED)
         model_name.next_to(row, UP, buff=style.GAP_S).align_to(row, LEFT)
         with self.narrate("vpp_split") as beat:
@@ -407,7 +434,7 @@ class PipelineInterleaved(LectureScene):
             )
             self.play(FadeIn(notes), run_time=beat.share(0.2))
 
-        key = legend(
+        key = op_key(
             ("F", f"前向 {facts['chunk_f'].text} 格", 0.5),
             ("B", f"反向 {facts['chunk_b'].text} 格", 1),
             (op_color("F", 1, 2), "第二块颜色浅", 1),
@@ -418,7 +445,7 @@ class PipelineInterleaved(LectureScene):
 
         base_tl, timeline = facts["base_timeline"].value, facts["timeline"].value
         top, bottom = stacked(base_tl, timeline, numbers=False)
-        top_tag, bottom_tag = tag("1F1B", top), tag("交错 1F1B", bottom, style.TEXT)
+        top_tag, bottom_tag = schedule_name("1F1B", top), schedule_name("交错 1F1B", bottom, style.TEXT)
         panel = place_bars(timeline["in_flight"], self.BARS_AT, self.BAR_UNIT)
         bars = panel[0]
         meter = place_meter(timeline, self.METER_AT, self.LANES_WIDTH)
@@ -436,7 +463,9 @@ class PipelineInterleaved(LectureScene):
             self.play(play_schedule(0, timeline["makespan"], bottom, bars, meter), run_time=beat.share(0.7))
 
         last = p - 1
-        starts = VGroup(marker(top, facts["base_last_start"].value), marker(bottom, facts["last_start"].value))
+        starts = VGroup(
+            moment_line(top, facts["base_last_start"].value), moment_line(bottom, facts["last_start"].value)
+        )
         for line, lanes in zip(starts, (top, bottom)):
             line.put_start_and_end_on(
                 (line.get_x(), lanes.lanes[last].get_top()[1] + 0.05, 0),
@@ -487,19 +516,8 @@ class PipelineInterleaved(LectureScene):
             self.play(Create(base_level[0]), FadeIn(base_level[1]), run_time=beat.share(0.3))
         self.finish()
 
-    def _block(self, stage: int, chunk: int, chunks: int) -> VGroup:
-        box = Rectangle(
-            width=self.BLOCK_W,
-            height=self.BLOCK_H,
-            stroke_color=style.BACKGROUND,
-            stroke_width=2,
-            fill_color=op_color("F", chunk, chunks),
-            fill_opacity=0.85,
-        )
-        return VGroup(box, style.zh(str(stage), size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(box))
 
-
-# -- C6 ------------------------------------------------------------------------------------
+# -- pipeline_zero_bubble -------------------------------------------------------------------
 class PipelineZeroBubble(LectureScene):
     """A backward split into B (input gradient, someone waits) and W (weight gradient, nobody waits);
     ZB-H1 under 1F1B on one clock (a third of the bubble, same in-flight); ZB-H2 with no idle inside any
@@ -511,79 +529,59 @@ class PipelineZeroBubble(LectureScene):
     METER_AT = (-5.0, -1.25, 0)
     INFO_X = 3.0
     H2_AT = (-5.0, 1.9, 0)
+    WAITING_GAP = 1.0  # room for the arrow from B to 「上一张卡在等」
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         unit = self.UNIT
-        whole = Rectangle(
-            width=facts["t_full"].value * unit,
-            height=0.7,
-            stroke_color=style.BACKGROUND,
-            fill_color=style.BACKWARD,
-            fill_opacity=0.9,
-        ).move_to((0, self.SPLIT_Y, 0))
-        whole_name = style.zh("反向", size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(whole)
+        # A lone op, drawn as the lanes draw one: its name on it.
+        op = {"opacity": OP_FILL, "size": style.LABEL_SIZE, "label_color": style.BACKGROUND, "stroke_width": 4}
+        whole = widgets.block(
+            facts["t_full"].value * unit, 0.7, style.BACKWARD, "反向", **op, stroke_color=style.BACKGROUND
+        )
+        whole.move_to((0, self.SPLIT_Y, 0))
         jobs = style.caption_stack("① 输入的梯度：传给上一张卡", "② 权重的梯度：留给自己", size=style.LABEL_SIZE)
         jobs.next_to(whole, DOWN, buff=style.GAP_L)
         with self.narrate("zb_two_jobs") as beat:
-            self.play(FadeIn(whole), FadeIn(whole_name), run_time=beat.share(0.3))
+            self.play(FadeIn(whole), run_time=beat.share(0.3))
             self.play(FadeIn(jobs[0], shift=0.2 * UP), run_time=beat.share(0.3))
             self.play(FadeIn(jobs[1], shift=0.2 * UP), run_time=beat.share(0.3))
 
-        b_box = (
-            Rectangle(
-                width=facts["t_b"].value * unit,
-                height=0.7,
-                stroke_color=style.BACKGROUND,
-                fill_color=style.BACKWARD,
-                fill_opacity=0.9,
-            )
-            .align_to(whole, LEFT)
-            .set_y(self.SPLIT_Y)
+        b_box = widgets.block(facts["t_b"].value * unit, 0.7, style.BACKWARD, "B", **op, stroke_color=style.BACKGROUND)
+        b_box.align_to(whole, LEFT).set_y(self.SPLIT_Y)
+        w_box = widgets.block(
+            facts["t_w"].value * unit, 0.7, style.WEIGHT_GRAD, "W", **op, stroke_color=style.BACKGROUND
         )
-        w_box = (
-            Rectangle(
-                width=facts["t_w"].value * unit,
-                height=0.7,
-                stroke_color=style.BACKGROUND,
-                fill_color=style.WEIGHT_GRAD,
-                fill_opacity=0.9,
-            )
-            .align_to(whole, RIGHT)
-            .set_y(self.SPLIT_Y)
-        )
-        b_name = style.zh("B", size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(b_box)
-        w_name = style.zh("W", size=style.LABEL_SIZE, color=style.BACKGROUND).move_to(w_box)
+        w_box.align_to(whole, RIGHT).set_y(self.SPLIT_Y)
         previous = style.zh("上一张卡在等", size=style.SMALL_SIZE, color=style.BACKWARD)
-        previous.next_to(b_box, LEFT, buff=1.0)
-        to_previous = Arrow(b_box.get_left(), previous.get_right(), buff=0.1, color=style.BACKWARD, stroke_width=4)
+        previous.next_to(b_box, LEFT, buff=self.WAITING_GAP)
+        to_previous = Arrow(
+            b_box.get_left(), previous.get_right(), buff=style.GAP_S, color=style.BACKWARD, stroke_width=4
+        )
         later = style.zh("没人等，往后挪", size=style.SMALL_SIZE, color=style.WEIGHT_GRAD)
         with self.narrate("zb_split") as beat:
             self.play(
                 FadeOut(whole),
-                FadeOut(whole_name),
                 FadeIn(b_box),
-                FadeIn(b_name),
                 FadeIn(w_box),
-                FadeIn(w_name),
                 run_time=beat.share(0.3),
             )
             self.play(Create(to_previous), FadeIn(previous), run_time=beat.share(0.25))
-            self.play(VGroup(w_box, w_name).animate.shift(1.6 * RIGHT), run_time=beat.share(0.25))
+            self.play(w_box.animate.shift(1.6 * RIGHT), run_time=beat.share(0.25))
             later.next_to(w_box, RIGHT, buff=style.GAP_M)
             self.play(FadeIn(later), run_time=beat.share(0.15))
 
         base_tl, h1_tl = facts["timeline"].value, facts["h1_timeline"].value
         span = base_tl["makespan"]
         top, bottom = stacked(base_tl, h1_tl, upper_whole=False)
-        top_tag, bottom_tag = tag("1F1B（反向不拆）", top), tag("ZB-H1", bottom, style.TEXT)
+        top_tag, bottom_tag = schedule_name("1F1B（反向不拆）", top), schedule_name("ZB-H1", bottom, style.TEXT)
         panel = place_bars(h1_tl["in_flight"], self.BARS_AT, self.BAR_UNIT)
         bars = panel[0]
         meter = place_meter(h1_tl, self.METER_AT, self.LANES_WIDTH)
-        key = legend(("F", "F", 1), ("B", "B", 1), ("W", "W", 1))
+        key = op_key(("F", "F", 1), ("B", "B", 1), ("W", "W", 1))
         key.to_corner(UP + RIGHT, buff=style.EDGE).shift(0.05 * DOWN)
-        split_demo = VGroup(b_box, b_name, w_box, w_name, previous, to_previous, later, jobs)
+        split_demo = VGroup(b_box, w_box, previous, to_previous, later, jobs)
         with self.narrate("zb_h1") as beat:
             self.play(FadeOut(split_demo), run_time=beat.share(0.1))
             self.play(FadeIn(VGroup(top, top_tag, bottom, bottom_tag, panel, meter, key)), run_time=beat.share(0.15))
@@ -616,7 +614,7 @@ class PipelineZeroBubble(LectureScene):
 
         h2_tl = facts["h2_timeline"].value
         h2 = place_lanes(h2_tl, self.H2_AT, self.LANES_WIDTH, span=span)
-        h2_tag = tag("ZB-H2", h2, style.TEXT)
+        h2_tag = schedule_name("ZB-H2", h2, style.TEXT)
         h2_panel = place_bars(h2_tl["in_flight"], self.BARS_AT, self.BAR_UNIT)
         h2_bars = h2_panel[0]
         with self.narrate("zb_h2") as beat:
@@ -640,8 +638,10 @@ class PipelineZeroBubble(LectureScene):
             )
             self.play(FadeIn(zb_v), run_time=beat.share(0.3))
 
-        sync = marker(h2, h2_tl["makespan"], style.BAD)
-        sync_name = style.zh("步末同步", size=style.SMALL_SIZE, color=style.BAD).next_to(sync, UP, buff=style.GAP_S)
+        sync = moment_line(h2, h2_tl["makespan"], style.VERDICT_BAD)
+        sync_name = style.zh("步末同步", size=style.SMALL_SIZE, color=style.VERDICT_BAD).next_to(
+            sync, UP, buff=style.GAP_S
+        )
         edges = style.zh(
             f"两条斜边：每卡共空等 {facts['h2_edges'].text} 格", size=style.SMALL_SIZE, color=style.HIGHLIGHT
         )
@@ -657,15 +657,17 @@ class PipelineZeroBubble(LectureScene):
         )
         clip.next_to(edges, DOWN, buff=style.GAP_M).align_to(edges, LEFT)
         with self.narrate("zb_clip") as beat:
-            self.play(FadeIn(clip[0], shift=0.2 * UP), Indicate(sync, color=style.BAD), run_time=beat.share(0.4))
+            self.play(
+                FadeIn(clip[0], shift=0.2 * UP), Indicate(sync, color=style.VERDICT_BAD), run_time=beat.share(0.4)
+            )
             self.play(FadeIn(clip[1], shift=0.2 * UP), run_time=beat.share(0.3))
         self.finish()
 
 
-# -- C4, C5 --------------------------------------------------------------------------------
+# -- pipeline_bidirectional ----------------------------------------------------------------
 class PipelineBidirectional(LectureScene):
     """Chimera's two crossing pipelines played under 1F1B (slot units); the NOTES' 0/7 placement is the
-    V shape, not Chimera (D20, D22); DualPipeV played from its reference order; the V3 table at PP = 8."""
+    V shape, not Chimera; DualPipeV played from its reference order; the V3 table at PP = 8."""
 
     LANES_LEFT, LANES_WIDTH = -4.6, 7.0
     INFO_X = 3.2
@@ -683,12 +685,12 @@ class PipelineBidirectional(LectureScene):
     )
     TABLE_TOP, TABLE_PITCH = 1.5, 0.55
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         base_tl, chimera_tl = facts["base_timeline"].value, facts["chimera_timeline"].value
         top, bottom = stacked(base_tl, chimera_tl, self.LANES_LEFT, self.LANES_WIDTH)
-        top_tag = tag("1F1B（前向、反向各一格）", top)
+        top_tag = schedule_name("1F1B（前向、反向各一格）", top)
         only_first = style.zh("只有卡 0 能先开工", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         only_first.move_to((self.INFO_X, top.lanes.get_center()[1], 0), aligned_edge=LEFT)
         with self.narrate("bi_assume") as beat:
@@ -697,11 +699,15 @@ class PipelineBidirectional(LectureScene):
                 Indicate(top.bubbles, color=style.TEXT, scale_factor=1.0), FadeIn(only_first), run_time=beat.share(0.5)
             )
 
-        bottom_tag = tag("Chimera", bottom, style.TEXT)
+        bottom_tag = schedule_name("Chimera", bottom, style.TEXT)
         ends = (bottom.lanes[0].get_left() + 1.25 * LEFT, bottom.lanes[-1].get_left() + 1.25 * LEFT)
-        down = Arrow(ends[0] + 0.25 * LEFT, ends[1] + 0.25 * LEFT, buff=0, color=op_color("F"), stroke_width=5)
-        up = Arrow(ends[1] + 0.25 * RIGHT, ends[0] + 0.25 * RIGHT, buff=0, color=op_color("F", 1, 2), stroke_width=5)
-        key = legend(("F", "向下的流水线", 1), (op_color("F", 1, 2), "向上的流水线", 1))
+        down = Arrow(
+            ends[0] + 0.25 * LEFT, ends[1] + 0.25 * LEFT, buff=style.FLUSH, color=op_color("F"), stroke_width=5
+        )
+        up = Arrow(
+            ends[1] + 0.25 * RIGHT, ends[0] + 0.25 * RIGHT, buff=style.FLUSH, color=op_color("F", 1, 2), stroke_width=5
+        )
+        key = op_key(("F", "向下的流水线", 1), (op_color("F", 1, 2), "向上的流水线", 1))
         key.to_corner(UP + RIGHT, buff=style.EDGE).shift(0.05 * DOWN)
         with self.narrate("bi_chimera") as beat:
             self.play(FadeIn(bottom), FadeIn(bottom_tag), FadeIn(key), run_time=beat.share(0.3))
@@ -755,12 +761,12 @@ class PipelineBidirectional(LectureScene):
 
         timeline = facts["timeline"].value
         dual = place_lanes(timeline, self.DUAL_AT, self.DUAL_WIDTH, numbers=False)
-        dual_tag = tag(
+        dual_tag = schedule_name(
             f"DualPipeV：{facts['v_ranks'].text} 张卡、{facts['v_stage_count'].text} 段、{facts['v_m'].text} 个微批次",
             dual,
             style.TEXT,
         )
-        dual_key = legend(("F", "F", 1), ("B", "B", 2), ("W", "W", 1))
+        dual_key = op_key(("F", "F", 1), ("B", "B", 2), ("W", "W", 1))
         dual_key.to_corner(UP + RIGHT, buff=style.EDGE).shift(0.05 * DOWN)
         with self.narrate("bi_dualpipev") as beat:
             self.play(FadeOut(VGroup(vee, chimera, names)), run_time=beat.share(0.15))
@@ -801,22 +807,17 @@ class PipelineBidirectional(LectureScene):
             self.play(FadeIn(table.simulated, shift=0.1 * LEFT), FadeIn(table.sim_head), run_time=beat.share(0.3))
             self.play(
                 Indicate(
-                    VGroup(*(row[4] for row in table.rows[2:]), *(row[5] for row in table.rows[2:])), color=style.BAD
+                    VGroup(*(row[4] for row in table.rows[2:]), *(row[5] for row in table.rows[2:])),
+                    color=style.VERDICT_BAD,
                 ),
                 run_time=beat.share(0.25),
             )
         self.finish()
 
-    def _stage(self, stage: int, chunk: int, width: float = 0.6) -> VGroup:
-        box = Rectangle(
-            width=width,
-            height=0.42,
-            stroke_color=style.BACKGROUND,
-            stroke_width=2,
-            fill_color=op_color("F", chunk, 2),
-            fill_opacity=0.85,
-        )
-        return VGroup(box, style.zh(str(stage), size=style.SMALL_SIZE, color=style.BACKGROUND).move_to(box))
+    @staticmethod
+    def _stage(stage: int, chunk: int) -> VGroup:
+        """A stage of one of the two chunks (the V's arms, Chimera's two replicas)."""
+        return stage_block(stage, chunk, 2, 0.6, 0.42, style.SMALL_SIZE)
 
     def _vee(self, v_stages: list) -> VGroup:
         """One model in 2p stages, stage s in column s on the row of the card that holds it: a V."""
@@ -856,6 +857,7 @@ class PipelineBidirectional(LectureScene):
         )
 
     def _v3_table(self, rows: list[dict]) -> VGroup:
+        """DeepSeek-V3's table of schedules at PP = 8, with the simulated bubble beside the formula's."""
         columns, pitch = self.TABLE, self.TABLE_PITCH
         head = text_row(
             ["方法", "空泡（时间格）", "", "", "参数", "激活", "设备"],
@@ -864,7 +866,9 @@ class PipelineBidirectional(LectureScene):
             size=style.SMALL_SIZE,
             color=style.MUTED,
         )
-        sim_head = text_row(["", "", "", "模拟"], columns, self.TABLE_TOP, size=style.SMALL_SIZE, color=style.GOOD)[3]
+        sim_head = text_row(
+            ["", "", "", "模拟"], columns, self.TABLE_TOP, size=style.SMALL_SIZE, color=style.VERDICT_GOOD
+        )[3]
         lines, bubbles, simulated = VGroup(), VGroup(), VGroup()
         for i, row in enumerate(rows):
             y = self.TABLE_TOP - pitch * (i + 1)
@@ -877,7 +881,7 @@ class PipelineBidirectional(LectureScene):
             line[2].set_color(style.HIGHLIGHT)
             bubbles.add(line[2])
             simulated.add(
-                text_row(["", "", "", row["simulated"]], columns, y, size=style.SMALL_SIZE, color=style.GOOD)[3]
+                text_row(["", "", "", row["simulated"]], columns, y, size=style.SMALL_SIZE, color=style.VERDICT_GOOD)[3]
             )
             lines.add(line)
         table = VGroup(head, lines, sim_head, simulated)
@@ -886,7 +890,7 @@ class PipelineBidirectional(LectureScene):
         return table
 
 
-# -- C7 ------------------------------------------------------------------------------------
+# -- pipeline_summary ----------------------------------------------------------------------
 class PipelineSummary(LectureScene):
     """Every schedule of the chapter in one table that builds up row by row (shape, bubble, in-flight,
     weights, all simulated at p = 4, m = 8); then why the NOTES' composable design failed under SPMD."""
@@ -902,7 +906,7 @@ class PipelineSummary(LectureScene):
         ("sum_bi", ("Chimera", "DualPipe", "DualPipeV")),
     )
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         rows = {row["name"]: row for row in facts["rows"].value}
@@ -918,7 +922,7 @@ class PipelineSummary(LectureScene):
 
         lines, notes = {}, VGroup()
         for i, name in enumerate(rows):
-            lines[name] = self._row(rows[name], self.TABLE_TOP - self.TABLE_PITCH * (i + 1))
+            lines[name] = self._schedule_row(rows[name], self.TABLE_TOP - self.TABLE_PITCH * (i + 1))
         for cue_id, names in self.GROUPS:
             with self.narrate(cue_id) as beat:
                 self.play(
@@ -949,7 +953,7 @@ class PipelineSummary(LectureScene):
 
         cards = VGroup(*(self._spmd_card(r) for r in range(facts["p"].value))).arrange(RIGHT, buff=style.GAP_M)
         cards.next_to(design, DOWN, buff=0.7)
-        nobody = style.zh("没有谁看得见整条流水线", size=style.LABEL_SIZE, color=style.BAD)
+        nobody = style.zh("没有谁看得见整条流水线", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
         nobody.next_to(cards, DOWN, buff=style.GAP_M)
         with self.narrate("sum_spmd") as beat:
             self.play(
@@ -964,7 +968,7 @@ class PipelineSummary(LectureScene):
         split.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S).move_to(design)
         megatron = style.zh("Megatron：两个分开写的函数", size=style.LABEL_SIZE, color=style.MUTED)
         megatron.move_to(wish)
-        cross = Line(design.get_left(), design.get_right(), color=style.BAD, stroke_width=4)
+        cross = Line(design.get_left(), design.get_right(), color=style.VERDICT_BAD, stroke_width=4)
         with self.narrate("sum_separate") as beat:
             self.play(Create(cross), run_time=beat.share(0.25))
             self.play(
@@ -975,7 +979,8 @@ class PipelineSummary(LectureScene):
             )
         self.finish()
 
-    def _row(self, row: dict, y: float) -> VGroup:
+    def _schedule_row(self, row: dict, y: float) -> VGroup:
+        """One schedule's row: its name, its timeline in miniature, bubble, in-flight and weights."""
         mini = ScheduleLanes(
             row["timeline"], self.MINI_WIDTH, lane_height=0.065, pitch=0.085, numbers=False, names=False
         )
@@ -988,6 +993,7 @@ class PipelineSummary(LectureScene):
         return line
 
     def _note(self, names: tuple[str, ...], rows: dict, facts) -> VGroup | None:
+        """The footnote a group of rows needs (ZB-H2's †, Chimera's *), if any."""
         if any(rows[n]["own_span_zero"] for n in names):
             return style.zh(
                 "† 不在步末同步时，ZB-H2 各卡自己的时间线上空泡为 0", size=style.SMALL_SIZE, color=style.MUTED
@@ -1001,6 +1007,7 @@ class PipelineSummary(LectureScene):
         return None
 
     def _spmd_card(self, rank: int) -> VGroup:
+        """A card under SPMD: the same function, its own stage only."""
         box = Rectangle(
             width=2.4, height=1.3, stroke_color=style.MUTED, stroke_width=2, fill_color=style.PANEL, fill_opacity=1
         )
@@ -1009,10 +1016,10 @@ class PipelineSummary(LectureScene):
             style.zh("同一个函数", size=style.SMALL_SIZE),
             style.zh("自己那一段", size=style.SMALL_SIZE),
         )
-        return VGroup(box, lines.arrange(DOWN, buff=0.08).move_to(box))
+        return VGroup(box, lines.arrange(DOWN, buff=SNUG).move_to(box))
 
 
-# -- C8 ------------------------------------------------------------------------------------
+# -- moe_flow -------------------------------------------------------------------------------
 class MoeFlow(LectureScene):
     """Router → Dispatch → expert FFN → Combine for four tokens, forward and backward: each token goes
     to its top-8 of 256 routed experts plus the shared one, nine copies, the 9 of the activation table."""
@@ -1024,8 +1031,9 @@ class MoeFlow(LectureScene):
     WEIGHT_UNIT = 3.0  # a weight's bar grows this tall per unit of weight, up from token 0's row
     COUNT_Y, KEPT_TOP, KEPT_PITCH = -1.0, -1.5, 0.45
     KEPT = (Column(-4.4, LEFT), Column(0.4, LEFT), Column(3.2, LEFT))
+    HEAD_CLEARANCE = 0.85  # the routed experts' heading clears token 0's tallest weight bar
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         tokens, experts = facts["tokens"].value, facts["experts"].value
@@ -1053,7 +1061,7 @@ class MoeFlow(LectureScene):
             )
         )
         routed_head = style.zh(f"{facts['experts'].text} 个路由专家", size=style.SMALL_SIZE, color=style.MUTED)
-        routed_head.next_to(strips, UP, buff=0.85)
+        routed_head.next_to(strips, UP, buff=self.HEAD_CLEARANCE)
         lit = VGroup(
             *(
                 VGroup(
@@ -1077,13 +1085,7 @@ class MoeFlow(LectureScene):
 
         bars = VGroup(
             *(
-                Rectangle(
-                    width=0.09,
-                    height=w * self.WEIGHT_UNIT,
-                    stroke_width=0,
-                    fill_color=style.HIGHLIGHT,
-                    fill_opacity=0.9,
-                ).next_to(cell, UP, buff=0.02)
+                widgets.bar(0.09, w * self.WEIGHT_UNIT, style.HIGHLIGHT).next_to(cell, UP, buff=0.02)
                 for cell, w in zip(lit[0], facts["weights"].value[0])
             )
         )
@@ -1199,10 +1201,17 @@ class MoeFlow(LectureScene):
 
     @staticmethod
     def _token(color: str) -> Rectangle:
+        """A token's activation (or its gradient) as a square."""
         return Rectangle(
-            width=0.42, height=0.42, stroke_color=style.TEXT, stroke_width=1.5, fill_color=color, fill_opacity=0.8
+            width=0.42,
+            height=0.42,
+            stroke_color=style.TEXT,
+            stroke_width=1.5,
+            fill_color=color,
+            fill_opacity=style.FILL_SOLID,
         )
 
     @staticmethod
     def _copy(color: str) -> Rectangle:
-        return Rectangle(width=0.12, height=0.12, stroke_width=0, fill_color=color, fill_opacity=0.95)
+        """One copy of a token on its way to an expert (or a gradient on its way back)."""
+        return Rectangle(width=0.12, height=0.12, stroke_width=0, fill_color=color, fill_opacity=style.FILL_SOLID)
