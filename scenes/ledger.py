@@ -1,9 +1,13 @@
-"""Chapter 3b–5, ledger: staging only; every number comes from tools.chapters.ledger."""
+"""The ledger chapter, 每参数 16 字节：训练一步的显存账: staging only.
+
+Every number comes from tools.chapters.ledger.
+"""
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 from manim import (
     DOWN,
@@ -28,6 +32,7 @@ from manim import (
     Indicate,
     LaggedStart,
     Line,
+    Mobject,
     NumberLine,
     ParametricFunction,
     Polygon,
@@ -47,10 +52,12 @@ from manim import (
 )
 
 from scenes import style
-from scenes.base import LectureScene
-from scenes.widgets import Column, LedgerRow, grid_row, slivers, text_row, verdict
+from scenes.base import Beat, LectureScene
+from scenes.widgets import Column, LedgerRow, bar, block, grid_row, slivers, text_row, verdict
+from tools.course.catalogue import FigureFacts
+from tools.course.facts import Fact
 
-# -- §3.1–§3.4 and the checkpoint -----------------------------------------------
+# -- the ledger row and its variants: ledger_16_bytes to checkpoint_size --------------------
 
 
 class Ledger16Bytes(LectureScene):
@@ -62,7 +69,7 @@ class Ledger16Bytes(LectureScene):
     BAND_TOP, BAND_PITCH = 2.45, 0.68
     BAND_AXIS_X = -6.65  # the time line down the left of the band
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         cells = facts["ledger"].value
@@ -123,7 +130,7 @@ class Ledger16Bytes(LectureScene):
             self.play(
                 GrowFromCenter(optimizer),
                 FadeIn(optimizer_label),
-                row.cell("grad").animate.set_opacity(0.35),
+                row.cell("grad").animate.set_opacity(style.FILL_FAINT),
                 run_time=beat.share(0.25),
             )
             box = SurroundingRectangle(side, color=style.FP32, buff=style.GAP_S, stroke_width=5)
@@ -131,7 +138,7 @@ class Ledger16Bytes(LectureScene):
 
         with self.narrate("l16_caveat") as beat:
             caveat = style.zh("ZeRO 论文的经典口径：一种配置，不是定律", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            caveat.to_edge(DOWN, buff=1.4)
+            style.above_captions(caveat)
             self.play(FadeIn(caveat, shift=0.2 * UP), run_time=beat.share(0.3))
 
         # The band: the row moves up, compact; each optimizer takes copies of the cells it keeps.
@@ -201,9 +208,10 @@ class MixedPrecisionSame16(LectureScene):
     LEFT_EDGE = -4.4  # both rows start here
     PURE_Y, MIXED_Y = 1.45, -0.8
     MYTH = 2.55 * UP  # the myth, and the equation that replaces it
-    POINT = np.array((-0.8, -2.35, 0))  # the closing point, under the rows and above the caption band
+    # The closing point, under the rows and just above the caption band.
+    POINT = np.array((-0.8, style.CAPTION_TOP + style.GAP_L, 0))
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         with self.narrate("mp_myth") as beat:
@@ -211,8 +219,8 @@ class MixedPrecisionSame16(LectureScene):
             myth.move_to(self.MYTH)
             self.play(FadeIn(myth, shift=0.2 * DOWN), run_time=beat.share(0.4))
 
-        pure = self._row(facts["pure"], self.PURE_Y)
-        pure_name = style.zh("纯 fp32", size=style.LABEL_SIZE).next_to(pure, LEFT, buff=0.35)
+        pure = self._ledger_row_at(facts["pure"], self.PURE_Y)
+        pure_name = style.zh("纯 fp32", size=style.LABEL_SIZE).next_to(pure, LEFT, buff=style.EDGE)
         pure_sum = style.value(facts["pure_sum"], size=style.LABEL_SIZE).next_to(pure, DOWN, buff=style.GAP_M)
         line = DashedLine(
             pure.get_corner(UP + RIGHT) + 0.35 * UP,
@@ -227,8 +235,8 @@ class MixedPrecisionSame16(LectureScene):
             )
             self.play(Write(pure_sum), Create(line), run_time=beat.share(0.3))
 
-        mixed = self._row(facts["mixed"], self.MIXED_Y)
-        mixed_name = style.zh("混合精度", size=style.LABEL_SIZE).next_to(mixed, LEFT, buff=0.35)
+        mixed = self._ledger_row_at(facts["mixed"], self.MIXED_Y)
+        mixed_name = style.zh("混合精度", size=style.LABEL_SIZE).next_to(mixed, LEFT, buff=style.EDGE)
         mixed_name.align_to(pure_name, RIGHT)
         shrunk = VGroup(*(mixed.cell(k).copy() for k in ("weight", "grad", "m", "v")))
         with self.narrate("mp_shrink") as beat:
@@ -248,7 +256,7 @@ class MixedPrecisionSame16(LectureScene):
             gap = Rectangle(
                 width=mixed.cell("master").width, height=mixed.height, color=style.HIGHLIGHT, stroke_width=2
             ).move_to(mixed.cell("master"))
-            gap.set_fill(style.HIGHLIGHT, opacity=0.12)
+            gap.set_fill(style.HIGHLIGHT, opacity=style.FILL_GHOST)
             self.play(FadeIn(tags), Create(gap), run_time=beat.share(0.25))
 
         with self.narrate("mp_master") as beat:
@@ -271,7 +279,7 @@ class MixedPrecisionSame16(LectureScene):
                 ReplacementTransform(myth, equal), Indicate(line, color=style.HIGHLIGHT), run_time=beat.share(0.4)
             )
 
-        accumulate = self._row(facts["accumulate"], self.MIXED_Y)
+        accumulate = self._ledger_row_at(facts["accumulate"], self.MIXED_Y)
         accumulate_sum = style.value(facts["accumulate_sum"], size=style.LABEL_SIZE)
         accumulate_sum.next_to(accumulate, DOWN, buff=style.GAP_M)
         accumulate_sum.align_to(mixed_sum, LEFT)
@@ -286,14 +294,18 @@ class MixedPrecisionSame16(LectureScene):
                 run_time=beat.share(0.35),
             )
             edge = (line.get_x(), accumulate.get_top()[1], 0)
-            over = BraceBetweenPoints(edge, accumulate.get_corner(UP + RIGHT), UP, buff=0.05, color=style.BAD)
-            over_label = style.zh("超出", size=style.SMALL_SIZE, color=style.BAD).next_to(over, UP, buff=0.05)
+            over = BraceBetweenPoints(
+                edge, accumulate.get_corner(UP + RIGHT), UP, buff=style.GAP_XS, color=style.VERDICT_BAD
+            )
+            over_label = style.zh("超出", size=style.SMALL_SIZE, color=style.VERDICT_BAD).next_to(
+                over, UP, buff=style.GAP_XS
+            )
             short = DashedLine(line.get_start(), edge + 0.05 * UP, color=style.MUTED, stroke_width=2)
             self.play(
                 ReplacementTransform(line, short),
                 GrowFromCenter(over),
                 FadeIn(over_label),
-                Indicate(accumulate_sum, color=style.BAD),
+                Indicate(accumulate_sum, color=style.VERDICT_BAD),
                 run_time=beat.share(0.2),
             )
 
@@ -307,7 +319,8 @@ class MixedPrecisionSame16(LectureScene):
             self.play(FadeIn(point[1], shift=0.2 * UP), run_time=beat.share(0.25))
         self.finish()
 
-    def _row(self, fact, y):
+    def _ledger_row_at(self, fact: Fact, y: float) -> LedgerRow:
+        """A ledger row to the figure's scale, its left edge on the rows' common edge, at height y."""
         row = LedgerRow(fact.value, unit=self.UNIT, height=0.9)
         return row.move_to((self.LEFT_EDGE, y, 0), aligned_edge=LEFT)
 
@@ -322,15 +335,17 @@ class WhyFp32Bf16(LectureScene):
     BF16_ONE = np.array((-4.3, 0.9, 0))  # where 1.0 sits on the bf16 number line
     FP32_ONE = np.array((-4.3, -2.1, 0))  # and on the fp32 one, under it
     PROGRESS_CENTRE = np.array((0.8, -0.6, 0))  # the bar counting the 1,000 additions
-    LEDGER = 1.3 * UP  # the ledger row of Ⓒ
+    LEDGER = 1.3 * UP  # the ledger row of the closing part
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         layouts = {f["name"]: f for f in facts["layouts"].value}
         rows = {name: self._bits(layouts[name], y) for name, y in self.BIT_ROWS.items()}
         names = {
-            name: style.zh(name, size=style.BODY_SIZE, color=style.PRECISION[name]).next_to(rows[name], LEFT, buff=0.35)
+            name: style.zh(name, size=style.BODY_SIZE, color=style.PRECISION[name]).next_to(
+                rows[name], LEFT, buff=style.EDGE
+            )
             for name in rows
         }
         labels = {name: self._bit_labels(rows[name], layouts[name], name) for name in rows}
@@ -346,7 +361,7 @@ class WhyFp32Bf16(LectureScene):
             self.play(FadeIn(labels["fp32"]), FadeIn(sign), run_time=beat.share(0.25))
 
         with self.narrate("fb_bf16") as beat:
-            high = Brace(rows["fp32"][:16], UP, buff=0.05, color=style.BF16)
+            high = Brace(rows["fp32"][:16], UP, buff=style.GAP_XS, color=style.BF16)
             self.play(GrowFromCenter(high), FadeOut(sign), run_time=beat.share(0.2))
             self.play(
                 FadeIn(names["bf16"]), TransformFromCopy(rows["fp32"][:16], rows["bf16"]), run_time=beat.share(0.4)
@@ -362,17 +377,17 @@ class WhyFp32Bf16(LectureScene):
             self.play(Create(axis), run_time=beat.share(0.15))
             self.play(FadeIn(marks[0]), run_time=beat.share(0.12))
             self.play(TransformFromCopy(marks[0][0], marks[1][0]), FadeIn(marks[1][1]), run_time=beat.share(0.15))
-            gap = BraceBetweenPoints(marks[0][0].get_center(), marks[1][0].get_center(), DOWN, color=style.BAD)
+            gap = BraceBetweenPoints(marks[0][0].get_center(), marks[1][0].get_center(), DOWN, color=style.VERDICT_BAD)
             gap_label = style.zh(
-                f"少 {facts['binades_lost'].text} 个二进制数量级", size=style.LABEL_SIZE, color=style.BAD
+                f"少 {facts['binades_lost'].text} 个二进制数量级", size=style.LABEL_SIZE, color=style.VERDICT_BAD
             ).next_to(gap, DOWN, buff=style.GAP_S)
             self.play(GrowFromCenter(gap), FadeIn(gap_label), run_time=beat.share(0.2))
             lesson = style.zh("fp16 缺的是范围，不是位数", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-            lesson.next_to(gap_label, DOWN, buff=0.15)
+            lesson.next_to(gap_label, DOWN, buff=style.GAP_SM)
             self.play(FadeIn(lesson, shift=0.2 * LEFT), run_time=beat.share(0.15))
         layout_part = VGroup(*rows.values(), *names.values(), *labels.values(), axis, marks, gap, gap_label, lesson)
 
-        # Ⓑ bf16 near 1.0: a number line whose ticks are the bf16 values.
+        # bf16 near 1.0: a number line whose ticks are the bf16 values.
         cell = facts["cell"].value
         line = NumberLine(
             x_range=[1.0 - cell / 3, 1.0 + 2.3 * cell, cell],
@@ -401,7 +416,7 @@ class WhyFp32Bf16(LectureScene):
             style.value(facts["one"], size=style.LABEL_SIZE).next_to(ticks[0], DOWN, buff=style.GAP_S),
             style.value(facts["full_result"], size=style.LABEL_SIZE).next_to(ticks[1], DOWN, buff=style.GAP_S),
         )
-        name = style.zh("bf16", size=style.BODY_SIZE, color=style.BF16).next_to(line, LEFT, buff=0.3)
+        name = style.zh("bf16", size=style.BODY_SIZE, color=style.BF16).next_to(line, LEFT, buff=style.GAP_ML)
         dot = Dot(line.n2p(1.0), radius=0.13, color=style.HIGHLIGHT)
         with self.narrate("fb_cell") as beat:
             self.play(FadeOut(layout_part), run_time=beat.share(0.15))
@@ -418,34 +433,34 @@ class WhyFp32Bf16(LectureScene):
             target = line.n2p(1.0 + facts["small_step"].value)
             step.next_to(target, DOWN, buff=0.75)
             self.play(dot.animate.move_to(target), FadeIn(step), run_time=beat.share(0.3))
-            back = style.zh(f"舍回 {facts['small_result'].text}", size=style.LABEL_SIZE, color=style.BAD)
+            back = style.zh(f"舍回 {facts['small_result'].text}", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
             back.move_to(step)
             self.play(
-                dot.animate.move_to(line.n2p(1.0)).set_color(style.BAD),
+                dot.animate.move_to(line.n2p(1.0)).set_color(style.BF16),
                 ReplacementTransform(step, back),
                 run_time=beat.share(0.3),
             )
 
         with self.narrate("fb_full") as beat:
             self.play(
-                dot.animate.move_to(line.n2p(1.0 + cell)).set_color(style.GOOD), FadeOut(back), run_time=beat.share(0.4)
+                dot.animate.move_to(line.n2p(1.0 + cell)).set_color(style.BF16), FadeOut(back), run_time=beat.share(0.4)
             )
-            self.play(Indicate(tick_labels[1], color=style.GOOD), run_time=beat.share(0.3))
+            self.play(Indicate(tick_labels[1], color=style.VERDICT_GOOD), run_time=beat.share(0.3))
 
         progress = ValueTracker(0)
         bar_frame = Rectangle(width=6.0, height=0.3, color=style.MUTED, stroke_width=2).move_to(self.PROGRESS_CENTRE)
-        bar = always_redraw(
+        progress_fill = always_redraw(
             lambda: Rectangle(
                 width=max(0.001, 6.0 * progress.get_value()),
                 height=0.3,
                 stroke_width=0,
                 fill_color=style.HIGHLIGHT,
-                fill_opacity=0.6,
+                fill_opacity=style.FILL_SOFT,
             ).move_to(bar_frame, aligned_edge=LEFT)
         )
         bar_label = style.zh(
             f"每次＋{facts['repeat_step'].text}，连加 {facts['repeats'].text} 次", size=style.LABEL_SIZE
-        ).next_to(bar_frame, LEFT, buff=0.3)
+        ).next_to(bar_frame, LEFT, buff=style.GAP_ML)
         hops = 24  # drawn hops: each one a try that rounds back (the real loop makes 1,000)
         ghost = always_redraw(
             lambda: Dot(line.n2p(1.0 + facts["repeat_step"].value), radius=0.1, color=style.HIGHLIGHT).set_opacity(
@@ -461,11 +476,11 @@ class WhyFp32Bf16(LectureScene):
                 FadeIn(bar_label),
                 run_time=beat.share(0.15),
             )
-            self.add(bar, ghost)
+            self.add(progress_fill, ghost)
             self.play(progress.animate.set_value(1), run_time=beat.share(0.65), rate_func=linear)
-            result = style.zh(f"还是 {facts['bf16_sum'].text}", size=style.LABEL_SIZE, color=style.BAD)
-            result.next_to(dot, UP, buff=0.3)
-            self.play(FadeIn(result), Indicate(dot, color=style.BAD), run_time=beat.share(0.15))
+            result = style.zh(f"还是 {facts['bf16_sum'].text}", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
+            result.next_to(dot, UP, buff=style.GAP_ML)
+            self.play(FadeIn(result), Indicate(dot, color=style.HIGHLIGHT), run_time=beat.share(0.15))
 
         fp32 = NumberLine(x_range=[1.0, 2.1, 1.0], length=9.9, include_ticks=False, color=style.MUTED)
         fp32.shift(self.FP32_ONE - fp32.n2p(1.0))
@@ -481,7 +496,7 @@ class WhyFp32Bf16(LectureScene):
         )
         for label, tick in zip(fp32_labels, fp32_ticks):
             label.next_to(tick, DOWN, buff=style.GAP_S)
-        fp32_name = style.zh("fp32", size=style.BODY_SIZE, color=style.FP32).next_to(fp32, LEFT, buff=0.3)
+        fp32_name = style.zh("fp32", size=style.BODY_SIZE, color=style.FP32).next_to(fp32, LEFT, buff=style.GAP_ML)
         path = facts["fp32_path"].value
         fp32_dot = always_redraw(
             lambda: Dot(fp32.n2p(path[round(progress.get_value() * (len(path) - 1))]), radius=0.13, color=style.FP32)
@@ -505,7 +520,7 @@ class WhyFp32Bf16(LectureScene):
             name,
             dot,
             bar_frame,
-            bar,
+            progress_fill,
             bar_label,
             ghost,
             result,
@@ -517,7 +532,7 @@ class WhyFp32Bf16(LectureScene):
             final,
         )
 
-        # Ⓒ the ledger again: what never forgets stays fp32.
+        # The ledger again: what never forgets stays fp32.
         row = LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(self.LEDGER)
         v3_row = LedgerRow(facts["v3_moments"].value, unit=0.6, height=0.9).move_to(self.LEDGER)
         with self.narrate("fb_rule_master") as beat:
@@ -558,7 +573,7 @@ class WhyFp32Bf16(LectureScene):
             self.play(FadeIn(rule[1]), run_time=beat.share(0.2))
         self.finish(hold=1.0)  # the figure runs close to 120 s
 
-    def _bits(self, layout, y):
+    def _bits(self, layout: dict, y: float) -> VGroup:
         """One box per bit: sign grey, exponent solid, mantissa light, in the format's colour."""
         colour = style.PRECISION[layout["name"]]
         boxes = VGroup()
@@ -567,7 +582,11 @@ class WhyFp32Bf16(LectureScene):
             ("exponent", layout["exponent"]),
             ("mantissa", layout["mantissa"]),
         ):
-            fill, opacity = (style.MUTED, 0.6) if part == "sign" else (colour, 0.9 if part == "exponent" else 0.3)
+            fill, opacity = (
+                (style.MUTED, style.FILL_SOFT)
+                if part == "sign"
+                else (colour, style.FILL_SOLID if part == "exponent" else style.FILL_FAINT)
+            )
             for _ in range(count):
                 boxes.add(
                     Rectangle(
@@ -579,10 +598,11 @@ class WhyFp32Bf16(LectureScene):
                         fill_opacity=opacity,
                     )
                 )
-        boxes.arrange(RIGHT, buff=0)
+        boxes.arrange(RIGHT, buff=style.FLUSH)
         return boxes.move_to((self.BITS_LEFT, y, 0), aligned_edge=LEFT)
 
-    def _bit_labels(self, boxes, layout, name):
+    def _bit_labels(self, boxes: VGroup, layout: dict, name: str) -> VGroup:
+        """How many exponent and mantissa bits, under their boxes."""
         exp = boxes[1 : 1 + layout["exponent"]]
         man = boxes[1 + layout["exponent"] :]
         return VGroup(
@@ -594,7 +614,7 @@ class WhyFp32Bf16(LectureScene):
             ),
         )
 
-    def _range_line(self):
+    def _range_line(self) -> tuple[VGroup, VGroup]:
         """Smallest normal numbers on a log₂ axis: where fp16 stops and where bf16 / fp32 stop."""
         facts = self.facts
         axis = NumberLine(x_range=[-130, 0, 2], length=10.3, include_ticks=False, color=style.MUTED)
@@ -605,7 +625,9 @@ class WhyFp32Bf16(LectureScene):
             (facts["fp16_min_normal"], style.FP16, "fp16"),
         ):
             point = Dot(axis.n2p(math.log2(fact.value)), radius=0.11, color=colour)
-            label = style.zh(f"{who}：{fact.text}", size=style.LABEL_SIZE, color=colour).next_to(point, UP, buff=0.15)
+            label = style.zh(f"{who}：{fact.text}", size=style.LABEL_SIZE, color=colour).next_to(
+                point, UP, buff=style.GAP_SM
+            )
             if label.get_left()[0] < axis.get_left()[0]:
                 label.align_to(point, LEFT).shift(0.1 * LEFT)
             marks.add(VGroup(point, label))
@@ -630,9 +652,9 @@ class OptimizerBytesTable(LectureScene):
     STACKED = ("lion_8bit", "8-bit Lion", -1.9)  # two ideas at once, under the rest
     TAG_X = -4.45  # each row's idea (拿掉, 分解, 存小), between its name and its row
     INSET_X = -0.05  # left edge of Adafactor's factored inset
-    CLASH = 2.5 * DOWN  # the clash, then the caveat in its place: under the rows, above the caption band
+    CLASH = (style.CAPTION_TOP + style.GAP_ML) * UP  # the clash, then the caveat in its place: just above the captions
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         rows, names, sums = {}, {}, {}
@@ -678,21 +700,21 @@ class OptimizerBytesTable(LectureScene):
                 )
 
         with self.narrate("ob_stack") as beat:
-            stack_tag = style.zh("叠加", size=style.SMALL_SIZE, color=style.GOOD)
+            stack_tag = style.zh("叠加", size=style.SMALL_SIZE, color=style.VERDICT_GOOD)
             stack_tag.move_to(rows["lion_8bit"].boxes()).set_x(self.TAG_X)
             self._derive(rows["lion"], rows["lion_8bit"], names["lion_8bit"], beat.share(0.5))
             self.play(Write(sums["lion_8bit"]), FadeIn(stack_tag), run_time=beat.share(0.25))
 
         with self.narrate("ob_exclusive") as beat:
-            clash = style.zh("拿掉与分解互斥：v 拿掉了，就无从分解", size=style.LABEL_SIZE, color=style.BAD)
+            clash = style.zh("拿掉与分解互斥：v 拿掉了，就无从分解", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
             clash.move_to(self.CLASH)
             self.play(
-                *(tags[k].animate.set_color(style.BAD) for k in ("muon", "lion", "adafactor")),
+                *(tags[k].animate.set_color(style.VERDICT_BAD) for k in ("muon", "lion", "adafactor")),
                 FadeIn(clash, shift=0.2 * UP),
                 run_time=beat.share(0.35),
             )
             self.play(
-                *(Indicate(tags[k], color=style.BAD, scale_factor=1.4) for k in ("muon", "lion", "adafactor")),
+                *(Indicate(tags[k], color=style.VERDICT_BAD, scale_factor=1.4) for k in ("muon", "lion", "adafactor")),
                 run_time=beat.share(0.3),
             )
 
@@ -707,7 +729,7 @@ class OptimizerBytesTable(LectureScene):
             )
         self.finish()
 
-    def _derive(self, source, target, name, run_time):
+    def _derive(self, source: LedgerRow, target: LedgerRow, name: Mobject, run_time: float) -> None:
         """A copy of `source` slides to the target row and becomes it, cell by cell."""
         start = source.copy()
         self.play(
@@ -723,13 +745,13 @@ class OptimizerBytesTable(LectureScene):
                 moves.append(FadeOut(start.cell(key), scale=0.3, shift=0.4 * UP))
         self.play(*moves, run_time=0.6 * run_time)
 
-    def _factored_inset(self, row):
+    def _factored_inset(self, row: LedgerRow) -> VGroup:
         """A matrix whose v is kept as one row and one column, with the real shape and cost."""
         facts = self.facts
         size = 0.7
         grid = Square(side_length=size, stroke_color=style.MUTED, stroke_width=2)
-        strip_row = Rectangle(width=size, height=size / 6, stroke_width=0, fill_color=style.FP32, fill_opacity=0.9)
-        strip_col = Rectangle(width=size / 6, height=size, stroke_width=0, fill_color=style.FP32, fill_opacity=0.9)
+        strip_row = bar(size, size / 6, style.FP32)
+        strip_col = bar(size / 6, size, style.FP32)
         strip_row.next_to(grid, DOWN, buff=style.GAP_S)
         strip_col.next_to(grid, RIGHT, buff=style.GAP_S)
         icon = VGroup(grid, strip_row, strip_col)
@@ -753,7 +775,7 @@ class CheckpointSize(LectureScene):
     BAR_LEFT = -6.3  # the two size bars start here
     CLASSIC_Y, V3_Y = -1.6, -2.35
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         row = LedgerRow(facts["ledger"].value, unit=0.6, height=0.9).move_to(self.ROW)
@@ -768,17 +790,19 @@ class CheckpointSize(LectureScene):
                 master.get_top() + 0.05 * UP,
                 weight.get_top() + 0.05 * UP,
                 angle=0.5,
-                color=style.GOOD,
+                color=style.VERDICT_GOOD,
                 stroke_width=3,
                 tip_length=0.18,
             )
-            cast = style.zh("舍入", size=style.SMALL_SIZE, color=style.GOOD).next_to(arrow, UP, buff=0.05)
-            yes = verdict("能", style.GOOD, "舍入即得 · 下一步重算", under=VGroup(weight, grad))
+            cast = style.zh("舍入", size=style.SMALL_SIZE, color=style.VERDICT_GOOD).next_to(
+                arrow, UP, buff=style.GAP_XS
+            )
+            yes = verdict("能", style.VERDICT_GOOD, "舍入即得 · 下一步重算", under=VGroup(weight, grad))
             self.play(FadeOut(question), Create(arrow), FadeIn(cast), run_time=beat.share(0.3))
             self.play(FadeIn(yes), run_time=beat.share(0.25))
             self.play(
-                weight.animate.set_opacity(0.3),
-                grad.animate.set_opacity(0.3),
+                weight.animate.set_opacity(style.FILL_FAINT),
+                grad.animate.set_opacity(style.FILL_FAINT),
                 FadeOut(arrow),
                 FadeOut(cast),
                 run_time=beat.share(0.2),
@@ -788,15 +812,15 @@ class CheckpointSize(LectureScene):
         box = Rectangle(width=saved.width + 0.6, height=1.5, color=style.TEXT)
         box.move_to(saved.get_left() + 0.3 * LEFT + 0.25 * DOWN, aligned_edge=LEFT)  # room for the sum underneath
         box_label = style.zh("检查点", size=style.LABEL_SIZE).next_to(box, UP, buff=style.GAP_S).align_to(box, LEFT)
-        classic_sum = style.value(facts["classic_sum"], size=style.LABEL_SIZE).next_to(saved, DOWN, buff=0.15)
+        classic_sum = style.value(facts["classic_sum"], size=style.LABEL_SIZE).next_to(saved, DOWN, buff=style.GAP_SM)
         with self.narrate("ck_keep") as beat:
-            no = verdict("不能", style.BAD, "装着全部历史", under=VGroup(row.cell("m"), row.cell("v"), master))
+            no = verdict("不能", style.VERDICT_BAD, "装着全部历史", under=VGroup(row.cell("m"), row.cell("v"), master))
             self.play(FadeIn(no), run_time=beat.share(0.2))
             self.play(Create(box), FadeIn(box_label), run_time=beat.share(0.2))
             self.play(*(TransformFromCopy(row.cell(k), saved.cell(k)) for k in saved.keys), run_time=beat.share(0.3))
             self.play(Write(classic_sum), run_time=beat.share(0.2))
 
-        classic_bar = self._bar(facts["classic_tib"].value, self.CLASSIC_Y, style.FP32, "经典")
+        classic_bar = self._size_bar(facts["classic_tib"].value, self.CLASSIC_Y, style.FP32, "经典")
         classic_label = style.zh(
             f"{facts['classic_bytes'].text} × {facts['params'].text} ≈ {facts['classic_tib'].text}",
             size=style.LABEL_SIZE,
@@ -807,7 +831,7 @@ class CheckpointSize(LectureScene):
 
         v3_saved = LedgerRow(facts["v3_saved"].value, unit=0.6, height=0.9).move_to(saved, aligned_edge=LEFT)
         v3_sum = style.value(facts["v3_sum"], size=style.LABEL_SIZE).next_to(v3_saved, DOWN, buff=style.GAP_M)
-        v3_bar = self._bar(facts["v3_tib"].value, self.V3_Y, style.BF16, "V3 式")
+        v3_bar = self._size_bar(facts["v3_tib"].value, self.V3_Y, style.BF16, "V3 式")
         v3_label = style.zh(
             f"{facts['v3_bytes'].text} × {facts['params'].text} ≈ {facts['v3_tib'].text}", size=style.LABEL_SIZE
         )
@@ -845,7 +869,7 @@ class CheckpointSize(LectureScene):
             )
 
         with self.narrate("ck_rollback") as beat:
-            brace = Brace(extras[:2], RIGHT, buff=0.15, color=style.HIGHLIGHT)
+            brace = Brace(extras[:2], RIGHT, buff=style.GAP_SM, color=style.HIGHLIGHT)
             why = style.caption_stack("回滚跳数据", "的前提", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
             why.next_to(brace, RIGHT, buff=style.GAP_S)
             self.play(
@@ -856,11 +880,12 @@ class CheckpointSize(LectureScene):
             )
         self.finish()
 
-    def _bar(self, tib, y, colour, name):
-        bar = Rectangle(width=tib * self.TIB, height=0.5, stroke_width=0, fill_color=colour, fill_opacity=0.7)
-        bar.move_to((self.BAR_LEFT, y, 0), aligned_edge=LEFT)
-        label = style.zh(name, size=style.SMALL_SIZE).move_to(bar, aligned_edge=LEFT).shift(0.15 * RIGHT)
-        return VGroup(bar, label)
+    def _size_bar(self, tib: float, y: float, colour: str, name: str) -> VGroup:
+        """A checkpoint's size as a bar to scale, its name inside at the left."""
+        size = bar(tib * self.TIB, 0.5, colour, opacity=style.FILL_SOFT)
+        size.move_to((self.BAR_LEFT, y, 0), aligned_edge=LEFT)
+        label = style.zh(name, size=style.SMALL_SIZE).move_to(size, aligned_edge=LEFT).shift(0.15 * RIGHT)
+        return VGroup(size, label)
 
 
 # -- LoRA, ZeRO, the whole step, the 125M worked example ---------------------------
@@ -880,21 +905,26 @@ class LoraLedger(LectureScene):
     CHAIN = np.array((-0.4, -1.5, 0))  # the frozen layers the gradient still walks
     VERDICTS = 0.3 * UP
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
 
         # -- the matrix and its adapters -------------------------------------------
         side = 3.0
         big = Rectangle(
-            width=side, height=side, stroke_color=style.TEXT, stroke_width=2, fill_color=style.FROZEN, fill_opacity=0.5
+            width=side,
+            height=side,
+            stroke_color=style.TEXT,
+            stroke_width=2,
+            fill_color=style.FROZEN,
+            fill_opacity=style.FILL_SOFT,
         ).move_to((self.W_X, self.MATRIX_Y, 0))
         big_label = style.zh(f"{facts['width'].text} × {facts['width'].text}", size=style.LABEL_SIZE)
         big_label.next_to(big, DOWN, buff=style.GAP_M)
-        frozen_tag = style.zh("冻住", size=style.LABEL_SIZE, color=style.FROZEN).next_to(big, UP, buff=0.15)
+        frozen_tag = style.zh("冻住", size=style.LABEL_SIZE, color=style.FROZEN).next_to(big, UP, buff=style.GAP_SM)
         thin = 0.12  # drawn wider than to scale (16 of 4,096 would be 0.012), see the to-scale square below
-        a = Rectangle(width=thin, height=side, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.9)
-        b = Rectangle(width=side, height=thin, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=0.9)
+        a = bar(thin, side, style.HIGHLIGHT)
+        b = bar(side, thin, style.HIGHLIGHT)
         a.move_to((self.A_X, self.MATRIX_Y, 0))
         b.move_to((self.B_X, self.MATRIX_Y, 0))
         a_label = style.zh(
@@ -902,13 +932,15 @@ class LoraLedger(LectureScene):
         ).next_to(a, DOWN, buff=style.GAP_M)
         b_label = style.zh(
             f"{facts['rank'].text} × {facts['width'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT
-        ).next_to(b, DOWN, buff=0.3)
+        ).next_to(b, DOWN, buff=style.GAP_ML)
         train_tag = style.zh("只训这两个", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         train_tag.next_to(VGroup(a, b), UP, buff=style.GAP_M)
 
         with self.narrate("lora_intro") as beat:
             self.play(FadeIn(big), FadeIn(big_label), run_time=beat.share(0.35))
-            self.play(big.animate.set_fill(style.FROZEN, 0.25), FadeIn(frozen_tag), run_time=beat.share(0.25))
+            self.play(
+                big.animate.set_fill(style.FROZEN, style.FILL_FAINT), FadeIn(frozen_tag), run_time=beat.share(0.25)
+            )
             self.play(GrowFromEdge(a, UP), GrowFromEdge(b, LEFT), run_time=beat.share(0.3))
 
         with self.narrate("lora_matrix") as beat:
@@ -935,12 +967,12 @@ class LoraLedger(LectureScene):
         layers = facts["layers"].value
         stack = VGroup()
         for _ in range(layers):
-            bar = Rectangle(width=2.2, height=0.07, stroke_width=0, fill_color=style.FROZEN, fill_opacity=0.5)
-            q = Rectangle(width=0.22, height=0.07, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=1)
+            layer = bar(2.2, 0.07, style.FROZEN, opacity=style.FILL_SOFT)
+            q = bar(0.22, 0.07, style.HIGHLIGHT, opacity=1)
             v = q.copy()
-            q.next_to(bar, RIGHT, buff=style.GAP_S)
+            q.next_to(layer, RIGHT, buff=style.GAP_S)
             v.next_to(q, RIGHT, buff=0.06)
-            stack.add(VGroup(bar, q, v))
+            stack.add(VGroup(layer, q, v))
         stack.arrange(UP, buff=0.03).move_to(self.LAYERS)
         head = VGroup(
             *(
@@ -953,13 +985,15 @@ class LoraLedger(LectureScene):
         count = VGroup(
             style.value(facts["adapters"], size=style.BODY_SIZE, color=style.HIGHLIGHT),
             style.zh("个 adapter 参数", size=style.LABEL_SIZE, color=style.HIGHLIGHT),
-        ).arrange(RIGHT, buff=0.15)
+        ).arrange(RIGHT, buff=style.GAP_SM)
         model = style.zh(f"LLaMA-7B：{facts['params'].text} 参数", size=style.LABEL_SIZE)
         of_model = VGroup(
             style.zh("占", size=style.LABEL_SIZE),
             style.value(facts["adapter_share"], size=style.BODY_SIZE, color=style.HIGHLIGHT),
-        ).arrange(RIGHT, buff=0.15)
-        summary = VGroup(count, model, of_model).arrange(DOWN, aligned_edge=LEFT, buff=0.3).move_to(self.COUNTS)
+        ).arrange(RIGHT, buff=style.GAP_SM)
+        summary = (
+            VGroup(count, model, of_model).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_ML).move_to(self.COUNTS)
+        )
 
         with self.narrate("lora_model") as beat:
             self.play(FadeOut(panel), run_time=beat.share(0.1))
@@ -978,7 +1012,7 @@ class LoraLedger(LectureScene):
         # -- the ledger: full fine-tune vs LoRA ---------------------------------------
         unit = 0.42
         full_row = LedgerRow(facts["row"].value, unit=unit, height=0.75).move_to(self.FULL_ROW)
-        full_name = style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_row, LEFT, buff=0.3)
+        full_name = style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_row, LEFT, buff=style.GAP_ML)
         full_times = style.zh(f"× {facts['params'].text}", size=style.LABEL_SIZE)
         full_times.next_to(full_row, RIGHT, buff=style.GAP_M)
         with self.narrate("lora_full_row") as beat:
@@ -990,18 +1024,18 @@ class LoraLedger(LectureScene):
             self.play(FadeIn(full_times), run_time=beat.share(0.25))
 
         lora_row = full_row.copy().move_to(full_row).shift(1.35 * DOWN)
-        lora_name = style.zh("LoRA 底座", size=style.LABEL_SIZE).next_to(lora_row, LEFT, buff=0.3)
+        lora_name = style.zh("LoRA 底座", size=style.LABEL_SIZE).next_to(lora_row, LEFT, buff=style.GAP_ML)
         lora_name.align_to(full_name, RIGHT)
         dropped = VGroup(*(lora_row.cell(k) for k in lora_row.keys if k != "weight"))
-        cross = Cross(dropped, stroke_color=style.BAD, stroke_width=4)
-        dropped_label = style.zh(f"{facts['dropped'].text} 用不上", size=style.LABEL_SIZE, color=style.BAD)
-        dropped_label.next_to(dropped, DOWN, buff=0.15)
+        cross = Cross(dropped, stroke_color=style.VERDICT_BAD, stroke_width=4)
+        dropped_label = style.zh(f"{facts['dropped'].text} 用不上", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
+        dropped_label.next_to(dropped, DOWN, buff=style.GAP_SM)
         kept = lora_row.cell("weight")
         base_times = style.zh(f"× {facts['params'].text}（冻住）", size=style.LABEL_SIZE)
         adapter_row = LedgerRow(facts["row"].value, unit=unit, height=0.75)
         adapter_row.next_to(lora_row, DOWN, buff=style.GAP_L).align_to(lora_row, LEFT)
         adapter_name = style.zh("adapter", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
-        adapter_name.next_to(adapter_row, LEFT, buff=0.3).align_to(full_name, RIGHT)
+        adapter_name.next_to(adapter_row, LEFT, buff=style.GAP_ML).align_to(full_name, RIGHT)
         adapter_times = style.zh(f"× {facts['adapters'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         adapter_times.next_to(adapter_row, RIGHT, buff=style.GAP_M)
         with self.narrate("lora_freeze") as beat:
@@ -1010,7 +1044,7 @@ class LoraLedger(LectureScene):
             self.play(
                 FadeOut(VGroup(dropped, cross), shift=0.4 * DOWN),
                 FadeOut(dropped_label),
-                kept[0].animate.set_fill(style.FROZEN, 0.5),
+                kept[0].animate.set_fill(style.FROZEN, style.FILL_SOFT),
                 run_time=beat.share(0.25),
             )
             base_times.next_to(kept, RIGHT, buff=style.GAP_M)
@@ -1021,21 +1055,21 @@ class LoraLedger(LectureScene):
         scale = 8.0 / facts["full_gib"].value
         bars = VGroup()
         for fact, colour, name in (
-            (facts["full_gib"], style.FP32, "全量微调"),
+            (facts["full_gib"], style.MEMORY, "全量微调"),
             (facts["lora_gib"], style.HIGHLIGHT, "LoRA"),
         ):
-            bar = Rectangle(width=fact.value * scale, height=0.45, stroke_width=0, fill_color=colour, fill_opacity=0.8)
+            resident = bar(fact.value * scale, 0.45, colour)
             label = style.zh(name, size=style.LABEL_SIZE)
             amount = style.value(fact, size=style.LABEL_SIZE)
-            bars.add(VGroup(label, bar, amount))
-        for (label, bar, amount), y in zip(bars, self.BAR_ROWS):
-            bar.move_to((self.BARS_LEFT, y, 0), aligned_edge=LEFT)
-            label.next_to(bar, LEFT, buff=0.3)
-            amount.next_to(bar, RIGHT, buff=style.GAP_M)
-        heading = style.zh("常驻显存", size=style.LABEL_SIZE, color=style.MUTED).next_to(bars, UP, buff=0.15)
+            bars.add(VGroup(label, resident, amount))
+        for (label, resident, amount), y in zip(bars, self.BAR_ROWS):
+            resident.move_to((self.BARS_LEFT, y, 0), aligned_edge=LEFT)
+            label.next_to(resident, LEFT, buff=style.GAP_ML)
+            amount.next_to(resident, RIGHT, buff=style.GAP_M)
+        heading = style.zh("常驻显存", size=style.LABEL_SIZE, color=style.MUTED).next_to(bars, UP, buff=style.GAP_SM)
         heading.align_to(bars[0][1], LEFT)
         ratio = style.value(facts["ratio"], size=style.TITLE_SIZE, color=style.HIGHLIGHT)
-        ratio.next_to(bars[1][2], RIGHT, buff=0.6)
+        ratio.next_to(bars[1][2], RIGHT, buff=style.GAP_XL)
         with self.narrate("lora_bars") as beat:
             self.play(FadeIn(heading), *(FadeIn(b[0]) for b in bars), run_time=beat.share(0.15))
             self.play(*(GrowFromEdge(b[1], LEFT) for b in bars), run_time=beat.share(0.4))
@@ -1059,27 +1093,28 @@ class LoraLedger(LectureScene):
         self.play(FadeOut(ledger_part), run_time=0.6)
 
         # -- compute: the weight-gradient matmul disappears --------------------------
-        def passes(names):
-            blocks = VGroup()
-            for name, colour in names:
-                box = Rectangle(
-                    width=2.3, height=0.7, stroke_color=style.TEXT, stroke_width=2, fill_color=colour, fill_opacity=0.5
+        def pass_row(names: tuple[tuple[str, str], ...]) -> VGroup:
+            """The passes of one step as labelled blocks, in their directions' colours."""
+            blocks = VGroup(
+                *(
+                    block(2.3, 0.7, colour, name, size=style.LABEL_SIZE, stroke_color=style.TEXT)
+                    for name, colour in names
                 )
-                blocks.add(VGroup(box, style.zh(name, size=style.LABEL_SIZE).move_to(box)))
+            )
             return blocks.arrange(RIGHT, buff=style.GAP_S)
 
-        steps = (("前向", style.FORWARD), ("① 输入梯度", style.BACKWARD), ("② 权重梯度", style.BACKWARD))
-        full_passes = passes(steps).move_to(self.PASSES)
-        lora_passes = passes(steps).next_to(full_passes, DOWN, buff=0.3)
+        steps = (("前向", style.FORWARD), ("① 输入梯度", style.BACKWARD), ("② 权重梯度", style.WEIGHT_GRAD))
+        full_passes = pass_row(steps).move_to(self.PASSES)
+        lora_passes = pass_row(steps).next_to(full_passes, DOWN, buff=style.GAP_ML)
         full_tag = VGroup(
-            style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_passes, LEFT, buff=0.3),
-            style.value(facts["full_passes"], size=style.BODY_SIZE).next_to(full_passes, RIGHT, buff=0.3),
+            style.zh("全量微调", size=style.LABEL_SIZE).next_to(full_passes, LEFT, buff=style.GAP_ML),
+            style.value(facts["full_passes"], size=style.BODY_SIZE).next_to(full_passes, RIGHT, buff=style.GAP_ML),
         )
-        lora_label = style.zh("LoRA", size=style.LABEL_SIZE).next_to(lora_passes, LEFT, buff=0.3)
+        lora_label = style.zh("LoRA", size=style.LABEL_SIZE).next_to(lora_passes, LEFT, buff=style.GAP_ML)
         lora_label.align_to(full_tag[0], RIGHT)
         lora_value = style.value(facts["lora_passes"], size=style.BODY_SIZE, color=style.HIGHLIGHT)
-        lora_value.next_to(lora_passes[1], RIGHT, buff=0.3)
-        strike = Cross(lora_passes[2], stroke_color=style.BAD, stroke_width=4)
+        lora_value.next_to(lora_passes[1], RIGHT, buff=style.GAP_ML)
+        strike = Cross(lora_passes[2], stroke_color=style.VERDICT_BAD, stroke_width=4)
         with self.narrate("lora_compute") as beat:
             self.play(
                 FadeIn(full_tag[0]),
@@ -1087,7 +1122,7 @@ class LoraLedger(LectureScene):
                 run_time=beat.share(0.25),
             )
             self.play(FadeIn(full_tag[1]), FadeIn(lora_label), FadeIn(lora_passes), run_time=beat.share(0.2))
-            self.play(Indicate(lora_passes[2], color=style.BAD), run_time=beat.share(0.15))
+            self.play(Indicate(lora_passes[2], color=style.VERDICT_BAD), run_time=beat.share(0.15))
             self.play(Create(strike), run_time=beat.share(0.15))
             self.play(FadeOut(VGroup(lora_passes[2], strike)), FadeIn(lora_value), run_time=beat.share(0.15))
 
@@ -1101,12 +1136,12 @@ class LoraLedger(LectureScene):
                     stroke_color=style.TEXT,
                     stroke_width=2,
                     fill_color=style.FROZEN,
-                    fill_opacity=0.35,
+                    fill_opacity=style.FILL_FAINT,
                 )
                 for _ in range(n)
             )
         )
-        chain.arrange(RIGHT, buff=0.35).move_to(self.CHAIN)
+        chain.arrange(RIGHT, buff=style.EDGE).move_to(self.CHAIN)
         tips = VGroup(
             *(
                 Rectangle(width=0.9, height=0.1, stroke_width=0, fill_color=style.HIGHLIGHT, fill_opacity=1).next_to(
@@ -1117,9 +1152,9 @@ class LoraLedger(LectureScene):
         )
         kept_acts = VGroup(
             *(
-                Square(side_length=0.28, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.8).next_to(
-                    box, UP, buff=style.GAP_S
-                )
+                Square(
+                    side_length=0.28, stroke_width=0, fill_color=style.FORWARD, fill_opacity=style.FILL_SOLID
+                ).next_to(box, UP, buff=style.GAP_S)
                 for box in chain
             )
         )
@@ -1129,7 +1164,9 @@ class LoraLedger(LectureScene):
         act_tag = style.zh("激活：整条链都得留着", size=style.LABEL_SIZE, color=style.FORWARD)
         act_tag.next_to(kept_acts, UP, buff=style.GAP_M)
         below = tip_tag.get_bottom()[1] - 0.25
-        back = Arrow(loss.get_center(), chain.get_left(), buff=0, color=style.BACKWARD, stroke_width=5).set_y(below)
+        back = Arrow(loss.get_center(), chain.get_left(), buff=style.FLUSH, color=style.BACKWARD, stroke_width=5).set_y(
+            below
+        )
         with self.narrate("lora_chain") as beat:
             self.play(FadeIn(chain), FadeIn(tips), FadeIn(tip_tag), FadeIn(loss), run_time=beat.share(0.2))
             self.play(
@@ -1160,24 +1197,24 @@ class LoraLedger(LectureScene):
         )
         rows = (
             VGroup(
-                verdict(f"相差 {facts['ratio'].text}", style.GOOD, "常驻", size=style.TITLE_SIZE, across=True),
+                verdict(f"相差 {facts['ratio'].text}", style.VERDICT_GOOD, "常驻", size=style.TITLE_SIZE, across=True),
                 verdict(
                     f"{facts['full_passes'].text} → {facts['lora_passes'].text}",
-                    style.GOOD,
+                    style.VERDICT_GOOD,
                     "算力",
                     size=style.TITLE_SIZE,
                     across=True,
                 ),
-                verdict("基本不省", style.BAD, "激活", size=style.TITLE_SIZE, across=True),
+                verdict("基本不省", style.VERDICT_BAD, "激活", size=style.TITLE_SIZE, across=True),
             )
-            .arrange(DOWN, aligned_edge=LEFT, buff=0.35)
+            .arrange(DOWN, aligned_edge=LEFT, buff=style.EDGE)
             .move_to(self.VERDICTS)
         )
         with self.narrate("lora_close") as beat:
             self.play(
                 LaggedStart(*(FadeIn(r, shift=0.2 * RIGHT) for r in rows), lag_ratio=0.35), run_time=beat.share(0.55)
             )
-            self.play(Indicate(rows[2], color=style.BAD), run_time=beat.share(0.3))
+            self.play(Indicate(rows[2], color=style.VERDICT_BAD), run_time=beat.share(0.3))
         self.finish()
 
 
@@ -1190,11 +1227,11 @@ class ZeroStages(LectureScene):
     ROWS_Y = (2.0, 1.0, 0.0, -1.0)
     COMM_X = 5.7
     HEAD_Y = 2.75  # the column heads: memory over the rows, communication over its column
-    STRIP = np.array((0.6, -2.4, 0))  # the 64 cards, above the caption band
+    STRIP = np.array((0.6, style.CAPTION_TOP + 0.4, 0))  # the 64 cards, their centre this far above the captions
     RULE = np.array((0.4, -0.2, 0))  # the rule's table: what each group weighs and when it is used
     RULE_COLUMNS = (Column(0.0), Column(1.9), Column(3.0))  # name, bytes, phases: left edges
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         setup = style.zh(
@@ -1226,7 +1263,7 @@ class ZeroStages(LectureScene):
                         height=0.05,
                         stroke_width=0,
                         fill_color=style.PRECISION[precision[g["keys"][0]]],
-                        fill_opacity=0.95,
+                        fill_opacity=style.FILL_SOLID,
                     )
                     .move_to(square)
                     .shift((0.075 * i - 0.075) * UP)
@@ -1236,7 +1273,9 @@ class ZeroStages(LectureScene):
             for i, g in enumerate(groups)
         ]
         strip[0].set_stroke(style.HIGHLIGHT, 3)
-        strip_label = style.zh(f"{facts['gpus'].text} 张卡", size=style.LABEL_SIZE).next_to(strip, LEFT, buff=0.3)
+        strip_label = style.zh(f"{facts['gpus'].text} 张卡", size=style.LABEL_SIZE).next_to(
+            strip, LEFT, buff=style.GAP_ML
+        )
         ours = style.zh("本卡", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(strip[0], UP, buff=style.GAP_S)
         ours.align_to(strip[0], LEFT)
         comm_head = style.zh("通信量", size=style.LABEL_SIZE, color=style.MUTED).move_to((self.COMM_X, self.HEAD_Y, 0))
@@ -1244,7 +1283,9 @@ class ZeroStages(LectureScene):
             style.zh("本卡显存", size=style.LABEL_SIZE, color=style.MUTED),
             style.zh(f"GB = {facts['gb'].text} 字节，同论文 Figure 1", size=style.SMALL_SIZE, color=style.MUTED),
         )
-        mem_head.arrange(RIGHT, buff=0.3, aligned_edge=DOWN).move_to((self.X0, self.HEAD_Y, 0), aligned_edge=LEFT)
+        mem_head.arrange(RIGHT, buff=style.GAP_ML, aligned_edge=DOWN).move_to(
+            (self.X0, self.HEAD_Y, 0), aligned_edge=LEFT
+        )
 
         row = self._layout(cells, (), gpus, self.ROWS_Y[0])
         labels = [self._stage_label(*text, y) for text, y in zip(stage_labels, self.ROWS_Y)]
@@ -1263,7 +1304,7 @@ class ZeroStages(LectureScene):
                 run_time=beat.share(0.5),
             )
             self.play(
-                FadeIn(self._value(facts["baseline"], row)),
+                FadeIn(self._stage_total(facts["baseline"], row)),
                 FadeIn(comm_head),
                 FadeIn(self._comm(facts["comm_baseline"], self.ROWS_Y[0])),
                 run_time=beat.share(0.3),
@@ -1307,7 +1348,7 @@ class ZeroStages(LectureScene):
                     beat,
                 )
                 self.play(
-                    FadeIn(self._value(facts[names[stage]], row)),
+                    FadeIn(self._stage_total(facts[names[stage]], row)),
                     FadeIn(self._comm(facts[f"comm_{names[stage]}"], self.ROWS_Y[stage])),
                     run_time=beat.share(0.15),
                 )
@@ -1323,18 +1364,30 @@ class ZeroStages(LectureScene):
         self.finish()
 
     # -- staging helpers -------------------------------------------------------------
-    def _layout(self, cells, sharded, gpus, y):
+    def _layout(self, cells: list[dict], sharded: tuple[str, ...], gpus: int, y: float) -> list[tuple[str, Mobject]]:
         """One GPU's row: full cells with labels, sharded cells as their 1/gpus sliver; left-aligned."""
         template = LedgerRow(cells, unit=self.UNIT, height=self.HEIGHT)
         pieces = []
         for key in template.keys:
             cell = template.cell(key)
             pieces.append((key, slivers(cell[0], gpus)[0] if key in sharded else cell))
-        group = VGroup(*(p for _k, p in pieces)).arrange(RIGHT, buff=0)
+        group = VGroup(*(p for _k, p in pieces)).arrange(RIGHT, buff=style.FLUSH)
         group.move_to((self.X0, y, 0), aligned_edge=LEFT)
         return pieces
 
-    def _cut(self, row, before, after, cells, gpus, y, label, stripes, beat):
+    def _cut(
+        self,
+        row: list[tuple[str, Mobject]],
+        before: tuple[str, ...],
+        after: tuple[str, ...],
+        cells: list[dict],
+        gpus: int,
+        y: float,
+        label: VGroup,
+        stripes: VGroup,
+        beat: Beat,
+    ) -> list[tuple[str, Mobject]]:
+        """Copy a stage's row down to the next, cut the newly sharded cells into slivers and fly them to the cards."""
         moving = [(k, p.copy()) for k, p in row]
         self.play(
             *(TransformFromCopy(p, m.shift((y - m.get_center()[1]) * UP)) for (_k, p), (_k2, m) in zip(row, moving)),
@@ -1365,7 +1418,8 @@ class ZeroStages(LectureScene):
             self.remove(*pieces[1:])
         return target
 
-    def _stage_label(self, name, action, y):
+    def _stage_label(self, name: str, action: str, y: float) -> VGroup:
+        """A stage's name over what it cuts, right-aligned left of its row."""
         group = VGroup(
             style.zh(name, size=style.LABEL_SIZE), style.zh(action, size=style.SMALL_SIZE, color=style.MUTED)
         )
@@ -1373,17 +1427,19 @@ class ZeroStages(LectureScene):
         return group.move_to((self.X0 - 0.5, y, 0), aligned_edge=RIGHT)
 
     @staticmethod
-    def _value(fact, row):
+    def _stage_total(fact: Fact, row: list[tuple[str, Mobject]]) -> Mobject:
+        """A stage's bytes per card, just right of its row."""
         end = max(p.get_right()[0] for _k, p in row)
         return style.value(fact, size=style.LABEL_SIZE).next_to(
             (end, row[0][1].get_center()[1], 0), RIGHT, buff=style.GAP_M
         )
 
-    def _comm(self, fact, y):
+    def _comm(self, fact: Fact, y: float) -> Mobject:
+        """A stage's communication volume, in the communication column."""
         return style.value(fact, size=style.LABEL_SIZE).move_to((self.COMM_X, y, 0))
 
     @classmethod
-    def _rule_line(cls, group, colour):
+    def _rule_line(cls, group: dict, colour: str) -> VGroup:
         """Name, bytes and the phases that use it, in fixed columns."""
         return grid_row(
             [
@@ -1407,7 +1463,7 @@ class PeakMemoryTimeline(LectureScene):
     WORKINGS = np.array((-3.0, 1.2, 0))  # left edge of the three computed rows
     CAVEATS = np.array((-3.0, -1.5, 0))  # and of the caveats under them
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         line = facts["timeline"].value
@@ -1428,7 +1484,7 @@ class PeakMemoryTimeline(LectureScene):
             ticks.add(
                 Line((self.ORIGIN[0] - 0.08, y, 0), (self.ORIGIN[0], y, 0), color=style.MUTED),
                 style.zh(text, size=style.SMALL_SIZE, color=style.MUTED).next_to(
-                    (self.ORIGIN[0], y, 0), LEFT, buff=0.15
+                    (self.ORIGIN[0], y, 0), LEFT, buff=style.GAP_SM
                 ),
             )
         unit = style.zh("TiB", size=style.SMALL_SIZE, color=style.MUTED).next_to(y_axis, UP, buff=style.GAP_S)
@@ -1440,7 +1496,7 @@ class PeakMemoryTimeline(LectureScene):
                     ((self._x(start) + self._x(end)) / 2, self.ORIGIN[1] - 0.3, 0)
                 )
             )
-        phases[2].next_to((self._x(bounds[2]), self.ORIGIN[1] - 0.3, 0), RIGHT, buff=0.05)
+        phases[2].next_to((self._x(bounds[2]), self.ORIGIN[1] - 0.3, 0), RIGHT, buff=style.GAP_XS)
         dividers = VGroup(
             *(
                 DashedLine(
@@ -1477,7 +1533,9 @@ class PeakMemoryTimeline(LectureScene):
         use.move_to(
             ((self._x(bounds[2]) + self._x(bounds[3])) / 2, (self._y(stack[1][0]) + self._y(stack[2][0])) / 2, 0)
         )
-        use_label = style.zh("只在这一刻用", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(use, RIGHT, buff=0.3)
+        use_label = style.zh("只在这一刻用", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(
+            use, RIGHT, buff=style.GAP_ML
+        )
         with self.narrate("peak_flat") as beat:
             self.add(bands[0], bands[1])
             self.play(
@@ -1493,7 +1551,7 @@ class PeakMemoryTimeline(LectureScene):
         peak_a = t.index(line["forward_end"])
         a_point = np.array((self._x(t[peak_a]), self._y(stack[3][peak_a]), 0))
         a_label = style.zh(f"激活 {facts['activations_tib'].text}", size=style.LABEL_SIZE, color=style.FORWARD)
-        a_label.next_to(a_point, LEFT, buff=0.3).shift(0.2 * UP)
+        a_label.next_to(a_point, LEFT, buff=style.GAP_ML).shift(0.2 * UP)
         with self.narrate("peak_activations") as beat:
             self.add(bands[2])
             self.play(trackers[2].animate.set_value(self.t_end), run_time=beat.share(0.75), rate_func=linear)
@@ -1558,17 +1616,17 @@ class PeakMemoryTimeline(LectureScene):
             (facts["optimizer_tib"], style.FP32),
         ):
             parts.add(
-                Rectangle(
-                    width=0.9,
-                    height=fact.value * column_scale,
+                bar(
+                    0.9,
+                    fact.value * column_scale,
+                    colour,
+                    opacity=style.FILL_SOFT,
                     stroke_color=style.TEXT,
                     stroke_width=1,
-                    fill_color=colour,
-                    fill_opacity=0.6,
                 )
             )
-        parts.arrange(UP, buff=0).move_to(base, aligned_edge=DOWN)
-        resident_label = style.zh("常驻", size=style.LABEL_SIZE).next_to(parts, DOWN, buff=0.15)
+        parts.arrange(UP, buff=style.FLUSH).move_to(base, aligned_edge=DOWN)
+        resident_label = style.zh("常驻", size=style.LABEL_SIZE).next_to(parts, DOWN, buff=style.GAP_SM)
         rows = (
             VGroup(
                 style.zh(
@@ -1604,28 +1662,15 @@ class PeakMemoryTimeline(LectureScene):
         whole = int(facts["sequences"].value)
         slices = VGroup(
             *(
-                Rectangle(
-                    width=0.9,
-                    height=slice_height,
-                    stroke_color=style.BACKGROUND,
-                    stroke_width=0.6,
-                    fill_color=style.FORWARD,
-                    fill_opacity=0.8,
-                )
+                bar(0.9, slice_height, style.FORWARD, stroke_color=style.BACKGROUND, stroke_width=0.6)
                 for _ in range(whole)
             )
         )
-        slices.add(
-            Rectangle(
-                width=0.9,
-                height=slice_height * (facts["sequences"].value - whole),
-                stroke_width=0,
-                fill_color=style.FORWARD,
-                fill_opacity=0.8,
-            )
+        slices.add(bar(0.9, slice_height * (facts["sequences"].value - whole), style.FORWARD))
+        slices.arrange(UP, buff=style.FLUSH).move_to(base + 1.15 * RIGHT, aligned_edge=DOWN)
+        slices_label = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(
+            slices, DOWN, buff=style.GAP_SM
         )
-        slices.arrange(UP, buff=0).move_to(base + 1.15 * RIGHT, aligned_edge=DOWN)
-        slices_label = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(slices, DOWN, buff=0.15)
         count = style.value(facts["sequences"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
             slices, UP, buff=style.GAP_S
         )
@@ -1658,13 +1703,15 @@ class PeakMemoryTimeline(LectureScene):
         self.finish()
 
     # -- geometry ---------------------------------------------------------------------------
-    def _x(self, t):
+    def _x(self, t: float) -> float:
+        """The x on screen of time t."""
         return self.ORIGIN[0] + self.WIDTH * t / self.t_end
 
-    def _y(self, tib):
+    def _y(self, tib: float) -> float:
+        """The y on screen of a height in TiB."""
         return self.ORIGIN[1] + self.HEIGHT * tib / self.top
 
-    def _band(self, t, lower, upper, upto, colour):
+    def _band(self, t: list[float], lower: list[float], upper: list[float], upto: float, colour: str) -> VMobject:
         """The stacked band between two curves, from time 0 up to `upto`."""
         keep = [i for i, x in enumerate(t) if x <= upto]
         if not keep or upto <= 0:
@@ -1676,21 +1723,22 @@ class PeakMemoryTimeline(LectureScene):
             f = (upto - t[last]) / (t[last + 1] - t[last])
             top.append((self._x(upto), self._y(upper[last] + f * (upper[last + 1] - upper[last])), 0))
             bottom.append((self._x(upto), self._y(lower[last] + f * (lower[last + 1] - lower[last])), 0))
-        return Polygon(*top, *reversed(bottom), stroke_width=0, fill_color=colour, fill_opacity=0.6)
+        return Polygon(*top, *reversed(bottom), stroke_width=0, fill_color=colour, fill_opacity=style.FILL_SOFT)
 
-    def _inside(self, text, lower, upper, at):
+    def _inside(self, text: str, lower: list[float], upper: list[float], at: float) -> Mobject:
+        """A band's name inside it, its left edge at time `at`, centred between the band's edges at time 0."""
         label = style.zh(text, size=style.LABEL_SIZE)
         return label.move_to((self._x(at) + label.width / 2, (self._y(lower[0]) + self._y(upper[0])) / 2, 0))
 
     @staticmethod
-    def _schematic():
+    def _schematic() -> VGroup:
         """Two offset bumps (grey, no scale) whose sum peaks between them."""
         width, height = 3.4, 1.5
 
-        def bump(centre):
+        def bump(centre: float) -> Callable[[float], float]:
             return lambda x: np.exp(-(((x - centre) / 0.25) ** 2))
 
-        def curve(f, colour, stroke):
+        def curve(f: Callable[[float], float], colour: str, stroke: float) -> ParametricFunction:
             return ParametricFunction(
                 lambda x: np.array((width * (x - 0.5), height * f(x) / 1.45 - height / 2, 0)),
                 t_range=(0, 1),
@@ -1709,7 +1757,7 @@ class PeakMemoryTimeline(LectureScene):
         )
         base = Line((-width / 2, -height / 2, 0), (width / 2, -height / 2, 0), color=style.MUTED, stroke_width=1.5)
         note = style.zh("示意：两峰错开，和的峰在中间", size=style.SMALL_SIZE, color=style.MUTED)
-        note.next_to(base, DOWN, buff=0.15)
+        note.next_to(base, DOWN, buff=style.GAP_SM)
         return VGroup(VGroup(base), VGroup(parts, peaks[:2]), VGroup(total, peaks[2]), note)
 
 
@@ -1721,7 +1769,7 @@ class SixNdUnderestimate(LectureScene):
     FORMULA = np.array((-4.6, 2.55, 0))  # 「6ND」, with its split and its numbers to the right
     ND_Y, LAYER_Y, ROUTE_Y, GPT3_Y = 0.0, 1.35, -1.2, -2.5  # the bars' rows
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
 
@@ -1740,10 +1788,10 @@ class SixNdUnderestimate(LectureScene):
         plug = style.zh(
             f"= {facts['six'].text} × {facts['active'].text} × {facts['tokens'].text} = {facts['six_nd'].text}",
             size=style.BODY_SIZE,
-        ).next_to(six, RIGHT, buff=0.3)
+        ).next_to(six, RIGHT, buff=style.GAP_ML)
         scale = self.FULL / facts["corrected"].value
-        nd_bar = self._bar(facts["six_nd"].value * scale, self.ND_Y, style.FORWARD)
-        nd_name = self._name("6ND 估算", self.ND_Y)
+        nd_bar = self._flops_bar(facts["six_nd"].value * scale, self.ND_Y, style.COMPUTE)
+        nd_name = self._bar_name("6ND 估算", self.ND_Y)
         nd_value = style.value(facts["six_nd"], size=style.LABEL_SIZE).next_to(nd_bar, RIGHT, buff=style.GAP_M)
         with self.narrate("sixnd_plug") as beat:
             self.play(FadeOut(split), run_time=beat.share(0.15))
@@ -1757,10 +1805,10 @@ class SixNdUnderestimate(LectureScene):
 
         # One layer's forward at 128K: the weight matmuls, then attention's two weight-free matmuls.
         share = facts["attention_share"].value
-        weights_part = self._bar(self.FULL * (1 - share), self.LAYER_Y, style.FORWARD)
-        attention_part = self._bar(self.FULL * share, self.LAYER_Y, style.HIGHLIGHT)
-        attention_part.next_to(weights_part, RIGHT, buff=0)
-        layer_name = self._name(f"一层前向 · {facts['seq'].text}", self.LAYER_Y)
+        weights_part = self._flops_bar(self.FULL * (1 - share), self.LAYER_Y, style.COMPUTE)
+        attention_part = self._flops_bar(self.FULL * share, self.LAYER_Y, style.HIGHLIGHT)
+        attention_part.next_to(weights_part, RIGHT, buff=style.FLUSH)
+        layer_name = self._bar_name(f"一层前向 · {facts['seq'].text}", self.LAYER_Y)
         w_tag = style.zh("乘权重", size=style.SMALL_SIZE).next_to(weights_part, UP, buff=style.GAP_S)
         a_tag = style.zh("QKᵀ、AV：没有权重", size=style.SMALL_SIZE, color=style.HIGHLIGHT).next_to(
             attention_part, UP, buff=style.GAP_S
@@ -1781,10 +1829,10 @@ class SixNdUnderestimate(LectureScene):
         with self.narrate("sixnd_share") as beat:
             self.play(FadeIn(a_pct, scale=1.3), run_time=beat.share(0.3))
             self.play(
-                FadeIn(w_pct, scale=1.3), Create(link), Indicate(nd_bar, color=style.FORWARD), run_time=beat.share(0.4)
+                FadeIn(w_pct, scale=1.3), Create(link), Indicate(nd_bar, color=style.COMPUTE), run_time=beat.share(0.4)
             )
 
-        grown = self._bar(self.FULL, self.ND_Y, style.FORWARD)
+        grown = self._flops_bar(self.FULL, self.ND_Y, style.COMPUTE)
         grown_value = style.value(facts["corrected"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         grown_value.next_to(grown, RIGHT, buff=style.GAP_M)
         times = (
@@ -1793,7 +1841,7 @@ class SixNdUnderestimate(LectureScene):
                 size=style.LABEL_SIZE,
                 color=style.HIGHLIGHT,
             )
-            .next_to(grown, DOWN, buff=0.15)
+            .next_to(grown, DOWN, buff=style.GAP_SM)
             .align_to(grown, RIGHT)
         )
         with self.narrate("sixnd_corrected") as beat:
@@ -1801,26 +1849,28 @@ class SixNdUnderestimate(LectureScene):
                 FadeOut(link),
                 Transform(nd_bar, grown),
                 ReplacementTransform(nd_value, grown_value),
-                nd_name.animate.become(self._name("真实算力", self.ND_Y)),
+                nd_name.animate.become(self._bar_name("真实算力", self.ND_Y)),
                 run_time=beat.share(0.5),
             )
             self.play(FadeIn(times), run_time=beat.share(0.25))
 
-        route_bar = self._bar(facts["per_operator"].value * scale, self.ROUTE_Y, style.DATA)
-        route_name = self._name("按算子逐项加", self.ROUTE_Y)
+        route_bar = self._flops_bar(facts["per_operator"].value * scale, self.ROUTE_Y, style.DATA)
+        route_name = self._bar_name("按算子逐项加", self.ROUTE_Y)
         route_value = style.value(facts["per_operator"], size=style.LABEL_SIZE)
         route_value.next_to(route_bar, RIGHT, buff=style.GAP_M)
         gap = style.zh(f"两条路相差 {facts['gap'].text} · 都是自推，当量级看", size=style.SMALL_SIZE, color=style.MUTED)
-        gap.next_to(route_bar, DOWN, buff=0.15).align_to(route_bar, LEFT)
+        gap.next_to(route_bar, DOWN, buff=style.GAP_SM).align_to(route_bar, LEFT)
         with self.narrate("sixnd_route") as beat:
             self.play(FadeIn(route_name), GrowFromEdge(route_bar, LEFT), run_time=beat.share(0.35))
             self.play(FadeIn(route_value), run_time=beat.share(0.15))
             self.play(FadeIn(gap), run_time=beat.share(0.2))
 
         g_share = facts["gpt3_share"].value
-        g_weights = self._bar(self.FULL * (1 - g_share), self.GPT3_Y, style.FORWARD)
-        g_attention = self._bar(self.FULL * g_share, self.GPT3_Y, style.HIGHLIGHT).next_to(g_weights, RIGHT, buff=0)
-        g_name = self._name(f"GPT-3 一层 · {facts['gpt3_seq'].text}", self.GPT3_Y)
+        g_weights = self._flops_bar(self.FULL * (1 - g_share), self.GPT3_Y, style.COMPUTE)
+        g_attention = self._flops_bar(self.FULL * g_share, self.GPT3_Y, style.HIGHLIGHT).next_to(
+            g_weights, RIGHT, buff=style.FLUSH
+        )
+        g_name = self._bar_name(f"GPT-3 一层 · {facts['gpt3_seq'].text}", self.GPT3_Y)
         g_value = style.value(facts["gpt3_share"], size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(
             g_attention, RIGHT, buff=style.GAP_M
         )
@@ -1830,12 +1880,12 @@ class SixNdUnderestimate(LectureScene):
             self.play(Indicate(g_value, color=style.HIGHLIGHT), run_time=beat.share(0.2))
         self.finish()
 
-    def _bar(self, length, y, colour):
-        return Rectangle(width=length, height=0.55, stroke_width=0, fill_color=colour, fill_opacity=0.75).move_to(
-            (self.LEFT_X, y, 0), aligned_edge=LEFT
-        )
+    def _flops_bar(self, length: float, y: float, colour: str) -> Mobject:
+        """A bar of FLOPs to scale, starting at the bars' common left edge on row y."""
+        return bar(length, 0.55, colour).move_to((self.LEFT_X, y, 0), aligned_edge=LEFT)
 
-    def _name(self, text, y):
+    def _bar_name(self, text: str, y: float) -> Mobject:
+        """A bar's name, ending just left of the bars."""
         return style.zh(text, size=style.LABEL_SIZE).move_to((self.LEFT_X - 0.25, y, 0), aligned_edge=RIGHT)
 
 
@@ -1863,8 +1913,9 @@ class Worked125m(LectureScene):
     KEPT_COLUMNS = (Column(0.0), Column(3.3, RIGHT))  # a kept tensor, and its width
     SUMMARY_COLUMNS = (Column(0.8), Column(2.1), Column(4.3))  # the closing table: row name, without, with recompute
     SUMMARY_PITCH = 0.55
+    TENSOR_SHADES = (0.4, 0.5)  # neighbouring kept tensors of the strip in two shades, so each reads as its own
 
-    def construct(self):
+    def construct(self) -> None:
         facts = self.facts
         self.show_title()
         chips = (
@@ -1932,7 +1983,7 @@ class Worked125m(LectureScene):
         x_res, x_act = self.RES_X, self.ACT_X
         segments = VGroup(
             *(
-                self._block(x_res, 0, facts[name].value, colour)
+                self._gib_column(x_res, 0, facts[name].value, colour)
                 for name, colour in (
                     ("weights_gib", style.BF16),
                     ("grads_gib", style.BF16),
@@ -1940,7 +1991,7 @@ class Worked125m(LectureScene):
                 )
             )
         )
-        segments.arrange(UP, buff=0).move_to((x_res, self.BASE_Y, 0), aligned_edge=DOWN)
+        segments.arrange(UP, buff=style.FLUSH).move_to((x_res, self.BASE_Y, 0), aligned_edge=DOWN)
         res_name = style.zh("常驻", size=style.LABEL_SIZE).next_to(segments, DOWN, buff=style.GAP_S)
         res_value = style.value(facts["resident_gib"], size=style.LABEL_SIZE).next_to(segments, UP, buff=style.GAP_S)
         per_cell = {cell["key"]: cell["text"] for cell in facts["row"].value}
@@ -1978,11 +2029,11 @@ class Worked125m(LectureScene):
                     stroke_color=style.BACKGROUND,
                     stroke_width=2,
                     fill_color=style.FORWARD,
-                    fill_opacity=0.4 + 0.1 * (i % 2),
+                    fill_opacity=self.TENSOR_SHADES[i % 2],
                 )
                 for i, w in enumerate(widths)
             )
-        ).arrange(RIGHT, buff=0)
+        ).arrange(RIGHT, buff=style.FLUSH)
         self._on_panel(strip, "strip")
         names = VGroup(
             *(
@@ -2016,7 +2067,7 @@ class Worked125m(LectureScene):
             )
             self.play(FadeIn(layer_sum), run_time=beat.share(0.2))
 
-        act = self._block(x_act, self.BASE_Y, facts["activations_gib"].value, style.FORWARD)
+        act = self._gib_column(x_act, self.BASE_Y, facts["activations_gib"].value, style.FORWARD)
         act_name = style.zh("激活", size=style.LABEL_SIZE, color=style.FORWARD).next_to(act, DOWN, buff=style.GAP_S)
         act_value = style.value(facts["activations_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
             act, UP, buff=style.GAP_S
@@ -2051,7 +2102,7 @@ class Worked125m(LectureScene):
             self.play(FadeOut(VGroup(strip, names, layer_sum, steps)), Create(level), run_time=beat.share(0.3))
             self.play(FadeIn(outgrown), Indicate(act, color=style.HIGHLIGHT), run_time=beat.share(0.4))
 
-        small = self._block(x_act, self.BASE_Y, facts["recompute_gib"].value, style.FORWARD)
+        small = self._gib_column(x_act, self.BASE_Y, facts["recompute_gib"].value, style.FORWARD)
         small_value = style.value(facts["recompute_gib"], size=style.LABEL_SIZE, color=style.FORWARD).next_to(
             small, UP, buff=style.GAP_S
         )
@@ -2064,7 +2115,7 @@ class Worked125m(LectureScene):
             style.zh(
                 f"算力 {facts['passes_keep'].text} → {facts['passes_recompute'].text}（{facts['extra_compute'].text}）",
                 size=style.BODY_SIZE,
-                color=style.BACKWARD,
+                color=style.COMPUTE,
             ),
         ).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
         self._on_panel(recompute, "recompute")
@@ -2081,7 +2132,7 @@ class Worked125m(LectureScene):
             self.play(FadeIn(recompute[1]), run_time=beat.share(0.25))
 
         # The two totals as stacks: resident + activations, without and with recompute.
-        keep_act = self._block(x_res, segments.get_top()[1], facts["activations_gib"].value, style.FORWARD)
+        keep_act = self._gib_column(x_res, segments.get_top()[1], facts["activations_gib"].value, style.FORWARD)
         keep_total = style.value(facts["total_keep"], size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         keep_total.next_to(keep_act, UP, buff=style.GAP_S)
         rec_res = segments.copy().move_to((x_act, self.BASE_Y, 0), aligned_edge=DOWN)
@@ -2089,7 +2140,7 @@ class Worked125m(LectureScene):
         rec_total.next_to(rec_res, UP, buff=style.GAP_S + facts["recompute_gib"].value * self.GIB)
         stack_names = VGroup(
             *(
-                style.zh(text, size=style.SMALL_SIZE).next_to(column, DOWN, buff=0.15)
+                style.zh(text, size=style.SMALL_SIZE).next_to(column, DOWN, buff=style.GAP_SM)
                 for text, column in (("不开重算", segments), ("开了重算", rec_res))
             )
         )
@@ -2109,29 +2160,25 @@ class Worked125m(LectureScene):
             self.play(Indicate(table[3], color=style.HIGHLIGHT), run_time=beat.share(0.15))
         self.finish()
 
-    def _block(self, x, y, gib, colour):
-        return Rectangle(
-            width=0.9,
-            height=gib * self.GIB,
-            stroke_color=style.TEXT,
-            stroke_width=1,
-            fill_color=colour,
-            fill_opacity=0.6,
-        ).move_to((x, y, 0), aligned_edge=DOWN)
+    def _gib_column(self, x: float, y: float, gib: float, colour: str) -> Mobject:
+        """A column of GiB to scale, standing on (x, y)."""
+        column = bar(0.9, gib * self.GIB, colour, opacity=style.FILL_SOFT, stroke_color=style.TEXT, stroke_width=1)
+        return column.move_to((x, y, 0), aligned_edge=DOWN)
 
     @staticmethod
-    def _term_spans(formula):
+    def _term_spans(formula: Mobject) -> list[tuple[int, int]]:
         """Glyph ranges of the three terms of 'a · b · c² + d · e + f · g' (split at the '+' glyphs)."""
         text = formula.text.replace(" ", "")
         cuts = [i for i, ch in enumerate(text) if ch == "+"]
         return [(0, cuts[0]), (cuts[0] + 1, cuts[1]), (cuts[1] + 1, len(text))]
 
-    def _on_panel(self, mobject, row):
+    def _on_panel(self, mobject: Mobject, row: str) -> Mobject:
         """Put a piece of the right-hand panel on its row, starting at the panel's left edge."""
         return mobject.move_to((self.RIGHT_X, self.PANEL[row], 0), aligned_edge=LEFT)
 
     @classmethod
-    def _table_line(cls, name, value, per_param):
+    def _table_line(cls, name: str, value: str, per_param: str) -> VGroup:
+        """One line of the resident table: what, bytes per parameter, GiB."""
         return grid_row(
             [
                 style.zh(name, size=style.LABEL_SIZE),
@@ -2142,7 +2189,7 @@ class Worked125m(LectureScene):
         )
 
     @classmethod
-    def _summary(cls, facts):
+    def _summary(cls, facts: FigureFacts) -> VGroup:
         """The page's two-column table, on the panel's grid, its first row on the panel's "summary" row."""
         rows = (
             ("", "不开重算", "开了重算"),
