@@ -1,4 +1,4 @@
-"""Chapter 3b, adaptive: staging only; every number comes from tools.chapters.adaptive."""
+"""自适应优化器：分母、步长与学习率曲线 (adaptive): staging only; every number comes from tools.chapters.adaptive."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from manim import (
     Indicate,
     LaggedStart,
     Line,
+    Mobject,
     Rectangle,
     SurroundingRectangle,
     Transform,
@@ -30,7 +31,7 @@ from manim import (
     np,
 )
 
-from scenes import style
+from scenes import style, widgets
 from scenes.base import LectureScene
 from scenes.widgets import (
     Column,
@@ -46,12 +47,12 @@ from scenes.widgets import (
 )
 
 
-def _name(text: str, color: str = style.MUTED, size: float = style.SMALL_SIZE):
-    """An axis name or a small note, in the muted label style."""
+def _note(text: str, color: str = style.MUTED, size: float = style.SMALL_SIZE) -> Mobject:
+    """An axis name or a small note: muted and small unless told otherwise."""
     return style.zh(text, size=size, color=color)
 
 
-# -- A22 ------------------------------------------------------------------------------
+# -- adagrad_rmsprop_adam_chain -----------------------------------------------------------
 class AdagradRmspropAdamChain(LectureScene):
     """One steady gradient, four step-size curves on log–log axes: AdaGrad decays, RMSProp and Adam
     without bias correction overshoot, the corrected ratio sits on 1."""
@@ -61,10 +62,10 @@ class AdagradRmspropAdamChain(LectureScene):
     PANEL_TOP = 2.55
     PANEL_PITCH = 1.95
 
-    def construct(self):
+    def construct(self) -> None:
         f = self.facts
         self.show_title()
-        names = self._panel()
+        names = self._method_names()
         with self.narrate("chain_denominator") as beat:
             self.play(
                 LaggedStart(*(FadeIn(row["name"], shift=0.2 * RIGHT) for row in names), lag_ratio=0.4),
@@ -74,10 +75,10 @@ class AdagradRmspropAdamChain(LectureScene):
         axes = sketch_axes([0, f["x_max"].value, 1], [-1.75, 1.6, 1], 7.4, 4.6, ticks=True, corner=True)
         axes.move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["x_ticks"].value, f["y_ticks"].value)
-        x_name = _name("步数").next_to(axes.x_axis.get_right(), DOWN, buff=style.GAP_S).align_to(axes.x_axis, RIGHT)
-        y_name = _name("这一步 ÷ 理想的一步").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT)
+        x_name = _note("步数").next_to(axes.x_axis.get_right(), DOWN, buff=style.GAP_S).align_to(axes.x_axis, RIGHT)
+        y_name = _note("这一步 ÷ 理想的一步").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT)
         ideal = DashedLine(axes.c2p(0, 0), axes.c2p(f["x_max"].value, 0), color=style.MUTED, stroke_width=2)
-        ideal_name = _name("理想").next_to(ideal.get_end(), UP, buff=style.GAP_S).shift(0.3 * LEFT)
+        ideal_name = _note("理想").next_to(ideal.get_end(), UP, buff=style.GAP_S).shift(0.3 * LEFT)
         with self.narrate("chain_steady") as beat:
             self.play(Create(axes), FadeIn(ticks, x_name, y_name), run_time=beat.share(0.4))
             self.play(Create(ideal), FadeIn(ideal_name), run_time=beat.share(0.35))
@@ -85,10 +86,10 @@ class AdagradRmspropAdamChain(LectureScene):
         with self.narrate("chain_adagrad") as beat:
             self.play(Write(names[0]["formula"]), run_time=beat.share(0.6))
 
-        adagrad = curve_through(axes, f["adagrad_curve"].value, style.SKY)
-        end = Dot(axes.c2p(*f["adagrad_curve"].value[-1]), radius=0.07, color=style.SKY)
+        adagrad = curve_through(axes, f["adagrad_curve"].value, style.SERIES_A)
+        end = Dot(axes.c2p(*f["adagrad_curve"].value[-1]), radius=0.07, color=style.SERIES_A)
         end_name = style.zh(
-            f"第 {f['adagrad_step'].text} 步：{f['adagrad_share'].text}", size=style.LABEL_SIZE, color=style.SKY
+            f"第 {f['adagrad_step'].text} 步：{f['adagrad_share'].text}", size=style.LABEL_SIZE, color=style.SERIES_A
         ).next_to(end, UP + RIGHT, buff=style.GAP_S)
         with self.narrate("chain_adagrad_decay") as beat:
             self.play(Create(adagrad), run_time=beat.share(0.5))
@@ -98,13 +99,15 @@ class AdagradRmspropAdamChain(LectureScene):
             self.play(Write(names[1]["formula"]), run_time=beat.share(0.5))
 
         with self.narrate("chain_bias") as beat:
-            self.play(Indicate(names[1]["formula"], color=style.ORANGE), run_time=beat.share(0.5))
+            self.play(Indicate(names[1]["formula"], color=style.SERIES_B), run_time=beat.share(0.5))
             self.play(FadeIn(names[1]["note"], shift=0.2 * UP), run_time=beat.share(0.3))
 
-        rmsprop = curve_through(axes, f["rmsprop_curve"].value, style.ORANGE)
-        first = Dot(axes.c2p(*f["rmsprop_curve"].value[0]), radius=0.07, color=style.ORANGE)
+        rmsprop = curve_through(axes, f["rmsprop_curve"].value, style.SERIES_B)
+        first = Dot(axes.c2p(*f["rmsprop_curve"].value[0]), radius=0.07, color=style.SERIES_B)
         first_name = (
-            style.zh(f"{f['rmsprop_first'].text}（β₂ = {f['beta2'].text}）", size=style.LABEL_SIZE, color=style.ORANGE)
+            style.zh(
+                f"{f['rmsprop_first'].text}（β₂ = {f['beta2'].text}）", size=style.LABEL_SIZE, color=style.SERIES_B
+            )
             .next_to(first, RIGHT, buff=style.GAP_M)
             .shift(0.3 * DOWN)
         )
@@ -128,20 +131,20 @@ class AdagradRmspropAdamChain(LectureScene):
             self.play(Create(adam), run_time=beat.share(0.4))
             self.play(FadeIn(peak, scale=2), FadeIn(peak_name, shift=0.2 * DOWN), run_time=beat.share(0.2))
 
-        fixed = curve_through(axes, f["corrected_curve"].value, style.GOOD, 7)
-        fixed_name = style.zh(f"修正后：{f['corrected'].text}", size=style.LABEL_SIZE, color=style.GOOD)
-        fixed_name.next_to(axes.c2p(f["x_max"].value, 0), DOWN, buff=0.3).shift(1.0 * LEFT)
+        fixed = curve_through(axes, f["corrected_curve"].value, style.VERDICT_GOOD, 7)
+        fixed_name = style.zh(f"修正后：{f['corrected'].text}", size=style.LABEL_SIZE, color=style.VERDICT_GOOD)
+        fixed_name.next_to(axes.c2p(f["x_max"].value, 0), DOWN, buff=style.GAP_ML).shift(1.0 * LEFT)
         with self.narrate("chain_corrected") as beat:
-            self.play(Indicate(names[2]["formula"], color=style.GOOD), run_time=beat.share(0.3))
+            self.play(Indicate(names[2]["formula"], color=style.VERDICT_GOOD), run_time=beat.share(0.3))
             self.play(Create(fixed), FadeOut(ideal_name), FadeIn(fixed_name), run_time=beat.share(0.45))
         self.finish()
 
-    def _panel(self):
+    def _method_names(self) -> list[dict[str, Mobject]]:
         """Each method: its name (coloured as its curve) and, when the narration gets there, its formula."""
         rows = []
         specs = (
-            ("AdaGrad：除以历来平方和", style.SKY, "g_t / sqrt(sum_(s <= t) g_s^2)", None),
-            ("RMSProp：除以滑动平均", style.ORANGE, "g_t / sqrt(v_t), quad v_0 = 0", "从零起步，头几步分母偏小"),
+            ("AdaGrad：除以历来平方和", style.SERIES_A, "g_t / sqrt(sum_(s <= t) g_s^2)", None),
+            ("RMSProp：除以滑动平均", style.SERIES_B, "g_t / sqrt(v_t), quad v_0 = 0", "从零起步，头几步分母偏小"),
             (
                 "Adam：两个平均各自修正",
                 style.HIGHLIGHT,
@@ -156,12 +159,12 @@ class AdagradRmspropAdamChain(LectureScene):
             maths.align_to(name, LEFT)
             row = {"name": name, "formula": maths}
             if note:
-                row["note"] = _name(note, style.ORANGE).next_to(maths, DOWN, buff=style.GAP_S).align_to(name, LEFT)
+                row["note"] = _note(note, style.SERIES_B).next_to(maths, DOWN, buff=style.GAP_S).align_to(name, LEFT)
             rows.append(row)
         return rows
 
 
-# -- B5 ------------------------------------------------------------------------------
+# -- adam_update_rms ----------------------------------------------------------------------
 class AdamUpdateRms(LectureScene):
     """Units cancel, the constant is √((1 − β₁)/(1 + β₁)); a simulation hugs it whatever the scale or β₂;
     β₂ sets the window instead."""
@@ -169,15 +172,15 @@ class AdamUpdateRms(LectureScene):
     LEFT_X = -6.6  # the formulas' left edge
     PLOT_CENTRE = np.array((3.5, 0.3, 0))
 
-    def construct(self):
+    def construct(self) -> None:
         f = self.facts
         self.show_title()
         update = style.math("Delta theta = -eta dot hat(m) / sqrt(hat(v))", size=style.MATH_SIZE)
         update.move_to((self.LEFT_X, 2.1, 0), aligned_edge=LEFT)
         units = VGroup(
-            _name("梯度的单位", style.TEXT, style.LABEL_SIZE),
-            _name("÷", style.TEXT, style.LABEL_SIZE),
-            _name("梯度的单位", style.TEXT, style.LABEL_SIZE),
+            _note("梯度的单位", style.TEXT, style.LABEL_SIZE),
+            _note("÷", style.TEXT, style.LABEL_SIZE),
+            _note("梯度的单位", style.TEXT, style.LABEL_SIZE),
         ).arrange(RIGHT, buff=style.GAP_M)
         units.next_to(update, DOWN, buff=style.GAP_L).align_to(update, LEFT)
         crosses = VGroup(Cross(units[0], stroke_width=3), Cross(units[2], stroke_width=3))
@@ -195,7 +198,7 @@ class AdamUpdateRms(LectureScene):
             f"sqrt((1 - beta_1) / (1 + beta_1)) = {f['closed'].text}", size=style.MATH_SIZE, color=style.HIGHLIGHT
         )
         closed.move_to((self.LEFT_X, -0.75, 0), aligned_edge=LEFT)
-        premise = _name(f"梯度基本是噪声时；β₁ = {f['beta1'].text}").next_to(closed, DOWN, buff=style.GAP_M)
+        premise = _note(f"梯度基本是噪声时；β₁ = {f['beta1'].text}").next_to(closed, DOWN, buff=style.GAP_M)
         premise.align_to(closed, LEFT)
         with self.narrate("rms_closed") as beat:
             self.play(Write(closed), run_time=beat.share(0.5))
@@ -240,14 +243,14 @@ class AdamUpdateRms(LectureScene):
             "别的优化器把更新对齐到它，", "就能借用 Adam 的学习率与权重衰减", size=style.LABEL_SIZE
         )
         transfer.next_to(step, DOWN, buff=style.GAP_L).align_to(step, LEFT)
-        credit = _name("Moonlight 论文提出，Kimi K2 沿用").next_to(transfer, DOWN, buff=style.GAP_M)
+        credit = _note("Moonlight 论文提出，Kimi K2 沿用").next_to(transfer, DOWN, buff=style.GAP_M)
         credit.align_to(step, LEFT)
         with self.narrate("rms_transfer") as beat:
             self.play(FadeIn(transfer, shift=0.2 * UP), run_time=beat.share(0.35))
             self.play(FadeIn(credit), run_time=beat.share(0.2))
         self.finish()
 
-    def _plot(self):
+    def _plot(self) -> dict[str, Mobject]:
         """Update RMS per step after the burn-in: three runs and the closed form's line."""
         f = self.facts
         traces = f["traces"].value
@@ -256,35 +259,31 @@ class AdamUpdateRms(LectureScene):
         axes.move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, [(first, f["first_step"].text), (last, f["last_step"].text)], f["y_ticks"].value)
         names = VGroup(
-            _name("步数").next_to(axes.x_axis, DOWN, buff=0.45),
-            _name("更新的均方根").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
+            _note("步数").next_to(axes.x_axis, DOWN, buff=style.GAP_L),
+            _note("更新的均方根").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
         )
         level = f["closed"].value
         closed = DashedLine(axes.c2p(first, level), axes.c2p(last, level), color=style.HIGHLIGHT, stroke_width=3)
-        closed_name = _name(f"闭式解 {f['closed'].text}", style.HIGHLIGHT).next_to(closed, UP, buff=style.GAP_S)
+        closed_name = _note(f"闭式解 {f['closed'].text}", style.HIGHLIGHT).next_to(closed, UP, buff=style.GAP_S)
         closed_name.align_to(closed, RIGHT)
         base = line_through(axes, traces["base"], style.DATA, 2)
-        base_name = _name(f"模拟 {f['simulated'].text}（{f['params'].text} 个参数）", style.DATA)
-        base_name.next_to(axes.c2p(first, 0.17), RIGHT, buff=0.3)
+        base_name = _note(f"模拟 {f['simulated'].text}（{f['params'].text} 个参数）", style.DATA)
+        base_name.next_to(axes.c2p(first, 0.17), RIGHT, buff=style.GAP_ML)
         low, high = f["range_low"].value, f["range_high"].value
-        band = Rectangle(
-            width=axes.x_length,
-            height=axes.c2p(0, high)[1] - axes.c2p(0, low)[1],
-            stroke_width=0,
-            fill_color=style.MUTED,
-            fill_opacity=0.18,
+        band = widgets.bar(
+            axes.x_length, axes.c2p(0, high)[1] - axes.c2p(0, low)[1], style.MUTED, opacity=style.FILL_GHOST
         )
         band.move_to(axes.c2p((first + last) / 2, (low + high) / 2))
-        band_name = _name(f"实测 {f['range_low'].text}–{f['range_high'].text}").next_to(
+        band_name = _note(f"实测 {f['range_low'].text}–{f['range_high'].text}").next_to(
             axes.c2p(first, high), DOWN + RIGHT, buff=style.GAP_S
         )
-        su = _name(f"苏剑林的模拟 {f['su_simulated'].text}").next_to(base_name, DOWN, buff=style.GAP_S)
+        su = _note(f"苏剑林的模拟 {f['su_simulated'].text}").next_to(base_name, DOWN, buff=style.GAP_S)
         su.align_to(base_name, LEFT)
-        tiny = line_through(axes, traces["tiny"], style.SKY, 2)
-        tiny_name = _name(f"梯度整体 × {f['tiny_scale'].text}", style.SKY).next_to(su, DOWN, buff=style.GAP_S)
+        tiny = line_through(axes, traces["tiny"], style.SERIES_A, 2)
+        tiny_name = _note(f"梯度整体 × {f['tiny_scale'].text}", style.SERIES_A).next_to(su, DOWN, buff=style.GAP_S)
         tiny_name.align_to(base_name, LEFT)
-        short = line_through(axes, traces["short"], style.ORANGE, 2)
-        short_name = _name(f"β₂ = {f['short_beta2'].text}", style.ORANGE).next_to(tiny_name, DOWN, buff=style.GAP_S)
+        short = line_through(axes, traces["short"], style.SERIES_B, 2)
+        short_name = _note(f"β₂ = {f['short_beta2'].text}", style.SERIES_B).next_to(tiny_name, DOWN, buff=style.GAP_S)
         short_name.align_to(base_name, LEFT)
         return {
             "axes": axes,
@@ -303,7 +302,7 @@ class AdamUpdateRms(LectureScene):
             "short_name": short_name,
         }
 
-    def _windows(self):
+    def _windows(self) -> dict[str, Mobject]:
         """β₂'s job: how many steps the average remembers, 1/(1 − β), as bars on a log scale."""
         f = self.facts
         head = style.zh("β₁ 管每步迈多大，β₂ 管记多久", size=style.LABEL_SIZE)
@@ -312,12 +311,12 @@ class AdamUpdateRms(LectureScene):
         per_decade = 0.9
         for i, key in enumerate(("short", "mid", "long")):
             y = 0.35 - 0.6 * i
-            beta = _name(f"β = {f[f'beta_{key}'].text}", style.TEXT, style.LABEL_SIZE)
+            beta = _note(f"β = {f[f'beta_{key}'].text}", style.TEXT, style.LABEL_SIZE)
             beta.move_to((self.LEFT_X, y, 0), aligned_edge=LEFT)
             length = per_decade * np.log10(f[f"window_{key}"].value)
-            bar = Rectangle(width=length, height=0.3, stroke_width=0, fill_color=style.SKY, fill_opacity=0.8)
+            bar = widgets.bar(length, 0.3, style.SERIES_A)
             bar.move_to((self.LEFT_X + 1.7, y, 0), aligned_edge=LEFT)
-            steps = _name(f"{f[f'window_{key}'].text} 步", style.SKY, style.LABEL_SIZE).next_to(
+            steps = _note(f"{f[f'window_{key}'].text} 步", style.SERIES_A, style.LABEL_SIZE).next_to(
                 bar, RIGHT, buff=style.GAP_M
             )
             bars.add(bar)
@@ -325,12 +324,12 @@ class AdamUpdateRms(LectureScene):
         return {"head": head, "bars": bars, "labels": labels}
 
 
-def _matrix(rows, color: str = style.TEXT, size: float = style.MATH_LABEL_SIZE):
+def _matrix(rows, color: str = style.TEXT, size: float = style.MATH_LABEL_SIZE) -> Mobject:
     """A small matrix set in Typst from a fact's entries (already formatted in tools)."""
     return style.math("mat(" + "; ".join(", ".join(row) for row in rows) + ")", size=size, color=color)
 
 
-# -- A21 ------------------------------------------------------------------------------
+# -- muon ---------------------------------------------------------------------------------
 class Muon(LectureScene):
     """Ⓐ msign on a general matrix, a diagonal one and a column; Ⓑ the trace it maximises; Ⓒ the circle,
     the square and the spectral norm; Ⓓ Newton–Schulz, run for real, and what it costs."""
@@ -338,10 +337,12 @@ class Muon(LectureScene):
     COLUMNS_X = (-4.6, 0.0, 4.6)  # Ⓐ's three cases, Ⓒ's three rulers
     INPUT_Y, OUTPUT_Y, NOTE_Y = 0.65, -1.35, -2.3
     RULER_Y, RULER_RADIUS = 0.55, 1.05
+    CELL = 0.42  # a cell of Ⓒ's matrix G
+    CELL_GAP = 0.06  # between G's cells
     HISTOGRAM_CENTRE = np.array((0.0, -0.35, 0))
     SPECTRUM_CENTRE = np.array((-1.5, 1.5, 0))
 
-    def construct(self):
+    def construct(self) -> None:
         self.show_title()
         cases = self._cases()
         with self.narrate("muon_idea") as beat:
@@ -352,14 +353,14 @@ class Muon(LectureScene):
         with self.narrate("muon_svd") as beat:
             self.play(Write(svd), run_time=beat.share(0.6))
 
-        def finish_case(case):
+        def finish_case(case) -> list:
             return [GrowArrow(case["arrow"]), FadeIn(case["output"], shift=0.2 * DOWN), FadeIn(case["note"])]
 
         with self.narrate("muon_general") as beat:
             self.play(*finish_case(cases[0]), run_time=beat.share(0.6))
 
         middle_box = SurroundingRectangle(
-            VGroup(*cases[1].values()), color=style.HIGHLIGHT, buff=0.15, corner_radius=0.1
+            VGroup(*cases[1].values()), color=style.HIGHLIGHT, buff=style.GAP_SM, corner_radius=0.1
         )
         with self.narrate("muon_diagonal") as beat:
             self.play(FadeIn(cases[1]["head"]), FadeIn(cases[1]["input"], shift=0.2 * DOWN), run_time=beat.share(0.15))
@@ -421,7 +422,7 @@ class Muon(LectureScene):
             self.play(FadeIn(cost["sliver"]), FadeIn(cost["sliver_name"]), run_time=beat.share(0.3))
             self.play(FadeIn(cost["estimate"]), run_time=beat.share(0.25))
 
-        wallclock = _name(
+        wallclock = _note(
             "FLOP 少 ≠ 墙钟时间短：一串互相依赖的小矩阵乘，在目标配置上实测", style.HIGHLIGHT, style.LABEL_SIZE
         ).next_to(cost["estimate"], DOWN, buff=style.GAP_M)
         wallclock.align_to(cost["estimate"], LEFT)
@@ -441,7 +442,7 @@ class Muon(LectureScene):
             self.play(FadeIn(caveats[1]), run_time=beat.share(0.3))
         self.finish()
 
-    def _cases(self):
+    def _cases(self) -> list[dict[str, Mobject]]:
         """Ⓐ: a general matrix, a diagonal one and a column vector, each above its msign."""
         f = self.facts
         specs = (
@@ -456,20 +457,20 @@ class Muon(LectureScene):
             arrow = Arrow(matrix.get_bottom(), result.get_top(), buff=0.12, color=style.MUTED, stroke_width=4)
             cases.append(
                 {
-                    "head": _name(head, style.TEXT, style.LABEL_SIZE).move_to((x, 1.65, 0)),
+                    "head": _note(head, style.TEXT, style.LABEL_SIZE).move_to((x, 1.65, 0)),
                     "input": matrix,
                     "arrow": arrow,
                     "output": result,
-                    "note": _name(note, style.HIGHLIGHT, style.LABEL_SIZE).move_to((x, self.NOTE_Y, 0)),
+                    "note": _note(note, style.HIGHLIGHT, style.LABEL_SIZE).move_to((x, self.NOTE_Y, 0)),
                 }
             )
         return cases
 
-    def _trace(self):
+    def _trace(self) -> dict[str, Mobject]:
         """Ⓑ: tr(Gᵀ O) for random semi-orthogonal O (a histogram) against O = msign(G)."""
         f = self.facts
         question = style.math("max_(norm(O)_2 <= 1) tr(G^T O)", size=style.MATH_SIZE).move_to((-3.2, 2.3, 0))
-        given = _name(
+        given = _note(
             f"G：随机 {f['trace_shape'].text} 梯度；O：随机半正交，试 {f['samples'].text} 个",
             style.TEXT,
             style.LABEL_SIZE,
@@ -482,26 +483,29 @@ class Muon(LectureScene):
         bars = VGroup()
         for left, right, count in zip(edges[:-1], edges[1:], counts):
             if count:
-                bar = Rectangle(
-                    width=axes.c2p(right, 0)[0] - axes.c2p(left, 0)[0],
-                    height=axes.c2p(0, count)[1] - axes.c2p(0, 0)[1],
+                bar = widgets.bar(
+                    axes.c2p(right, 0)[0] - axes.c2p(left, 0)[0],
+                    axes.c2p(0, count)[1] - axes.c2p(0, 0)[1],
+                    style.SCHEMATIC,
                     stroke_width=1,
                     stroke_color=style.BACKGROUND,
-                    fill_color=style.SCHEMATIC,
-                    fill_opacity=0.8,
                 )
                 bars.add(bar.move_to(axes.c2p(left, 0), aligned_edge=LEFT + DOWN))
-        x_name = _name("tr(GᵀO)：沿 G 走了多远").next_to(axes.x_axis, DOWN, buff=style.GAP_M)
+        x_name = _note("tr(GᵀO)：沿 G 走了多远").next_to(axes.x_axis, DOWN, buff=style.GAP_M)
         rival_x, best_x = f["rival_best"].value, f["nuclear"].value
         rival = DashedLine(
             axes.c2p(rival_x, 0), axes.c2p(rival_x, counts.max() * 1.1), color=style.TEXT, stroke_width=2
         )
-        rival_name = _name(f"随机里最好：{f['rival_best'].text}", style.TEXT, style.LABEL_SIZE)
+        rival_name = _note(f"随机里最好：{f['rival_best'].text}", style.TEXT, style.LABEL_SIZE)
         rival_name.next_to(rival.get_top(), LEFT, buff=style.GAP_S).shift(0.3 * DOWN)
         best = Arrow(
-            axes.c2p(best_x, counts.max() * 1.1), axes.c2p(best_x, 0), buff=0, color=style.HIGHLIGHT, stroke_width=6
+            axes.c2p(best_x, counts.max() * 1.1),
+            axes.c2p(best_x, 0),
+            buff=style.FLUSH,
+            color=style.HIGHLIGHT,
+            stroke_width=6,
         )
-        best_name = _name(f"msign(G)：{f['trace_best'].text} ＝ 核范数 ‖G‖*", style.HIGHLIGHT, style.LABEL_SIZE)
+        best_name = _note(f"msign(G)：{f['trace_best'].text} ＝ 核范数 ‖G‖*", style.HIGHLIGHT, style.LABEL_SIZE)
         best_name.next_to(best, UP, buff=style.GAP_S).align_to(best, RIGHT)
         return {
             "question": question,
@@ -515,7 +519,7 @@ class Muon(LectureScene):
             "best_name": best_name,
         }
 
-    def _rulers(self):
+    def _rulers(self) -> dict[str, dict[str, Mobject]]:
         """Ⓒ: the steepest step by a circle, by a square (the gradient_descent_ball callback), by the spectral norm."""
         f = self.facts
         g = f["gradient_2d"].value
@@ -530,64 +534,55 @@ class Muon(LectureScene):
             if direction is None:
                 cells = VGroup(
                     *(
-                        Rectangle(
-                            width=0.42,
-                            height=0.42,
-                            stroke_color=style.TEXT,
-                            stroke_width=2,
-                            fill_color=style.SCHEMATIC,
-                            fill_opacity=0.3,
+                        widgets.block(
+                            self.CELL, self.CELL, style.SCHEMATIC, opacity=style.FILL_FAINT, stroke_color=style.TEXT
                         )
                         for _ in range(12)
                     )
                 )
-                shape = cells.arrange_in_grid(rows=4, cols=3, buff=0.06).move_to(centre)
+                shape = cells.arrange_in_grid(rows=4, cols=3, buff=self.CELL_GAP).move_to(centre)
                 arrow = Arrow(
-                    centre + 0.9 * LEFT, centre + 0.9 * RIGHT, buff=0, color=style.HIGHLIGHT, stroke_width=6
+                    centre + 0.9 * LEFT, centre + 0.9 * RIGHT, buff=style.FLUSH, color=style.HIGHLIGHT, stroke_width=6
                 ).next_to(shape, DOWN, buff=style.GAP_M)
-                shape = VGroup(shape, _name("G", style.TEXT, style.LABEL_SIZE).next_to(shape, LEFT, buff=style.GAP_S))
+                shape = VGroup(shape, _note("G", style.TEXT, style.LABEL_SIZE).next_to(shape, LEFT, buff=style.GAP_S))
             else:
                 ball = norm_ball(key, centre, self.RULER_RADIUS)
                 arrow, level = steepest_step(centre, self.RULER_RADIUS, direction, g, style.HIGHLIGHT)
                 shape = VGroup(ball, level)
-            note = VGroup(_name(head, style.TEXT, style.LABEL_SIZE), _name(formula, style.HIGHLIGHT, style.LABEL_SIZE))
+            note = VGroup(_note(head, style.TEXT, style.LABEL_SIZE), _note(formula, style.HIGHLIGHT, style.LABEL_SIZE))
             note.arrange(DOWN, buff=style.GAP_S).move_to((x, self.NOTE_Y + 0.25, 0))
             rulers[key] = {"shape": shape, "arrow": arrow, "note": note}
         return rulers
 
-    def _spectrum(self):
+    def _spectrum(self) -> dict[str, Mobject]:
         """Ⓓ: the singular values of one random matrix through the Newton–Schulz rounds."""
         f = self.facts
         spectra, rounds = f["spectra"].value, f["ns_rounds"].value
         axes = sketch_axes([0, len(spectra[0]), 1], [0, 1.4, 1], 6.0, 1.7, corner=True).move_to(self.SPECTRUM_CENTRE)
         one = DashedLine(axes.c2p(0, 1), axes.c2p(len(spectra[0]), 1), color=style.HIGHLIGHT, stroke_width=2)
         names = VGroup(
-            _name(f"{f['one'].text}", style.HIGHLIGHT).next_to(one, LEFT, buff=style.GAP_S),
-            _name("奇异值，从大到小").next_to(axes, DOWN, buff=style.GAP_S),
+            _note(f"{f['one'].text}", style.HIGHLIGHT).next_to(one, LEFT, buff=style.GAP_S),
+            _note("奇异值，从大到小").next_to(axes, DOWN, buff=style.GAP_S),
         )
         width = axes.c2p(1, 0)[0] - axes.c2p(0, 0)[0]
 
-        def bars_for(values):
+        def bars_for(values) -> VGroup:
             return VGroup(
                 *(
-                    Rectangle(
-                        width=0.7 * width,
-                        height=max(1e-3, axes.c2p(0, v)[1] - axes.c2p(0, 0)[1]),
-                        stroke_width=0,
-                        fill_color=style.SKY,
-                        fill_opacity=0.85,
-                    ).move_to(axes.c2p(i + 0.5, 0), aligned_edge=DOWN)
+                    widgets.bar(0.7 * width, max(1e-3, axes.c2p(0, v)[1] - axes.c2p(0, 0)[1]), style.SERIES_A).move_to(
+                        axes.c2p(i + 0.5, 0), aligned_edge=DOWN
+                    )
                     for i, v in enumerate(values)
                 )
             )
 
         bars = [bars_for(values) for values in spectra]
         labels = [
-            _name(text, style.TEXT, style.LABEL_SIZE).next_to(axes, RIGHT, buff=style.GAP_L).shift(0.6 * UP)
+            _note(text, style.TEXT, style.LABEL_SIZE).next_to(axes, RIGHT, buff=style.GAP_L).shift(0.6 * UP)
             for text in rounds
         ]
         span = (
-            _name(
+            _note(
                 f"{f['ns_steps'].text} 轮后：{f['sv_low'].text} – {f['sv_high'].text}",
                 style.HIGHLIGHT,
                 style.LABEL_SIZE,
@@ -597,24 +592,20 @@ class Muon(LectureScene):
         )
         return {"axes": axes, "one": one, "names": names, "bars": bars, "round": labels, "range": span}
 
-    def _cost(self):
+    def _cost(self) -> dict[str, Mobject]:
         """Ⓓ: one step's forward and backward FLOPs as a bar, the Newton–Schulz sliver to scale."""
         f = self.facts
         length = 7.0
-        step = Rectangle(width=length, height=0.35, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.6)
+        step = widgets.bar(length, 0.35, style.COMPUTE, opacity=style.FILL_SOFT)  # FLOPs: compute
         step.move_to((-6.3, -0.45, 0), aligned_edge=LEFT)
-        step_name = _name("一步的前向 + 反向", style.TEXT).next_to(step, UP, buff=style.GAP_S).align_to(step, LEFT)
-        sliver = Rectangle(
-            width=max(0.03, length * f["overhead"].value),
-            height=0.35,
-            stroke_width=0,
-            fill_color=style.HIGHLIGHT,
-            fill_opacity=1,
-        ).next_to(step, RIGHT, buff=0)
-        sliver_name = _name(f"Newton–Schulz ≈ T·m/B ＝ {f['overhead'].text}", style.HIGHLIGHT).next_to(
+        step_name = _note("一步的前向 + 反向", style.TEXT).next_to(step, UP, buff=style.GAP_S).align_to(step, LEFT)
+        sliver = widgets.bar(max(0.03, length * f["overhead"].value), 0.35, style.HIGHLIGHT).next_to(
+            step, RIGHT, buff=style.FLUSH
+        )
+        sliver_name = _note(f"Newton–Schulz ≈ T·m/B ＝ {f['overhead'].text}", style.HIGHLIGHT).next_to(
             sliver, RIGHT, buff=style.GAP_S
         )
-        estimate = _name(
+        estimate = _note(
             f"作者估算：< {f['limit'].text} 的 FLOP（{f['model'].text}：m ＝ {f['width'].text}，"
             f"B ＝ {f['batch_tokens'].text} token，T ＝ {f['ns_steps'].text}）",
             style.TEXT,
@@ -630,7 +621,7 @@ class Muon(LectureScene):
         }
 
 
-# -- A23 ------------------------------------------------------------------------------
+# -- weight_update_ratio ------------------------------------------------------------------
 class WeightUpdateRatio(LectureScene):
     """The 1e-3 ruler on our own tiny MLP: a swept learning rate, three runs, and the NaN multiplier
     found by bisection (not the page's ×2.1, which needs the page's data)."""
@@ -640,7 +631,7 @@ class WeightUpdateRatio(LectureScene):
     NODE_PITCH = 0.19
     LINE_Y = 0.3  # the multiplier's number line
 
-    def construct(self):
+    def construct(self) -> None:
         f = self.facts
         self.show_title()
         ruler = VGroup(
@@ -714,7 +705,7 @@ class WeightUpdateRatio(LectureScene):
             self.play(FadeIn(line["caveat"]), run_time=beat.share(0.25))
         self.finish()
 
-    def _network(self):
+    def _network(self) -> dict[str, VGroup]:
         """8 → 16 → 4: nodes in three columns, every wire drawn thin."""
         f = self.facts
         sizes = (f["n_in"].value, f["n_hidden"].value, f["n_out"].value)
@@ -734,26 +725,28 @@ class WeightUpdateRatio(LectureScene):
         )
         return {"nodes": nodes, "wires": wires}
 
-    def _sweep(self):
+    def _sweep(self) -> dict[str, Mobject]:
         """The sweep: each learning rate's steady ratio, the ruler, the pick, the runs that overflowed."""
         f = self.facts
         axes = sketch_axes([-4, 0, 1], [-5, -1, 1], 7.4, 4.2, ticks=True, corner=True).move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["lr_ticks"].value, f["ratio_ticks"].value)
         names = VGroup(
-            _name("学习率").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
-            _name(f"稳定后的 ‖ΔW‖/‖W‖（后 {f['steady_last'].text} 步）")
+            _note("学习率").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
+            _note(f"稳定后的 ‖ΔW‖/‖W‖（后 {f['steady_last'].text} 步）")
             .next_to(axes, UP, buff=style.GAP_S)
             .align_to(axes, LEFT),
         )
         dots = VGroup(*(Dot(axes.c2p(x, y), radius=0.06, color=style.DATA) for x, y in f["sweep"].value))
         ruler = DashedLine(axes.c2p(-4, -3), axes.c2p(0, -3), color=style.HIGHLIGHT, stroke_width=2)
-        ruler_name = _name(f"尺子 {f['ruler'].text}", style.HIGHLIGHT).next_to(ruler, RIGHT, buff=style.GAP_S)
+        ruler_name = _note(f"尺子 {f['ruler'].text}", style.HIGHLIGHT).next_to(ruler, RIGHT, buff=style.GAP_S)
         chosen = axes.c2p(*f["chosen"].value)
-        ring = Dot(chosen, radius=0.13, color=style.GOOD).set_fill(opacity=0).set_stroke(style.GOOD, 3)
-        pick = _name(f"学习率 {f['lr'].text} → {f['ratio'].text}", style.GOOD, style.LABEL_SIZE)
-        pick.next_to(chosen, DOWN + RIGHT, buff=0.2)
-        failed = VGroup(*(Dot(axes.c2p(x, -1.25), radius=0.06, color=style.BAD) for x in f["sweep_failed"].value))
-        failed_name = _name("NaN", style.BAD, style.LABEL_SIZE).next_to(failed, UP, buff=style.GAP_S)
+        ring = Dot(chosen, radius=0.13, color=style.VERDICT_GOOD).set_fill(opacity=0).set_stroke(style.VERDICT_GOOD, 3)
+        pick = _note(f"学习率 {f['lr'].text} → {f['ratio'].text}", style.VERDICT_GOOD, style.LABEL_SIZE)
+        pick.next_to(chosen, DOWN + RIGHT, buff=style.GAP_M)
+        failed = VGroup(
+            *(Dot(axes.c2p(x, -1.25), radius=0.06, color=style.VERDICT_BAD) for x in f["sweep_failed"].value)
+        )
+        failed_name = _note("NaN", style.VERDICT_BAD, style.LABEL_SIZE).next_to(failed, UP, buff=style.GAP_S)
         return {
             "axes": axes,
             "ticks": ticks,
@@ -767,7 +760,7 @@ class WeightUpdateRatio(LectureScene):
             "failed_name": failed_name,
         }
 
-    def _runs(self):
+    def _runs(self) -> dict[str, Mobject]:
         """Three runs, step by step: a tenth of the swept lr, the swept lr, ten times it."""
         f = self.facts
         steps = f["steps"].value
@@ -775,30 +768,30 @@ class WeightUpdateRatio(LectureScene):
         axes.move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["step_ticks"].value, f["ratio_ticks"].value)
         names = VGroup(
-            _name("步数").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
-            _name("每一步的 ‖ΔW‖/‖W‖").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
+            _note("步数").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
+            _note("每一步的 ‖ΔW‖/‖W‖").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
         )
         ruler = DashedLine(axes.c2p(0, -3), axes.c2p(steps, -3), color=style.HIGHLIGHT, stroke_width=2)
         runs = {"axes": axes, "ticks": ticks, "names": names, "ruler": ruler}
         curves = f["curves"].value
-        for key, colour in (("small", style.SKY), ("right", style.GOOD), ("large", style.BAD)):
+        for key, colour in (("small", style.SERIES_A), ("right", style.VERDICT_GOOD), ("large", style.VERDICT_BAD)):
             runs[key] = line_through(axes, curves[key], colour, 2)
             lr, ratio = (f["lr"], f["ratio"]) if key == "right" else (f[f"lr_{key}"], f[f"ratio_{key}"])
             runs[f"{key}_name"] = VGroup(
-                Line(ORIGIN, 0.4 * RIGHT, color=colour, stroke_width=4), _name(f"{lr.text} → {ratio.text}", colour)
+                Line(ORIGIN, 0.4 * RIGHT, color=colour, stroke_width=4), _note(f"{lr.text} → {ratio.text}", colour)
             )
             runs[f"{key}_name"].arrange(RIGHT, buff=style.GAP_M)
-        runs["legend_head"] = _name("学习率 → 稳定后的比值")
+        runs["legend_head"] = _note("学习率 → 稳定后的比值")
         legend = VGroup(runs["legend_head"], *(runs[f"{key}_name"] for key in ("large", "right", "small")))
         legend.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M).next_to(axes, RIGHT, buff=0.4).align_to(axes, UP)
         return runs
 
-    def _multiplier_line(self):
+    def _multiplier_line(self) -> dict:
         """A log number line of lr multipliers; the bisection's bracket shrinking; the page's ×2.1 on it."""
         f = self.facts
         left, right = -5.0, 5.0
 
-        def at(log_k):
+        def at(log_k) -> np.ndarray:
             return np.array((left + (right - left) * log_k / 3, self.LINE_Y, 0))
 
         line = Line(at(0), at(3), color=style.MUTED, stroke_width=3)
@@ -806,30 +799,30 @@ class WeightUpdateRatio(LectureScene):
         for e, text in f["multiplier_ticks"].value:
             ticks.add(
                 Line(at(e) + 0.1 * DOWN, at(e) + 0.1 * UP, color=style.MUTED, stroke_width=2),
-                _name(text).next_to(at(e), DOWN, buff=0.2),
+                _note(text).next_to(at(e), DOWN, buff=style.GAP_M),
             )
-        name = _name("学习率再乘多少：绿端仍收敛，红端 NaN（二分法，每轮取中点）", style.TEXT, style.LABEL_SIZE)
+        name = _note("学习率再乘多少：绿端仍收敛，红端 NaN（二分法，每轮取中点）", style.TEXT, style.LABEL_SIZE)
         name.move_to((0, 2.2, 0))
 
-        def bracket(lo, hi):
+        def bracket(lo, hi) -> VGroup:
             return VGroup(
                 Line(at(lo), at(hi), color=style.HIGHLIGHT, stroke_width=10),
-                Dot(at(lo), radius=0.1, color=style.GOOD),
-                Dot(at(hi), radius=0.1, color=style.BAD),
+                Dot(at(lo), radius=0.1, color=style.VERDICT_GOOD),
+                Dot(at(hi), radius=0.1, color=style.VERDICT_BAD),
             )
 
         brackets = [bracket(lo, hi) for lo, hi in f["brackets"].value]
         hi = f["brackets"].value[-1][1]
-        found = _name(f"{f['halvings'].text} 轮后：{f['multiplier'].text} 就 NaN", style.BAD, style.BODY_SIZE)
-        found.next_to(at(hi), UP, buff=0.45)
+        found = _note(f"{f['halvings'].text} 轮后：{f['multiplier'].text} 就 NaN", style.VERDICT_BAD, style.BODY_SIZE)
+        found.next_to(at(hi), UP, buff=style.GAP_L)
         page_at = at(np.log10(f["page_multiplier"].value))
         page = Line(page_at + 0.35 * DOWN, page_at + 0.35 * UP, color=style.TEXT, stroke_width=4)
-        page_name = _name(f"页面：{f['page_multiplier'].text} 就 NaN", style.TEXT, style.LABEL_SIZE)
+        page_name = _note(f"页面：{f['page_multiplier'].text} 就 NaN", style.TEXT, style.LABEL_SIZE)
         page_name.next_to(page, UP, buff=style.GAP_S)
-        page_fine = _name(f"我们的设置：{f['page_multiplier'].text} 仍收敛", style.GOOD, style.LABEL_SIZE)
+        page_fine = _note(f"我们的设置：{f['page_multiplier'].text} 仍收敛", style.VERDICT_GOOD, style.LABEL_SIZE)
         page_fine.next_to(page, DOWN, buff=0.55)
-        caveat = _name(
-            f"页面没给数据、损失和初始化：{f['page_multiplier'].text} 无法复现（D24）", style.MUTED, style.LABEL_SIZE
+        caveat = _note(
+            f"页面没给数据、损失和初始化：{f['page_multiplier'].text} 无法复现", style.MUTED, style.LABEL_SIZE
         )
         caveat.move_to((0, -1.7, 0))
         return {
@@ -845,7 +838,7 @@ class WeightUpdateRatio(LectureScene):
         }
 
 
-# -- A24 ------------------------------------------------------------------------------
+# -- lr_schedules -------------------------------------------------------------------------
 class LrSchedules(LectureScene):
     """GPT-3's cosine against V3's warmup-stable-decay on one normalised axis; the 10% line across the whole
     plot, V3's last step below it; the warmups under a magnifier; Ⓑ what each school makes you decide."""
@@ -855,8 +848,10 @@ class LrSchedules(LectureScene):
     ZOOM_CENTRE = np.array((3.9, -0.85, 0))
     TABLE = (Column(-6.5, LEFT), Column(-3.7, LEFT), Column(1.3, LEFT))  # question, cosine, WSD
     TABLE_TOP, ROW_PITCH = 1.7, 0.95
+    UNDER_AXIS = 0.4  # an x axis to the note under it, clear of the tick labels
+    LEGEND_LINE = 0.06  # a schedule's name to its total, one legend entry
 
-    def construct(self):
+    def construct(self) -> None:
         f = self.facts
         self.show_title()
         three = style.zh("升上去 · 稳住 · 降下来", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
@@ -867,39 +862,39 @@ class LrSchedules(LectureScene):
         axes = sketch_axes([0, 1, 0.5], [0, 1.1, 1], 7.2, 3.8, ticks=True, corner=True).move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["progress_ticks"].value, f["level_ticks"].value)
         names = VGroup(
-            _name("训练进度（占各自总 token）").next_to(axes.x_axis, DOWN, buff=0.4),
-            _name("÷ 各自的峰值").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
+            _note("训练进度（占各自总 token）").next_to(axes.x_axis, DOWN, buff=self.UNDER_AXIS),
+            _note("÷ 各自的峰值").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
         )
         legend = VGroup(
             *(
-                VGroup(_name(name, colour, style.LABEL_SIZE), _name(f"共 {total.text} token")).arrange(
-                    DOWN, aligned_edge=LEFT, buff=0.06
+                VGroup(_note(name, colour, style.LABEL_SIZE), _note(f"共 {total.text} token")).arrange(
+                    DOWN, aligned_edge=LEFT, buff=self.LEGEND_LINE
                 )
                 for name, colour, total in (
-                    ("GPT-3：余弦", style.SKY, f["gpt3_total"]),
-                    ("DeepSeek-V3：WSD", style.ORANGE, f["v3_total"]),
+                    ("GPT-3：余弦", style.SERIES_A, f["gpt3_total"]),
+                    ("DeepSeek-V3：WSD", style.SERIES_B, f["v3_total"]),
                 )
             )
         )
         legend.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M).next_to(three, DOWN, buff=style.GAP_L)
         legend.align_to(three, LEFT)
-        no_absolute = _name(f"不画绝对学习率：峰值差 {f['peak_ratio'].text}", style.TEXT)
+        no_absolute = _note(f"不画绝对学习率：峰值差 {f['peak_ratio'].text}", style.TEXT)
         no_absolute.next_to(names[0], DOWN, buff=style.GAP_S)
         with self.narrate("sched_axes") as beat:
             self.play(Create(axes), FadeIn(ticks, names), run_time=beat.share(0.35))
             self.play(FadeIn(no_absolute), run_time=beat.share(0.3))
 
-        gpt3 = line_through(axes, f["gpt3_curve"].value, style.SKY, 4)
+        gpt3 = line_through(axes, f["gpt3_curve"].value, style.SERIES_A, 4)
         with self.narrate("sched_gpt3") as beat:
             self.play(FadeIn(legend[0]), run_time=beat.share(0.15))
             self.play(Create(gpt3), run_time=beat.share(0.7))
 
-        v3 = line_through(axes, f["v3_curve"].value, style.ORANGE, 4)
+        v3 = line_through(axes, f["v3_curve"].value, style.SERIES_B, 4)
         stable = f["v3_stable_end"]
         stable_mark = DashedLine(
-            axes.c2p(stable.value, 0), axes.c2p(stable.value, 1), color=style.ORANGE, stroke_width=2
+            axes.c2p(stable.value, 0), axes.c2p(stable.value, 1), color=style.SERIES_B, stroke_width=2
         )
-        stable_name = _name(f"稳到 {stable.text}", style.ORANGE).next_to(
+        stable_name = _note(f"稳到 {stable.text}", style.SERIES_B).next_to(
             axes.c2p(stable.value, 1), UP, buff=style.GAP_S
         )
         with self.narrate("sched_v3") as beat:
@@ -920,11 +915,11 @@ class LrSchedules(LectureScene):
             self.play(Indicate(ticks[-2], color=style.HIGHLIGHT), run_time=beat.share(0.3))
 
         end = f["v3_curve"].value[-1]
-        dip = Dot(axes.c2p(*end), radius=0.08, color=style.ORANGE)
-        dip_name = _name(f"末段 {f['v3_last'].text}", style.ORANGE).next_to(dip, LEFT, buff=style.GAP_S)
+        dip = Dot(axes.c2p(*end), radius=0.08, color=style.SERIES_B)
+        dip_name = _note(f"末段 {f['v3_last'].text}", style.SERIES_B).next_to(dip, LEFT, buff=style.GAP_S)
         with self.narrate("sched_dip") as beat:
             self.play(FadeIn(dip, scale=2), FadeIn(dip_name), run_time=beat.share(0.4))
-            self.play(Indicate(dip_name, color=style.ORANGE), run_time=beat.share(0.3))
+            self.play(Indicate(dip_name, color=style.SERIES_B), run_time=beat.share(0.3))
 
         plot = VGroup(
             three,
@@ -942,7 +937,7 @@ class LrSchedules(LectureScene):
             dip_name,
             *zoom.values(),
         )
-        table = self._table()
+        table = self._decisions()
         with self.narrate("sched_decide") as beat:
             self.play(FadeOut(plot), run_time=beat.share(0.1))
             self.play(FadeIn(table[0]), run_time=beat.share(0.15))
@@ -956,18 +951,18 @@ class LrSchedules(LectureScene):
             self.play(FadeIn(report, shift=0.2 * UP), run_time=beat.share(0.5))
         self.finish()
 
-    def _zoom(self):
+    def _zoom(self) -> dict[str, Mobject]:
         """The first 0.4% of training, magnified: both warmups."""
         f = self.facts
         reach = f["zoom"].value
         axes = sketch_axes([0, reach, reach], [0, 1.1, 1], 2.6, 1.2, ticks=True, corner=True).move_to(self.ZOOM_CENTRE)
         ticks = tick_labels(axes, f["zoom_ticks"].value)
-        title = _name(f"放大开头 {f['zoom'].text}").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT)
-        gpt3 = line_through(axes, f["gpt3_zoom"].value, style.SKY, 3)
-        v3 = line_through(axes, f["v3_zoom"].value, style.ORANGE, 3)
-        gpt3_name = _name(f"GPT-3：{f['gpt3_warmup'].text}", style.SKY).next_to(axes, DOWN, buff=0.4)
+        title = _note(f"放大开头 {f['zoom'].text}").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT)
+        gpt3 = line_through(axes, f["gpt3_zoom"].value, style.SERIES_A, 3)
+        v3 = line_through(axes, f["v3_zoom"].value, style.SERIES_B, 3)
+        gpt3_name = _note(f"GPT-3：{f['gpt3_warmup'].text}", style.SERIES_A).next_to(axes, DOWN, buff=self.UNDER_AXIS)
         gpt3_name.align_to(axes, LEFT)
-        v3_name = _name(f"V3：{f['v3_warmup_steps'].text} 步 ≈ {f['v3_warmup'].text}", style.ORANGE)
+        v3_name = _note(f"V3：{f['v3_warmup_steps'].text} 步 ≈ {f['v3_warmup'].text}", style.SERIES_B)
         v3_name.next_to(gpt3_name, DOWN, buff=style.GAP_S).align_to(axes, LEFT)
         return {
             "axes": axes,
@@ -979,7 +974,7 @@ class LrSchedules(LectureScene):
             "v3_name": v3_name,
         }
 
-    def _table(self):
+    def _decisions(self) -> list[VGroup]:
         """Ⓑ: what each school makes you decide, and when."""
         head = text_row(
             ("", "余弦（GPT-3）", "WSD（DeepSeek-V3）"),
@@ -988,8 +983,8 @@ class LrSchedules(LectureScene):
             size=style.BODY_SIZE,
             color=style.MUTED,
         )
-        head[1].set_color(style.SKY)
-        head[2].set_color(style.ORANGE)
+        head[1].set_color(style.SERIES_A)
+        head[2].set_color(style.SERIES_B)
         rows = [
             text_row(texts, self.TABLE, self.TABLE_TOP - self.ROW_PITCH * (i + 1), size=style.LABEL_SIZE)
             for i, texts in enumerate(
@@ -1004,7 +999,7 @@ class LrSchedules(LectureScene):
         return [head, *rows]
 
 
-# -- B7 + B8 ------------------------------------------------------------------------------
+# -- lr_numbers ---------------------------------------------------------------------------
 class LrNumbers(LectureScene):
     """GPT-3 Table 2.1 (restored from the paper), V3 against it, the interpolation that does not rescue the
     comparison, and the batch-size ceiling η* ≈ η_max/(1 + B_noise/B)."""
@@ -1015,10 +1010,10 @@ class LrNumbers(LectureScene):
     NOTES_X = 2.9
     CEILING_CENTRE = np.array((-1.3, 0.6, 0))
 
-    def construct(self):
+    def construct(self) -> None:
         f = self.facts
         self.show_title()
-        rows = self._rows()
+        rows = self._gpt3_table()
         with self.narrate("num_table") as beat:
             self.play(FadeIn(rows["head"]), run_time=beat.share(0.15))
             self.play(
@@ -1035,8 +1030,8 @@ class LrNumbers(LectureScene):
             )
 
         spans = VGroup(
-            _name(f"规模差 {f['scale'].text}", style.TEXT, style.LABEL_SIZE),
-            _name(f"学习率只差 {f['lr_span'].text}", style.HIGHLIGHT, style.LABEL_SIZE),
+            _note(f"规模差 {f['scale'].text}", style.TEXT, style.LABEL_SIZE),
+            _note(f"学习率只差 {f['lr_span'].text}", style.HIGHLIGHT, style.LABEL_SIZE),
         )
         spans.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S).move_to((self.NOTES_X, 1.1, 0), aligned_edge=LEFT)
         with self.narrate("num_mild") as beat:
@@ -1045,7 +1040,7 @@ class LrNumbers(LectureScene):
             )
             self.play(FadeIn(spans[1]), Indicate(VGroup(rows["bars"][0], rows["bars"][-1])), run_time=beat.share(0.4))
 
-        lost = _name(f"数值取自 GPT-3 论文表 2.1（页面正文丢了）；页面另几处写成 {f['page_sizes'].text} 档（D5）")
+        lost = _note(f"数值取自 GPT-3 论文表 2.1（页面正文丢了）；页面另几处写成 {f['page_sizes'].text} 档")
         lost.next_to(rows["rows"][-1], DOWN, buff=style.GAP_M).align_to(rows["rows"][-1], LEFT)
         with self.narrate("num_lost") as beat:
             self.play(FadeIn(lost, shift=0.2 * UP), run_time=beat.share(0.4))
@@ -1054,12 +1049,12 @@ class LrNumbers(LectureScene):
             ("DeepSeek-V3", f["v3_params"].text, "", f["v3_lr"].text),
             self.TABLE,
             self.TABLE_TOP - self.ROW_PITCH * 10.4,
-            color=style.ORANGE,
+            color=style.SERIES_B,
         )
-        v3_bar = self._bar(f["v3_lr"].value, v3_row.get_y(), style.ORANGE)
+        v3_bar = self._lr_bar(f["v3_lr"].value, v3_row.get_y(), style.SERIES_B)
         v3_note = VGroup(
-            _name(f"比 175B 高 {f['peak_ratio'].text}", style.ORANGE, style.LABEL_SIZE),
-            _name(f"batch {f['v3_batch_first'].text} → {f['v3_batch_last'].text} 条序列", style.ORANGE),
+            _note(f"比 175B 高 {f['peak_ratio'].text}", style.SERIES_B, style.LABEL_SIZE),
+            _note(f"batch {f['v3_batch_first'].text} → {f['v3_batch_last'].text} 条序列", style.SERIES_B),
         )
         v3_note.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S).move_to((self.NOTES_X, 0.0, 0), aligned_edge=LEFT)
         with self.narrate("num_v3") as beat:
@@ -1067,9 +1062,9 @@ class LrNumbers(LectureScene):
             self.play(FadeIn(v3_note), run_time=beat.share(0.3))
 
         rescue = VGroup(
-            _name(f"按激活 {f['v3_active'].text} 插值：{f['interpolated'].text}", style.TEXT),
-            _name(f"V3 仍是它的 {f['gap'].text}", style.ORANGE, style.LABEL_SIZE),
-            _name(f"页面取整成 {f['page_interpolated'].text}：{f['page_gap'].text}"),
+            _note(f"按激活 {f['v3_active'].text} 插值：{f['interpolated'].text}", style.TEXT),
+            _note(f"V3 仍是它的 {f['gap'].text}", style.SERIES_B, style.LABEL_SIZE),
+            _note(f"页面取整成 {f['page_interpolated'].text}：{f['page_gap'].text}"),
         )
         rescue.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S).move_to((self.NOTES_X, -1.05, 0), aligned_edge=LEFT)
         with self.narrate("num_active") as beat:
@@ -1111,25 +1106,29 @@ class LrNumbers(LectureScene):
             self.play(FadeIn(verdicts[1], shift=0.2 * UP), run_time=beat.share(0.3))
         self.finish()
 
-    def _bar(self, lr: float, y: float, color: str) -> Rectangle:
-        return Rectangle(
-            width=lr * self.BAR_UNIT, height=0.28, stroke_width=0, fill_color=color, fill_opacity=0.8
-        ).move_to((self.BAR_X, y, 0), aligned_edge=LEFT)
+    def _lr_bar(self, lr: float, y: float, color: str) -> Rectangle:
+        """A peak learning rate as a bar to scale, on its row's height."""
+        return widgets.bar(lr * self.BAR_UNIT, 0.28, color).move_to((self.BAR_X, y, 0), aligned_edge=LEFT)
 
-    def _rows(self):
+    def _gpt3_table(self) -> dict[str, VGroup]:
         """GPT-3's eight sizes: name, parameters, batch in tokens, peak lr, and the lr as a bar."""
-        f = self.facts
-        head = text_row(
-            ("GPT-3", "参数", "batch（token）", "峰值学习率"), self.TABLE, self.TABLE_TOP, color=style.MUTED
+        sizes = self.facts["rows"].value
+        head, rows = widgets.table(
+            ("GPT-3", "参数", "batch（token）", "峰值学习率"),
+            [(row["name"], row["params"], row["batch"], row["lr"]) for row in sizes],
+            self.TABLE,
+            self.TABLE_TOP,
+            self.ROW_PITCH,
         )
-        rows, bars = VGroup(), VGroup()
-        for i, row in enumerate(f["rows"].value):
-            y = self.TABLE_TOP - self.ROW_PITCH * (i + 1)
-            rows.add(text_row((row["name"], row["params"], row["batch"], row["lr"]), self.TABLE, y))
-            bars.add(self._bar(row["lr_value"], y, style.SKY))
+        bars = VGroup(
+            *(
+                self._lr_bar(size["lr_value"], self.TABLE_TOP - self.ROW_PITCH * (i + 1), style.SERIES_A)
+                for i, size in enumerate(sizes)
+            )
+        )
         return {"head": head, "rows": rows, "bars": bars}
 
-    def _ceiling(self):
+    def _ceiling(self) -> dict[str, Mobject]:
         """η*/η_max against B/B_noise: rising, bounded by 1."""
         f = self.facts
         formula = style.math('eta^* approx eta_"max" / (1 + B_"noise" / B)', size=style.MATH_SIZE)
@@ -1138,16 +1137,16 @@ class LrNumbers(LectureScene):
         axes.move_to(self.CEILING_CENTRE)
         ticks = tick_labels(axes, f["batch_ticks"].value)
         names = VGroup(
-            _name("batch ÷ B_noise").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
-            _name("最优学习率 ÷ η_max").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
+            _note("batch ÷ B_noise").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
+            _note("最优学习率 ÷ η_max").next_to(axes, UP, buff=style.GAP_S).align_to(axes, LEFT),
         )
-        curve = curve_through(axes, f["ceiling_curve"].value, style.SKY)
+        curve = curve_through(axes, f["ceiling_curve"].value, style.SERIES_A)
         top = DashedLine(axes.c2p(-1.5, 1), axes.c2p(2.5, 1), color=style.HIGHLIGHT, stroke_width=2)
-        top_name = _name("上限 η_max", style.HIGHLIGHT).next_to(top, UP, buff=style.GAP_S).align_to(top, RIGHT)
+        top_name = _note("上限 η_max", style.HIGHLIGHT).next_to(top, UP, buff=style.GAP_S).align_to(top, RIGHT)
         points = VGroup()
         for (x, y), text in zip(f["ceiling_points"].value, f["ceiling_texts"].value):
-            dot = Dot(axes.c2p(x, y), radius=0.07, color=style.SKY)
-            points.add(VGroup(dot, _name(text, style.TEXT).next_to(dot, DOWN + RIGHT, buff=style.GAP_S)))
+            dot = Dot(axes.c2p(x, y), radius=0.07, color=style.SERIES_A)
+            points.add(VGroup(dot, _note(text, style.TEXT).next_to(dot, DOWN + RIGHT, buff=style.GAP_S)))
         return {
             "formula": formula,
             "axes": axes,
@@ -1160,7 +1159,7 @@ class LrNumbers(LectureScene):
         }
 
 
-# -- B6 ------------------------------------------------------------------------------
+# -- beta_windows -------------------------------------------------------------------------
 class BetaWindows(LectureScene):
     """How long a β remembers: old inputs fade; a fixed β₂ = 0.99 keeps 100 steps, PaLM's 1 − k^−0.8 a window
     that grows as k^0.8; why: a rare token's second moment under each."""
@@ -1170,8 +1169,10 @@ class BetaWindows(LectureScene):
     TABLE_TOP, ROW_PITCH = 1.6, 0.42
     TRACE_CENTRE = np.array((-1.6, -0.6, 0))
     TRACE_LEGEND_X = 3.0
+    AXIS_NAME_GAP = 0.25  # a plot's y-axis name above it, clear of the top tick label
+    BAR_GAP = 0.08  # between the memory bars
 
-    def construct(self):
+    def construct(self) -> None:
         f = self.facts
         self.show_title()
         memory = self._memory()
@@ -1189,13 +1190,13 @@ class BetaWindows(LectureScene):
             self.play(Create(plot["axes"]), FadeIn(plot["ticks"], plot["names"]), run_time=beat.share(0.3))
             self.play(Create(plot["fixed"]), FadeIn(plot["fixed_name"]), run_time=beat.share(0.35))
 
-        palm = style.math("beta_2 = 1 - k^(-" + f["decay"].text + ")", size=style.MATH_SIZE, color=style.ORANGE)
+        palm = style.math("beta_2 = 1 - k^(-" + f["decay"].text + ")", size=style.MATH_SIZE, color=style.SERIES_B)
         palm.move_to((4.6, 2.3, 0))
-        palm_name = _name("PaLM", style.ORANGE, style.LABEL_SIZE).next_to(palm, LEFT, buff=style.GAP_M)
+        palm_name = _note("PaLM", style.SERIES_B, style.LABEL_SIZE).next_to(palm, LEFT, buff=style.GAP_M)
         with self.narrate("beta_palm") as beat:
             self.play(Write(palm), FadeIn(palm_name), run_time=beat.share(0.6))
 
-        table = self._table()
+        table = self._palm_table()
         with self.narrate("beta_table") as beat:
             self.play(FadeIn(table["head"]), run_time=beat.share(0.1))
             for row, dot in zip(table["rows"], plot["points"]):
@@ -1205,7 +1206,7 @@ class BetaWindows(LectureScene):
         with self.narrate("beta_cross") as beat:
             self.play(FadeIn(plot["cross"], scale=2), FadeIn(plot["cross_name"]), run_time=beat.share(0.4))
 
-        why = _name(f"生僻 token：梯度每 {f['period'].text} 步才出现一次（示意）", style.TEXT, style.BODY_SIZE)
+        why = _note(f"生僻 token：梯度每 {f['period'].text} 步才出现一次（示意）", style.TEXT, style.BODY_SIZE)
         why.move_to((0, 2.35, 0))
         with self.narrate("beta_why") as beat:
             self.play(FadeOut(VGroup(*plot.values(), *table.values(), palm, palm_name)), run_time=beat.share(0.2))
@@ -1233,44 +1234,41 @@ class BetaWindows(LectureScene):
             self.play(FadeOut(why), FadeIn(guess, shift=0.2 * DOWN), run_time=beat.share(0.4))
         self.finish()
 
-    def _memory(self):
+    def _memory(self) -> dict[str, Mobject]:
         """What each of the last inputs still weighs in the average (β = 0.9): a fading row of bars."""
         f = self.facts
         formula = style.math("v_t = beta v_(t-1) + (1 - beta) x_t", size=style.MATH_SIZE).move_to((0, 2.1, 0))
         weights = f["memory_weights"].value
         unit = 2.6 / weights.max()
-        bars = VGroup(
-            *(
-                Rectangle(width=0.26, height=w * unit, stroke_width=0, fill_color=style.SKY, fill_opacity=0.85)
-                for w in weights
-            )
-        ).arrange(RIGHT, buff=0.08, aligned_edge=DOWN)
+        bars = VGroup(*(widgets.bar(0.26, w * unit, style.SERIES_A) for w in weights)).arrange(
+            RIGHT, buff=self.BAR_GAP, aligned_edge=DOWN
+        )
         bars.move_to((0, -0.6, 0))
         names = VGroup(
-            _name("最老", style.TEXT, style.LABEL_SIZE).next_to(bars, LEFT, buff=style.GAP_M),
-            _name("最新", style.TEXT, style.LABEL_SIZE).next_to(bars, RIGHT, buff=style.GAP_M),
-            _name(f"β = {f['memory_beta'].text}：每个输入在平均里还占多少").next_to(bars, DOWN, buff=style.GAP_M),
+            _note("最老", style.TEXT, style.LABEL_SIZE).next_to(bars, LEFT, buff=style.GAP_M),
+            _note("最新", style.TEXT, style.LABEL_SIZE).next_to(bars, RIGHT, buff=style.GAP_M),
+            _note(f"β = {f['memory_beta'].text}：每个输入在平均里还占多少").next_to(bars, DOWN, buff=style.GAP_M),
         )
         return {"formula": formula, "bars": bars, "names": names}
 
-    def _windows_plot(self):
+    def _windows_plot(self) -> dict[str, Mobject]:
         """Window against step, both log: a fixed 0.99 flat at 100, PaLM rising as k^0.8."""
         f = self.facts
         axes = sketch_axes([0, 5, 1], [0, 4.2, 1], 6.8, 4.0, ticks=True, corner=True).move_to(self.PLOT_CENTRE)
         ticks = tick_labels(axes, f["step_ticks"].value, f["window_ticks"].value)
         names = VGroup(
-            _name("步数 k").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
-            _name("记多少步").next_to(axes, UP, buff=0.25).align_to(axes, LEFT),
+            _note("步数 k").next_to(axes.x_axis.get_right(), UP, buff=style.GAP_S),
+            _note("记多少步").next_to(axes, UP, buff=self.AXIS_NAME_GAP).align_to(axes, LEFT),
         )
         level = f["fixed_level"].value
-        fixed = Line(axes.c2p(0, level), axes.c2p(5, level), color=style.SKY, stroke_width=4)
-        fixed_name = _name(f"β₂ = {f['fixed'].text}：{f['fixed_window'].text} 步", style.SKY, style.LABEL_SIZE)
+        fixed = Line(axes.c2p(0, level), axes.c2p(5, level), color=style.SERIES_A, stroke_width=4)
+        fixed_name = _note(f"β₂ = {f['fixed'].text}：{f['fixed_window'].text} 步", style.SERIES_A, style.LABEL_SIZE)
         fixed_name.next_to(axes.c2p(0, level), UP + RIGHT, buff=style.GAP_S)
-        palm = line_through(axes, f["window_curve"].value, style.ORANGE, 4)
-        points = VGroup(*(Dot(axes.c2p(x, y), radius=0.07, color=style.ORANGE) for x, y in f["palm_points"].value))
+        palm = line_through(axes, f["window_curve"].value, style.SERIES_B, 4)
+        points = VGroup(*(Dot(axes.c2p(x, y), radius=0.07, color=style.SERIES_B) for x, y in f["palm_points"].value))
         crossing = np.log10(f["crossing"].value)
         cross = Dot(axes.c2p(crossing, level), radius=0.1, color=style.HIGHLIGHT)
-        cross_name = _name(f"第 {f['crossing'].text} 步交叉", style.HIGHLIGHT, style.LABEL_SIZE)
+        cross_name = _note(f"第 {f['crossing'].text} 步交叉", style.HIGHLIGHT, style.LABEL_SIZE)
         cross_name.next_to(cross, DOWN + RIGHT, buff=style.GAP_S)
         return {
             "axes": axes,
@@ -1284,23 +1282,20 @@ class BetaWindows(LectureScene):
             "cross_name": cross_name,
         }
 
-    def _table(self):
+    def _palm_table(self) -> dict[str, VGroup]:
         """PaLM's β₂ at a few steps (the page's table, lost in extraction, recomputed)."""
-        head = text_row(("k", "β₂", "窗口（步）"), self.TABLE, self.TABLE_TOP, color=style.MUTED)
-        rows = VGroup(
-            *(
-                text_row(
-                    (row["k"], row["beta"], row["window"]),
-                    self.TABLE,
-                    self.TABLE_TOP - self.ROW_PITCH * (i + 1),
-                    color=style.ORANGE,
-                )
-                for i, row in enumerate(self.facts["rows"].value)
-            )
+        steps = self.facts["rows"].value
+        head, rows = widgets.table(
+            ("k", "β₂", "窗口（步）"),
+            [(row["k"], row["beta"], row["window"]) for row in steps],
+            self.TABLE,
+            self.TABLE_TOP,
+            self.ROW_PITCH,
+            colors=[style.SERIES_B] * len(steps),
         )
         return {"head": head, "rows": rows}
 
-    def _traces(self):
+    def _traces(self) -> dict[str, Mobject]:
         """A rare token's second moment v over the last three sightings: fixed 0.99 against PaLM's β₂."""
         f = self.facts
         fixed, palm = f["fixed_trace"].value, f["palm_trace"].value
@@ -1311,18 +1306,18 @@ class BetaWindows(LectureScene):
             axes, [(first, f["trace_first"].text), (last, f["trace_last"].text)], f["trace_ticks"].value
         )
         names = VGroup(
-            _name("步数").next_to(axes.x_axis, DOWN, buff=style.GAP_S),
-            _name("这个 token 的二阶矩 v").next_to(axes, UP, buff=0.25).align_to(axes, LEFT),
+            _note("步数").next_to(axes.x_axis, DOWN, buff=style.GAP_S),
+            _note("这个 token 的二阶矩 v").next_to(axes, UP, buff=self.AXIS_NAME_GAP).align_to(axes, LEFT),
         )
-        fixed_line = line_through(axes, fixed, style.SKY, 3)
-        palm_line = line_through(axes, palm, style.ORANGE, 4)
+        fixed_line = line_through(axes, fixed, style.SERIES_A, 3)
+        palm_line = line_through(axes, palm, style.SERIES_B, 4)
         fixed_name = VGroup(
-            _name(f"β₂ = {f['fixed'].text}", style.SKY, style.LABEL_SIZE),
-            _name(f"来回差 {f['swing_fixed'].text}", style.SKY),
+            _note(f"β₂ = {f['fixed'].text}", style.SERIES_A, style.LABEL_SIZE),
+            _note(f"来回差 {f['swing_fixed'].text}", style.SERIES_A),
         )
         palm_name = VGroup(
-            _name(f"PaLM（窗口约 {f['late_window'].text} 步）", style.ORANGE, style.LABEL_SIZE),
-            _name(f"只在 {f['swing_palm'].text} 之内起伏", style.ORANGE),
+            _note(f"PaLM（窗口约 {f['late_window'].text} 步）", style.SERIES_B, style.LABEL_SIZE),
+            _note(f"只在 {f['swing_palm'].text} 之内起伏", style.SERIES_B),
         )
         for name, level in ((fixed_name, -9.0), (palm_name, -3.3)):
             name.arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S)
@@ -1338,7 +1333,7 @@ class BetaWindows(LectureScene):
         }
 
 
-# -- B13 ------------------------------------------------------------------------------
+# -- warmup_explanations ------------------------------------------------------------------
 class WarmupExplanations(LectureScene):
     """Three explanations of warmup, built row by row with the premise each needs and how it stands;
     the third's symptom as a sketch (no scale)."""
@@ -1346,15 +1341,16 @@ class WarmupExplanations(LectureScene):
     TABLE = (Column(-6.6, LEFT), Column(-1.3, LEFT), Column(2.4, LEFT))  # claim, premise, verdict
     TABLE_TOP, ROW_PITCH = 2.45, 1.05
     SKETCH_CENTRE = np.array((-4.4, -2.05, 0))
+    BOX_PAD = 0.08  # a pick's box round its row
 
-    def construct(self):
+    def construct(self) -> None:
         f = self.facts
         self.show_title()
         head = text_row(("说法", "前提", "现在怎么看"), self.TABLE, self.TABLE_TOP, color=style.MUTED)
         with self.narrate("wu_intro") as beat:
             self.play(FadeIn(head, shift=0.2 * DOWN), run_time=beat.share(0.4))
 
-        rows = self._rows()
+        rows = self._explanations()
         with self.narrate("wu_first") as beat:
             self.play(FadeIn(rows[0]["claim"], shift=0.2 * RIGHT), run_time=beat.share(0.4))
             self.play(FadeIn(rows[0]["premise"]), run_time=beat.share(0.3))
@@ -1385,8 +1381,8 @@ class WarmupExplanations(LectureScene):
         )
         picks.move_to((2.6, -1.95, 0))
         boxes = [
-            SurroundingRectangle(VGroup(*rows[i].values()), color=colour, buff=0.08, corner_radius=0.08)
-            for i, colour in ((1, style.GOOD), (2, style.FORWARD))
+            SurroundingRectangle(VGroup(*rows[i].values()), color=colour, buff=self.BOX_PAD, corner_radius=0.08)
+            for i, colour in ((1, style.SERIES_A), (2, style.SERIES_B))  # two picks: Pre-LN, Post-LN
         ]
         with self.narrate("wu_premise") as beat:
             self.play(Create(boxes[0]), FadeIn(picks[0]), run_time=beat.share(0.4))
@@ -1402,20 +1398,24 @@ class WarmupExplanations(LectureScene):
             self.play(FadeIn(length, shift=0.2 * UP), run_time=beat.share(0.4))
         self.finish()
 
-    def _rows(self):
+    def _explanations(self) -> list[dict[str, Mobject]]:
         """Each row's claim, premise and verdict, placed on the table's columns."""
         f = self.facts
         specs = (
-            ("二阶矩样本太少，估不准", ("没讲前提", None), ("被驳倒", style.BAD, f"{f['year'].text} 年的系统实验")),
+            (
+                "二阶矩样本太少，估不准",
+                ("没讲前提", None),
+                ("被驳倒", style.VERDICT_BAD, f"{f['year'].text} 年的系统实验"),
+            ),
             (
                 "让网络扛得住更大的峰值学习率",
                 ("一般情况", None),
-                ("成立", style.GOOD, f"但实验只到 {f['layers'].text} 层、上下文 {f['context'].text}"),
+                ("成立", style.VERDICT_GOOD, f"但实验只到 {f['layers'].text} 层、上下文 {f['context'].text}"),
             ),
             (
                 "压住后面的层，等前面的层跟上",
                 ("有明显的梯度消失", "如 Post-LN"),
-                ("成立", style.GOOD, "还给出可观察的现象"),
+                ("成立", style.VERDICT_GOOD, "还给出可观察的现象"),
             ),
         )
         rows = []
@@ -1424,22 +1424,22 @@ class WarmupExplanations(LectureScene):
             claim_text = style.zh(claim, size=style.LABEL_SIZE)
             premise_text = style.zh(premise, size=style.LABEL_SIZE)
             if example:
-                premise_text = VGroup(premise_text, _name(example)).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S)
+                premise_text = VGroup(premise_text, _note(example)).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_S)
             badge = verdict(answer, colour, note)
             badge[1].set_color(style.MUTED)
             cells = grid_row([claim_text, premise_text, badge], self.TABLE, y)
             rows.append({"claim": cells[0], "premise": cells[1], "verdict": cells[2]})
         return rows
 
-    def _sketch(self):
+    def _sketch(self) -> dict[str, Mobject]:
         """The third explanation's symptom, schematic: loss drops, sits flat, then climbs to NaN. No scale."""
         f = self.facts
         axes = sketch_axes([0, 1, 1], [0, 1.6, 1], 3.8, 0.85, corner=True).move_to(self.SKETCH_CENTRE)
         curve = curve_through(axes, f["loss_sketch"].value, style.SCHEMATIC, 4)
         names = VGroup(
-            _name("Post-LN 不做 warmup 时的 loss（示意，无刻度）")
+            _note("Post-LN 不做 warmup 时的 loss（示意，无刻度）")
             .next_to(axes, UP, buff=style.GAP_S)
             .align_to(axes, LEFT)
         )
-        nan = _name("NaN", style.BAD, style.LABEL_SIZE).next_to(curve.get_end(), RIGHT, buff=style.GAP_S)
+        nan = _note("NaN", style.VERDICT_BAD, style.LABEL_SIZE).next_to(curve.get_end(), RIGHT, buff=style.GAP_S)
         return {"axes": axes, "curve": curve, "names": names, "nan": nan}
