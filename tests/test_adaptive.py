@@ -272,7 +272,7 @@ def test_the_best_lr_rises_with_the_batch_but_stays_under_eta_max():
 
 def test_lr_numbers_tamper_the_pages_seven_sizes():
     err = refused(adaptive.lr_numbers, "lr_numbers", table=learning_rate.GPT3_TABLE_2_1[:7])
-    assert err.fact == "Table 2.1 rows (page: 八个规模; D5)"
+    assert err.fact == "Table 2.1 rows (page: 八个规模)"
 
 
 # -- B6 beta_windows ---------------------------------------------------------------------------------------

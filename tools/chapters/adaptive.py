@@ -1,9 +1,9 @@
-"""Chapter 3b, adaptive: how AdaGrad, RMSProp and Adam guess the denominator, Adam's step size,
+"""Chapter 4 in play order (专题四), adaptive: how AdaGrad, RMSProp and Adam guess the denominator, Adam's step size,
 Muon's matrix view, a ruler for the update, learning-rate schedules, and how long β remembers.
 
-Every number is run or solved in tools.models and checked here against the page (figures.md
-A21–A24, B5–B8, B13) and against a second route where one exists. Where the page is wrong or
-cannot be reproduced (figures.md Part D), the figure shows what we compute and says so.
+Every number is run or solved in tools.models and checked here against the page and against a
+second route where one exists (docs/figures.md lists each figure's checks). Where the page is wrong or
+cannot be reproduced, the figure shows what we compute and says so.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _tokens(count: float) -> Fact:
     return Fact(count, f"{text} 万亿", numbers.zh_decimal(text) + "万亿")
 
 
-# -- A22 adagrad_rmsprop_adam_chain -------------------------------------------------------------
+# -- adagrad_rmsprop_adam_chain -----------------------------------------------------------------
 CHAIN_STEPS = 3000  # the plot's horizon: by then uncorrected RMSProp is within 3% of the ideal step
 ADAGRAD_CHECKPOINT = 600  # the page's step
 
@@ -110,7 +110,7 @@ def adagrad_rmsprop_adam_chain(
     rmsprop_fixed = moments.adam_steps(grads, 0.0, beta2, correct)
     adam_fixed = moments.adam_steps(grads, beta1, beta2, correct)
 
-    # The page's five asserts (L363).
+    # The page's five asserts.
     check.that(
         "AdaGrad decays monotonically",
         bool(np.all(np.diff(adagrad) < 0)),
@@ -158,7 +158,7 @@ def adagrad_rmsprop_adam_chain(
     check.close("AdaGrad at step 600 (page 4.1%)", float(adagrad[ADAGRAD_CHECKPOINT - 1]), 0.041, abs=5e-4)
     check.close("RMSProp's first step (page 32×)", float(rmsprop_raw[0]), 32, abs=0.5)
     check.close("Adam's uncorrected peak (page 6.6×)", peak_adam, 6.6, abs=0.05)
-    check.equal("Adam's uncorrected peak step (figures.md: t = 12)", peak_step, 12)
+    check.equal("Adam's uncorrected peak step (the page: t = 12)", peak_step, 12)
     check.close("RMSProp back near the ideal step by the plot's end", float(rmsprop_raw[-1]), 1.0, abs=0.03)
 
     return {
@@ -182,10 +182,10 @@ def adagrad_rmsprop_adam_chain(
     }
 
 
-# -- B5 adam_update_rms ---------------------------------------------------------------------------
-RMS_SIMULATION = {"params": 4096, "steps": 3000, "burn_in": 1000}  # figures.md B5
+# -- adam_update_rms ------------------------------------------------------------------------------
+RMS_SIMULATION = {"params": 4096, "steps": 3000, "burn_in": 1000}  # the simulation's size
 PAGE_UPDATE_RMS = 0.2294
-SU_SIMULATED = 0.225  # Su Jianlin's own Gaussian simulation (the page, L318)
+SU_SIMULATED = 0.225  # Su Jianlin's own Gaussian simulation, as the page quotes it
 MEASURED_RANGE = (0.2, 0.3)  # the page: measured on real models, the same across sizes
 
 
@@ -258,11 +258,11 @@ def adam_update_rms(
     }
 
 
-# -- A21 muon -----------------------------------------------------------------------------------
+# -- muon ---------------------------------------------------------------------------------------
 MUON_GENERAL = ((2.0, 1.0), (0.5, -1.5))  # Ⓐ's general matrix (RECON: the page gives none)
 MUON_DIAGONAL = (2.5, -0.4, 1.2)
 MUON_VECTOR = (3.0, -4.0)
-TRACE_SHAPE = (6, 4)  # figures.md A21 Ⓑ: a random 6×4 gradient
+TRACE_SHAPE = (6, 4)  # panel Ⓑ: a random 6×4 gradient
 NS_SHAPE = (24, 12)
 LLAMA_405B = {"width": 16_384, "batch_tokens": 16e6}  # the author's estimate is for this (Keller Jordan 2024)
 NANOGPT = {"width": 768, "batch_tokens": 524_288}
@@ -395,7 +395,7 @@ def muon(
     }
 
 
-# -- A23 weight_update_ratio -----------------------------------------------------------------------
+# -- weight_update_ratio ---------------------------------------------------------------------------
 RULER = 1e-3  # CS231n: ‖ΔW‖/‖W‖ "somewhere around 1e-3"
 SWEEP = np.logspace(-4, 0, 41)  # ten learning rates a decade
 PAGE_NAN_MULTIPLIER = 2.1
@@ -462,7 +462,7 @@ def weight_update_ratio(
     outcomes = [fails(k) for k in grid]
     check.equal("one boundary: fine below, NaN above", outcomes, [k >= boundary for k in grid])
     check.that(
-        "the page's ×2.1 does not reproduce here (D24)",
+        "the page's ×2.1 does not reproduce here",
         not fails(PAGE_NAN_MULTIPLIER),
         "our run at ×2.1 stays finite",
         PAGE_NAN_MULTIPLIER,
@@ -517,7 +517,7 @@ def weight_update_ratio(
     }
 
 
-# -- A24 lr_schedules ----------------------------------------------------------------------------
+# -- lr_schedules --------------------------------------------------------------------------------
 GPT3_TOKENS_PER_STEP = 3.2e6  # GPT-3 175B's batch (Table 2.1), for stepping through its schedule
 
 
@@ -562,7 +562,7 @@ def lr_schedules(check: Check, gpt3: learning_rate.Schedule | None = None, floor
     cosine_end = v3.phases[2].end
     check.close("V3's cosine ends at the dashed line", float(v3.at(cosine_end)), floor, rel=1e-9)
     last = float(v3.at(v3.total - 1))
-    check.that("V3's last phase dips below the dashed line (D11)", last < floor, f"below {floor:.0%} of peak", last)
+    check.that("V3's last phase dips below the dashed line", last < floor, f"below {floor:.0%} of peak", last)
     check.close("V3's last value (7.3e-6 / 2.2e-4)", last, 7.3e-6 / 2.2e-4, rel=1e-12)
     peak_ratio = v3.peak / gpt3.peak
     check.close("peak ratio V3 / GPT-3 175B (page 3.7×)", peak_ratio, 3.7, abs=0.05)
@@ -598,10 +598,10 @@ def lr_schedules(check: Check, gpt3: learning_rate.Schedule | None = None, floor
     }
 
 
-# -- B7 + B8 lr_numbers ---------------------------------------------------------------------------
+# -- lr_numbers -----------------------------------------------------------------------------------
 V3_PEAK, V3_ACTIVE, V3_TOTAL = 2.2e-4, 37e9, 671e9
-PAGE_INTERPOLATED = 0.8e-4  # the page's 「0.8×10⁻⁴ 上下」 (L449), rounded before dividing
-PAGE_SEVEN_SIZES = 7  # 「七档」 at L389, L488, L749 (D5); the table has eight rows
+PAGE_INTERPOLATED = 0.8e-4  # the page's 「0.8×10⁻⁴ 上下」, rounded before dividing
+PAGE_SEVEN_SIZES = 7  # the page says 「七档」 in three places; the table has eight rows
 
 
 @CHAPTER.figure(
@@ -612,7 +612,7 @@ PAGE_SEVEN_SIZES = 7  # 「七档」 at L389, L488, L749 (D5); the table has eig
     "η* ≈ η_max/(1 + B_noise/B)：梯度噪声尺度，见苏剑林 kexue.fm/archives/10542",
 )
 def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learning_rate.GPT3_TABLE_2_1):
-    check.equal("Table 2.1 rows (page: 八个规模; D5)", len(table), 8)
+    check.equal("Table 2.1 rows (page: 八个规模)", len(table), 8)
     small, large = table[0], table[-1]
     check.that(
         "larger model, smaller lr",
@@ -630,7 +630,7 @@ def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learnin
     lr_span = small.lr / large.lr
     check.close("scale span (page 1,400×)", scale, 1400, rel=1e-12)
     check.close("lr span (page 10×)", lr_span, 10, rel=1e-12)
-    check.equal("first row = 12 layers, width 768 (page L579)", (small.layers, small.width), (12, 768))
+    check.equal("first row = 12 layers, width 768 (the page)", (small.layers, small.width), (12, 768))
 
     peak_ratio = V3_PEAK / large.lr
     check.close("V3 / GPT-3 175B (page 3.7×)", peak_ratio, 3.7, abs=0.05)
@@ -698,7 +698,7 @@ def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learnin
     }
 
 
-# -- B6 beta_windows --------------------------------------------------------------------------------
+# -- beta_windows -----------------------------------------------------------------------------------
 PALM_STEPS = (1, 10, 100, 1_000, 10_000, 100_000)  # 「代几个数进去看看」: the page's lost table, regenerated
 PALM_DECAY = 0.8
 FIXED_BETA2 = 0.99
@@ -779,7 +779,7 @@ def beta_windows(
     }
 
 
-# -- B13 warmup_explanations --------------------------------------------------------------------------
+# -- warmup_explanations ------------------------------------------------------------------------------
 WARMUP_STUDY = {"year": 2024, "layers": 4, "context": 64}  # arXiv 2406.09405's Transformer experiments
 
 

@@ -1,4 +1,4 @@
-"""Chapter 1, backprop: why a backward pass costs 3x and keeps activations."""
+"""Chapter 1 in play order (专题四), backprop: why a backward pass costs 3x and keeps activations."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def _shape(array: np.ndarray) -> Fact:
     return Fact((rows, cols), f"{rows}×{cols}", f"{numbers.zh_int(rows)}乘{numbers.zh_int(cols)}")
 
 
-# exchange_rate: the page's made-up numbers (示意数, L11): a nudge 5.00 -> 5.03
+# exchange_rate: the page's made-up numbers (示意数): a nudge 5.00 -> 5.03
 # and a chain of three links. Panel A's function is the chain's first link.
 EXCHANGE_NUDGE = (5.00, 5.03)
 EXCHANGE_LINKS = (2.0, 0.5, 3.0)
@@ -91,10 +91,10 @@ def exchange_rate(check: Check, nudge: tuple[float, float] = EXCHANGE_NUDGE, lin
 
 
 # finite_differences: 三千亿 parameters is the model scale the page carries over
-# from topic 1 (L9, L16; see figures.md D14: no second scale on screen).
+# from topic 1 (one scale on screen, as in forward_vs_reverse_mode).
 FD_PARAMETERS = 300_000_000_000
 FD_SECONDS_PER_FORWARD = 1.0
-FD_PAGE_YEARS = 9506  # figures.md B15, CALC
+FD_PAGE_YEARS = 9506  # the page's count (docs/figures.md#finite_differences)
 FD_COUNTER = (1, 2, 3, *(10**k for k in range(1, 12)))  # the counter's stops before the last
 
 
@@ -133,7 +133,7 @@ def finite_differences(
     }
 
 
-# first_gradient: the page's example (L21): 「的」 0.3, 「了」 0.2 …; which
+# first_gradient: the page's example: 「的」 0.3, 「了」 0.2 …; which
 # character is the truth is ours (RECON), as are the logits that give it.
 NEXT_CHARS = ("的", "了", "是", "在", "和")
 NEXT_LOGITS = (2.0, 1.6, 1.6, 1.6, 0.9)
@@ -339,7 +339,7 @@ def layer_two_matmuls(
 
 
 # gates_circuit: f = max(a + b, d) * c. The page fixes only the three
-# gradients (L39); these inputs are ours, chosen so that every gate acts.
+# gradients; these inputs are ours, chosen so that every gate acts.
 GATES = [
     circuit.Gate("add", "q", ("a", "b")),
     circuit.Gate("max", "m", ("q", "d")),
@@ -373,15 +373,15 @@ def gates_circuit(check: Check, inputs: dict[str, float] = GATES_INPUTS):
     return facts
 
 
-# vanishing_gradients: one factor per layer, multiplied over depth (A5).
-# The exponent 59 is the page's (D17: an explicit input). The frame limits
+# vanishing_gradients: one factor per layer, multiplied over depth.
+# The exponent 59 is the page's (an explicit input). The frame limits
 # are ours (RECON): a log axis from 10⁻³ to 10³.
 DEPTH_LINKS = 59
 DEPTH_FACTORS = (0.8, 1.0, 1.2)
 DEPTH_DECADES = (-3, 3)
 DEPTH_SAMPLES = 10_000
 DEPTH_PAGE = {"shrink_end": "1.9×10⁻⁶", "grow_end": "46,956", "decades": 10, "sigmoid_max": 0.25}
-# The history the page tells (L54–56): found in 1991, "three years later"
+# The history the page tells: found in 1991, "three years later"
 # the 1994 paper, "ten years later" the joint chapter of 2001.
 DEPTH_YEARS = {"year_thesis": 1991, "year_paper": 1994, "year_joint": 2001}
 
@@ -464,9 +464,9 @@ def vanishing_gradients(
     }
 
 
-# forward_vs_reverse_mode: the same chain walked from either end (A6).
+# forward_vs_reverse_mode: the same chain walked from either end.
 # Structure, not data: the one quantity shown is the model scale the course
-# set earlier, 三千亿 parameters (figures.md D14: V3 itself has 671B). The
+# set earlier, 三千亿 parameters (V3 itself has 671B; finite_differences uses the same scale). The
 # small random chain checks the claim itself: both ends give the same
 # gradient; passes = inputs from the front, outputs from the back.
 MODES_PARAMS = 3 * 10**11
@@ -490,8 +490,8 @@ def forward_vs_reverse_mode(check: Check, params: int = MODES_PARAMS, widths: tu
     return {"params": Fact(params, scale, scale)}
 
 
-# activation_mountain: activations over one step (A7), then the two cards and
-# the per-layer tables behind them (B1), all from tools.models.v3. The mountain is
+# activation_mountain: activations over one step, then the two cards and
+# the per-layer tables behind them, all from tools.models.v3. The mountain is
 # schematic: 12 steps drawn, 61 layers real.
 MOUNTAIN_STEPS = 12
 MOUNTAIN_PAGE = {
@@ -505,7 +505,7 @@ MOUNTAIN_PAGE = {
     "copies_io": "31.5",
     "entry": "1.75",
 }
-# How the page writes each kept tensor's width (B1): the factors, multiplied
+# How the page writes each kept tensor's width: the factors, multiplied
 # (or added, for the KV row), must give tools.models.v3's width.
 ATTENTION_WIDTHS = (
     ("×", (v3.HIDDEN,)),
@@ -608,7 +608,7 @@ def _number_free(check: Check, labels: dict[str, str]) -> None:
         check.that(f"label '{key}'", not any(ch.isdigit() for ch in label), "no digits on a number-free figure", label)
 
 
-# gradient_journey: five stations between "computed" and "used" (A8).
+# gradient_journey: five stations between "computed" and "used".
 # Number-free; the toy timeline (one time unit per layer's backward) and a
 # toy linear model check the two claims the stations make.
 JOURNEY_TIMELINE = {"layers": 12, "bucket": 3, "comm": 2.0, "clip": 1.0}
@@ -650,7 +650,7 @@ def gradient_journey(
     }
 
 
-# batch_comm_vs_compute (fig-batch, A9): what a step must send vs what it
+# batch_comm_vs_compute: what a step must send vs what it
 # must compute, over batch size. Shapes only: measured on a toy linear layer,
 # drawn without a scale; the knee is where the batch fills the hardware.
 BATCH_WIDTH = 64

@@ -1,4 +1,4 @@
-"""Chapter 3b–5, ledger: the 16 bytes per parameter and what grows out of them."""
+"""Chapter 5 in play order (专题四), ledger: the 16 bytes per parameter and what grows out of them."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ CHAPTER = Chapter(
     ),
 )
 
-# -- §3.1–§3.4 and the checkpoint: the ledger row and its variants ----------------
+# -- ledger_16_bytes to checkpoint_size: the ledger row and its variants ----------------
 
 
 def _bytes(n: int) -> Fact:
@@ -66,7 +66,7 @@ def _keys(cells: tuple[byte_ledger.Cell, ...], precision: str) -> set[str]:
 
 
 # ledger_16_bytes: the optimizers in history and the state cells each keeps
-# (the page's band Ⓐ, L235–238). Years are those of the first paper or
+# (the page's band Ⓐ). Years are those of the first paper or
 # lecture; the notes paraphrase each one's own positioning.
 BAND = (
     {"id": "sgd", "name": "SGD", "year": None, "state": (), "note": "只看这一步的梯度"},
@@ -207,7 +207,7 @@ def why_fp32_bf16(
     for layout, bits, page in zip(layouts, (32, 16, 16), ((1, 8, 23), (1, 8, 7), (1, 5, 10))):
         check.equal(f"{layout['name']} layout", (layout["sign"], layout["exponent"], layout["mantissa"]), page)
         check.equal(f"{layout['name']} bits", layout["sign"] + layout["exponent"] + layout["mantissa"], bits)
-    # D7: three exponent bits fewer cost fp16 112 binades at the small end, not 3.
+    # Three exponent bits fewer cost fp16 112 binades at the small end, not 3.
     fp16_min = float(np.array([FP16_MIN_NORMAL_BITS], dtype=np.uint16).view(np.float16)[0])
     bf16_min = bf16.from_bits(FP32_MIN_NORMAL_BITS)
     check.equal("fp16_min_normal", fp16_min, 2.0**-14)
@@ -368,7 +368,7 @@ def checkpoint_size(
 # -- LoRA, ZeRO, the whole step, the 125M worked example ---------------------------
 
 # lora_ledger: the page puts 70 亿 into the ledger but its 0.124% needs LLaMA-7B's
-# real 6,738,415,616 (figures.md D19); that model is used throughout. The page does
+# real 6,738,415,616 (six_nd_underestimate); that model is used throughout. The page does
 # not say where the adapters hang: q and v in every layer (LoRA's own choice) is
 # what reproduces its 839 万 (INFERRED).
 LORA_RANK = 16
@@ -398,7 +398,7 @@ def lora_ledger(
     full = lora.resident_bytes(0, params, cells)
     tuned = lora.resident_bytes(params, adapters, cells)
     check.close("ratio", full / tuned, LORA_PAGE["ratio"], abs=0.05)
-    page_n = 7e9  # D19: the ratio is the page's whichever N is put in
+    page_n = 7e9  # the ratio is the page's whichever N is put in
     check.close(
         "ratio (N = 70 亿)",
         lora.resident_bytes(0, page_n, cells) / lora.resident_bytes(page_n, adapters, cells),
@@ -535,7 +535,7 @@ def peak_memory_timeline(
         "activations peak at the end of forward, gradients at the end of backward",
         peaks,
     )
-    # At the moment the sum peaks, which item is largest: that is the one to act on (page §5).
+    # At the moment the sum peaks, which item is largest: that is the one to act on (as activation_mountain shows).
     at_peak = timeline.t.index(timeline.peak_time(timeline.total()))
     items = ("weights", "grads", "optimizer", "activations")
     largest = max(items, key=lambda name: getattr(timeline, name)[at_peak])
@@ -590,7 +590,7 @@ def six_nd_underestimate(
 ):
     pflop = 1e-15
     forward = 2  # one multiply and one add per weight per token
-    backward = 2 * forward  # §1.3: two matmuls back, input gradient and weight gradient
+    backward = 2 * forward  # two matmuls back, input gradient and weight gradient (layer_two_matmuls)
     check.equal("six", forward + backward, 6)
     six_nd = (forward + backward) * active * seq * pflop
     check.close("six_nd", six_nd, SIX_ND_PAGE["six_nd_pflop"], abs=0.05)

@@ -1,4 +1,4 @@
-"""Chapter 3a, optimizer: descent, saddle points, the heavy ball, the step size."""
+"""Chapter 3 in play order (专题四), optimizer: descent, saddle points, the heavy ball, the step size."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def gradient_descent_ball(
     check.close("start left of the hump lands in the left valley", ends["left"].xs[-1], left, abs=1e-3)
     check.close("start right of the hump lands in the right valley", ends["right"].xs[-1], right, abs=1e-3)
 
-    # One backward pass of chapter 1's circuit: its negative gradient is the column.
+    # One backward pass of backprop's circuit (gates_circuit): its negative gradient is the column.
     values = circuit.forward(backprop.GATES, backprop.GATES_INPUTS)
     grads = circuit.backward(backprop.GATES, values)
     numeric = circuit.finite_differences(backprop.GATES, backprop.GATES_INPUTS)

@@ -1,9 +1,9 @@
-"""Chapter 7, pipeline (专题五 opens): pipeline-parallel schedules, each played by the simulator.
+"""Chapter 7 in play order (专题五's first), pipeline: pipeline-parallel schedules, each played by the simulator.
 
 Every timeline on screen comes from ``tools.models.pipeline.simulate``; each
 figure checks what it reads off the timeline (bubble, in-flight micro-batches,
-per-rank orders) against the closed forms and orders of figures.md Part C,
-and against the orders and timelines Part C prints for p = 4, m = 8.
+per-rank orders) against the closed forms and orders the schedules' papers give,
+and against the orders and timelines the course notes print for p = 4, m = 8.
 
 Times are in units of one forward of one micro-batch through one stage
 (t_F = 1); a full backward takes 2 (the course's 1 + 2 = 3), split into an
@@ -35,11 +35,11 @@ CHAPTER = Chapter(
     ),
 )
 
-P, M, V = 4, 8, 2  # ranks, micro-batches per step, chunks per rank (VPP): Part C's example
+P, M, V = 4, 8, 2  # ranks, micro-batches per step, chunks per rank (VPP): the course notes' example
 TIMES = pp.Times(f=Fraction(1), b=Fraction(2), w=Fraction(1))
 SLOTS = pp.Times(f=Fraction(1), b=Fraction(1), w=Fraction(0))  # one F or one B per slot (Chimera's unit)
 
-# Part C's simulated timelines at t_F = t_B = 1 (digits: F of micro-batch j, letters: B, a = 0).
+# The course notes' simulated timelines at t_F = t_B = 1 (digits: F of micro-batch j, letters: B, a = 0).
 GPIPE_PAGE_TIMELINE = (
     "01234567......abcdefgh",
     ".01234567....abcdefgh.",
@@ -52,7 +52,7 @@ ONE_F_ONE_B_PAGE_TIMELINE = (
     "..01.a2b3c4d5e6f7g.h..",
     "...0a1b2c3d4e5f6g7h...",
 )
-# Part C's per-rank orders for p = 4, m = 8 (v = 2 for VPP; F/B + chunk.micro-batch).
+# The course notes' per-rank orders for p = 4, m = 8 (v = 2 for VPP; F/B + chunk.micro-batch).
 ONE_F_ONE_B_PAGE_ORDERS = (
     "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7",
     "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7",
@@ -69,7 +69,7 @@ VPP_PAGE_ORDERS = (
     "F0.0 F0.1 F0.2 F0.3 F1.0 B1.0 F1.1 B1.1 F1.2 B1.2 F1.3 B1.3 F0.4 B0.0 F0.5 B0.1 F0.6 B0.2 F0.7 B0.3 F1.4 B1.4 "
     "F1.5 B1.5 F1.6 B1.6 F1.7 B1.7 B0.4 B0.5 B0.6 B0.7",
 )
-# Part C's simulated bubble fractions (4 decimals) at t_F = 1, t_B = 2, and VPP's peaks in flight.
+# The course notes' simulated bubble fractions (4 decimals) at t_F = 1, t_B = 2, and VPP's peaks in flight.
 GPIPE_PAGE_BUBBLES = {(4, 4): 0.4286, (4, 8): 0.2727, (8, 16): 0.3043, (4, 16): 0.1579}
 VPP_PAGE_BUBBLES = {(4, 8, 2): 0.1579, (4, 16, 2): 0.0857, (4, 8, 4): 0.0857, (8, 16, 2): 0.1795}
 VPP_PAGE_PEAKS = {
@@ -78,7 +78,7 @@ VPP_PAGE_PEAKS = {
     (8, 2): (11.5, 10.5, 9.5, 8.5, 7.5, 6.5, 5.5, 4.5),
 }
 ZB_H1_PAGE_BUBBLES = {(4, 8): 0.1111, (8, 16): 0.1273, (8, 32): 0.0680}
-# The NOTES' placements: 「s0 0 4 / s1 1 5 …」 (VPP) and 「s0 0 7 / s1 1 6 …」 (called Chimera there; a V, D20).
+# The NOTES' placements: 「s0 0 4 / s1 1 5 …」 (VPP) and 「s0 0 7 / s1 1 6 …」 (called Chimera there; a V).
 NOTES_VPP_PLACEMENT = ((0, 4), (1, 5), (2, 6), (3, 7))
 NOTES_V_PLACEMENT = ((0, 7), (1, 6), (2, 5), (3, 4))
 
@@ -177,7 +177,7 @@ def _check_bubble(check: Check, name: str, tl: pp.Timeline, closed: Fraction) ->
 
 
 def _check_page_bubble(check: Check, name: str, tl: pp.Timeline, page: float) -> None:
-    check.close(f"{name} (Part C, 4 decimals)", float(tl.bubble()), page, abs=5e-5)
+    check.close(f"{name} (the notes, 4 decimals)", float(tl.bubble()), page, abs=5e-5)
 
 
 def _trace(title: str, timeline) -> tuple[Attachment, ...]:
@@ -230,7 +230,7 @@ def dualpipe_v_timeline(p: int = DUALPIPE_V_RANKS, m: int = DUALPIPE_V_M) -> pp.
     return pp.simulate(pp.dualpipe_v(p, m), V3_TIMES)
 
 
-# -- pipeline_gpipe (C1) -------------------------------------------------------------------
+# -- pipeline_gpipe ------------------------------------------------------------------------
 
 
 @CHAPTER.figure(
@@ -249,7 +249,9 @@ def pipeline_gpipe(check: Check, p: int = P, m: int = M, schedule=pp.gpipe):
         check.equal(f"peak in-flight rank {r}", tl.peak_in_flight(r), m)
         check.equal(f"order rank {r}", tl.order(r), [f"F{j}" for j in range(m)] + [f"B{j}" for j in range(m)])
     if (p, m) == (P, M):
-        check.equal("timeline (Part C, t_F = t_B = 1)", _ascii(pp.simulate(schedule(p, m), SLOTS)), GPIPE_PAGE_TIMELINE)
+        check.equal(
+            "timeline (the notes, t_F = t_B = 1)", _ascii(pp.simulate(schedule(p, m), SLOTS)), GPIPE_PAGE_TIMELINE
+        )
     rows = []
     for (pages_p, pages_m), page in GPIPE_PAGE_BUBBLES.items():
         run = pp.simulate(schedule(pages_p, pages_m), TIMES)
@@ -287,7 +289,7 @@ def pipeline_gpipe(check: Check, p: int = P, m: int = M, schedule=pp.gpipe):
     }
 
 
-# -- pipeline_1f1b (C2, D21) ---------------------------------------------------------------
+# -- pipeline_1f1b -------------------------------------------------------------------------
 
 
 @CHAPTER.figure(
@@ -304,7 +306,7 @@ def pipeline_1f1b(check: Check, p: int = P, m: int = M, warmup=pp.one_f_one_b_wa
         for r in range(p):
             check.equal(f"order rank {r}", " ".join(tl.order(r)), ONE_F_ONE_B_PAGE_ORDERS[r])
         check.equal(
-            "timeline (Part C, t_F = t_B = 1)",
+            "timeline (the notes, t_F = t_B = 1)",
             _ascii(pp.simulate(pp.one_f_one_b(p, m, warmup), SLOTS)),
             ONE_F_ONE_B_PAGE_TIMELINE,
         )
@@ -320,7 +322,7 @@ def pipeline_1f1b(check: Check, p: int = P, m: int = M, warmup=pp.one_f_one_b_wa
             pp.simulate(pp.one_f_one_b(pages_p, pages_m, warmup), TIMES),
             page,
         )
-    # The NOTES' recipe (D21): stage i gets p − i + 1 micro-batches up front, then B takes the
+    # The NOTES' recipe: stage i gets p − i + 1 micro-batches up front, then B takes the
     # oldest unfinished, F the newest + 1. Read with i from 1 it is Megatron's order; from 0, one too many.
     megatron = [pp.one_f_one_b_order(m, pp.one_f_one_b_warmup(p, m, r)) for r in range(p)]
     from_1 = [pp.notes_recipe_order(p, m, r + 1) for r in range(p)]
@@ -362,7 +364,7 @@ def pipeline_1f1b(check: Check, p: int = P, m: int = M, warmup=pp.one_f_one_b_wa
     }
 
 
-# -- pipeline_interleaved (C3) -------------------------------------------------------------
+# -- pipeline_interleaved ------------------------------------------------------------------
 
 
 @CHAPTER.figure(
@@ -424,7 +426,7 @@ def pipeline_interleaved(check: Check, p: int = P, m: int = M, v: int = V):
     }
 
 
-# -- pipeline_zero_bubble (C6) -------------------------------------------------------------
+# -- pipeline_zero_bubble ------------------------------------------------------------------
 
 
 def _zb_h1_timeline() -> pp.Timeline:
@@ -483,7 +485,7 @@ def pipeline_zero_bubble(check: Check, p: int = P, m: int = M, times: pp.Times =
     }
 
 
-# -- pipeline_bidirectional (C4, C5, D20, D22) ---------------------------------------------
+# -- pipeline_bidirectional ----------------------------------------------------------------
 
 
 def _v3_table(check: Check, pp_stages: int, t: pp.Times) -> dict[str, dict]:
@@ -559,7 +561,7 @@ def pipeline_bidirectional(check: Check, d: int = CHIMERA_D, n: int = CHIMERA_N,
     check.equal("Chimera weights per worker", chimera.placement.weights, 2)
     vee = dualpipe_v_timeline()
     v_stages = [(vee.placement.stage_of(r, 0, 0), vee.placement.stage_of(r, 1, 0)) for r in range(vee.ranks)]
-    check.equal("V placement (NOTES: s0 0 7 / s1 1 6 …, D20)", tuple(v_stages), NOTES_V_PLACEMENT)
+    check.equal("V placement (NOTES: s0 0 7 / s1 1 6 …)", tuple(v_stages), NOTES_V_PLACEMENT)
     rows = _v3_table(check, pp_stages, V3_TIMES)
     check.equal("DualPipeV idle rank 0 (drawn run)", vee.idle_time(0), rows["DualPipeV"]["bubble"])
     table = [
@@ -608,7 +610,7 @@ def pipeline_bidirectional(check: Check, d: int = CHIMERA_D, n: int = CHIMERA_N,
     }
 
 
-# -- pipeline_summary (C7) -----------------------------------------------------------------
+# -- pipeline_summary ----------------------------------------------------------------------
 
 
 def summary_runs(p: int = P, m: int = M, v: int = V) -> list[tuple[str, pp.Timeline, Fraction | None, str]]:
@@ -682,7 +684,7 @@ def pipeline_summary(check: Check, p: int = P, m: int = M, v: int = V):
     }
 
 
-# -- moe_flow (C8, B1) ---------------------------------------------------------------------
+# -- moe_flow ------------------------------------------------------------------------------
 
 MOE_TOKENS = 4
 MOE_SEED = 7

@@ -1,11 +1,12 @@
-"""Chapter 2, recompute: trade compute for activation memory, and what each byte costs to make again.
+"""Chapter 2 in play order (专题四), recompute: trade compute for activation memory, and what each byte
+costs to make again.
 
 Every number here comes from tools.models.v3 (the same kept tensors the
 activation mountain counts) and tools.models.recompute (what making one
 again costs). Each TFLOP figure is computed twice, by the matmul shapes and
-by cost per byte × bytes, and the two must agree. Where figures.md Part D
-says the page is wrong, the figure shows the computed value (D1, D10) and
-says why; the ids are named beside the checks that apply them.
+by cost per byte × bytes, and the two must agree. Where the page is wrong
+(the MoE layer's denominator, the gate row's label), the figure shows the
+computed value and says why; docs/figures.md lists the checks that apply it.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def _width(k: int) -> str:
     return numbers.signed(k)
 
 
-# -- the ranking (B2): one V3 MoE layer at 128K ------------------------------------------
+# -- the ranking (selective_recompute_table): one V3 MoE layer at 128K --------------------
 # Which of the layer's kept tensors each of the page's rows drops, in the
 # order forward makes them (the build-up), with the page's labels; the
 # numbers in a label are the config's, formatted here.
@@ -77,13 +78,13 @@ TABLE_ROWS = (
     (f"K/V 解压（输入宽 {_width(v3.KV_UP.k)}）", (v3.KV_UP,)),
     ("attention 输出", (v3.ATTN_OUT,)),
     (f"MoE 派发（复制成 {v3.COPIES} 份）", (v3.DISPATCHED,)),
-    # figures.md D10: the page's 9.14 GiB is gate + up + one 576-wide tensor
+    # The page's 9.14 GiB is gate + up + one 576-wide tensor
     # (KV 降维); its label also names the router and Q 降维, not in the sum.
     (f"gate / up / 路由 / 降维（输入宽 {_width(v3.GATE.k)}）", (v3.GATE, v3.UP, v3.KV_DOWN)),
     (f"SwiGLU 乘积 {v3.COPIES} 份（逐元素）", (v3.SWIGLU_PRODUCT,)),
     (f"专家输出 {v3.COPIES} 份（输入宽 {_width(v3.EXPERT_OUT.k)}）", (v3.EXPERT_OUT,)),
 )
-# What the label's own words would drop: add the router scores and one Q 降维 copy (D10).
+# What the label's own words would drop: add the router scores and one Q 降维 copy.
 GATE_ROW_AS_LABELLED = (v3.GATE, v3.UP, v3.KV_DOWN, v3.ROUTER, v3.Q_DOWN)
 # The page's table, in its (ranked) order: GiB, TFLOP, TFLOP per GiB, verdict.
 TABLE_PAGE = (
@@ -96,13 +97,14 @@ TABLE_PAGE = (
     ("9.14", "70.35", "7.70", "边际"),
     ("4.00", "703.69", "175.92", "绝不"),
 )
-RETRACTED_CELL = 39.08  # the page's old hand-filled TFLOP of the gate/up row (L159)
-CUT = 3.0  # the page's cut, "mine, not computed": anywhere between 2.20 and 7.70 (L162)
+RETRACTED_CELL = 39.08  # the page's old hand-filled TFLOP of the gate/up row
+CUT = 3.0  # the page's cut, "mine, not computed": anywhere between 2.20 and 7.70
 OTHER_CUTS = (2.5, 5.0)  # the page: these pick the same rows
 # The verdicts are the page's words; a row is free when it has no matmul (a copy or
 # elementwise: near 0 per GiB), worth it under the cut, marginal within ten cuts.
 FREE_BELOW, MARGINAL_WITHIN = 0.01, 10
-# The page's selective tier (L168–170); "memory" is figures.md D1's 75.2%, the page's 77% is "memory_page".
+# The page's selective tier; "memory" is the 75.2% over one denominator (recompute_tradeoff), the page's 77%
+# is "memory_page".
 PAGE_SELECTIVE = {
     "saved": 53.5,
     "paid": 48.9,
@@ -165,7 +167,7 @@ class Tier:
 
     @property
     def memory(self) -> float:
-        """Memory removed over the whole MoE layer (71.14 GiB, its entry included): figures.md D1."""
+        """Memory removed over the whole MoE layer (71.14 GiB, its entry included), the one denominator."""
         return self.saved / v3.moe_layer_gib()
 
 
@@ -204,7 +206,7 @@ def _selective(check: Check, attention: rc.Attention, cut: float) -> Tier:
     return Tier(rows, order, selected, forward)
 
 
-# -- recompute_tradeoff (A10 Ⓐ Ⓑ) -----------------------------------------------------------
+# -- recompute_tradeoff ---------------------------------------------------------------------
 TRADEOFF_PAGE = {"keep_all": "4.15", "full_recompute": "106.75", "extra": 1 / 3, "memory_cut": 0.97}
 
 
@@ -241,13 +243,13 @@ def recompute_tradeoff(
     full_memory = 1 - entry / layer_gib
     check.close("full_memory (one layer = whole model)", full_memory, memory_cut, abs=0.001)
     check.close("selective_compute", tier.compute, PAGE_SELECTIVE["compute"], abs=0.0005)
-    # figures.md D1: the page's 77% divides by the layer without its entry; one denominator gives 75.2%.
+    # The page's 77% divides by the layer without its entry; one denominator gives 75.2%.
     check.close("selective_memory", tier.memory, PAGE_SELECTIVE["memory"], abs=0.0005)
     page_denominator = tier.saved / (layer_gib - entry)
     check.close(
         "page's 77% (denominator without the entry)", page_denominator, PAGE_SELECTIVE["memory_page"], abs=0.005
     )
-    old = tier.paid / tier.forward  # the page's earlier denominator: one forward (L126)
+    old = tier.paid / tier.forward  # the page's earlier denominator: one forward
     check.close("old 6% (one forward as the denominator)", old, PAGE_SELECTIVE["old_compute"], abs=0.005)
     value = (tier.memory / tier.compute) / (full_memory / extra)
     check.that("value_ratio", 10 <= value < 100, "selective buys an order of magnitude more per FLOP", value)
@@ -280,8 +282,8 @@ def recompute_tradeoff(
     }
 
 
-# -- recompute_sqrt_l (A10 Ⓒ) -----------------------------------------------------------------
-# figures.md D17: the page gives neither L nor k. L = 64 makes √L whole and the
+# -- recompute_sqrt_l -------------------------------------------------------------------------
+# The page gives neither L nor k. L = 64 makes √L whole and the
 # ends mirror (k and L/k); V3's 61 layers then show what a non-square L does.
 SQRT_DEMO = (64, (2, 8, 32))
 SQRT_V3 = (v3.LAYERS, (2, 8, 30))
@@ -354,7 +356,7 @@ def recompute_sqrt_l(
     return panel | v3_panel
 
 
-# -- selective_recompute_table (B2) -----------------------------------------------------------
+# -- selective_recompute_table ----------------------------------------------------------------
 
 
 @CHAPTER.figure(
@@ -386,13 +388,13 @@ def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTE
 
     gate = next(r for r in order if v3.GATE in r.parts)
     check.close(
-        "9.14 GiB = gate + up + one 576-wide KV 降维 (D10)",
+        "9.14 GiB = gate + up + one 576-wide KV 降维",
         gate.gib,
         v3.GATE.gib + v3.UP.gib + v3.SEQ * (v3.KV_LORA + v3.ROPE) * v3.BF16 / v3.GIB,
     )
     labelled = rc.Candidate("as labelled", GATE_ROW_AS_LABELLED, v3.SEQ, attention)
-    check.close("gate row as labelled (D10)", labelled.gib, 9.578, abs=0.0005)
-    check.close("gate row as labelled TFLOP (D10)", labelled.tflop, 73.72, abs=0.005)
+    check.close("gate row as labelled", labelled.gib, 9.578, abs=0.0005)
+    check.close("gate row as labelled TFLOP", labelled.tflop, 73.72, abs=0.005)
     check.that(
         "retracted cell",
         abs(RETRACTED_CELL - gate.tflop) > 1,
@@ -414,7 +416,7 @@ def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTE
     check.close("saved", tier.saved, PAGE_SELECTIVE["saved"])
     check.close("paid", tier.paid, PAGE_SELECTIVE["paid"], abs=0.05)
     check.close("step_tflop", tier.step, PAGE_SELECTIVE["step"], abs=0.5)
-    check.close("selective_memory (D1)", tier.memory, PAGE_SELECTIVE["memory"], abs=0.0005)
+    check.close("selective_memory (one denominator)", tier.memory, PAGE_SELECTIVE["memory"], abs=0.0005)
     below = max(r.per_gib for r in tier.selected)
     above = min(r.per_gib for r in order if r not in tier.selected)
     check.that(
@@ -460,7 +462,7 @@ def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTE
     }
 
 
-# -- attention_crossover (A11) ------------------------------------------------------------------
+# -- attention_crossover ------------------------------------------------------------------------
 CROSSOVER_WIDTHS = (v3.KV_UP.k, v3.Q_UP.k, v3.EXPERT_OUT.k, v3.GATE.k)  # the ranked matmul rows' inputs
 CROSSOVER_PAGE = {
     "v3_slope": 1.25,
@@ -526,7 +528,7 @@ def attention_crossover(
     check.equal("crossover", numbers.signed(crossover), CROSSOVER_PAGE["crossover"])
     at_128k = v3_slope * v3.SEQ
     check.close(
-        "B2 attention row in width units",
+        "the table's attention row in width units",
         at_128k * v3.GIB / 1e12,
         rc.Candidate("attention", (v3.ATTN_OUT,), v3.SEQ, v3_attention).per_gib,
     )
@@ -558,7 +560,7 @@ def attention_crossover(
     }
 
 
-# -- seq_len_flip (A12) -------------------------------------------------------------------------
+# -- seq_len_flip -------------------------------------------------------------------------------
 FLIP_PAGE = {
     "gpt3_cost": "2,048",
     "retracted": "2,560",
@@ -594,18 +596,18 @@ def seq_len_flip(
     cut: float = CUT,
 ):
     check.equal("gpt3 heads × head = width", gpt3_attention.heads * gpt3_attention.d_v, gpt3.width)
-    # Each model with its own constants: slope, operating length, comparison line (d_model, figures.md D8).
+    # Each model with its own constants: slope, operating length, comparison line (d_model).
     gpt3_slope, v3_slope = gpt3_attention.slope(), v3_attention.slope()
     gpt3_cost = gpt3_slope * gpt3.context
     check.equal("gpt3_cost", numbers.signed(gpt3_cost), FLIP_PAGE["gpt3_cost"])
-    retracted = v3_slope * gpt3.context  # the page's old label: V3's slope on GPT-3 (L187)
+    retracted = v3_slope * gpt3.context  # the page's old label: V3's slope on GPT-3
     check.equal("retracted", numbers.signed(retracted), FLIP_PAGE["retracted"])
     check.that("gpt3 label is its own", gpt3_cost != retracted, "GPT-3's point uses GPT-3's slope", gpt3_cost)
     gpt3_crossing = gpt3.width / gpt3_slope
     check.that(
         "gpt3 far left", gpt3.context < gpt3_crossing, "2K sits left of GPT-3's crossing", (gpt3.context, gpt3_crossing)
     )
-    widest = 4 * gpt3.width  # D8: GPT-3's widest linear input is the MLP down-projection
+    widest = 4 * gpt3.width  # GPT-3's widest linear input is the MLP down-projection
     check.that("gpt3 left of its widest line too", gpt3_cost < widest, "the verdict holds a fortiori", widest)
     v3_cost = v3_slope * v3.SEQ
     v3_crossing = v3.HIDDEN / v3_slope
@@ -613,7 +615,7 @@ def seq_len_flip(
     check.equal("crossover", numbers.signed(v3_crossing), FLIP_PAGE["crossover"])
     check.that("v3 far right", v3_crossing < v3.SEQ, "128K sits right of V3's crossing", (v3.SEQ, v3_crossing))
 
-    # D13: the paper's 2.7% is attention's share of a layer's forward, not halved for causal.
+    # The paper's 2.7% is attention's share of a layer's forward, not halved for causal.
     linear = gpt.PER_LAYER * gpt3.width**2
     share = rc.layer_forward_share(gpt3_attention, gpt3.context, linear)
     check.close("gpt3_share (= the ledger's route)", share, gpt3.attention_share(gpt3.context))

@@ -1,8 +1,9 @@
-"""Chapter 6–7, stability: when training blows up (page §6), and the course's own derived numbers (§7).
+"""Chapter 6 in play order (专题四's last), stability: when training blows up, and the course's own derived
+numbers (derived_numbers_appendix).
 
-§6 holds no measurement of the course's own: the numbers on its figures are
+The page's stability section holds no measurement of the course's own: the numbers on its figures are
 quoted from the papers and labelled as such, or computed here by doing the
-thing (a softmax, a Norm(x + F(x)) run, fp16 rounding). §7's table shows
+thing (a softmax, a Norm(x + F(x)) run, fp16 rounding). The appendix's table shows
 other figures' facts through ``catalogue.cite``, so each is computed and
 checked once, by the figure it belongs to.
 """
@@ -39,7 +40,7 @@ def _count(n: int, unit: str) -> Fact:
     return number(n, unit=unit, unit_spoken=unit)
 
 
-# -- stability_overview (A27) -------------------------------------------------------------
+# -- stability_overview -------------------------------------------------------------------
 
 # PaLM, arXiv 2204.02311 §5.1: the paper's own words, "roughly 20 times",
 # rollback "roughly 100 steps", skip "roughly 200–500 data batches".
@@ -145,7 +146,7 @@ def stability_overview(check: Check, table: dict = ST_MOE_TABLE4, head: dict = H
     }
 
 
-# -- loss_spikes (A28) --------------------------------------------------------------------
+# -- loss_spikes --------------------------------------------------------------------------
 
 SPIKE_RUN = {"count": PALM["spikes"], "steps": 1000, "seed": 0, "margin": 12}
 REFEED_SPIKE = 14  # which spike the re-feed experiment zooms into
@@ -206,10 +207,10 @@ def loss_spikes(check: Check, run: dict = SPIKE_RUN, y_ticks: tuple = (), cite=c
     }
 
 
-# -- post_ln_decay (A29) ------------------------------------------------------------------
+# -- post_ln_decay ------------------------------------------------------------------------
 
 POST_LN_RUN = {"dim": 4096, "layers": 24, "runs": 64, "seed": 0}
-POST_LN_PAGE = {1: 0.7071, 2: 0.5, 6: 0.125, 12: 0.015625, 24: 2.44e-4, 48: 5.96e-8}  # figures.md A29 table
+POST_LN_PAGE = {1: 0.7071, 2: 0.5, 6: 0.125, 12: 0.015625, 24: 2.44e-4, 48: 5.96e-8}  # the page's table
 NOISE_SIGMAS = 3
 
 
@@ -274,11 +275,11 @@ def post_ln_decay(check: Check, run: dict = POST_LN_RUN, sigmas: float = NOISE_S
     }
 
 
-# -- fp16_vs_bf16 (A30) -------------------------------------------------------------------
+# -- fp16_vs_bf16 -------------------------------------------------------------------------
 
 FP16_MIN_NORMAL, FP16_MIN_SUBNORMAL, FP16_MAX = 0x0400, 0x0001, 0x7BFF
 BF16_MIN_NORMAL = 0x0080  # the 8-bit exponent's smallest normal, as fp32's
-# Values put through real rounding on screen: a tiny gradient, and three around the cut (D15).
+# Values put through real rounding on screen: a tiny gradient, and three around the cut.
 TINY_GRADIENT = 1e-8
 CUT_PROBES = (0.5, 1.0, 1.5)  # × 2⁻²⁵: under the red line, on it (a tie), over it
 
@@ -308,7 +309,7 @@ def fp16_vs_bf16(
     check.equal("bf16_min_normal (float32 tiny)", bounds["bf16_min_normal"], float(np.finfo(np.float32).tiny))
     fp16_max = half.fp16_from_bits(FP16_MAX)
     check.equal("fp16_max (0x7BFF)", fp16_max, float(np.finfo(np.float16).max))
-    # D15: the red line. fp16 rounds to 0 only at or below half its least subnormal; found by bisection.
+    # The red line. fp16 rounds to 0 only at or below half its least subnormal; found by bisection.
     cut = half.zero_cut()
     check.equal("cut (bisection = half the least subnormal)", cut, bounds["fp16_min_subnormal"] / 2)
     sweep = 2.0 ** np.linspace(-30, -20, 2001)
@@ -316,9 +317,11 @@ def fp16_vs_bf16(
     check.equal("below the red line rounds to 0 (sweep)", zeroed.tolist(), (sweep <= cut).tolist())
     rounded = [{"x": p * cut, "fp16": half.to_fp16(p * cut)} for p in probes]
     check.equal("cut probes (under, tie, over)", [r["fp16"] for r in rounded], [0.0, 0.0, bounds["fp16_min_subnormal"]])
-    # D15's own probes: just either side of the cut go opposite ways.
+    # The page's own probes: just either side of the cut go opposite ways.
     check.equal(
-        "D15 probes (0.9, 1.1)", [half.to_fp16(0.9 * cut), half.to_fp16(1.1 * cut)], [0.0, bounds["fp16_min_subnormal"]]
+        "probes at 0.9 and 1.1 of the cut",
+        [half.to_fp16(0.9 * cut), half.to_fp16(1.1 * cut)],
+        [0.0, bounds["fp16_min_subnormal"]],
     )
     fp16_tiny, bf16_tiny = half.to_fp16(tiny), half.to_bf16(tiny)
     check.equal("tiny in fp16", fp16_tiny, 0.0)
@@ -329,7 +332,7 @@ def fp16_vs_bf16(
         for name in ("fp16_exp", "bf16_exp", "binades_lost", "repeat_step", "repeats", "bf16_sum")
     }
     check.equal(
-        "binades_lost (D7, from this line's bounds)",
+        "binades_lost (from this line's bounds; why_fp32_bf16)",
         exponents["fp16_min_normal"] - exponents["bf16_min_normal"],
         ledger["binades_lost"].value,
     )
@@ -352,9 +355,9 @@ def fp16_vs_bf16(
     }
 
 
-# -- derived_numbers_appendix (B14) -------------------------------------------------------
+# -- derived_numbers_appendix -------------------------------------------------------------
 
-# The page's §7.2 table, as it prints each number; every row comes from the figure that computes it.
+# The page's table of derived numbers, as it prints each number; every row comes from the figure that computes it.
 APPENDIX_PAGE = {
     "keep_all": "4.15 TiB",
     "full_recompute": "106.75 GiB",
@@ -364,8 +367,11 @@ APPENDIX_PAGE = {
     "sequences_round": "≈ 94 条",
     "cards": "125 张",
 }
-CARD_GIB = 80  # the page's conversion base (L544), not a particular card
-D9_PAGE = {"working_set_gib": 177.9, "sequences": 56}  # figures.md D9: one recomputed MoE layer's working set added
+CARD_GIB = 80  # the page's conversion base , not a particular card
+D9_PAGE = {
+    "working_set_gib": 177.9,
+    "sequences": 56,
+}  # the page's footnote: one recomputed MoE layer's working set added
 
 
 @CHAPTER.figure(
@@ -404,16 +410,16 @@ def derived_numbers_appendix(check: Check, cite=catalogue.cite, card_gib: float 
         crossing["crossover"].value,
         crossing["hidden"].value / crossing["v3_slope"].value,
     )
-    # Derived live from the cited facts: the card count, and D9's footnote.
+    # Derived live from the cited facts: the card count, and the page's footnote.
     tib_in_gib = step["kib"].value
     cards = step["resident_tib"].value * tib_in_gib / card_gib
     check.close("cards (9.76 TiB ÷ 80 GiB)", cards, 125, abs=0.05)
     card_count = number(round(cards), unit="张")
     check.equal("cards", card_count.text, APPENDIX_PAGE["cards"])
     working_set = mountain["full_recompute"].value + mountain["moe_layer_exact"].value
-    check.close("working_set (D9)", working_set, D9_PAGE["working_set_gib"], abs=0.05)
+    check.close("working_set (the page's footnote)", working_set, D9_PAGE["working_set_gib"], abs=0.05)
     sequences_d9 = step["resident_tib"].value * tib_in_gib / working_set
-    check.equal("sequences with the working set (D9)", round(sequences_d9), D9_PAGE["sequences"])
+    check.equal("sequences with the working set (the page's footnote)", round(sequences_d9), D9_PAGE["sequences"])
     gib = {"unit": "GiB", "unit_spoken": "吉字节"}
     derived = {
         "card_gib": number(card_gib, unit="GiB", unit_spoken="吉字节"),

@@ -2,7 +2,7 @@
 
 Each chapter module in ``tools/chapters`` makes one :class:`Chapter` and
 registers a builder per figure with ``@CHAPTER.figure(id, title, source)``.
-Figure ids are those of ``shared/spec/figures.md``; the scene class of a
+docs/figures.md lists every figure by id (``lecture readme`` writes it from here); the scene class of a
 figure is its id in CamelCase (``gates_circuit`` -> ``GatesCircuit``).
 
 A builder may show another figure's number: ``cite("activation_mountain.keep_all")``

@@ -3,7 +3,7 @@
 A ledger is a tuple of :class:`Cell`; a cell's size follows from its
 precision. The classic mixed-precision AdamW row (ZeRO, arXiv 1910.02054
 §3: 2Ψ + 2Ψ + 12Ψ) is :data:`MIXED_ADAMW`. Variants are made from it by
-the three moves of §3.4: :func:`drop` a cell, :func:`factor` it into a
+the three moves the ledger chapter makes (optimizer_bytes_table): :func:`drop` a cell, :func:`factor` it into a
 row + a column, or store it in another precision with :func:`store_as`.
 The ledger chapter turns a row into a fact (``tools.chapters.ledger.row_fact``),
 and ``scenes.widgets.LedgerRow`` draws it, each cell as wide as its bytes.
@@ -42,7 +42,7 @@ MASTER = Cell("master", "主权重", "fp32")
 MIXED_ADAMW = (WEIGHT, GRAD, MOMENTUM, SECOND_MOMENT, MASTER)
 PURE_FP32 = (replace(WEIGHT, precision="fp32"), replace(GRAD, precision="fp32"), MOMENTUM, SECOND_MOMENT)
 OPTIMIZER_SIDE = ("m", "v", "master")
-# What only a parameter that gets updated needs (page §3, LoRA: 14 of the 16 bytes).
+# What only a parameter that gets updated needs (lora_ledger: 14 of the 16 bytes).
 UPDATE_ONLY = ("grad", *OPTIMIZER_SIDE)
 
 

@@ -13,7 +13,7 @@ GIB = 2**30
 KIB = 2**10
 PER_LAYER = 12  # weights per layer in units of d²: attention q, k, v, o (4) + MLP up and down (8)
 
-# What one layer keeps for backward, per token, in multiples of the width (page §5).
+# What one layer keeps for backward, per token, in multiples of the width (activation_mountain).
 KEPT = (
     ("两个 norm 的输出", 2),
     ("Q / K / V", 3),

@@ -100,7 +100,7 @@ def v3_wsd(
     )
 
 
-# V3's batch (§4.2): 3,072 → 15,360 sequences over the first 469B tokens, 4K tokens a sequence.
+# V3's batch (arXiv 2412.19437 §4.2): 3,072 → 15,360 sequences over the first 469B tokens, 4K tokens a sequence.
 # How it ramps is not published; we take it linear in tokens, in whole sequences (RECON).
 V3_BATCH = (3072, 15360)
 V3_RAMP_TOKENS = 469e9

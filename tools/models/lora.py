@@ -41,6 +41,6 @@ def resident_bytes(frozen: int, trained: int, cells: tuple[byte_ledger.Cell, ...
 
 def passes(frozen: int, trained: int) -> float:
     """Step compute in forward passes of the model: every weight pays forward 1 and the
-    input-gradient matmul 1, only a trained weight the weight-gradient matmul 1 (§1.3)."""
+    input-gradient matmul 1, only a trained weight the weight-gradient matmul 1 (layer_two_matmuls)."""
     weights = frozen + trained
     return (2 * weights + trained) / weights

@@ -17,7 +17,7 @@ import numpy as np
 from tools.models import gradients, v3
 
 # A step is forward + backward = 3 forward passes (backward is two matmuls per
-# forward one, §1.3); full recompute replays the forward once more.
+# forward one, layer_two_matmuls); full recompute replays the forward once more.
 STEP_PASSES = 3
 REPLAY_PASSES = 1
 

@@ -1,7 +1,7 @@
 """DeepSeek-V3's four memory items over one training step, global totals, no sharding.
 
 Time is counted in forward layer-passes: each layer's forward takes 1, its
-backward 2 (§1.3: one matmul forward, two back), the optimizer update a
+backward 2 (one matmul forward, two back: layer_two_matmuls), the optimizer update a
 short slot at the end. Per layer, forward adds what the layer keeps
 (``tools.models.v3``, keep-all); backward frees it and writes the layer's bf16
 gradients. The output head's gradients come first in backward, the

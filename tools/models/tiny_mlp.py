@@ -1,7 +1,7 @@
 """The page's ruler experiment, our own run of it: a two-layer tanh MLP 8→16→4 trained with
 plain minibatch SGD, forward and backward written out in numpy, fixed seeds, 400 steps.
 
-The page gives no data, loss or initialisation (figures.md D24); ours are a fixed random
+The page gives no data, loss or initialisation (docs/figures.md#weight_update_ratio); ours are a fixed random
 tanh teacher with a little label noise, mean squared error, and 1/√fan-in weights.
 Each step records ‖ΔW‖/‖W‖ over the two weight matrices: updates, not raw gradients.
 """

@@ -129,7 +129,7 @@ MOE_KEPT = (
 )
 
 # The page's dense block (约 40 GiB) is reproduced by attention + norms +
-# gate/up/product at 18,432, without the FFN output (figures.md D18).
+# gate/up/product at 18,432, without the FFN output (docs/figures.md#selective_recompute_table).
 DENSE_FFN_KEPT = (
     Kept("norm 的输入 / 输出", (FFN_NORM_IN, FFN_NORM_OUT)),
     Kept(
@@ -171,7 +171,7 @@ def layer_entry_gib() -> float:
 
 
 def full_recompute_gib() -> float:
-    """Each layer keeps only its entry (the page's convention, figures.md D9)."""
+    """Each layer keeps only its entry (the page's convention; derived_numbers_appendix adds one back)."""
     return LAYERS * layer_entry_gib()
 
 
