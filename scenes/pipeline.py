@@ -125,7 +125,8 @@ class PipelineGpipe(LectureScene):
     BARS_AT = (3.95, 0.0, 0)  # the bars' base line starts here
     BAR_UNIT = 0.22
     METER_AT = (-5.0, -0.85, 0)
-    COUNT_Y, FORMULA_Y = -1.5, -2.2
+    COUNT_Y = -1.5
+    FORMULA_Y = style.CAPTION_TOP + 0.6  # the formula, the last line, just above the captions
     TABLE = (Column(0.8, LEFT), Column(3.2, RIGHT), Column(5.1, RIGHT))
     TABLE_TOP, TABLE_PITCH = -1.3, 0.4
 
@@ -929,7 +930,7 @@ class PipelineSummary(LectureScene):
                     LaggedStart(*(FadeIn(lines[n], shift=0.2 * UP) for n in names), lag_ratio=0.3),
                     run_time=beat.share(0.45),
                 )
-                note = self._note(names, rows, facts)
+                note = self._group_footnote(names, rows, facts)
                 if note is not None:
                     note.move_to((self.TABLE[0].x, self.NOTE_Y - 0.4 * len(notes), 0), aligned_edge=LEFT)
                     notes.add(note)
@@ -992,7 +993,7 @@ class PipelineSummary(LectureScene):
         line.submobjects[1] = mini
         return line
 
-    def _note(self, names: tuple[str, ...], rows: dict, facts) -> VGroup | None:
+    def _group_footnote(self, names: tuple[str, ...], rows: dict, facts) -> VGroup | None:
         """The footnote a group of rows needs (ZB-H2's †, Chimera's *), if any."""
         if any(rows[n]["own_span_zero"] for n in names):
             return style.zh(

@@ -449,7 +449,7 @@ class LossSpikes(LectureScene):
             trace = VMobject(stroke_color=style.SCHEMATIC, stroke_width=3).set_points_as_corners(
                 [zoom.c2p(i / (len(values) - 1), (v - low) / (high - low)) for i, v in enumerate(values)]
             )
-            panels[key] = (zoom, trace, self._strip(zoom, window, refeed["batches"]))
+            panels[key] = (zoom, trace, self._batch_strip(zoom, window, refeed["batches"]))
         spiked_name = style.zh("当时的参数 ＋ 这几批数据", size=style.LABEL_SIZE)
         spiked_name.next_to(panels["spiked"][0], UP, buff=style.GAP_M)
         question = style.zh("这批数据坏了？", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
@@ -523,7 +523,7 @@ class LossSpikes(LectureScene):
             self.play(FadeIn(caveat), run_time=beat.share(0.4))
         self.finish()
 
-    def _strip(self, zoom: Mobject, window: tuple[int, int], batches: tuple[int, int]) -> VGroup:
+    def _batch_strip(self, zoom: Mobject, window: tuple[int, int], batches: tuple[int, int]) -> VGroup:
         """The batches of the zoomed window as squares under its axis; the spike's own batches highlighted."""
         first, last = window
         squares, squares.hits = VGroup(), []
@@ -613,10 +613,13 @@ class PostLnDecay(LectureScene):
             self.play(FadeIn(per_layer), run_time=beat.share(0.3))
             self.play(FadeIn(deep), run_time=beat.share(0.3))
 
-        axes, labels = self._plot()
+        axes, labels = self._coefficient_plot()
         closed = facts["closed"].value
         line = Line(
-            self._at(axes, 0, closed[0]), self._at(axes, len(closed) - 1, closed[-1]), color=style.DATA, stroke_width=3
+            self._coefficient_point(axes, 0, closed[0]),
+            self._coefficient_point(axes, len(closed) - 1, closed[-1]),
+            color=style.DATA,
+            stroke_width=3,
         )
         line_name = style.math("2^(-l\\/2)", size=style.MATH_LABEL_SIZE, color=style.DATA)
         line_name.next_to(line.point_from_proportion(0.35), UP + RIGHT, buff=style.GAP_S)
@@ -627,7 +630,7 @@ class PostLnDecay(LectureScene):
         measured = facts["measured"].value
         dots = VGroup(
             *(
-                Dot(self._at(axes, layer, value), radius=0.06, color=style.FORWARD)
+                Dot(self._coefficient_point(axes, layer, value), radius=0.06, color=style.FORWARD)
                 for layer, value in enumerate(measured)
                 if layer > 0
             )
@@ -657,7 +660,7 @@ class PostLnDecay(LectureScene):
         with self.narrate("pl_caveat") as beat:
             self.play(FadeIn(caveat, shift=0.2 * LEFT), run_time=beat.share(0.4))
 
-        end_dot = Dot(self._at(axes, len(closed) - 1, closed[-1]), radius=0.1, color=style.VERDICT_BAD)
+        end_dot = Dot(self._coefficient_point(axes, len(closed) - 1, closed[-1]), radius=0.1, color=style.VERDICT_BAD)
         end_label = style.value(facts["end"], size=style.LABEL_SIZE, color=style.VERDICT_BAD)
         end_label.next_to(end_dot, UP, buff=style.GAP_M)
         culprit = style.zh("LN 是梯度消失的元凶之一（苏剑林）", size=style.LABEL_SIZE, color=style.VERDICT_BAD)
@@ -677,7 +680,10 @@ class PostLnDecay(LectureScene):
             self.play(FadeIn(pre_name), Write(pre), run_time=beat.share(0.45))
 
         flat = Line(
-            self._at(axes, 0, 1.0), self._at(axes, len(closed) - 1, 1.0), color=style.VERDICT_GOOD, stroke_width=4
+            self._coefficient_point(axes, 0, 1.0),
+            self._coefficient_point(axes, len(closed) - 1, 1.0),
+            color=style.VERDICT_GOOD,
+            stroke_width=4,
         )
         flat_name = style.zh(f"Pre-LN：系数一直是 {facts['one'].text}", size=style.LABEL_SIZE, color=style.VERDICT_GOOD)
         flat_name.next_to(flat, DOWN, buff=style.GAP_S).align_to(flat, RIGHT)
@@ -723,7 +729,7 @@ class PostLnDecay(LectureScene):
             stroke_width=1,
         )
 
-    def _plot(self) -> tuple[Mobject, VGroup]:
+    def _coefficient_plot(self) -> tuple[Mobject, VGroup]:
         """Layers along x, x₀'s coefficient on a log₂ axis up the side (data: it carries a scale).
 
         The axes' own y runs from 0 at the bottom; ``_at`` maps log₂ of a coefficient onto it, and
@@ -740,7 +746,7 @@ class PostLnDecay(LectureScene):
             )
             labels.add(Line(at, at + 0.1 * DOWN, color=style.MUTED, stroke_width=2), last_x)
         for tick in y_ticks:
-            at = self._at(axes, 0, 2.0 ** tick["log2"])
+            at = self._coefficient_point(axes, 0, 2.0 ** tick["log2"])
             labels.add(
                 Line(at, at + 0.1 * LEFT, color=style.MUTED, stroke_width=2),
                 style.zh(tick["text"], size=style.SMALL_SIZE, color=style.MUTED).next_to(at, LEFT, buff=style.GAP_SM),
@@ -753,7 +759,7 @@ class PostLnDecay(LectureScene):
         )
         return axes, labels
 
-    def _at(self, axes: Mobject, layer: float, coefficient: float) -> np.ndarray:
+    def _coefficient_point(self, axes: Mobject, layer: float, coefficient: float) -> np.ndarray:
         return axes.c2p(layer, np.log2(coefficient) + self.LOG_FLOOR)
 
 
@@ -791,8 +797,8 @@ class Fp16VsBf16(LectureScene):
         ticks = VGroup(
             *(
                 Line(
-                    self._x(e) * RIGHT + self.LINE_Y * UP + 0.07 * DOWN,
-                    self._x(e) * RIGHT + self.LINE_Y * UP + 0.07 * UP,
+                    self._x_of_exponent(e) * RIGHT + self.LINE_Y * UP + 0.07 * DOWN,
+                    self._x_of_exponent(e) * RIGHT + self.LINE_Y * UP + 0.07 * UP,
                     color=style.MUTED,
                     stroke_width=1.5,
                 )
@@ -966,16 +972,16 @@ class Fp16VsBf16(LectureScene):
         self.finish()
 
     # -- geometry ----------------------------------------------------------------------------
-    def _x(self, exponent: float) -> float:
+    def _x_of_exponent(self, exponent: float) -> float:
         low, high = self.LOG_RANGE
         return self.LINE_X[0] + (exponent - low) / (high - low) * (self.LINE_X[1] - self.LINE_X[0])
 
     def _on_line(self, exponent: float) -> np.ndarray:
-        return np.array((self._x(exponent), self.LINE_Y, 0))
+        return np.array((self._x_of_exponent(exponent), self.LINE_Y, 0))
 
     def _range_bar(self, low: float, high: float, name: str, opacity: float) -> Rectangle:
         """A format's range between two binary exponents, over the line at its own height."""
-        left, right = self._x(low), self._x(min(high, self.LOG_RANGE[1]))
+        left, right = self._x_of_exponent(low), self._x_of_exponent(min(high, self.LOG_RANGE[1]))
         return widgets.bar(right - left, 0.32, style.PRECISION[name], opacity=opacity).move_to(
             ((left + right) / 2, self.BARS_Y[name], 0)
         )
@@ -1061,7 +1067,7 @@ class DerivedNumbersAppendix(LectureScene):
                 self.play(FadeOut(source), Write(built.chain), run_time=beat.share(0.25))
                 self.play(FadeIn(built.risk), run_time=beat.share(0.2))
             if row["id"] == "resident":
-                self._footnote(built)
+                self._resident_footnote(built)
             y = centre - (lines - 1) * self.LINE_PITCH / 2 - self.PITCH
 
         rule_text = style.caption_stack(
@@ -1092,8 +1098,8 @@ class DerivedNumbersAppendix(LectureScene):
         built.what, built.number, built.chain, built.risk = what, number, chain, risk
         return built
 
-    def _footnote(self, resident: VGroup) -> None:
-        """Under the table: the page's 106.75 GiB for full recompute leaves out the layer being recomputed."""
+    def _resident_footnote(self, resident: VGroup) -> None:
+        """Under the table: full recompute's 106.75 GiB leaves out the layer being recomputed, which adds to it."""
         facts = self.facts
         note = style.zh(
             f"注：{facts['full_recompute'].text} 未含反向时展开的那一层；"
