@@ -15,6 +15,7 @@ from importlib.metadata import version
 import pytest
 from helpers import BIN, build_env, run
 
+from tools import files
 from tools.course import catalogue
 from tools.publish import build, clean, manifest, render, scratch, stills
 from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile, sha256
@@ -41,6 +42,27 @@ def test_a_manifest_round_trips_through_json(tmp_path):
     man = Manifest("480p15", [ChapterList("backprop", "标题", ["gates_circuit"])], {"gates_circuit": entry})
     manifest.save(tmp_path, man)
     assert manifest.load(tmp_path) == man
+
+
+def test_a_failed_save_leaves_the_old_manifest_and_no_temporary_file(tmp_path, monkeypatch):
+    manifest.save(tmp_path, Manifest("480p15"))
+    before = (tmp_path / manifest.NAME).read_bytes()
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        manifest.save(tmp_path, Manifest("480p15", [ChapterList("backprop", "标题", ["gates_circuit"])]))
+    assert (tmp_path / manifest.NAME).read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [manifest.NAME]
+
+
+def test_the_manifest_is_readable_as_any_file_written_there(tmp_path):
+    """Published for a web server to read: not a temporary file's private 0600."""
+    manifest.save(tmp_path, Manifest("480p15"))
+    (tmp_path / "plain").write_text("")
+    assert (tmp_path / manifest.NAME).stat().st_mode == (tmp_path / "plain").stat().st_mode
 
 
 @pytest.mark.parametrize("garbage", ["{not json", "[1, 2]", '{"quality": "480p15", "figures": {"x": {"chapter": 1}}}'])
@@ -139,6 +161,36 @@ def test_the_render_key_names_what_changed():
     old = json.loads(json.dumps(key.parts)) | {"scene": "before"}
     old["shared"]["style.py"] = "before"
     assert render.reasons(old, key) == ["scene changed", "shared scene code changed (style.py)"]
+
+
+@pytest.mark.parametrize("fig_id", ["gates_circuit", "pipeline_gpipe"])  # without and with attachments
+def test_every_part_of_the_render_key_has_the_reason_the_build_gives_when_it_changes(fig_id):
+    key = _key(fig_id)
+    assert set(key.parts) <= set(key.table)
+    for name, part in key.table.items():
+        assert part.reason.strip(), f"render key part {name!r} has no reason"
+        assert ("{}" in part.reason) == (part.inside is not None), name
+        old = json.loads(json.dumps(key.parts))
+        if isinstance(part.value, dict):
+            old[name] = {"an older part": "x"}
+        else:  # a list (the cue order) as it could have been: another order of the same items
+            old[name] = part.value[::-1] if isinstance(part.value, list) else "an older value"
+        said = render.reasons(old, key)
+        assert said != ["render key changed"], f"changing {name!r} is named only as 'render key changed'"
+        assert len(said) == 1, (name, said)
+        assert said[0].startswith(part.reason.split("{}")[0]), (name, said)
+
+
+def test_a_new_order_of_the_same_cues_is_named_and_a_new_cue_is_named_once():
+    key = _key()
+    old = json.loads(json.dumps(key.parts))
+    old["cue_order"] = old["cue_order"][::-1]
+    assert render.reasons(old, key) == ["narration changed (cue order)"]
+    old = json.loads(json.dumps(key.parts))
+    added = key.parts["cue_order"][-1]
+    del old["cues"][added]
+    old["cue_order"].remove(added)
+    assert render.reasons(old, key) == [f"narration changed (cue {added})"]
 
 
 def test_another_numpy_or_other_simd_paths_are_named_as_the_reason(tmp_path):

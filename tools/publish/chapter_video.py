@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tools.files import content_key
 from tools.publish import manifest, media
 from tools.publish.clip import move_in, verify
 from tools.publish.manifest import ChapterList, ChapterVideo, Manifest, PublishedFigure
@@ -66,7 +65,7 @@ def assemble(
 
 def _key(chapter: ChapterList, figures: list[PublishedFigure]) -> str:
     material = [chapter.title, [[f.figure, f.title, f.files["mp4"].sha256, f.files["srt"].sha256] for f in figures]]
-    return hashlib.sha256(json.dumps(material, ensure_ascii=False).encode()).hexdigest()
+    return content_key(material)
 
 
 def remove(video: ChapterVideo, out_dir: Path) -> None:

@@ -13,7 +13,6 @@ sha256) go into every figure's render key, so a font change re-renders.
 from __future__ import annotations
 
 import ast
-import hashlib
 import shutil
 import subprocess
 import unicodedata
@@ -25,7 +24,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.files import source_digest, write_atomically
+from tools.files import content_key, file_sha256, source_digest, write_atomically
 from tools.voice import cues
 
 STYLE = settings.SCENES_DIR / "style.py"
@@ -139,7 +138,7 @@ def check(figures: list[Figure] | None = None) -> list[Resolved]:
     main, superscript = resolve(names["FONT"]), resolve(names["SUPERSCRIPT_FONT"])
     passed = settings.cache_root() / "fonts-checked"
     checked = " ".join(sorted(fig.id for fig in figures))
-    key = hashlib.sha256(f"{source_digest()} {key_part()} {version('typst')} {checked}".encode()).hexdigest()
+    key = content_key([source_digest(), key_part(), version("typst"), checked])
     if passed.exists() and passed.read_text(encoding="utf-8") == key:
         return [main, superscript]
     _check_glyphs(main, superscript, shown_text(figures))
@@ -168,14 +167,14 @@ def _check_glyphs(main: Resolved, superscript: Resolved, shown: dict[str, str]) 
         )
 
 
-@cache
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+# A font file does not change while a process runs; hashing a 20 MB collection once is enough.
+_font_sha256 = cache(file_sha256)
 
 
 def key_part() -> dict[str, str]:
     """The resolved font files by family, each as path and sha256, for the render key."""
     names = style_fonts()
     return {
-        name: f"{resolve(name).file}:{resolve(name).index}:{_sha256(resolve(name).file)}" for name in names.values()
+        name: f"{resolve(name).file}:{resolve(name).index}:{_font_sha256(resolve(name).file)}"
+        for name in names.values()
     }

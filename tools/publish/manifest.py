@@ -13,13 +13,15 @@ figure and chapter video keeps beside its files.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+
+# What a PublishedFile records of its file (tests check published files with it too).
+from tools.files import file_sha256 as sha256
+from tools.files import write_atomically
 
 NAME = "manifest.json"
 LOCK = ".lock"
@@ -27,14 +29,6 @@ LOCK = ".lock"
 
 class ManifestError(Exception):
     """A manifest or sidecar that cannot be read; the message names the file and the way out."""
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -167,14 +161,8 @@ def load(out_dir: Path) -> Manifest:
         raise _refuse(path, f"missing or malformed field {err}") from None
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def save(out_dir: Path, manifest: Manifest) -> None:
-    _write_atomic(out_dir / NAME, json.dumps(to_json(manifest), ensure_ascii=False, indent=2))
+    write_atomically(out_dir / NAME, json.dumps(to_json(manifest), ensure_ascii=False, indent=2))
 
 
 @contextmanager
@@ -202,7 +190,7 @@ def updating(out_dir: Path) -> Iterator[Manifest]:
 def write_sidecar(out_dir: Path, item: PublishedFigure | ChapterVideo) -> None:
     """The record beside an item's files that :func:`rescan` restores it from."""
     kind = "figure" if isinstance(item, PublishedFigure) else "chapter_video"
-    _write_atomic(out_dir / item.sidecar, json.dumps({kind: asdict(item)}, ensure_ascii=False, indent=2))
+    write_atomically(out_dir / item.sidecar, json.dumps({kind: asdict(item)}, ensure_ascii=False, indent=2))
 
 
 def _read_sidecar(path: Path) -> dict | None:

@@ -3,30 +3,29 @@
 A figure is rendered again only when its render key changed. The key is
 kept in parts (the figure's scene class, the shared scene modules, its
 facts, its cues, its title, the fonts, the locked libraries and numpy's SIMD
-paths, the render settings), so the build can name what changed:
+paths, the render settings), each with the words the build says when it
+changed, so a part cannot be added without its reason:
 ``gates_circuit: narration changed (cue gates_add)``, or
 ``stack changed (numpy SIMD X86_V2 X86_V3 → X86_V2)`` on another CPU.
 """
 
 from __future__ import annotations
 
-import ast
 import configparser
 import functools
-import hashlib
 import io
-import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.files import write_atomically
-from tools.publish import fonts, launch, scratch, stack
+from tools.files import content_key, file_sha256, write_atomically
+from tools.publish import fonts, launch, scene_source, scratch, stack
 from tools.voice import captions, cues
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
@@ -68,76 +67,15 @@ class BuildError(Exception):
     """A figure failed to render or its output failed verification."""
 
 
-def _sha(data: bytes | str) -> str:
-    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
-
-
-def _sha_json(value) -> str:
-    return _sha(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
-
-
 @functools.cache
 def _caption_code() -> str:
     """What decides a caption's lines besides its text: the line-breaking code."""
-    return _sha(Path(captions.__file__).read_bytes())
-
-
-def scene_classes(scene_file: Path) -> dict[str, str]:
-    """Top-level class name -> its source, read without importing manim."""
-    return dict(_classes(scene_file.read_text(encoding="utf-8")))
-
-
-@functools.lru_cache(maxsize=8)
-def _classes(source: str) -> tuple[tuple[str, str], ...]:
-    """The classes of one chapter's source, parsed once however many of its figures ask."""
-    lines = source.splitlines(keepends=True)
-
-    def segment(node: ast.ClassDef) -> str:
-        # ast.get_source_segment for a top-level class, without splitting the whole file again per
-        # class (which made a no-op build's keys take seconds); offsets count UTF-8 bytes.
-        last = lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode()
-        return "".join(lines[node.lineno - 1 : node.end_lineno - 1]) + last
-
-    return tuple((node.name, segment(node)) for node in _parsed(source).body if isinstance(node, ast.ClassDef))
-
-
-@functools.lru_cache(maxsize=8)
-def _parsed(source: str) -> ast.Module:
-    """A chapter's source parsed once, however many of its figures ask (parsing it is most of a no-op build)."""
-    return ast.parse(source)
+    return file_sha256(Path(captions.__file__))
 
 
 # Scene modules that never change a frame: the layout lint's probe only reads the screen (its code keys
 # the stills instead), so editing it re-runs the lint but re-renders nothing.
 NOT_DRAWN = ("layout_probe.py",)
-
-
-@dataclass(frozen=True)
-class NarratedCues:
-    """The cue ids a scene class passes to ``self.narrate`` as string literals."""
-
-    ids: list[str]
-    dynamic: bool  # some narrate() call takes a computed id, which only running the scene shows
-
-
-def narrated_cues(scene_file: Path, class_name: str) -> NarratedCues:
-    """Read, without importing manim, which cues a scene class narrates (helper methods included)."""
-    tree = _parsed(scene_file.read_text(encoding="utf-8"))
-    node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
-    ids, dynamic = [], False
-    for call in ast.walk(node):
-        if (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "narrate"
-            and call.args
-        ):
-            arg = call.args[0]
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                ids.append(arg.value)
-            else:
-                dynamic = True
-    return NarratedCues(ids, dynamic)
 
 
 def shared_scene_files() -> list[Path]:
@@ -148,80 +86,119 @@ def shared_scene_files() -> list[Path]:
     ]
 
 
+def _changed(old: dict | None, new: dict | None) -> list[str]:
+    """The names of the entries that differ between two dict parts (added, changed or gone)."""
+    old, new = old or {}, new or {}
+    return [name for name in new if old.get(name) != new[name]] + [name for name in old if name not in new]
+
+
+def _cues_changed(old: dict | None, new: dict) -> list[str]:
+    changed = _changed(old, new)
+    return [f"cue{'s' if len(changed) > 1 else ''} {', '.join(changed)}"] if changed else []
+
+
+def _reordered(old: list | None, new: list) -> list[str]:
+    """A new order of the same cues; a cue added or taken away is named by the cues part instead."""
+    return ["cue order"] if sorted(old or []) == sorted(new) else []
+
+
+@dataclass(frozen=True)
+class KeyPart:
+    """One part of a render key: its value, and what the build says when it changed since the last render."""
+
+    value: Any  # JSON; None leaves the part out of the key
+    reason: str  # e.g. "facts changed ({})": "{}" takes what `inside` names
+    inside: Callable[[Any, Any], list[str]] | None = None  # (old, new) -> what changed; [] says nothing
+    unrecorded: str = ""  # said instead when the old key has no such part
+
+    def why(self, name: str, old: dict) -> str | None:
+        """What the build says of this part, `name` in `old` (the key parts the figure was published with)."""
+        if self.unrecorded and name not in old:
+            return self.unrecorded
+        before = old.get(name)
+        if before == self.value:
+            return None
+        if self.inside is None:
+            return self.reason
+        named = self.inside(before, self.value)
+        return self.reason.format(", ".join(named)) if named else None
+
+
 @dataclass(frozen=True)
 class RenderKey:
-    """Everything that shapes one figure's published files, in named parts."""
+    """Everything that shapes one figure's published files, as named parts (values and reasons)."""
 
-    parts: dict
+    table: dict[str, KeyPart]
+
+    @property
+    def parts(self) -> dict:
+        """The parts' values, as the manifest records them (to name what changed at the next build)."""
+        return {name: part.value for name, part in self.table.items() if part.value is not None}
 
     @property
     def digest(self) -> str:
-        return _sha_json(self.parts)
+        return content_key(self.parts)
 
 
 def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
     """The figure's key: its own scene class (the chapter file without the other figures'
     classes, so editing one figure does not re-render its neighbours), the shared scene
     modules, its facts, its cues (caption lines and audio), its title, the fonts, the stack
-    (tools/publish/stack.py), the render settings, and what its attachments hold."""
+    (tools/publish/stack.py), the render settings, and what its attachments hold.
+    In the order the build names them when they changed."""
     chapter = catalogue.chapter(fig.chapter)
     source = chapter.scene_file.read_text(encoding="utf-8")
     figure_classes = {f.scene_class for f in chapter.figures}
-    for name, segment in scene_classes(chapter.scene_file).items():
+    for name, segment in scene_source.scene_classes(chapter.scene_file).items():
         if name != fig.scene_class and name in figure_classes:
             source = source.replace(segment, "")
     figure_cues = cues.figure_cues(fig.id)
-    parts = {
-        "scene": _sha(source),
-        "shared": {p.name: _sha(p.read_bytes()) for p in shared_scene_files()},
-        "facts": {name: _sha_json([f.value, f.text, f.spoken]) for name, f in catalogue.facts(fig.id).items()},
-        # A caption's lines are its text as captions.py breaks it: the text and that code, without breaking it.
-        "cues": {c.id: _sha_json([c.caption, _caption_code(), k]) for c, k in zip(figure_cues, cue_keys)},
-        "cue_order": [c.id for c in figure_cues],
-        "title": _sha_json([fig.title, fig.source]),
-        "fonts": fonts.key_part(),
-        # Plain values, not a digest, so that a change can be named (see reasons).
-        "stack": stack.computing_stack(),
-        "render": _sha_json([quality, settings.MANIM_CFG.read_text(encoding="utf-8"), ONE_FIGURE, PUBLISHED]),
-    }
-    if fig.attachments:  # only then: a figure without attachments keeps the key it had before they existed
-        parts["attachments"] = {a.suffix: _sha(a.make()) for a in fig.attachments}
-    return RenderKey(parts)
-
-
-def _changed(old: dict, new: dict) -> list[str]:
-    return [name for name in new if old.get(name) != new[name]] + [name for name in old if name not in new]
+    facts = catalogue.facts(fig.id)
+    # Only a figure with attachments has the part: one without keeps the key it had before they existed.
+    attached = {a.suffix: content_key(a.make()) for a in fig.attachments} or None
+    return RenderKey(
+        {
+            "scene": KeyPart(content_key(source), "scene changed"),
+            "shared": KeyPart(
+                {p.name: file_sha256(p) for p in shared_scene_files()}, "shared scene code changed ({})", _changed
+            ),
+            "facts": KeyPart(
+                {name: content_key([f.value, f.text, f.spoken]) for name, f in facts.items()},
+                "facts changed ({})",
+                _changed,
+            ),
+            # A caption's lines are its text as captions.py breaks it: the text and that code, without breaking it.
+            "cues": KeyPart(
+                {c.id: content_key([c.caption, _caption_code(), k]) for c, k in zip(figure_cues, cue_keys)},
+                "narration changed ({})",
+                _cues_changed,
+            ),
+            "cue_order": KeyPart([c.id for c in figure_cues], "narration changed ({})", _reordered),
+            "fonts": KeyPart(fonts.key_part(), "fonts changed"),
+            "title": KeyPart(content_key([fig.title, fig.source]), "title or source changed"),
+            "attachments": KeyPart(attached, "attached files changed"),
+            # Plain values, not a digest, so that a change can be named.
+            "stack": KeyPart(
+                stack.computing_stack(),
+                "stack changed ({})",
+                stack.differences,
+                unrecorded="stack not recorded before (libraries and numpy SIMD)",
+            ),
+            "render": KeyPart(
+                content_key([quality, settings.MANIM_CFG.read_text(encoding="utf-8"), ONE_FIGURE, PUBLISHED]),
+                "render settings changed (quality, manim.cfg or what publish writes)",
+            ),
+        }
+    )
 
 
 def reasons(old: dict | None, new: RenderKey) -> list[str]:
-    """Why a figure published with key parts `old` must render again for `new`."""
+    """Why a figure published with key parts `old` must render again for `new`: each changed part's reason."""
     if old is None:
         return ["new"]
     if not old:
         return ["published by an older build"]
-    said = []
-    if old.get("scene") != new.parts["scene"]:
-        said.append("scene changed")
-    if shared := _changed(old.get("shared", {}), new.parts["shared"]):
-        said.append(f"shared scene code changed ({', '.join(shared)})")
-    if facts := _changed(old.get("facts", {}), new.parts["facts"]):
-        said.append(f"facts changed ({', '.join(facts)})")
-    if changed := _changed(old.get("cues", {}), new.parts["cues"]):
-        said.append(f"narration changed (cue{'s' if len(changed) > 1 else ''} {', '.join(changed)})")
-    elif old.get("cue_order") != new.parts["cue_order"]:
-        said.append("narration changed (cue order)")
-    if old.get("fonts") != new.parts["fonts"]:
-        said.append("fonts changed")
-    if old.get("title") != new.parts["title"]:
-        said.append("title or source changed")
-    if old.get("attachments") != new.parts.get("attachments"):
-        said.append("attached files changed")
-    if "stack" not in old:
-        said.append("stack not recorded before (libraries and numpy SIMD)")
-    elif changed := stack.differences(old["stack"], new.parts["stack"]):
-        said.append(f"stack changed ({', '.join(changed)})")
-    if old.get("render") != new.parts["render"]:
-        said.append("render settings changed (quality, manim.cfg or what publish writes)")
+    said = [why for name, part in new.table.items() if (why := part.why(name, old))]
     return said or ["render key changed"]
 
 

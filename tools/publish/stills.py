@@ -15,7 +15,6 @@ draw the pixels. An unchanged figure is not run again, so a no-op
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import os
@@ -31,7 +30,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.files import write_atomically
+from tools.files import content_key, file_sha256, write_atomically
 from tools.publish import render
 from tools.publish.render import BuildError
 from tools.voice import audio, cues, speech
@@ -82,10 +81,10 @@ def still_key(fig: Figure) -> str:
     cue_keys = [audio.cache_key(cue, engine) for cue in cues.figure_cues(fig.id)]
     material = [
         render.render_key(fig, "l", cue_keys).digest,
-        hashlib.sha256(PROBE.read_bytes()).hexdigest(),
+        file_sha256(PROBE),
         drawing_stack(),
     ]
-    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+    return content_key(material)
 
 
 # -- running manim -------------------------------------------------------------------------

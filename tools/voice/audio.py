@@ -10,8 +10,6 @@ with nothing changed synthesizes nothing.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import tempfile
 import wave
@@ -22,6 +20,7 @@ from pydub import AudioSegment
 from pydub.silence import detect_leading_silence
 
 from tools import settings
+from tools.files import content_key, file_sha256
 from tools.voice.cues import Cue
 from tools.voice.speech import Engine
 
@@ -49,8 +48,10 @@ def engine_input(cue: Cue, engine: Engine) -> str:
 
 
 def cache_key(cue: Cue, engine: Engine) -> str:
+    """The key the cue's finished audio is cached under: what the engine is handed and what the engine is
+    (or the recording's bytes), and the processing."""
     if cue.recording is not None:
-        material = {"recording": hashlib.sha256(cue.recording.read_bytes()).hexdigest()}
+        material = {"recording": file_sha256(cue.recording)}
     else:
         material = {
             "input": engine_input(cue, engine),
@@ -59,7 +60,7 @@ def cache_key(cue: Cue, engine: Engine) -> str:
             **{f"engine.{k}": v for k, v in engine.cache_parts().items()},
         }
     material["processing"] = PROCESSING
-    return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return content_key(material)
 
 
 def wav_seconds(path: Path) -> float:

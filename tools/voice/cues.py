@@ -19,7 +19,6 @@ whose reading is still undecided, which ``lecture check`` refuses.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import tomllib
@@ -31,7 +30,7 @@ from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
-from tools.files import write_atomically
+from tools.files import content_key, write_atomically
 from tools.voice import readings
 from tools.voice.readings import ReadingError, Undecided
 
@@ -78,7 +77,7 @@ class Lexicon:
     @property
     def digest(self) -> str:
         """What in the lexicon decides a reading: its [pinyin] and [alone] sections."""
-        return _sha([sorted(self.pinyin.items()), sorted(self.alone.items())])
+        return content_key([sorted(self.pinyin.items()), sorted(self.alone.items())])
 
 
 @cache
@@ -117,7 +116,7 @@ def _reading(text: str) -> readings.Reading:
     """readings.read with the lexicon, kept in .cache/readings/ by the text and what decides its reading (the
     lexicon, the reading code, the dictionaries' versions): loading jieba and the phrase dictionaries takes
     seconds, in every process that loads a chapter's cues (each render, each check)."""
-    key = _sha([text, lexicon().digest, _reading_code()])
+    key = content_key([text, lexicon().digest, _reading_code()])
     if key in _READ:  # read already in this process (a check or a test reads the course's cues more than once)
         return _READ[key]
     path = settings.cache_root() / "readings" / f"{key}.json"
@@ -142,16 +141,12 @@ _READ: dict[str, readings.Reading] = {}
 @cache
 def _reading_code() -> str:
     """The reading code and the versions of the dictionaries it reads."""
-    return _sha(
+    return content_key(
         [
             Path(readings.__file__).read_text(encoding="utf-8"),
             [version(name) for name in ("pypinyin", "pypinyin-dict", "jieba")],
         ]
     )
-
-
-def _sha(value) -> str:
-    return hashlib.sha256(json.dumps(value, ensure_ascii=False).encode()).hexdigest()
 
 
 def free_text(text: str) -> tuple[str, readings.Reading]:

@@ -17,7 +17,6 @@ a cue (see ``tools.voice.cues``) replaces whichever engine is chosen.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
 import shutil
@@ -30,6 +29,7 @@ from typing import ClassVar, Literal, Protocol
 from pydub import AudioSegment
 
 from tools import settings
+from tools.files import file_sha256
 
 Input = Literal["text", "pinyin"]
 
@@ -52,14 +52,6 @@ class Engine(Protocol):
         ...
 
     def synthesize(self, text: str, wav: Path) -> None: ...
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _run(command: list[str] | str, text: str = "") -> subprocess.CompletedProcess:
@@ -154,11 +146,11 @@ class Command:
         """The sha256 of the program the command starts (its first word, found on PATH)."""
         program = shlex.split(self.command)[0]
         found = shutil.which(program)
-        return _sha256(Path(found)) if found else f"not found: {program}"
+        return file_sha256(Path(found)) if found else f"not found: {program}"
 
     @cached_property
     def _file_digests(self) -> dict[str, str]:
-        return {str(f): _sha256(f) for f in self.files}
+        return {str(f): file_sha256(f) for f in self.files}
 
     def cache_parts(self) -> dict[str, str]:
         return {"command": self.command, "input": self.reads, **self._file_digests}
