@@ -11,7 +11,7 @@ import pytest
 from helpers import BIN, ROOT, run, tmpfs
 
 from tools.course import catalogue
-from tools.publish import build, fonts, render, scratch
+from tools.publish import checks, fonts, render, scratch
 from tools.publish.render import BuildError
 from tools.voice import cues
 from tools.voice.cues import NarrationError
@@ -96,11 +96,11 @@ def test_a_scene_narrating_a_cue_the_file_lacks_is_refused_by_check(tmp_path, mo
     scratch_file.write_text(source.replace('self.narrate("gates_add")', 'self.narrate("gates_plus")'))
     monkeypatch.setattr(catalogue.Chapter, "scene_file", property(lambda ch: scratch_file))
     with pytest.raises(BuildError) as refused:
-        build.check([catalogue.figure("gates_circuit")])
+        checks.run([catalogue.figure("gates_circuit")], layout=False)
     assert "GatesCircuit narrates cue gates_plus" in str(refused.value)
     scratch_file.write_text(source.replace('self.narrate("gates_add")', 'print("gates_add")'))
     with pytest.raises(BuildError, match="cue gates_add of 'gates_circuit' is never narrated by GatesCircuit"):
-        build.check([catalogue.figure("gates_circuit")])
+        checks.run([catalogue.figure("gates_circuit")], layout=False)
 
 
 @pytest.mark.slow  # `lecture` runs in a scratch copy

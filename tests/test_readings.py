@@ -6,7 +6,7 @@ import pytest
 from helpers import ROOT
 
 from tools.course import catalogue
-from tools.publish import build
+from tools.publish import checks
 from tools.voice import audio, cues, readings, speech
 from tools.voice.cues import NarrationError
 
@@ -160,7 +160,7 @@ def test_check_reports_an_undecided_polyphone_with_file_cue_and_context(narratio
     cue = one_cue(narration_dir, "先数一下，再把它们排好。")
     assert [u.hanzi for u in cue.undecided] == ["数", "把", "排", "好"]
     with pytest.raises(NarrationError) as err:
-        build.check([catalogue.figure("gates_circuit")])
+        checks.run([catalogue.figure("gates_circuit")], layout=False)
     message = str(err.value)
     assert "4 polyphones" in message
     assert "backprop.toml: cue 'one': 数 (now shu4) in “先[数]一下，再把它" in message

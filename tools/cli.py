@@ -14,12 +14,13 @@ from pathlib import Path
 from tools import settings
 from tools.author import readme, scaffold
 from tools.course import catalogue
+from tools.course.fact_values import fact_values
 from tools.course.facts import FactError
-from tools.publish import build, clean, clip, layout, serve, site
+from tools.publish import build, checks, clean, layout, serve, site
 from tools.publish.fonts import FontError
 from tools.publish.manifest import ManifestError
 from tools.publish.render import QUALITIES, BuildError
-from tools.voice import audio, cues, pacing, script, speech
+from tools.voice import audio, cues, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
@@ -44,7 +45,7 @@ WRITERS = {"build", "frames", "site", "clean"}
 
 def _facts_table(as_json: bool) -> str:
     if as_json:
-        values = {fig.id: clip.fact_values(fig.id) for fig in catalogue.figures()}
+        values = {fig.id: fact_values(fig.id) for fig in catalogue.figures()}
         return json.dumps(values, ensure_ascii=False, indent=2)
     rows = [
         f"{fig.id}.{name}\t{fact.text or '(drawn)'}"
@@ -209,14 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in WRITERS:
             settings.check_output_folders()
         if args.command == "check":
-            figures = catalogue.select(args.only)
-            if not args.layout:
-                n_facts, n_cues = build.check(figures)
-                print(f"ok: {len(figures)} figures, {n_facts} facts, {n_cues} cues")
-                for line in pacing.warnings(figures):  # before the layout lint, which takes longer
-                    print(line)
-            if not args.no_layout:
-                layout.check(figures, args.jobs)
+            only = checks.LAYOUT if args.layout else None
+            checks.run(catalogue.select(args.only), print, args.jobs, layout=not args.no_layout, only=only)
         elif args.command == "build" and args.rescan:
             build.rescan(args.quality)
         elif args.command == "build":

@@ -1,4 +1,4 @@
-"""``lecture build``: check, synthesize, render each figure, publish to renders/.
+"""``lecture build``: check (:mod:`tools.publish.checks`), synthesize, render each figure, publish to renders/.
 
 Per figure: ``manim`` renders the scene in its own process and work folder
 (:mod:`tools.publish.render`); the clip is staged and verified
@@ -27,14 +27,13 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import chapter_video, clip, fonts, layout, manifest, media, progress, render, scratch, sheet, site
+from tools.publish import chapter_video, checks, clip, manifest, media, progress, render, scratch, sheet, site
 from tools.publish.cluster import Cluster
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import FPS, QUALITIES, BuildError, RenderKey
 from tools.publish.segments import FigureRender, Part
 from tools.publish.work_queue import WorkQueue
-from tools.voice import audio, cues, pacing, speech
-from tools.voice.cues import NarrationError
+from tools.voice import audio, cues, speech
 from tools.voice.pacing import FIGURE_SECONDS
 
 Say = Callable[[str], None]
@@ -42,48 +41,6 @@ Say = Callable[[str], None]
 
 def renders_dir(quality: str) -> Path:
     return settings.renders_root() / QUALITIES[quality]
-
-
-def check(figures: list[Figure]) -> tuple[int, int]:
-    """Verify facts, narration, its readings, scene classes and fonts; returns (facts, cues) counted."""
-    n_facts = n_cues = 0
-    for fig in figures:
-        n_facts += len(catalogue.facts(fig.id))
-        n_cues += len(cues.figure_cues(fig.id))
-        scene_file = catalogue.chapter(fig.chapter).scene_file
-        if fig.scene_class not in render.scene_classes(scene_file):
-            raise BuildError(f"{scene_file}: no scene class {fig.scene_class} for figure '{fig.id}'")
-        clip.check_attachments(fig)
-    if undecided := cues.undecided_readings([fig.id for fig in figures]):
-        raise NarrationError(
-            f"{len(undecided)} polyphone{'s' if len(undecided) > 1 else ''} with no settled "
-            "reading: add the phrase to [pinyin] in narration/lexicon.toml, fix it inline "
-            "([重|chong2]) or say it in other words\n" + "\n".join(undecided)
-        )
-    for fig in figures:
-        _check_cue_ids(fig, catalogue.chapter(fig.chapter).scene_file)
-    fonts.check(figures)
-    return n_facts, n_cues
-
-
-def _check_cue_ids(fig: Figure, scene_file: Path) -> None:
-    """The cues a scene narrates and the cues its narration file has must be the same, both ways."""
-    narrated = render.narrated_cues(scene_file, fig.scene_class)
-    written = [c.id for c in cues.figure_cues(fig.id)]
-    unknown = [cue for cue in narrated.ids if cue not in written]
-    if unknown:
-        raise BuildError(
-            f"{scene_file}: {fig.scene_class} narrates cue{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(unknown)}, which narration/{fig.chapter}.toml does not have for "
-            f"'{fig.id}' (it has: {', '.join(written)})"
-        )
-    unplayed = [cue for cue in written if cue not in narrated.ids]
-    if unplayed and not narrated.dynamic:
-        raise BuildError(
-            f"narration/{fig.chapter}.toml: cue{'s' if len(unplayed) > 1 else ''} "
-            f"{', '.join(unplayed)} of '{fig.id}' {'are' if len(unplayed) > 1 else 'is'} never "
-            f"narrated by {fig.scene_class} in {scene_file}"
-        )
 
 
 def course_chapters() -> list[ChapterList]:
@@ -315,33 +272,30 @@ def build(
     allow_long: bool = False,
     scheduler: str | None = None,
 ) -> Manifest:
-    """Build the selected figures (their layout linted first, unless `lint` is False), rendering
-    here or, given a Dask `scheduler` address, on its workers; returns the manifest as this build left it."""
+    """Check the selected figures as `lecture check` does (the layout lint too, unless `lint` is False),
+    then build them, rendering here or, given a Dask `scheduler` address, on its workers; returns the
+    manifest as this build left it."""
     if quality not in QUALITIES:
         raise BuildError(f"unknown quality {quality!r}: choose one of {', '.join(QUALITIES)}")
     figures = catalogue.select(only)
-    n_facts, n_cues = check(figures)
-    say(f"checked {len(figures)} figures: {n_facts} facts, {n_cues} cues")
-    for line in pacing.warnings(figures):
-        say(line)
+    manifest.load(renders_dir(quality))  # a corrupt manifest is refused before the checks take their time
     remote = Cluster(scheduler) if scheduler else None  # an unreachable scheduler is refused before any work
     try:
-        return _build(figures, quality, jobs, say, lint, allow_long, remote)
+        # Two lint processes even for a one-job build: each draws only its figures' last frames.
+        checks.run(figures, say, max(jobs, 2), layout=lint)
+        return _build(figures, quality, jobs, say, allow_long, remote)
     finally:
         if remote is not None:
             remote.close()
 
 
 def _build(
-    figures: list[Figure], quality: str, jobs: int, say: Say, lint: bool, allow_long: bool, remote: Cluster | None
+    figures: list[Figure], quality: str, jobs: int, say: Say, allow_long: bool, remote: Cluster | None
 ) -> Manifest:
     out_dir = renders_dir(quality)
     with manifest.locked(out_dir):
         published = manifest.load(out_dir).figures  # a corrupt manifest is refused here, before any rendering
         _sweep(out_dir, say)
-    if lint:
-        # Two lint processes even for a one-job build: each draws only its figures' last frames.
-        layout.check(figures, max(jobs, 2), say)
     narration = narrate(figures, say)
     for fig in figures:  # a video is never shorter than its narration: refuse before rendering
         if narration.seconds[fig.id] > FIGURE_SECONDS[1] and not allow_long:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tools.course import catalogue
 from tools.course.catalogue import Figure
+from tools.course.fact_values import fact_values
 from tools.publish import media, scratch
 from tools.publish.manifest import Files, PublishedFigure, PublishedFile, sha256
 from tools.publish.render import BuildError, Rendered
@@ -30,11 +30,6 @@ def verify(video: Path) -> media.Probe:
     if abs(info.video_seconds - info.audio_seconds) > SYNC_TOLERANCE:
         raise BuildError(f"{video}: audio {info.audio_seconds:.2f} s vs video {info.video_seconds:.2f} s")
     return info
-
-
-def fact_values(figure_id: str) -> dict:
-    """A figure's facts as {name: {value, text, spoken}}, JSON-ready (as `lecture facts --json`)."""
-    return {name: fact.as_json() for name, fact in catalogue.facts(figure_id).items()}
 
 
 def move_in(staged: Path, target_dir: Path, prefix: str) -> Files:
