@@ -1,7 +1,6 @@
 """Whole builds: reproducible to the byte, two at once into one folder both kept, encoded as manim.cfg says."""
 
 import configparser
-import hashlib
 import os
 import re
 import subprocess
@@ -13,6 +12,7 @@ import pytest
 from helpers import BUILD, ROOT, build_env, run
 
 from tools.course import catalogue
+from tools.files import file_sha256
 from tools.publish import manifest
 
 pytestmark = pytest.mark.slow  # real renders
@@ -22,10 +22,6 @@ pytestmark = pytest.mark.slow  # real renders
 # came out differently in 2 of 4 builds before render.MALLOC_FILL. (test_cluster compares a figure split
 # across a cluster with a local whole render, test_segments a 3-D figure's parts with its whole.)
 BUILDS = {"backprop/exchange_rate": (("1", 1), ("2", 2))}
-
-
-def _sha(path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_cold_builds_under_other_hash_seeds_whole_or_in_parts_are_byte_identical(tmp_path):
@@ -45,7 +41,7 @@ def test_cold_builds_under_other_hash_seeds_whole_or_in_parts_are_byte_identical
     for only, builds in BUILDS.items():
         stems = [built[only, seed, processes] for seed, processes in builds]
         for ext in ("mp4", "png", "vtt"):
-            digests = {_sha(stem.with_name(f"{stem.name}.{ext}")) for stem in stems}
+            digests = {file_sha256(stem.with_name(f"{stem.name}.{ext}")) for stem in stems}
             assert len(digests) == 1, f"{only}.{ext}: {len(digests)} different results in {len(stems)} builds"
 
 

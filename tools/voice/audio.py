@@ -10,7 +10,7 @@ with nothing changed synthesizes nothing.
 
 from __future__ import annotations
 
-import os
+import io
 import tempfile
 import wave
 from dataclasses import dataclass
@@ -20,7 +20,7 @@ from pydub import AudioSegment
 from pydub.silence import detect_leading_silence
 
 from tools import settings
-from tools.files import content_key, file_sha256
+from tools.files import content_key, file_sha256, write_atomically
 from tools.voice.cues import Cue
 from tools.voice.speech import Engine
 
@@ -97,7 +97,7 @@ def cue_audio(cue: Cue, engine: Engine) -> CueAudio:
             raw = cue.recording or Path(tmp) / "raw.wav"
             if cue.recording is None:
                 engine.synthesize(engine_input(cue, engine), raw)
-            finished = Path(tmp) / "finished.wav"
+            finished = io.BytesIO()
             clean(AudioSegment.from_wav(raw)).export(finished, format="wav")
-            os.replace(finished, target)
+        write_atomically(target, finished.getvalue())
     return CueAudio(target, wav_seconds(target), source, key, made)
