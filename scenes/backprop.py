@@ -396,10 +396,12 @@ class FiniteDifferences(LectureScene):
             self.play(GrowFromCenter(nearly), run_time=beat.share(0.3))
 
         with self.narrate("brute_one_step") as beat:
-            one_step = style.zh("而这，还只是一步", size=style.BODY_SIZE, color=style.BACKWARD)
+            one_step = style.zh("而这，还只是一步", size=style.BODY_SIZE, color=style.VERDICT_BAD)
             one_step.next_to(nearly, RIGHT, buff=style.GAP_XL)
             self.play(
-                FadeIn(one_step, shift=0.2 * LEFT), Circumscribe(frame, color=style.BACKWARD), run_time=beat.share(0.5)
+                FadeIn(one_step, shift=0.2 * LEFT),
+                Circumscribe(frame, color=style.VERDICT_BAD),
+                run_time=beat.share(0.5),
             )
 
         with self.narrate("brute_point") as beat:
@@ -459,7 +461,7 @@ class FiniteDifferences(LectureScene):
 
     def _fill(self, share: float) -> Rectangle:
         width = max(share * self.BAR_WIDTH, 0.02)
-        bar = widgets.bar(width, 0.36, style.FORWARD, opacity=0.9)
+        bar = widgets.bar(width, 0.36, style.FORWARD)
         return bar.move_to((self.BAR_LEFT, self.BAR_Y, 0), aligned_edge=LEFT)
 
     @staticmethod
@@ -827,7 +829,7 @@ class BackpropNudge3b1b(LectureScene):
                 run_time=beat.share(0.3),
             )
             greedy = style.zh("只听第一个：什么都猜「的」", size=style.LABEL_SIZE, color=style.MUTED)
-            later = style.zh("后面：多张卡之间也这样取平均", size=style.LABEL_SIZE, color=style.FORWARD)
+            later = style.zh("后面：多张卡之间也这样取平均", size=style.LABEL_SIZE, color=style.COMM)
             closing = VGroup(greedy, later).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_SM)
             closing.set_y(self.CLOSING_Y).align_to(labels, LEFT)
             self.play(Indicate(columns[0], color=style.MUTED), FadeIn(greedy), run_time=beat.share(0.3))
@@ -845,7 +847,7 @@ class BackpropNudge3b1b(LectureScene):
                     color=style.TEXT,
                     stroke_width=2,
                     fill_color=style.TEXT,
-                    fill_opacity=0.12 if b is None else b,
+                    fill_opacity=style.FILL_GHOST if b is None else b,
                 ).move_to((x, y, 0))
             )
         return layer
@@ -947,7 +949,7 @@ class LayerTwoMatmuls(LectureScene):
             cross = VGroup(
                 Line(slot + 0.35 * (UP + LEFT), slot + 0.35 * (DOWN + RIGHT)),
                 Line(slot + 0.35 * (UP + RIGHT), slot + 0.35 * (DOWN + LEFT)),
-            ).set_stroke(style.BAD, 6)
+            ).set_stroke(style.VERDICT_BAD, 6)
             self.play(Create(cross), run_time=beat.share(0.2))
 
         upstream = _matrix(facts["upstream"].value, style.BACKWARD).move_to(slot)
@@ -1037,13 +1039,13 @@ class LayerTwoMatmuls(LectureScene):
         with self.narrate("layer_check") as beat:
             ticks = VGroup(
                 *(
-                    style.zh("✓", size=style.BODY_SIZE, color=style.GOOD).next_to(n, RIGHT, buff=style.GAP_M)
+                    style.zh("✓", size=style.BODY_SIZE, color=style.VERDICT_GOOD).next_to(n, RIGHT, buff=style.GAP_M)
                     for n in (name, name2)
                 )
             )
             self.play(
-                Indicate(first[0], color=style.GOOD),
-                Indicate(second[0], color=style.GOOD),
+                Indicate(first[0], color=style.VERDICT_GOOD),
+                Indicate(second[0], color=style.VERDICT_GOOD),
                 FadeIn(ticks, scale=1.5),
                 run_time=beat.share(0.4),
             )
@@ -1258,7 +1260,7 @@ class GatesCircuit(LectureScene):
 class VanishingGradients(LectureScene):
     """Running products of 0.8, 1.0 and 1.2 over depth on a log axis; then σ(1−σ) ≤ 0.25."""
 
-    COLOURS = {"shrink": style.HIGHLIGHT, "flat": style.DATA, "grow": style.BAD}
+    COLOURS = {"shrink": style.HIGHLIGHT, "flat": style.DATA, "grow": style.VERDICT_BAD}
     PLOT_CENTRE = np.array((-2.0, 0.1, 0))
     FORMULA = 0.4 * UP
     CARDS_X, CARDS_Y = 4.7, (1.6, -1.2)  # where the two end cards are centred: grow, shrink
@@ -1458,7 +1460,10 @@ class VanishingGradients(LectureScene):
     def _end_cards(cls, facts) -> VGroup:
         """Where the growing and the shrinking product end up, braced, with the gap between them."""
         cards = []
-        for key, value, colour in (("f_grow", "grow_end", style.BAD), ("f_shrink", "shrink_end", style.HIGHLIGHT)):
+        for key, value, colour in (
+            ("f_grow", "grow_end", cls.COLOURS["grow"]),
+            ("f_shrink", "shrink_end", cls.COLOURS["shrink"]),
+        ):
             head = style.zh(f"×{facts[key].text}，走完 {facts['links'].text} 层", size=style.LABEL_SIZE, color=colour)
             number = style.value(facts[value], size=36, color=colour)
             cards.append(VGroup(head, number).arrange(DOWN, buff=style.GAP_SM, aligned_edge=LEFT))
@@ -1668,6 +1673,8 @@ class ActivationMountain(LectureScene):
     )  # the staircase's axes cross here (its labels under the axis
     MOUNTAIN_WIDTH, MOUNTAIN_HEIGHT = 11.0, 4.2  # stay above the caption band; its top stays under the caveat)
     TOP_Y = 2.55  # the band under the title: the mountain's caveat, later the two small cards
+    # The two configurations: every layer's activations kept, or only each layer's entry (a checkpoint).
+    CARDS = (("全部留着", "keep_all", style.FORWARD), ("只留每层入口 *", "full_recompute", style.MEMORY))
     BIG_CARDS = 0.1 * UP
     SMALL_CARDS_X = (-3.4, 3.4)
     UNIT = 1.85 * UP  # the unit every table counts in
@@ -1727,7 +1734,7 @@ class ActivationMountain(LectureScene):
                         stroke_color=style.BACKGROUND,
                         stroke_width=1.5,
                         fill_color=style.FORWARD,
-                        fill_opacity=0.35 + 0.3 * (level % 2),
+                        fill_opacity=style.FILL_SOFT if level % 2 else style.FILL_FAINT,
                     )
                 )
             return group
@@ -1777,10 +1784,7 @@ class ActivationMountain(LectureScene):
     def _cards(self, facts, mountain) -> tuple[list[VGroup], list[VGroup], VGroup]:
         """The two big cards (keep all, keep only each layer's entry); returns them, their small copies and the rest."""
         big = []
-        for label, key, colour in (
-            ("全部留着", "keep_all", style.FORWARD),
-            ("只留每层入口 *", "full_recompute", style.GOOD),
-        ):
+        for label, key, colour in self.CARDS:
             text = VGroup(
                 style.zh(label, size=style.BODY_SIZE), style.value(facts[key], size=48, color=colour)
             ).arrange(DOWN, buff=style.GAP_M)
@@ -1803,10 +1807,7 @@ class ActivationMountain(LectureScene):
             )
             self.play(GrowFromCenter(link), FadeIn(same), run_time=beat.share(0.5))
         small = []
-        for (label, key, colour), x in zip(
-            (("全部留着", "keep_all", style.FORWARD), ("只留每层入口 *", "full_recompute", style.GOOD)),
-            self.SMALL_CARDS_X,
-        ):
+        for (label, key, colour), x in zip(self.CARDS, self.SMALL_CARDS_X):
             text = VGroup(
                 style.zh(label, size=style.SMALL_SIZE), style.value(facts[key], size=style.BODY_SIZE, color=colour)
             ).arrange(RIGHT, buff=style.GAP_ML)
@@ -1884,12 +1885,12 @@ class ActivationMountain(LectureScene):
                         size=style.BODY_SIZE,
                     ),
                     style.zh(
-                        f"合计 {facts['keep_all_gib'].text} ≈ {facts['keep_all'].text}", size=36, color=style.FORWARD
+                        f"合计 {facts['keep_all_gib'].text} ≈ {facts['keep_all'].text}", size=36, color=self.CARDS[0][2]
                     ),
                     style.zh(
                         f"只留入口：{facts['entry'].text} × {facts['layers'].text} = {facts['full_recompute'].text}",
                         size=style.BODY_SIZE,
-                        color=style.GOOD,
+                        color=self.CARDS[1][2],
                     ),
                 )
                 .arrange(DOWN, aligned_edge=LEFT, buff=0.28)
@@ -2138,9 +2139,9 @@ class GradientJourney(LectureScene):
 
         def span(start, stop, y, colour) -> Rectangle:
             """A stretch of work on a lane, from time start to time stop."""
-            return widgets.bar(
-                x(stop) - x(start), 0.5, colour, opacity=0.8, stroke_color=style.BACKGROUND, stroke_width=2
-            ).move_to(((x(start) + x(stop)) / 2, y, 0))
+            return widgets.bar(x(stop) - x(start), 0.5, colour, stroke_color=style.BACKGROUND, stroke_width=2).move_to(
+                ((x(start) + x(stop)) / 2, y, 0)
+            )
 
         backward = VGroup(*(span(a, b, rows["backward"], style.BACKWARD) for a, b in plan["backward"]))
         reduce = VGroup(*(span(a, b, rows["reduce"], style.COMM) for a, b in plan["all_reduce"]))
@@ -2148,13 +2149,13 @@ class GradientJourney(LectureScene):
         under = Rectangle(
             width=x(compute_end) - x(plan["all_reduce"][0][0]),
             height=1.5,
-            stroke_color=style.GOOD,
+            stroke_color=style.VERDICT_GOOD,
             stroke_width=2,
             fill_opacity=0,
         ).move_to(((x(plan["all_reduce"][0][0]) + x(compute_end)) / 2, (rows["backward"] + rows["reduce"]) / 2, 0))
         hidden = VGroup(
             under,
-            style.zh("藏在反向底下 ✓", size=style.LABEL_SIZE, color=style.GOOD)
+            style.zh("藏在反向底下 ✓", size=style.LABEL_SIZE, color=style.VERDICT_GOOD)
             .next_to(under, UP, buff=style.GAP_S)
             .align_to(under, RIGHT),
         )
@@ -2165,7 +2166,9 @@ class GradientJourney(LectureScene):
         wait_label = style.zh("全部梯度到齐", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         wait_label.next_to(wait, UP, buff=style.GAP_S).shift(0.4 * LEFT)
         clip = span(*plan["clip"], rows["clip"], style.HIGHLIGHT)
-        exposed = style.zh("藏不了 ✗", size=style.LABEL_SIZE, color=style.BAD).next_to(clip, LEFT, buff=style.GAP_ML)
+        exposed = style.zh("藏不了 ✗", size=style.LABEL_SIZE, color=style.VERDICT_BAD).next_to(
+            clip, LEFT, buff=style.GAP_ML
+        )
         return {
             "axes": VGroup(names, time_axis, time_name),
             "backward": backward,
@@ -2180,20 +2183,12 @@ class GradientJourney(LectureScene):
     @classmethod
     def _accumulate(cls, micro) -> dict[str, VMobject]:
         """The fourth station's detail: a big batch, its micro-batches and the fp32 accumulator."""
-        whole_bar = Rectangle(
-            width=8.0, height=0.45, stroke_color=style.BACKGROUND, fill_color=style.BACKWARD, fill_opacity=0.8
-        )
+        whole_bar = widgets.bar(8.0, 0.45, style.BACKWARD, stroke_color=style.BACKGROUND, stroke_width=4)
         whole_label = style.zh("一个大 batch", size=style.LABEL_SIZE)
         whole = VGroup(whole_label, whole_bar).arrange(RIGHT, buff=style.GAP_L).move_to(cls.BATCH)
         parts = VGroup(
             *(
-                Rectangle(
-                    width=8.0 / micro,
-                    height=0.45,
-                    stroke_color=style.BACKGROUND,
-                    fill_color=style.BACKWARD,
-                    fill_opacity=0.8,
-                )
+                widgets.bar(8.0 / micro, 0.45, style.BACKWARD, stroke_color=style.BACKGROUND, stroke_width=4)
                 for _ in range(micro)
             )
         )
@@ -2270,11 +2265,11 @@ class BatchCommVsCompute(LectureScene):
                 [axes.c2p(b, v) for b, v in zip([0, *batch], [values[0], *values])]
             )
 
-        comm, compute = line(curves["comm"], style.COMM), line(curves["compute"], style.FORWARD)
+        comm, compute = line(curves["comm"], style.COMM), line(curves["compute"], style.COMPUTE)
         comm_name = style.zh(labels["comm"], size=style.LABEL_SIZE, color=style.COMM).next_to(
             comm, RIGHT, buff=style.GAP_SM
         )
-        compute_name = style.zh(labels["compute"], size=style.LABEL_SIZE, color=style.FORWARD)
+        compute_name = style.zh(labels["compute"], size=style.LABEL_SIZE, color=style.COMPUTE)
         compute_name.next_to(compute.get_end(), RIGHT, buff=style.GAP_SM)
 
         with self.narrate("batch_comm") as beat:
@@ -2345,10 +2340,8 @@ class BatchCommVsCompute(LectureScene):
         for key, index in (("small", 0), ("large", -1)):
             part = curves["share"][index]
             bar = VGroup(
-                Rectangle(width=width * part, height=0.5, stroke_width=0, fill_color=style.COMM, fill_opacity=0.9),
-                Rectangle(
-                    width=width * (1 - part), height=0.5, stroke_width=0, fill_color=style.FORWARD, fill_opacity=0.7
-                ),
+                widgets.bar(width * part, 0.5, style.COMM),
+                widgets.bar(width * (1 - part), 0.5, style.COMPUTE, opacity=style.FILL_SOFT),
             ).arrange(RIGHT, buff=style.FLUSH)
             bar.move_to((cls.SHARE_X, cls.PANEL_ROWS[key], 0))
             name = style.zh(labels[key], size=style.LABEL_SIZE).next_to(bar, LEFT, buff=style.GAP_M)
@@ -2360,14 +2353,8 @@ class BatchCommVsCompute(LectureScene):
         """One step: its communication (fixed) and its compute, side by side."""
         return (
             VGroup(
-                Rectangle(width=comm * unit, height=0.5, stroke_width=0, fill_color=style.COMM, fill_opacity=0.9),
-                Rectangle(
-                    width=(step["step"] - comm) * unit,
-                    height=0.5,
-                    stroke_width=0,
-                    fill_color=style.FORWARD,
-                    fill_opacity=0.7,
-                ),
+                widgets.bar(comm * unit, 0.5, style.COMM),
+                widgets.bar((step["step"] - comm) * unit, 0.5, style.COMPUTE, opacity=style.FILL_SOFT),
             )
             .arrange(RIGHT, buff=style.FLUSH)
             .add(Rectangle(width=step["step"] * unit, height=0.5, stroke_color=style.BACKGROUND, stroke_width=2))
