@@ -998,15 +998,15 @@ class AttentionCrossover(LectureScene):
         top.arrange(RIGHT, buff=GLYPH_GAP)
         bottom = VGroup(*(style.zh(t, size=style.BODY_SIZE) for t in ("S", "·", "n", "·", per)))
         bottom.arrange(RIGHT, buff=GLYPH_GAP)
-        bar = Line(LEFT, RIGHT, color=style.TEXT, stroke_width=2).set_width(top.width + 0.2)
-        VGroup(top, bar, bottom).arrange(DOWN, buff=0.12)
-        result = style.zh("＝ k", size=style.BODY_SIZE, color=style.HIGHLIGHT).next_to(bar, RIGHT, buff=0.25)
+        fraction_bar = Line(LEFT, RIGHT, color=style.TEXT, stroke_width=2).set_width(top.width + 0.2)
+        VGroup(top, fraction_bar, bottom).arrange(DOWN, buff=0.12)
+        result = style.zh("＝ k", size=style.BODY_SIZE, color=style.HIGHLIGHT).next_to(fraction_bar, RIGHT, buff=0.25)
         names = VGroup(
             style.zh("运算", size=style.SMALL_SIZE, color=style.MUTED).next_to(top, LEFT, buff=style.GAP_ML),
             style.zh("字节", size=style.SMALL_SIZE, color=style.MUTED).next_to(bottom, LEFT, buff=style.GAP_ML),
         )
         names.align_to(names[0], RIGHT)
-        fraction = VGroup(VGroup(top, names[0]), bar, VGroup(bottom, names[1]), result)
+        fraction = VGroup(VGroup(top, names[0]), fraction_bar, VGroup(bottom, names[1]), result)
         cancels = VGroup(
             *(Line(DOWN + LEFT, UP + RIGHT, color=style.VERDICT_BAD, stroke_width=3).set_height(0.32) for _ in range(6))
         )
@@ -1198,17 +1198,17 @@ class SeqLenFlip(LectureScene):
 
     def _point(self, key: str, cue: str, verdict_text: tuple[str, str], colour: str) -> None:
         """The model's own operating point on its attention line, and which side of its crossing it falls."""
-        panel = self.panels[key]
+        plot = self.panels[key]
         (share_x, share_y), corner = self.VERDICT_AT[key]
         verdict = style.caption_stack(*verdict_text, size=style.LABEL_SIZE, color=colour)
         for line in verdict:  # both lines flush with the corner's side
             line.align_to(verdict, RIGHT if corner[0] > 0 else LEFT)
-        axes = panel["axes"]
+        axes = plot["axes"]
         verdict.move_to(axes.c2p(share_x * axes.x_range[1], share_y * axes.y_range[1]), aligned_edge=corner)
-        panel["verdict"] = verdict
+        plot["verdict"] = verdict
         with self.narrate(cue) as beat:
-            self.play(Create(panel["drop"]), FadeIn(panel["seq"]), run_time=beat.share(0.25))
-            self.play(FadeIn(panel["point"], scale=1.5), FadeIn(panel["cost"]), run_time=beat.share(0.2))
+            self.play(Create(plot["drop"]), FadeIn(plot["seq"]), run_time=beat.share(0.25))
+            self.play(FadeIn(plot["point"], scale=1.5), FadeIn(plot["cost"]), run_time=beat.share(0.2))
             if key == "gpt3":
-                self.play(FadeIn(panel["cross"]), run_time=beat.share(0.15))
+                self.play(FadeIn(plot["cross"]), run_time=beat.share(0.15))
             self.play(FadeIn(verdict), run_time=beat.share(0.2))
