@@ -88,7 +88,7 @@ ADAGRAD_CHECKPOINT = 600  # the page's step
     "adagrad_rmsprop_adam_chain",
     "同一个分母，改良三次：AdaGrad → RMSProp → Adam",
     source="Adam：arXiv 1412.6980（偏差校正 §3）；AdaGrad：Duchi 等，JMLR 12(61)，2011；"
-    "RMSProp：Tieleman & Hinton 2012，Lecture 6.5；32× 按 β₂ = 0.999 算（D16）；曲线为本课当场跑出",
+    "RMSProp：Tieleman & Hinton 2012，Lecture 6.5；32× 按 β₂ = 0.999 算；曲线为本课当场跑出",
 )
 def adagrad_rmsprop_adam_chain(
     check: Check,
@@ -193,7 +193,7 @@ MEASURED_RANGE = (0.2, 0.3)  # the page: measured on real models, the same acros
     "adam_update_rms",
     "Adam 一步迈多大：只看 β₁",
     source="苏剑林《为什么 Adam 的 Update RMS 是 0.2？》kexue.fm/archives/11267；"
-    "对齐 update RMS 的做法随 Moonlight（arXiv 2502.16982）发表，K2 沿用（D23）；模拟为本课自跑",
+    "对齐 update RMS 的做法随 Moonlight（arXiv 2502.16982）发表，K2 沿用；模拟为本课自跑",
 )
 def adam_update_rms(
     check: Check,
@@ -283,7 +283,7 @@ def _matrix_texts(m: np.ndarray, digits: int = 2) -> list[list[str]]:
     "Muon：把动量矩阵换成它的「方向」",
     source="苏剑林《Muon 优化器赏析：从向量到矩阵的本质跨越》spaces.ac.cn/archives/10592（Ⓐ–Ⓓ）；"
     "Ⓒ 另见《Old Optimizer, New Norm: An Anthology》；NS 系数与 T·m/B：Keller Jordan 2024；"
-    "DeepSeek-V4 用 Muon 一说照页面原话，未核实（D27）",
+    "DeepSeek-V4 用 Muon 一说照页面原话，未核实",
 )
 def muon(
     check: Check,
@@ -407,7 +407,7 @@ STEADY_LAST = 100  # "steady": the geometric mean over the run's last 100 steps
     "weight_update_ratio",
     "一把尺子：每步更新约为权重的千分之一",
     source="CS231n《Neural Networks Part 3》“Ratio of weights:updates”；"
-    "网络与数据为本课自设（tanh MLP 8→16→4，numpy 手写，种子 0）；页面的 2.1× 没有数据无法复现（D24）",
+    "网络与数据为本课自设（tanh MLP 8→16→4，numpy 手写，种子 0）；页面的 2.1× 没有数据，无法复现",
 )
 def weight_update_ratio(
     check: Check,
@@ -537,8 +537,8 @@ def _v3_schedule(check: Check) -> learning_rate.Schedule:
 @CHAPTER.figure(
     "lr_schedules",
     "学习率只有三段：升上去、稳住、降下来",
-    source="GPT-3：arXiv 2005.14165 附录 B（页面标 §2.3，D6）；DeepSeek-V3：arXiv 2412.19437 §4.2；"
-    "V3 末段 3.3% 落在虚线下（D11）；V3 warmup 的 token 数按 batch 线性爬升估算；"
+    source="GPT-3：arXiv 2005.14165 附录 B（页面误标为 §2.3）；DeepSeek-V3：arXiv 2412.19437 §4.2；"
+    "V3 末段 3.3% 落在虚线下；V3 warmup 的 token 数按 batch 线性爬升估算；"
     "warmup 机制 arXiv 2406.09405；WSD 形状分析 arXiv 2410.05192",
 )
 def lr_schedules(check: Check, gpt3: learning_rate.Schedule | None = None, floor: float = 0.1, zoom: float = 0.004):
@@ -607,7 +607,7 @@ PAGE_SEVEN_SIZES = 7  # the page says 「七档」 in three places; the table ha
 @CHAPTER.figure(
     "lr_numbers",
     "规模越大，学习率越小、batch 越大",
-    source="GPT-3 arXiv 2005.14165 表 2.1、§2.3 与附录 B（D6）：八档，页面另几处写「七档」（D5）；"
+    source="GPT-3 arXiv 2005.14165 表 2.1、§2.3 与附录 B：八档，页面另几处写「七档」；"
     "表中数值取自论文（页面正文丢失）；DeepSeek-V3 arXiv 2412.19437 §4.2；"
     "η* ≈ η_max/(1 + B_noise/B)：梯度噪声尺度，见苏剑林 kexue.fm/archives/10542",
 )
