@@ -304,7 +304,7 @@ class FiniteDifferences(LectureScene):
         facts = self.facts
         counter = facts["counter"].value
         self.show_title()
-        blocks, grids, loss = self._network()
+        blocks, grids, loss = self._fd_network()
         with self.narrate("brute_intro") as beat:
             self.play(LaggedStart(*(FadeIn(b) for b in blocks), lag_ratio=0.15), run_time=beat.share(0.5))
             self.play(FadeIn(loss, shift=0.2 * LEFT), run_time=beat.share(0.3))
@@ -379,7 +379,7 @@ class FiniteDifferences(LectureScene):
                     stop,
                     0.45 * step,
                     Transform(fill, new_fill),
-                    ShowPassingFlash(self._sweep(blocks, loss), time_width=0.5),
+                    ShowPassingFlash(self._sweep_line(blocks, loss), time_width=0.5),
                 )
                 self.wait(0.55 * step)
 
@@ -439,7 +439,7 @@ class FiniteDifferences(LectureScene):
             )
         self.finish()
 
-    def _network(self) -> tuple[list[VGroup], VGroup, VGroup]:
+    def _fd_network(self) -> tuple[list[VGroup], VGroup, VGroup]:
         """Five layers, each a panel with its parameters drawn as dots inside it."""
         blocks, grids = [], VGroup()
         for i in range(5):
@@ -465,13 +465,13 @@ class FiniteDifferences(LectureScene):
         return bar.move_to((self.BAR_LEFT, self.BAR_Y, 0), aligned_edge=LEFT)
 
     @staticmethod
-    def _sweep(blocks, loss) -> Line:
+    def _sweep_line(blocks, loss) -> Line:
         """The path of one forward pass, from the first layer into the loss."""
         return Line(blocks[0].get_left(), loss.get_left()).set_stroke(style.FORWARD, 8)
 
     def _forward_sweep(self, blocks, loss, run_time) -> None:
         self.play(
-            ShowPassingFlash(self._sweep(blocks, loss), time_width=0.4),
+            ShowPassingFlash(self._sweep_line(blocks, loss), time_width=0.4),
             Succession(
                 *(Indicate(b, color=style.FORWARD, scale_factor=1.05) for b in blocks),
                 Indicate(loss, color=style.HIGHLIGHT),
@@ -884,7 +884,7 @@ class BackpropNudge3b1b(LectureScene):
 MATRIX_FILL_SPAN = 0.75  # a matrix cell's fill runs from FILL_GHOST (a zero) to 0.9 (the largest value)
 
 
-def _matrix(values, colour, cell: float = 0.28) -> VGroup:
+def _value_matrix(values, colour, cell: float = 0.28) -> VGroup:
     """A tensor as a grid of cells, each lit by the size of its value (the values are real)."""
     grid = np.asarray(values)
     top = float(np.abs(grid).max()) or 1.0
@@ -917,9 +917,9 @@ class LayerTwoMatmuls(LectureScene):
         facts = self.facts
         self.show_title()
 
-        x = _matrix(facts["x"].value, style.FORWARD).move_to((self.INPUT_X, self.FORWARD_Y, 0))
-        w = _matrix(facts["w"].value, style.FORWARD).move_to((self.WEIGHT_X, self.FORWARD_Y, 0))
-        y = _matrix(facts["y"].value, style.FORWARD).move_to((self.OUTPUT_X, self.FORWARD_Y, 0))
+        x = _value_matrix(facts["x"].value, style.FORWARD).move_to((self.INPUT_X, self.FORWARD_Y, 0))
+        w = _value_matrix(facts["w"].value, style.FORWARD).move_to((self.WEIGHT_X, self.FORWARD_Y, 0))
+        y = _value_matrix(facts["y"].value, style.FORWARD).move_to((self.OUTPUT_X, self.FORWARD_Y, 0))
         forward = VGroup(x, self._sign("×", x, w), w, self._sign("=", w, y), y)
         forward_labels = VGroup(
             self._shape_label("输入", facts["x_shape"], x),
@@ -952,7 +952,7 @@ class LayerTwoMatmuls(LectureScene):
             ).set_stroke(style.VERDICT_BAD, 6)
             self.play(Create(cross), run_time=beat.share(0.2))
 
-        upstream = _matrix(facts["upstream"].value, style.BACKWARD).move_to(slot)
+        upstream = _value_matrix(facts["upstream"].value, style.BACKWARD).move_to(slot)
         upstream_label = self._shape_label("上游敏感度", facts["upstream_shape"], upstream)
         with self.narrate("layer_upstream") as beat:
             self.play(
@@ -1068,11 +1068,11 @@ class LayerTwoMatmuls(LectureScene):
 
         Each factor is (values, name, shape fact, colour); the result is the fact `key`.
         """
-        result = _matrix(self.facts[key].value, style.BACKWARD).move_to((self.RESULT_X, row_y, 0))
+        result = _value_matrix(self.facts[key].value, style.BACKWARD).move_to((self.RESULT_X, row_y, 0))
         labels = VGroup(self._shape_label(name, self.facts[f"{key}_shape"], result))
         factors = []
         for (values, factor_name, shape, colour), x in zip((left_factor, right_factor), (self.LEFT_X, self.RIGHT_X)):
-            factors.append(_matrix(values, colour).move_to((x, row_y, 0)))
+            factors.append(_value_matrix(values, colour).move_to((x, row_y, 0)))
             labels.add(self._shape_label(factor_name, shape, factors[-1]))
         left, right = factors
         return VGroup(result, self._sign("=", result, left), left, self._sign("×", left, right), right, labels)
@@ -1311,7 +1311,9 @@ class VanishingGradients(LectureScene):
         depth = ValueTracker(0.0)
         bounds = (low, high)
         lines = {
-            key: always_redraw(lambda key=key: self._trace(curves[key], depth.get_value(), bounds, self.COLOURS[key]))
+            key: always_redraw(
+                lambda key=key: self._depth_trace(curves[key], depth.get_value(), bounds, self.COLOURS[key])
+            )
             for key in ("shrink", "flat", "grow")
         }
         heads = {
@@ -1415,7 +1417,7 @@ class VanishingGradients(LectureScene):
 
     # -- staging helpers -------------------------------------------------
     @staticmethod
-    def _path(curve, depth, bounds) -> tuple[list[tuple[float, float]], bool]:
+    def _depth_path(curve, depth, bounds) -> tuple[list[tuple[float, float]], bool]:
         """Points (layer, log10 product) up to `depth`, cut where the curve leaves the frame."""
         logs = np.log10(curve)
         last = int(np.floor(depth))
@@ -1431,16 +1433,16 @@ class VanishingGradients(LectureScene):
                     return [*points[:i], (x0 + t * (x1 - x0), edge)], True
         return points, False
 
-    def _trace(self, curve, depth, bounds, colour) -> VMobject:
+    def _depth_trace(self, curve, depth, bounds, colour) -> VMobject:
         """A curve drawn up to `depth` layers."""
-        points, _ = self._path(curve, depth, bounds)
+        points, _ = self._depth_path(curve, depth, bounds)
         line = VMobject(color=colour, stroke_width=4)
         line.set_points_as_corners([self._at(x, y) for x, y in points] * (1 if len(points) > 1 else 2))
         return line
 
     def _head(self, curve, depth, bounds, key) -> VGroup:
         """The dot at a curve's front, with its factor beside it while the curve is inside the frame."""
-        points, out = self._path(curve, depth, bounds)
+        points, out = self._depth_path(curve, depth, bounds)
         colour = self.COLOURS[key]
         dot = Dot(self._at(*points[-1]), radius=0.07, color=colour)
         label = style.zh(f"×{self.facts[f'f_{key}'].text}", size=style.LABEL_SIZE, color=colour)
@@ -2049,7 +2051,7 @@ class GradientJourney(LectureScene):
 
         with self.narrate("gj_update") as beat:
             self._advance(packet, stations, 4, beat.share(0.12))
-            weights = self._weights()
+            weights = self._journey_weights()
             self.play(FadeOut(VGroup(*accumulate.values())), FadeIn(weights), run_time=beat.share(0.15))
             self.play(packet.animate.move_to(weights[0]).scale(0.8), run_time=beat.share(0.15))
             self.play(Indicate(weights[0], color=style.BACKWARD), FadeOut(packet, scale=0.2), run_time=beat.share(0.15))
@@ -2221,7 +2223,7 @@ class GradientJourney(LectureScene):
         }
 
     @classmethod
-    def _weights(cls) -> VGroup:
+    def _journey_weights(cls) -> VGroup:
         """The weights the update writes, in fp32."""
         box = widgets.panel(2.2, 1.2, stroke_width=3).set_stroke(style.FP32)
         label = style.zh("权重", size=style.BODY_SIZE)

@@ -1480,7 +1480,7 @@ class PeakMemoryTimeline(LectureScene):
         y_axis = Line(self.ORIGIN, self.ORIGIN + self.HEIGHT * UP, color=style.MUTED, stroke_width=2)
         ticks = VGroup()
         for tick, text in zip(axis["ticks"], axis["labels"]):
-            y = self._y(tick)
+            y = self._tib_y(tick)
             ticks.add(
                 Line((self.ORIGIN[0] - 0.08, y, 0), (self.ORIGIN[0], y, 0), color=style.MUTED),
                 style.zh(text, size=style.SMALL_SIZE, color=style.MUTED).next_to(
@@ -1501,7 +1501,7 @@ class PeakMemoryTimeline(LectureScene):
             *(
                 DashedLine(
                     (self._x(b), self.ORIGIN[1], 0),
-                    (self._x(b), self._y(self.top), 0),
+                    (self._x(b), self._tib_y(self.top), 0),
                     color=style.MUTED,
                     stroke_width=1.5,
                 )
@@ -1526,12 +1526,16 @@ class PeakMemoryTimeline(LectureScene):
         o_label = self._inside(f"优化器状态 {facts['optimizer_tib'].text}", stack[1], stack[2], 20)
         use = Rectangle(
             width=self._x(bounds[3]) - self._x(bounds[2]),
-            height=self._y(stack[2][0]) - self._y(stack[1][0]),
+            height=self._tib_y(stack[2][0]) - self._tib_y(stack[1][0]),
             stroke_color=style.HIGHLIGHT,
             stroke_width=4,
         )
         use.move_to(
-            ((self._x(bounds[2]) + self._x(bounds[3])) / 2, (self._y(stack[1][0]) + self._y(stack[2][0])) / 2, 0)
+            (
+                (self._x(bounds[2]) + self._x(bounds[3])) / 2,
+                (self._tib_y(stack[1][0]) + self._tib_y(stack[2][0])) / 2,
+                0,
+            )
         )
         use_label = style.zh("只在这一刻用", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(
             use, RIGHT, buff=style.GAP_ML
@@ -1549,7 +1553,7 @@ class PeakMemoryTimeline(LectureScene):
         self.play(FadeOut(use), FadeOut(use_label), run_time=0.4)
 
         peak_a = t.index(line["forward_end"])
-        a_point = np.array((self._x(t[peak_a]), self._y(stack[3][peak_a]), 0))
+        a_point = np.array((self._x(t[peak_a]), self._tib_y(stack[3][peak_a]), 0))
         a_label = style.zh(f"激活 {facts['activations_tib'].text}", size=style.LABEL_SIZE, color=style.FORWARD)
         a_label.next_to(a_point, LEFT, buff=style.GAP_ML).shift(0.2 * UP)
         with self.narrate("peak_activations") as beat:
@@ -1558,7 +1562,7 @@ class PeakMemoryTimeline(LectureScene):
             self.play(FadeIn(a_label), run_time=beat.share(0.15))
 
         peak_g = t.index(line["backward_end"])
-        g_point = np.array((self._x(t[peak_g]), self._y(stack[4][peak_g]), 0))
+        g_point = np.array((self._x(t[peak_g]), self._tib_y(stack[4][peak_g]), 0))
         g_label = style.zh(f"梯度 {facts['grads_tib'].text}", size=style.LABEL_SIZE, color=style.BACKWARD)
         g_label.next_to(g_point, UP, buff=style.GAP_M).shift(0.3 * RIGHT)
         with self.narrate("peak_grads") as beat:
@@ -1571,7 +1575,7 @@ class PeakMemoryTimeline(LectureScene):
         # Each item's peak, then the sum's: here it sits on the activations' peak, and in general it need not.
         dots = VGroup(Dot(a_point, color=style.FORWARD, radius=0.09), Dot(g_point, color=style.BACKWARD, radius=0.09))
         total = VMobject(stroke_color=style.DATA, stroke_width=3)
-        total.set_points_as_corners([(self._x(x), self._y(y), 0) for x, y in zip(t, stack[4])])
+        total.set_points_as_corners([(self._x(x), self._tib_y(y), 0) for x, y in zip(t, stack[4])])
         inset = self._schematic().move_to((self.SIDE_X, self.INSET_Y, 0))
         with self.narrate("peak_sum") as beat:
             self.play(LaggedStart(*(FadeIn(d, scale=2) for d in dots), lag_ratio=0.5), run_time=beat.share(0.25))
@@ -1580,7 +1584,10 @@ class PeakMemoryTimeline(LectureScene):
             self.play(Create(inset[2]), FadeIn(inset[3]), run_time=beat.share(0.2))
 
         moment = DashedLine(
-            (a_point[0], self.ORIGIN[1], 0), (a_point[0], self._y(self.top), 0), color=style.HIGHLIGHT, stroke_width=3
+            (a_point[0], self.ORIGIN[1], 0),
+            (a_point[0], self._tib_y(self.top), 0),
+            color=style.HIGHLIGHT,
+            stroke_width=3,
         )
         largest = style.zh("那一刻最大：优化器状态", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
         largest.move_to((self.SIDE_X, self.RULE_Y, 0))
@@ -1707,7 +1714,7 @@ class PeakMemoryTimeline(LectureScene):
         """The x on screen of time t."""
         return self.ORIGIN[0] + self.WIDTH * t / self.t_end
 
-    def _y(self, tib: float) -> float:
+    def _tib_y(self, tib: float) -> float:
         """The y on screen of a height in TiB."""
         return self.ORIGIN[1] + self.HEIGHT * tib / self.top
 
@@ -1716,19 +1723,19 @@ class PeakMemoryTimeline(LectureScene):
         keep = [i for i, x in enumerate(t) if x <= upto]
         if not keep or upto <= 0:
             return VMobject()
-        top = [(self._x(t[i]), self._y(upper[i]), 0) for i in keep]
-        bottom = [(self._x(t[i]), self._y(lower[i]), 0) for i in keep]
+        top = [(self._x(t[i]), self._tib_y(upper[i]), 0) for i in keep]
+        bottom = [(self._x(t[i]), self._tib_y(lower[i]), 0) for i in keep]
         last = keep[-1]
         if last + 1 < len(t) and t[last + 1] > t[last]:
             f = (upto - t[last]) / (t[last + 1] - t[last])
-            top.append((self._x(upto), self._y(upper[last] + f * (upper[last + 1] - upper[last])), 0))
-            bottom.append((self._x(upto), self._y(lower[last] + f * (lower[last + 1] - lower[last])), 0))
+            top.append((self._x(upto), self._tib_y(upper[last] + f * (upper[last + 1] - upper[last])), 0))
+            bottom.append((self._x(upto), self._tib_y(lower[last] + f * (lower[last + 1] - lower[last])), 0))
         return Polygon(*top, *reversed(bottom), stroke_width=0, fill_color=colour, fill_opacity=style.FILL_SOFT)
 
     def _inside(self, text: str, lower: list[float], upper: list[float], at: float) -> Mobject:
         """A band's name inside it, its left edge at time `at`, centred between the band's edges at time 0."""
         label = style.zh(text, size=style.LABEL_SIZE)
-        return label.move_to((self._x(at) + label.width / 2, (self._y(lower[0]) + self._y(upper[0])) / 2, 0))
+        return label.move_to((self._x(at) + label.width / 2, (self._tib_y(lower[0]) + self._tib_y(upper[0])) / 2, 0))
 
     @staticmethod
     def _schematic() -> VGroup:

@@ -137,7 +137,7 @@ class GradientDescentBall(LectureScene):
             self.play(FadeIn(origin, shift=0.2 * UP), run_time=beat.share(0.3))
             self.play(Indicate(column["bars"], color=style.BACKWARD), run_time=beat.share(0.3))
 
-        ruler = self._rulers()
+        ruler = self._step_rulers()
         with self.narrate("ball_circle") as beat:
             self.play(Create(ruler["plane"]), FadeIn(ruler["names"]), run_time=beat.share(0.2))
             self.play(Create(ruler["circle"]), FadeIn(ruler["circle_name"]), run_time=beat.share(0.25))
@@ -182,7 +182,7 @@ class GradientDescentBall(LectureScene):
         frame = VGroup(head, names, dots, axis)
         return {"frame": frame, "bars": bars, "zero": self.ZERO_X}
 
-    def _rulers(self) -> dict[str, Mobject]:
+    def _step_rulers(self) -> dict[str, Mobject]:
         """Steepest step for two parameters, measured by a circle, then by a square."""
         facts = self.facts
         centre, radius = self.RULER_CENTRE, self.RULER_RADIUS

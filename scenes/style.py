@@ -185,7 +185,3 @@ def fits_frame(mobject: Mobject, margin: float = 0.0) -> bool:
         and mobject.get_bottom()[1] >= -half_h
         and mobject.get_top()[1] <= half_h
     )
-
-
-# TRANSITION ONLY (issue 26): old names while the chapters move to roles; deleted when none is left.
-GOOD, BAD, ORANGE, SKY, CURVES_UP, CURVES_DOWN = "#83C167", "#FC6255", "#F5A142", "#6CA6E0", "#4FC1A6", "#F28CB1"
