@@ -5,15 +5,29 @@ helpers.py."""
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import replace
 
 import pytest
 from helpers import BUILD, FIGURE_B, FIGURE_C, Build, ThreeFigures, build_env, cut_clip, run
 
 from tools.course import catalogue
+from tools.files import file_sha256
 from tools.publish import chapter_video, manifest, media, site
-from tools.publish.manifest import PublishedFile, sha256
+from tools.publish.manifest import PublishedFile
 from tools.voice import captions, cues
+
+_MEDIA_SET: list[bool] = []
+
+
+@pytest.fixture(autouse=True)
+def _own_manim_media(tmp_path_factory):
+    """Each xdist worker draws manim's text in its own media folder: manim writes a Text's SVG to
+    media/texts/ in place, so two workers setting the same new label would read each other's half-files."""
+    manim = sys.modules.get("manim")
+    if manim is not None and not _MEDIA_SET:
+        manim.config.media_dir = str(tmp_path_factory.mktemp("manim-media"))
+        _MEDIA_SET.append(True)
 
 
 @pytest.fixture
@@ -74,7 +88,7 @@ def three_figures(backprop_build, tmp_path_factory) -> ThreeFigures:
         for ext in ("png", "webp"):
             shutil.copy(folder / f"gates_circuit.{ext}", folder / f"{fig_id}.{ext}")
         files = {
-            ext: PublishedFile(f"backprop/{fig_id}.{ext}", sha256(folder / f"{fig_id}.{ext}"))
+            ext: PublishedFile(f"backprop/{fig_id}.{ext}", file_sha256(folder / f"{fig_id}.{ext}"))
             for ext in ("mp4", "srt", "vtt", "png", "webp")
         }
         man.figures[fig_id] = replace(first, figure=fig_id, title=title, duration=round(seconds, 3), files=files)

@@ -8,8 +8,9 @@ import pytest
 
 from tools.course import catalogue
 from tools.course.catalogue import Attachment
+from tools.files import file_sha256
 from tools.publish import clip, render, site
-from tools.publish.manifest import ChapterList, Manifest, PublishedFigure, PublishedFile, from_json, sha256, to_json
+from tools.publish.manifest import ChapterList, Manifest, PublishedFigure, PublishedFile, from_json, to_json
 from tools.publish.render import BuildError
 
 TRACE = Attachment("trace.json", "模拟时间线", "在 Perfetto 打开", lambda: '{"traceEvents": []}')
@@ -48,7 +49,9 @@ def _published(out, chapter: str, fig_id: str, attachments: bool) -> PublishedFi
     kinds = ["mp4", "srt", "vtt", "png", "webp"] + (["trace.json"] if attachments else [])
     for kind in kinds:
         (folder / f"{fig_id}.{kind}").write_text("WEBVTT\n" if kind == "vtt" else f"{kind} bytes", encoding="utf-8")
-    files = {kind: PublishedFile(f"{chapter}/{fig_id}.{kind}", sha256(folder / f"{fig_id}.{kind}")) for kind in kinds}
+    files = {
+        kind: PublishedFile(f"{chapter}/{fig_id}.{kind}", file_sha256(folder / f"{fig_id}.{kind}")) for kind in kinds
+    }
     about = {"trace.json": {"label": TRACE.label, "how_to": TRACE.how_to}} if attachments else {}
     return PublishedFigure(chapter, fig_id, f"图 {fig_id}", 42.0, 854, 480, {}, files, attachments=about)
 

@@ -11,8 +11,9 @@ import pytest
 from helpers import BIN, BUILD, FIGURE_B, FIGURE_C, ROOT, cut_clip, run, synthetic_clip
 
 from tools.course import catalogue
+from tools.files import file_sha256
 from tools.publish import chapter_video, clip, manifest, media, sound
-from tools.publish.manifest import PublishedFile, sha256
+from tools.publish.manifest import PublishedFile
 from tools.voice import captions
 
 pytestmark = pytest.mark.slow  # real renders
@@ -190,7 +191,7 @@ def test_a_chapter_video_is_joined_again_only_when_a_clip_changed(copied):
     srt = out / "backprop" / f"{FIGURE_B}.srt"
     lines = captions.parse_srt(srt.read_text(encoding="utf-8"))
     srt.write_text(captions.to_srt(lines[:-1]), encoding="utf-8")
-    man.figures[FIGURE_B].files["srt"] = PublishedFile(man.figures[FIGURE_B].files["srt"].path, sha256(srt))
+    man.figures[FIGURE_B].files["srt"] = PublishedFile(man.figures[FIGURE_B].files["srt"].path, file_sha256(srt))
     chapter_video.build_all(man, out, progress.append)
     assert any("chapter backprop: 3 clips joined" in line for line in progress[1:])
     merged = captions.parse_srt((out / "backprop.srt").read_text(encoding="utf-8"))

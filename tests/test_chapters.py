@@ -22,8 +22,9 @@ import pytest
 from helpers import BIN, ROOT, build_figure, run
 
 from tools.course import catalogue
+from tools.files import file_sha256
 from tools.publish import manifest, media
-from tools.publish.manifest import PublishedFile, sha256
+from tools.publish.manifest import PublishedFile
 from tools.voice import pacing
 
 CHAPTERS = [ch for ch in catalogue.chapters() if ch.figures]
@@ -93,7 +94,7 @@ def test_a_figure_of_each_chapter_renders_with_sound_and_publishes_its_attachmen
     for attached in fig.attachments:  # beside the clip as made, listed with its sha256, linked from its embed page
         name = f"{chapter.id}/{fig.id}.{attached.suffix}"
         assert (out / name).read_text(encoding="utf-8") == attached.make()
-        assert entry.files[attached.suffix] == PublishedFile(name, sha256(out / name))
+        assert entry.files[attached.suffix] == PublishedFile(name, file_sha256(out / name))
         assert (kit / "media" / name).read_bytes() == (out / name).read_bytes()
         page = (kit / "embed" / f"{fig.id}.html").read_text(encoding="utf-8")
         assert f'href="../media/{name}"' in page

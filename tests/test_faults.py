@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from helpers import BUILD, build_env, tmpfs
 
+from tools.files import file_sha256
 from tools.publish import manifest
-from tools.publish.manifest import sha256
 
 pytestmark = pytest.mark.slow  # real renders
 
@@ -58,7 +58,7 @@ def _only_whole_files(out: Path) -> None:
         if path.is_dir():
             continue
         if relative in listed:
-            assert sha256(path) == listed[relative], f"{relative} is not the file the manifest lists"
+            assert file_sha256(path) == listed[relative], f"{relative} is not the file the manifest lists"
         else:
             assert relative in sidecars | {"manifest.json", ".lock"}, f"unlisted file: {relative}"
 
@@ -114,5 +114,5 @@ def test_a_full_disk_fails_naming_the_path_and_keeps_the_files_already_there(tmp
         assert f"failed writing {renders}" in output, output
         assert "No space left on device" in output, output
         filler.unlink()
-        assert {path: sha256(out / path) for path in before} == before
+        assert {path: file_sha256(out / path) for path in before} == before
         assert list(manifest.load(out).figures) == ["gates_circuit"]

@@ -17,8 +17,9 @@ from helpers import BIN, build_env, run
 
 from tools import files
 from tools.course import catalogue
+from tools.files import file_sha256
 from tools.publish import build, clean, manifest, render, scratch, stills
-from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile, sha256
+from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
 from tools.voice import audio, cues, speech
 
 
@@ -29,7 +30,7 @@ def _publish_stand_in(out, chapter: str, fig_id: str, text: str = "clip") -> Pub
         path = out / chapter / f"{fig_id}.{ext}"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"{text} {ext}")
-        files[ext] = PublishedFile(f"{chapter}/{fig_id}.{ext}", sha256(path))
+        files[ext] = PublishedFile(f"{chapter}/{fig_id}.{ext}", file_sha256(path))
     entry = PublishedFigure(
         chapter, fig_id, f"title of {fig_id}", 42.0, 854, 480, {"n": 1}, files, "key", {"scene": "s"}
     )

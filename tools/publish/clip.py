@@ -12,8 +12,9 @@ from pathlib import Path
 
 from tools.course.catalogue import Figure
 from tools.course.fact_values import fact_values
+from tools.files import file_sha256
 from tools.publish import media, scratch
-from tools.publish.manifest import Files, PublishedFigure, PublishedFile, sha256
+from tools.publish.manifest import Files, PublishedFigure, PublishedFile
 from tools.publish.render import BuildError, Rendered
 from tools.voice import captions
 
@@ -36,7 +37,7 @@ def move_in(staged: Path, target_dir: Path, prefix: str) -> Files:
     """Move every staged file into target_dir; their records keyed by the name after the stem."""
     files = {}
     for path in sorted(p for p in staged.iterdir() if p.name != scratch.OWNER):
-        files[path.name.split(".", 1)[1]] = PublishedFile(f"{prefix}{path.name}", sha256(path))
+        files[path.name.split(".", 1)[1]] = PublishedFile(f"{prefix}{path.name}", file_sha256(path))
         os.replace(path, target_dir / path.name)
     return files
 

@@ -20,8 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 # What a PublishedFile records of its file (tests check published files with it too).
-from tools.files import file_sha256 as sha256
-from tools.files import write_atomically
+from tools.files import file_sha256, write_atomically
 
 NAME = "manifest.json"
 LOCK = ".lock"
@@ -201,7 +200,7 @@ def _read_sidecar(path: Path) -> dict | None:
 
 
 def _intact(files: Files, out_dir: Path) -> bool:
-    return all((out_dir / f.path).is_file() and sha256(out_dir / f.path) == f.sha256 for f in files.values())
+    return all((out_dir / f.path).is_file() and file_sha256(out_dir / f.path) == f.sha256 for f in files.values())
 
 
 @dataclass(frozen=True)
