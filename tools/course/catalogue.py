@@ -37,10 +37,13 @@ class Topic:
 
 
 # Every chapter belongs to one topic; a topic's chapters play one after another.
-# Topic 4 names all six of its chapters, including those still being written.
+# A topic names its chapters, including those still being written (skipped until their module exists).
 TOPICS = (
     Topic("专题四", "训练一步的账", ("backprop", "recompute", "optimizer", "adaptive", "ledger", "stability")),
-    Topic("专题五", "切开模型：流水线并行", ("pipeline",)),
+    Topic("专题五", "切开模型：流水线与专家并行", ("pipeline", "moe")),
+    Topic("专题六", "少用几位：FP8 与 FP4", ("fp8",)),
+    Topic("专题七", "推理服务：预填充与解码分开跑", ("serving",)),
+    Topic("专题八", "μP：模型变宽，学习率不用重调", ("mup",)),
 )
 
 # Chapter modules in the order the course plays them: the topics' chapters that have a module in
