@@ -11,12 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools import settings
+from tools import files, settings
 from tools.author import readme, scaffold
 from tools.course import catalogue
 from tools.course.fact_values import fact_values
 from tools.course.facts import FactError
-from tools.publish import build, checks, clean, layout, serve, site
+from tools.publish import build, checks, clean, layout, preview, serve, site
 from tools.publish.fonts import FontError
 from tools.publish.manifest import ManifestError
 from tools.publish.render import QUALITIES, BuildError
@@ -35,6 +35,7 @@ REFUSALS = (
     ManifestError,
     layout.LayoutError,
     settings.SettingsError,
+    files.TimeLimitError,
     FontError,
     scaffold.ScaffoldError,
     readme.ReadmeError,
@@ -121,6 +122,12 @@ def _parser() -> argparse.ArgumentParser:
     show = sub.add_parser("serve", help="serve the embed kit on 127.0.0.1 for a local look")
     _quality(show)
     show.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    look = sub.add_parser(
+        "preview", help="a figure's stills at every cue on 127.0.0.1, redrawn on every save, then its -q l draft"
+    )
+    look.add_argument("target", help="chapter/figure_id")
+    look.add_argument("--port", type=int, default=8001, help="0 picks a free port")
+    look.add_argument("--no-draft", action="store_true", help="only the stills, no draft clip")
     sub.add_parser("clean", help="delete cached narration, manim work files and logs nothing current refers to")
     hear = sub.add_parser("say", help="print the pinyin the engine gets for a sentence or a cue, and synthesize it")
     hear.add_argument("text", nargs="?", help="Chinese text; [重|chong2] fixes a reading inline")
@@ -206,6 +213,7 @@ def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool) -> No
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    files.forward_signals()  # each outside process has its own process group: Ctrl-C must reach it
     try:
         if args.command in WRITERS:
             settings.check_output_folders()
@@ -233,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
             print(site.summary(build.write_site(args.quality)))
         elif args.command == "serve":
             serve.serve(site.kit_dir(build.renders_dir(args.quality)), args.port, lambda line: print(line, flush=True))
+        elif args.command == "preview":
+            settings.check_output_folders()
+            preview.preview(args.target, args.port, lambda line: print(line, flush=True), not args.no_draft)
         elif args.command == "clean":
             clean.clean()
         elif args.command == "new":

@@ -17,12 +17,17 @@ on, until the time the build writes into the file ``LECTURE_STOP_FILE``
 names. A scene run by the
 layout lint appends what it shows at each cue to the file named in
 ``LECTURE_LAYOUT_OUT``.
+
+Every outside process runs under a time limit (:func:`time_limit`): derived from its work, never below a
+floor, ``LECTURE_LIMIT_SCALE`` multiplying every derived limit and ``LECTURE_LIMIT_<KIND>`` (seconds)
+replacing one kind's outright.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +42,10 @@ PROGRESS_OUT_ENV = "LECTURE_PROGRESS_OUT"
 CUE_AUDIO_ENV = "LECTURE_CUE_AUDIO"
 FROM_SECONDS_ENV = "LECTURE_FROM_SECONDS"
 STOP_FILE_ENV = "LECTURE_STOP_FILE"
+# `lecture preview`: where a scene run by the layout lint puts a PNG of each look it has no still for yet
+# (LECTURE_STILLS_OUT), and where the stills it already has are (LECTURE_STILLS_HAVE); see scenes/layout_probe.py.
+STILLS_OUT_ENV = "LECTURE_STILLS_OUT"
+STILLS_HAVE_ENV = "LECTURE_STILLS_HAVE"
 
 
 def renders_root() -> Path:
@@ -93,3 +102,70 @@ def check_output_folders() -> None:
     """Refuse up front when renders or the cache cannot be written."""
     writable_folder("LECTURE_RENDERS", renders_root())
     writable_folder("LECTURE_CACHE", cache_root())
+
+
+# -- time limits on outside processes --------------------------------------------------------------------
+# kind -> (the floor in seconds, how the derived part is worked out). A limit is the derived seconds times
+# LECTURE_LIMIT_SCALE, never below the floor; LECTURE_LIMIT_<KIND> sets it outright.
+LIMITS = {
+    "speech": (60.0, "1 s per character the engine is handed"),
+    "render": (
+        300.0,
+        "4 x the render's expected time: its last render's, else its video's length x a rate per quality",
+    ),
+    "stills": (300.0, "30 s per figure the process runs with animations skipped"),
+    "join": (120.0, "2 s per second of video joined"),
+    "cluster": (360.0, "the render's own limit, plus a minute to ship its files"),
+}
+LIMIT_SCALE_ENV = "LECTURE_LIMIT_SCALE"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """How long one outside process may run, and how that was decided (for the message when it runs over)."""
+
+    seconds: float
+    kind: str  # a key of LIMITS
+
+    @property
+    def variable(self) -> str:
+        return f"LECTURE_LIMIT_{self.kind.upper()}"
+
+    @property
+    def basis(self) -> str:
+        if os.environ.get(self.variable):
+            return f"set by {self.variable}"
+        floor, derived = LIMITS[self.kind]
+        return f"{derived}, at least {floor:.0f} s"
+
+    def exceeded(self, what: str, command: str) -> str:
+        """The error for a process that ran over: what it was for, its command, the limit and how to raise it."""
+        return (
+            f"{what}: {command} was still running after its time limit of {self.seconds:.0f} s ({self.basis}), "
+            f"so it was stopped, its whole process group killed, and nothing it wrote was kept. If it needs "
+            f"longer, raise the limit: {self.variable}=SECONDS, or {LIMIT_SCALE_ENV}=2 for every derived limit"
+        )
+
+
+def _seconds_setting(variable: str, default: float | None) -> float | None:
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise SettingsError(f"{variable}={text!r}: give a positive number of seconds (or a factor, for the scale)")
+    return value
+
+
+def time_limit(kind: str, derived: float = 0.0) -> Limit:
+    """The time limit for one outside process of `kind` (a key of LIMITS), `derived` seconds worked out
+    from its work (see LIMITS): scaled by LECTURE_LIMIT_SCALE and never below the floor, unless
+    LECTURE_LIMIT_<KIND> sets it."""
+    floor, _ = LIMITS[kind]
+    fixed = _seconds_setting(f"LECTURE_LIMIT_{kind.upper()}", None)
+    if fixed is not None:
+        return Limit(fixed, kind)
+    return Limit(max(floor, derived * _seconds_setting(LIMIT_SCALE_ENV, 1.0)), kind)

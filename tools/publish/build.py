@@ -181,9 +181,13 @@ class _Renders:
         self.queue = WorkQueue(jobs, idle=self._split_one)
         self._running: dict[str, tuple[Figure, RenderKey, FigureRender]] = {}
         self._all: list[FigureRender] = []
+        self._limits: dict[str, settings.Limit] = {}  # each figure's render time limit, for each of its parts
         self._lock = threading.Lock()
 
-    def add(self, fig: Figure, key: RenderKey, render_seconds: float, video_seconds: float) -> None:
+    def add(
+        self, fig: Figure, key: RenderKey, render_seconds: float, video_seconds: float, limit: settings.Limit
+    ) -> None:
+        self._limits[fig.id] = limit
         self.queue.add(render_seconds, functools.partial(self._first, fig, key, render_seconds, video_seconds))
 
     def run(self) -> None:
@@ -202,10 +206,13 @@ class _Renders:
 
     def _render_part(self, fig: Figure, key: RenderKey, job: FigureRender, part: Part) -> None:
         self.tracker.start(fig.id, part.progress_file)
+        limit = self._limits[fig.id]
         if self.remote is None:
-            rendered = render.render(fig, self.quality, part.work, start=part.start)
+            rendered = render.render(fig, self.quality, part.work, start=part.start, limit=limit)
         else:
-            rendered = self.remote.render(fig.id, self.quality, self.narration.paths[fig.id], part.work, part.start)
+            rendered = self.remote.render(
+                fig.id, self.quality, self.narration.paths[fig.id], part.work, part.start, limit
+            )
         if job.finished(part, rendered):  # the figure's last part: join, publish, drop the work folders
             with self._lock:
                 del self._running[fig.id]
@@ -325,7 +332,9 @@ def _build(
     tracker = progress.BuildProgress(video_seconds, FPS[quality], say, live)
     renders = _Renders(quality, jobs, allow_long, tracker, remote, narration)
     for fig, key in todo:
-        renders.add(fig, key, expected[fig.id], video_seconds[fig.id])
+        recorded = published[fig.id].render_seconds if fig.id in published else 0.0
+        limit = render.time_limit(quality, recorded, video_seconds[fig.id])
+        renders.add(fig, key, expected[fig.id], video_seconds[fig.id], limit)
     with tracker.shown():
         renders.run()
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")

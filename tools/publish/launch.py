@@ -7,6 +7,9 @@ part of a figure. multiprocessing's fork server imports manim once
 manim's command line as ``python -m manim`` would, its output in the
 render's log.
 
+Each render runs in a process group of its own under a time limit (tools/files.py: wait_limited):
+past it, or when the build fails or is stopped, the whole group is killed.
+
 glibc reads ``MALLOC_PERTURB_`` (render.MALLOC_FILL) when a process starts,
 so the server is started with the value the first render asks for; a render
 that asks for another, and a render from a daemonic process (a Dask worker
@@ -24,6 +27,8 @@ import threading
 from pathlib import Path
 
 from tools import settings
+from tools.files import own_group_and_die_with_parent, run_limited, wait_limited
+from tools.settings import Limit
 
 AT_START = ("MALLOC_PERTURB_",)  # read once, when a process starts: the server's value holds in its forks
 _context = multiprocessing.get_context("forkserver")
@@ -31,20 +36,30 @@ _lock = threading.Lock()
 _server_env: dict[str, str] | None = None  # the AT_START variables the server was started with
 
 
-def run_manim(args: list[str], env: dict[str, str], log: Path) -> int:
-    """``manim <args>`` from the repository root with environment `env`, its output to `log`; its exit code."""
+def run_manim(args: list[str], env: dict[str, str], log: Path, limit: Limit | None = None, what: str = "manim") -> int:
+    """``manim <args>`` from the repository root with environment `env`, its output to `log`; its exit code.
+    Past `limit` (by default a render's floor) its process group is killed and TimeLimitError names `what`
+    (the figure or its part)."""
+    limit = limit or settings.time_limit("render")
+    command = f"`manim {' '.join(args)}` (log {log})"
     if _server_for(env):
         process = _context.Process(target=_manim_main, args=(args, env, str(log)), name=f"manim {log.stem}")
         process.start()
-        process.join()
+
+        def ended(seconds: float) -> bool:
+            process.join(seconds)
+            return process.exitcode is not None
+
+        wait_limited(process.pid, ended, limit, what, command, process.join)
         return process.exitcode
     with open(log, "w", encoding="utf-8") as stream:
-        return subprocess.run(
+        return run_limited(
             [sys.executable, "-m", "manim", *args],
+            limit,
+            what,
             cwd=settings.ROOT,
             stdout=stream,
             stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
             env=env,
         ).returncode
 
@@ -87,6 +102,7 @@ def _main_module() -> str:
 
 def _manim_main(args: list[str], env: dict[str, str], log: str) -> None:
     """In a fork of the server: ``python -m manim <args>``, as its own process would run it."""
+    own_group_and_die_with_parent()
     out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(out, 1)
     os.dup2(out, 2)

@@ -24,7 +24,7 @@ from typing import Any
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.files import content_key, file_sha256, write_atomically
+from tools.files import TimeLimitError, content_key, file_sha256, write_atomically
 from tools.publish import fonts, launch, scene_source, scratch, stack
 from tools.voice import captions, cues
 
@@ -271,11 +271,30 @@ def outputs(fig: Figure, quality: str, media_dir: Path) -> Rendered:
     )
 
 
+# Render seconds per second of video a figure never rendered is allowed, by quality, for its time limit: about
+# four times what a render on two busy cores takes (-q l: 0.5-1.5; -q h: 4-8).
+LIMIT_RATE = {"l": 2.0, "m": 6.0, "h": 15.0, "k": 60.0}
+LIMIT_FACTOR = 4.0
+
+
+def time_limit(quality: str, recorded_seconds: float, video_seconds: float) -> settings.Limit:
+    """A render's time limit: LIMIT_FACTOR times its last render's time (`recorded_seconds`, 0 when never
+    rendered: its video's length times the quality's LIMIT_RATE instead), at least the floor (settings)."""
+    expected = recorded_seconds if recorded_seconds > 0 else video_seconds * LIMIT_RATE[quality] / LIMIT_FACTOR
+    return settings.time_limit("render", LIMIT_FACTOR * expected)
+
+
 def render(
-    fig: Figure, quality: str, media_dir: Path, env: dict[str, str] | None = None, start: float = 0.0
+    fig: Figure,
+    quality: str,
+    media_dir: Path,
+    env: dict[str, str] | None = None,
+    start: float = 0.0,
+    limit: settings.Limit | None = None,
 ) -> Rendered:
     """Run manim on one figure's scene in `media_dir` (with `env` added to its environment), from `start`
-    seconds on (a part of it: scenes/segments.py); raises BuildError with the log's tail."""
+    seconds on (a part of it: scenes/segments.py), under `limit` (by default the floor of a render's);
+    raises BuildError with the log's tail, or naming the figure and the limit when it ran over."""
     out = outputs(fig, quality, media_dir)
     log = log_path(fig, quality, start)
     args = [
@@ -295,7 +314,17 @@ def render(
     ]
     part = {settings.FROM_SECONDS_ENV: repr(start), settings.STOP_FILE_ENV: str(stop_file(media_dir))}
     log.parent.mkdir(parents=True, exist_ok=True)
-    exit_code = launch.run_manim(args, {**render_env(quality, out.track, out.progress), **part, **(env or {})}, log)
+    what = f"rendering {fig.chapter}/{fig.id}" + (f" from {start:.1f} s on" if start else "")
+    try:
+        exit_code = launch.run_manim(
+            args,
+            {**render_env(quality, out.track, out.progress), **part, **(env or {})},
+            log,
+            limit or settings.time_limit("render"),
+            what,
+        )
+    except TimeLimitError as err:
+        raise BuildError(str(err)) from None
     told_to_stop = stop_file(media_dir).exists()
     missing = [
         name

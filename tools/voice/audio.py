@@ -22,7 +22,7 @@ from pydub.silence import detect_leading_silence
 from tools import settings
 from tools.files import content_key, file_sha256, write_atomically
 from tools.voice.cues import Cue
-from tools.voice.speech import Engine
+from tools.voice.speech import Engine, SpeechError
 
 PROCESSING = "trim-50dB pad-80/250ms loudness-20dBFS 44.1kHz-mono v1"
 TARGET_DBFS = -20.0
@@ -96,7 +96,10 @@ def cue_audio(cue: Cue, engine: Engine) -> CueAudio:
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             raw = cue.recording or Path(tmp) / "raw.wav"
             if cue.recording is None:
-                engine.synthesize(engine_input(cue, engine), raw)
+                try:
+                    engine.synthesize(engine_input(cue, engine), raw)
+                except SpeechError as err:
+                    raise SpeechError(f"cue {cue.chapter}/{cue.id}: {err}") from None
             finished = io.BytesIO()
             clean(AudioSegment.from_wav(raw)).export(finished, format="wav")
         write_atomically(target, finished.getvalue())

@@ -29,7 +29,7 @@ from typing import ClassVar, Literal, Protocol
 from pydub import AudioSegment
 
 from tools import settings
-from tools.files import file_sha256
+from tools.files import TimeLimitError, file_sha256, run_limited
 
 Input = Literal["text", "pinyin"]
 
@@ -55,9 +55,14 @@ class Engine(Protocol):
 
 
 def _run(command: list[str] | str, text: str = "") -> subprocess.CompletedProcess:
-    """Run a program (a shell line when `command` is a str) with `text` on stdin; a failure is a SpeechError."""
+    """Run a program (a shell line when `command` is a str) with `text` on stdin, under the speech time limit
+    (settings.LIMITS, from the length of `text`); a failure, or running over the limit, is a SpeechError."""
     shell = isinstance(command, str)
-    done = subprocess.run(command, input=text.encode(), capture_output=True, shell=shell)
+    limit = settings.time_limit("speech", float(len(text)))
+    try:
+        done = run_limited(command, limit, "the speech engine", text.encode())
+    except TimeLimitError as err:
+        raise SpeechError(str(err)) from None
     if done.returncode != 0:
         raise SpeechError(
             f"{command if shell else shlex.join(command)} failed ({done.returncode}): "
