@@ -1,6 +1,8 @@
 """`lecture serve` against hostile requests: only the kit's own files, no listings, sane ranges."""
 
 import http.client
+import socket
+import sys
 import threading
 
 import pytest
@@ -89,3 +91,41 @@ def test_ranges_seek_and_absurd_ranges_get_416(server, kit):
         assert status == 416, absurd
         assert body == b"", absurd
         assert headers["Content-Range"] == f"bytes */{len(data)}", absurd
+
+
+@pytest.fixture
+def errors(server, monkeypatch):
+    """What the server would print as a traceback in its log: every exception a handler let out."""
+    seen: list[str] = []
+    monkeypatch.setattr(server, "handle_error", lambda request, address: seen.append(repr(sys.exc_info()[1])))
+    return seen
+
+
+def _raw(server, request: bytes) -> bytes:
+    """`request` sent as it is (http.client refuses control characters); the response's status line."""
+    with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=10) as connection:
+        connection.sendall(request)
+        return connection.makefile("rb").readline()
+
+
+@pytest.mark.parametrize("path", ["/%00", "/index.html%00", "/clip.mp4%00.html", "/embed/%00/page.html"])
+def test_a_nul_byte_gets_400_and_the_next_request_is_served(server, errors, path):
+    """Seen: each raised inside the handler (a traceback in the log); the client got a dropped connection."""
+    status, body, _ = _get(server, path)
+    assert status == 400, (path, body)
+    assert errors == []
+    assert _get(server, "/")[0] == 200
+    assert _raw(server, b"GET /index.html\0 HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.0 400 ")
+    assert errors == []
+
+
+def test_a_multi_range_request_gets_its_first_range(server, errors, kit):
+    """Seen: `Range: bytes=0-1,5-9`, valid HTTP, got 416."""
+    data = (kit / "clip.mp4").read_bytes()
+    status, body, headers = _get(server, "/clip.mp4", {"Range": "bytes=0-1,5-9"})
+    assert (status, body, headers["Content-Range"]) == (206, data[0:2], f"bytes 0-1/{len(data)}")
+    status, body, headers = _get(server, "/clip.mp4", {"Range": f"bytes={len(data) + 5}-,-100"})
+    assert (status, body) == (200, data)  # its first range lies past the end: the whole file
+    status, _, headers = _get(server, "/clip.mp4", {"Range": f"bytes={len(data) + 5}-,{len(data)}-"})
+    assert status == 416  # none of them can be satisfied
+    assert errors == []

@@ -1,6 +1,10 @@
 """``lecture serve``: the embed kit on 127.0.0.1, with byte ranges so a player can seek.
 
-Standard library only.
+Standard library only. A request whose path cannot name a file (a NUL byte, an escape that decodes to no
+file name) gets 400, a path outside the kit or to no regular file 404; ``Range`` is read as RFC 9110 says:
+one range is served (206), or 416 when it lies past the end; a range that is not bytes is ignored (200);
+of several ranges the first is served, or the whole file when the first lies past the end (416 only when
+none can be satisfied); a range that is not syntax at all gets 416. No request makes a handler fail.
 """
 
 from __future__ import annotations
@@ -40,8 +44,12 @@ class _Handler(SimpleHTTPRequestHandler):
         super().end_headers()
 
     def _inside(self) -> str | None:
-        """The requested file's real path when it is a regular file inside the kit, else None."""
+        """The requested file's real path when it is a regular file inside the kit, else None; raises
+        ValueError for a path that can name no file (a NUL byte, a lone surrogate from its %-escapes)."""
         path = self.translate_path(self.path)
+        if "\0" in path:
+            raise ValueError("a NUL byte in the path")
+        os.fsencode(path)  # a lone surrogate (from %-escapes that are not UTF-8 text) names no file
         if os.path.isdir(path):
             path = os.path.join(path, "index.html")
         root = os.path.realpath(self.directory)
@@ -61,23 +69,28 @@ class _Handler(SimpleHTTPRequestHandler):
         self.end_headers()
 
     def send_head(self):
-        path = self._inside()
+        try:
+            path = self._inside()
+        except ValueError:
+            self.send_error(400, "Bad request: the path names no file")
+            return None
         if path is None:
             self.send_error(404, "File not found")
             return None
-        wanted = re.fullmatch(r"bytes=(\d{0,18})-(\d{0,18})", self.headers.get("Range", "").strip())
-        size = os.path.getsize(path)
-        if "Range" in self.headers and not wanted:
-            self._refuse_range(size)  # malformed, or a number no file could reach
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            self.send_error(404, "File not found")
             return None
-        if not wanted or wanted.group(1, 2) == ("", ""):
+        ranges = byte_ranges(self.headers.get_all("Range"), size)
+        if ranges is None:
             return self._whole(path, size)
-        first, last = wanted.groups()
-        start = int(first) if first else max(0, size - int(last))
-        end = min(size - 1, int(last)) if first and last else size - 1
-        if start > end or start >= size:
-            self._refuse_range(size)
+        if not ranges:
+            self._refuse_range(size)  # malformed, or past the end
             return None
+        start, end = ranges[0]
+        if start >= size:  # the first of several lies past the end: the whole file, as if there were no Range
+            return self._whole(path, size)
         source = open(path, "rb")  # noqa: SIM115 -- send_head hands the open file to copyfile, which closes it
         self.send_response(206)
         self.send_header("Content-Type", self.guess_type(path))
@@ -112,6 +125,44 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def log_message(self, format, *args):
         pass
+
+
+# One range of a Range header: first-last, first-, or -suffix (digits only, any number of them).
+_RANGE = re.compile(r"\s*(\d*)\s*-\s*(\d*)\s*")
+_HUGE = 18  # digits: a number this long is past any file (and never parsed: Python refuses 4,300-digit ints)
+
+
+def byte_ranges(headers: list[str] | None, size: int) -> list[tuple[int, int]] | None:
+    """The (start, end) byte ranges a request's Range headers ask of a file of `size` bytes: None to send the
+    whole file (no Range, or a unit other than bytes); [] for 416 (not a range set, or none that can be
+    satisfied); else the ranges, the first satisfiable, ends clamped to the file, in the order asked
+    (a range of several whose first lies past the end keeps it first: the caller sends the whole file)."""
+    if not headers:
+        return None
+    if len(headers) > 1:
+        return []
+    unit, equals, spec = headers[0].strip().partition("=")
+    if not equals:
+        return []
+    if unit.strip().lower() != "bytes":
+        return None
+    asked = []
+    for item in spec.split(","):
+        if not item.strip() and len(spec.split(",")) > 1:
+            continue  # RFC 9110 allows empty elements in a list
+        match = _RANGE.fullmatch(item)
+        if match is None or match.groups() == ("", ""):
+            return []
+        first, last = (int(g) if g and len(g) <= _HUGE else (10**_HUGE if g else None) for g in match.groups())
+        if first is None:  # the last `last` bytes
+            asked.append((max(0, size - last), size - 1) if last > 0 else (size, size))
+        elif last is not None and last < first:
+            return []
+        else:
+            asked.append((first, size - 1 if last is None else min(last, size - 1)))
+    if not asked or all(start >= size for start, _ in asked):
+        return []
+    return asked
 
 
 def make_server(kit: Path, port: int = 8000) -> ThreadingHTTPServer:
