@@ -11,12 +11,22 @@ sides meet in plain numbers. Outside a lint run it does nothing.
 In a 3-D scene a box is taken where the camera draws it: text fixed in
 frame as it is, a mobject that keeps facing the camera moved with its
 projected centre, anything else projected point by point.
+
+``lecture preview`` also wants a picture of each look. With ``LECTURE_STILLS_OUT``
+naming a folder, each look is given the digest of what the camera would draw
+(every visible mobject's points, colours and widths, and the camera's view): a
+look whose digest is already in the folder ``LECTURE_STILLS_HAVE`` names is not
+drawn again, any other is drawn once and saved as ``<digest>.png`` in the
+first folder. So a change that leaves a cue's screen as it was (its words, say)
+redraws nothing there.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 from manim import (
@@ -33,7 +43,7 @@ from manim import (
 )
 
 from scenes import style
-from tools.settings import LAYOUT_OUT_ENV
+from tools.settings import LAYOUT_OUT_ENV, STILLS_HAVE_ENV, STILLS_OUT_ENV
 
 # What counts as text: words and formulas, whatever draws them.
 TEXT_CLASSES = (Text, MarkupText, Typst, SingleStringMathTex)
@@ -113,6 +123,79 @@ def items(scene: Scene) -> list[dict]:
     return found
 
 
+# -- stills for lecture preview -------------------------------------------------------------------------
+
+# What the camera draws a mobject with, besides its points (whichever of these it has).
+_DRAWN = (
+    "fill_rgbas",
+    "stroke_rgbas",
+    "background_stroke_rgbas",
+    "stroke_width",
+    "background_stroke_width",
+    "sheen_factor",
+    "sheen_direction",
+    "shade_in_3d",
+    "joint_type",
+    "cap_style",
+    "rgbas",
+    "pixel_array",
+    "z_index",
+)
+_VIEW = ("get_phi", "get_theta", "get_gamma", "get_focal_distance", "get_zoom")
+
+
+def screen_digest(scene: Scene) -> str:
+    """A digest of everything the camera would paint now: two looks with one digest draw the same pixels."""
+    digest = hashlib.sha256(f"{config.pixel_width}x{config.pixel_height} {config.background_color}".encode())
+    camera = scene.renderer.camera
+    digest.update(type(camera).__name__.encode())
+    for name in _VIEW:
+        if hasattr(camera, name):
+            digest.update(repr(float(getattr(camera, name)())).encode())
+    digest.update(np.asarray(getattr(camera, "frame_center", 0.0), dtype=float).tobytes())
+    fixed = getattr(camera, "fixed_in_frame_mobjects", ())
+    facing = getattr(camera, "fixed_orientation_mobjects", {})
+    for mobject in [*scene.mobjects, *scene.foreground_mobjects]:
+        for part in mobject.family_members_with_points():
+            if not _visible(part):
+                continue
+            digest.update(f"{type(part).__name__} {part in fixed} {part in facing}".encode())
+            digest.update(np.ascontiguousarray(part.points).tobytes())
+            for name in _DRAWN:
+                value = getattr(part, name, None)
+                if isinstance(value, np.ndarray):
+                    digest.update(np.ascontiguousarray(value).tobytes())
+                elif value is not None and not callable(value):
+                    digest.update(repr(value).encode())
+    return digest.hexdigest()[:32]
+
+
+def _still(scene: Scene) -> dict | None:
+    """The look's still for lecture preview: its digest, drawn into LECTURE_STILLS_OUT unless already there."""
+    out = os.environ.get(STILLS_OUT_ENV)
+    if not out:
+        return None
+    name = screen_digest(scene)
+    have = os.environ.get(STILLS_HAVE_ENV)
+    if have and (Path(have) / f"{name}.png").exists():
+        return {"still": name, "drawn": False}
+    renderer = scene.renderer
+    renderer.static_image = None  # the next play saves its own; drawn over it, a static mobject would show twice
+    renderer.update_frame(scene, ignore_skipping=True)
+    target = Path(out) / f"{name}.png"
+    renderer.camera.get_image().save(target.with_suffix(".part"), format="PNG")
+    os.replace(target.with_suffix(".part"), target)
+    return {"still": name, "drawn": True}
+
+
+def _cue_start(scene: Scene) -> float | None:
+    """When the cue that just ended began: its first caption line's start (the lines since the last look)."""
+    lines = scene.renderer.file_writer.subcaptions
+    seen = getattr(scene, "_probe_captions_seen", 0)
+    scene._probe_captions_seen = len(lines)
+    return round(lines[seen].start.total_seconds(), 3) if len(lines) > seen else None
+
+
 def look(scene: Scene, moment: str) -> None:
     """Append what is on screen at `moment` (a cue id, or END) to the lint's file; no-op outside a lint."""
     out = os.environ.get(LAYOUT_OUT_ENV)
@@ -130,5 +213,7 @@ def look(scene: Scene, moment: str) -> None:
         },
         "waivers": [[*pair, why] for pair, why in getattr(type(scene), "LAYOUT_WAIVERS", {}).items()],
     }
+    if os.environ.get(STILLS_OUT_ENV):  # lecture preview: when the cue began and ended, and its still
+        record.update(start=_cue_start(scene), end=round(float(scene.time), 3), **_still(scene))
     with open(out, "a", encoding="utf-8") as stream:
         stream.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -1,7 +1,7 @@
 """The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact
-sheets, list facts, write and serve the embed kit, clean the cache, hear a reading (``say``), write a
-recording script (``script``), scaffold a figure or a chapter (``new``), write the README's generated parts
-(``readme``)."""
+sheets, list facts, write and serve the embed kit, a figure's stills on every save (``preview``), clean the
+cache, hear a reading (``say``), write a recording script (``script``), scaffold a figure or a chapter
+(``new``), write the README's generated parts (``readme``)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,204 @@
+"""Time `lecture preview`'s loop: save → every cue's still on the page, save → a playable draft, against plain
+`manim -ql` on the same figure in the same run; and a cold `lecture build -q l -j 2` with the layout lint
+against plain manim on the chapter.
+
+    .venv/bin/python bench/preview_bench.py [--figures optimizer/optimal_step_parabola ...] [--repeat 2]
+                                            [--no-chapter]
+
+Everything runs in a scratch copy of the project with scratch cache and render folders and the silent
+voice (the repository's own folders are untouched). Per figure:
+
+- plain ``manim -ql scenes/<chapter>.py <Scene>``, best of ``--repeat``;
+- ``lecture preview`` is started and left to draw the stills and build the draft once (untimed);
+- ``--repeat`` times, a one-line change to the figure's scene (a dot of a new size in the top right corner,
+  so every cue's picture changes) is saved, and the page's state (``/state.json``, what the page fetches
+  on each event) is polled every 10 ms: the time until it shows the new stills, and until the draft is
+  playable. The median of the rounds is printed, with the figure's render time as the build recorded it;
+- one cue's words are changed, and the stills the run redrew are listed (none should be: the screen at
+  every cue is the same).
+
+Then (unless ``--no-chapter``) a cold ``lecture build -q l -j 2 --only <chapter>`` with the layout lint, as a
+user runs it, against plain ``manim -ql scenes/<chapter>.py``. Prints Markdown tables and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIGURES = ["optimizer/optimal_step_parabola", "pipeline/pipeline_bidirectional", "optimizer/saddle_3d_rotating"]
+SKIP = (".git", ".venv", ".cache", "renders", "media", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache")
+
+
+def camel(figure_id: str) -> str:
+    return "".join(part.capitalize() for part in figure_id.split("_"))
+
+
+def timed(command: list[str], cwd: Path, env: dict) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
+def plain_manim(project: Path, env: dict, chapter: str, scene: str | None, media: Path) -> float:
+    shutil.rmtree(media, ignore_errors=True)
+    command = [sys.executable, "-m", "manim", "-ql", "--media_dir", str(media), f"scenes/{chapter}.py"]
+    return timed(command + ([scene] if scene else []), project, env)
+
+
+class Preview:
+    def __init__(self, project: Path, env: dict, target: str):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tools.cli", "preview", target, "--port", "0"],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self.url = re.search(r"http://\S+/", self.process.stdout.readline()).group(0)
+
+    def state(self) -> dict:
+        with urllib.request.urlopen(self.url + "state.json") as response:
+            return json.load(response)
+
+    def until(self, holds, limit: float = 600.0) -> tuple[float, dict]:
+        began = time.perf_counter()
+        while time.perf_counter() - began < limit:
+            state = self.state()
+            if holds(state):
+                return time.perf_counter(), state
+            if state["status"] == "failed":
+                raise SystemExit(f"the preview shows a failed check:\n{state['error']}")
+            time.sleep(0.01)
+        raise SystemExit(f"timed out: {self.state()}")
+
+    def save(self, path: Path, text: str) -> tuple[float, float, dict]:
+        """Write `text` to `path`; seconds until the stills are up, until the draft plays, and the state."""
+        saves = self.state()["saves"]
+        began = time.perf_counter()
+        path.write_text(text, encoding="utf-8")
+        stills_at, state = self.until(lambda s: s["saves"] > saves and s["status"] == "ok")
+        draft_at, _ = self.until(lambda s: s["saves"] > saves and s["draft"].get("status") == "ready")
+        return stills_at - began, draft_at - began, state
+
+    def stop(self) -> None:
+        os.killpg(self.process.pid, signal.SIGINT)
+        self.process.communicate(timeout=60)
+
+
+def scene_change(source: str, scene: str, n: int) -> str:
+    """The scene file with one line added to the figure's construct: a dot in the top right corner."""
+    at = re.search(rf"class {scene}\b.*?def construct\(self\)[^\n]*\n", source, re.S)
+    line = f"        self.add(__import__('manim').Dot([6.4, 3.3, 0], radius={0.02 + 0.002 * n:.3f}))  # bench edit\n"
+    body = re.match(r"(\s*\"\"\".*?\"\"\"\n)?", source[at.end() :], re.S).end()
+    return source[: at.end() + body] + line + source[at.end() + body :]
+
+
+def bench_figure(project: Path, env: dict, target: str, repeat: int, tmp: Path) -> dict:
+    chapter, figure = target.split("/")
+    scene = camel(figure)
+    manim_seconds = min(plain_manim(project, env, chapter, scene, tmp / "media") for _ in range(repeat))
+    scene_file = project / "scenes" / f"{chapter}.py"
+    original = scene_file.read_text(encoding="utf-8")
+    session = Preview(project, env, target)
+    try:
+        session.until(lambda s: s["status"] == "ok" and s["draft"].get("status") == "ready")
+        stills, drafts, redrawn = [], [], []
+        for n in range(repeat):
+            to_stills, to_draft, state = session.save(scene_file, scene_change(original, scene, n))
+            stills.append(to_stills)
+            drafts.append(to_draft)
+            redrawn.append(len(state["redrawn"]))
+        narration = project / "narration" / f"{chapter}.toml"
+        words = narration.read_text(encoding="utf-8")
+        first_cue = next(c for c in session.state()["looks"])
+        edited = words.replace(first_cue["text"][:6], first_cue["text"][:6] + "，", 1)
+        _, _, after = session.save(narration, edited)
+        narration.write_text(words, encoding="utf-8")
+    finally:
+        session.stop()
+        scene_file.write_text(original, encoding="utf-8")
+    manifest = json.loads((Path(env["LECTURE_RENDERS"]) / "480p15" / "manifest.json").read_text(encoding="utf-8"))
+    return {
+        "figure": target,
+        "cues": len(after["looks"]) - 1,
+        "manim": manim_seconds,
+        "render": manifest["figures"][figure]["render_seconds"],
+        "stills": statistics.median(stills),
+        "stills_all": stills,
+        "redrawn": redrawn,
+        "draft": statistics.median(drafts),
+        "draft_all": drafts,
+        "narration_redrawn": after["redrawn"],
+        "narration_cue": first_cue["id"],
+    }
+
+
+def bench_chapter(project: Path, env: dict, chapter: str, tmp: Path) -> tuple[float, float]:
+    manim_seconds = plain_manim(project, env, chapter, None, tmp / "media")
+    cold = {**env, "LECTURE_RENDERS": str(tmp / "cold-renders"), "LECTURE_CACHE": str(tmp / "cold-cache")}
+    build = timed([sys.executable, "-m", "tools.cli", "build", "-q", "l", "-j", "2", "--only", chapter], project, cold)
+    return build, manim_seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--figures", nargs="+", default=FIGURES)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--no-chapter", action="store_true")
+    parser.add_argument("--chapter", default="optimizer")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="preview-bench-") as scratch:
+        tmp = Path(scratch)
+        project = tmp / "project"
+        shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(*SKIP))
+        env = {
+            **os.environ,
+            "LECTURE_RENDERS": str(tmp / "renders"),
+            "LECTURE_CACHE": str(tmp / "cache"),
+            "LECTURE_VOICE": "silent",
+        }
+        print(f"load average at the start: {os.getloadavg()}, cores: {os.cpu_count()}", flush=True)
+        rows = []
+        for target in args.figures:
+            row = bench_figure(project, env, target, args.repeat, tmp)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+        print(
+            "\n| figure | cues | save → every still (median) | ÷ its -q l render | save → playable draft (median) "
+            "| plain `manim -ql` | draft ÷ manim | narration edit: stills redrawn |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---|")
+        for r in rows:
+            print(
+                f"| {r['figure']} | {r['cues']} | {r['stills']:.2f} s | {r['stills'] / r['render']:.3f} "
+                f"({r['render']:.1f} s) | {r['draft']:.1f} s | {r['manim']:.1f} s | {r['draft'] / r['manim']:.2f} "
+                f"| {len(r['narration_redrawn'])} of {r['cues'] + 1} |"
+            )
+        if not args.no_chapter:
+            build, manim_seconds = bench_chapter(project, env, args.chapter, tmp)
+            print(f"\n| cold `lecture build -q l -j 2 --only {args.chapter}` (lint included) | plain manim | ratio |")
+            print("|---|---|---|")
+            print(f"| {build:.1f} s | {manim_seconds:.1f} s | {manim_seconds / build:.2f}× |")
+        print(f"\nload average at the end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,885 @@
+"""``lecture preview CHAPTER/FIGURE``: a figure's stills at every cue in the browser, redrawn on every save.
+
+A page on 127.0.0.1 shows the still at the end of each cue, in cue order,
+with the cue's words and when it starts, then a playable ``-q l`` draft.
+Every save of the figure's scene file, its chapter builder, its narration
+file, ``scenes/style.py`` or ``scenes/widgets.py`` runs the checks before
+rendering and the layout lint's skipped-animation run again
+(:mod:`tools.publish.stills`, ``scenes/layout_probe.py``); the page is told
+at once (server-sent events) and fetches the new state. A failed check
+shows on the page in the words ``lecture check`` prints, in place of the
+stills; the next save tries again. Once the stills are up, the draft is
+built as ``lecture build -q l --no-layout`` builds it (in two processes,
+published to ``renders/480p15/``); a newer save cancels a draft that is out
+of date.
+
+Speed comes from a warm process: it imports manim, the tools, the chapter
+builders and the pinyin dictionaries once, and every run is a fork of it
+that re-imports only what changed since (the scene modules, a changed
+builder). A still is drawn only for a look whose screen changed
+(``layout_probe.screen_digest``): an edit to one cue's words redraws
+nothing, and a change to one label redraws only the cues that show it.
+
+Ctrl-C stops it: the runs in progress are stopped (their process groups
+killed), their work folders removed, and nothing half-written is left in
+``renders/`` or the cache (drafts are published as a build publishes, stills
+moved into ``.cache/preview/stills/`` whole).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+from tools import settings
+from tools.course import catalogue
+from tools.course.catalogue import Figure
+from tools.course.facts import FactError
+from tools.files import write_atomically
+from tools.publish import checks, layout, render, scratch, serve, stills
+from tools.publish.fonts import FontError
+from tools.publish.render import BuildError
+from tools.voice.cues import NarrationError
+from tools.voice.speech import SpeechError
+
+Say = Callable[[str], None]
+# What `lecture check` refuses with (and prints as "lecture check: refused: …"); anything else is a crash.
+REFUSALS = (
+    FactError,
+    NarrationError,
+    SpeechError,
+    BuildError,
+    catalogue.UnknownFigure,
+    catalogue.CitationCycle,
+    layout.LayoutError,
+    FontError,
+    settings.SettingsError,
+)
+QUALITY = "l"  # drafts are -q l
+STOP_GRACE = 3.0  # seconds a stopped run has to clean up after SIGTERM before its group is killed
+
+
+def preview_dir() -> Path:
+    return settings.cache_root() / "preview"
+
+
+def stills_dir() -> Path:
+    """Every still drawn so far, by the digest of its screen (so a page's URL never changes under it)."""
+    return preview_dir() / "stills"
+
+
+def watched(fig: Figure) -> list[Path]:
+    """The files whose save redraws the figure."""
+    chapter = catalogue.chapter(fig.chapter)
+    return [
+        chapter.scene_file,
+        settings.CHAPTERS_DIR / f"{fig.chapter}.py",
+        settings.NARRATION_DIR / f"{fig.chapter}.toml",
+        settings.SCENES_DIR / "style.py",
+        settings.SCENES_DIR / "widgets.py",
+    ]
+
+
+def refused(err: BaseException) -> str:
+    """What `lecture check` prints for a refusal."""
+    return f"lecture check: refused: {err}"
+
+
+# -- the warm process ----------------------------------------------------------------------------------
+# Started once per preview (python -c), it imports what every run needs, then forks one child per run
+# it is asked for (a line of JSON on its stdin) and reports each child's pid and exit on its stdout.
+# A child has a process group of its own, dies with the warm process, and runs one job function below.
+
+
+def _warm_main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C is the preview's to handle
+    started = time.time()
+    _preload()
+    os.chdir(settings.ROOT)
+    out = sys.stdout
+    out.write(json.dumps({"ready": time.time() - started}) + "\n")
+    out.flush()
+    children: set[int] = set()
+    inbox = sys.stdin.buffer
+    while True:
+        readable, _, _ = select.select([inbox], [], [], 0.02)
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if not pid:
+                break
+            children.discard(pid)
+            out.write(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}) + "\n")
+            out.flush()
+        if not readable:
+            continue
+        line = inbox.readline()
+        if not line:  # the preview is gone: so are its runs
+            for pid in children:
+                _kill_group(pid)
+            return
+        job = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child(job, started)
+        children.add(pid)
+        out.write(json.dumps({"started": job["id"], "pid": pid}) + "\n")
+        out.flush()
+
+
+def _preload() -> None:
+    """Import what a run needs and what no save changes: manim, the tools, the chapter builders, the
+    pinyin dictionaries (each best effort: a chapter someone is writing may not import yet)."""
+    import manim
+    import manim.__main__
+
+    from tools.publish import build
+    from tools.voice import readings
+
+    del manim, build
+    for name in catalogue.CHAPTER_ORDER:  # by name: catalogue.chapters() would keep them (it is cached)
+        with contextlib.suppress(Exception):
+            importlib.import_module(f"tools.chapters.{name}")
+    with contextlib.suppress(Exception):
+        readings._phrases()
+        readings._segmenter()
+        readings._standard_readings("的")
+
+
+def _purge(started: float) -> None:
+    """Forget the project modules saved since the warm process imported them, and those that import them:
+    every scene module (they import each other), a chapter builder and the builders that import it."""
+    changed = set()
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if path and name.startswith(("scenes", "tools.chapters.")):
+            with contextlib.suppress(OSError):
+                if os.stat(path).st_mtime >= started:
+                    changed.add(name)
+    if any(name.startswith("scenes") for name in changed):
+        changed |= {name for name in sys.modules if name == "scenes" or name.startswith("scenes.")}
+    for name in [n for n in changed if n.startswith("tools.chapters.")]:
+        stem = name.rsplit(".", 1)[1]
+        pattern = re.compile(rf"\btools\.chapters\b.*\b{stem}\b")
+        for other, module in list(sys.modules.items()):
+            path = getattr(module, "__file__", None)
+            if other.startswith("tools.chapters.") and path and pattern.search(Path(path).read_text("utf-8")):
+                changed.add(other)
+    for name in changed:
+        sys.modules.pop(name, None)
+    from tools.voice import cues
+
+    for cached in (catalogue.chapters, catalogue.facts, cues.lexicon, cues.chapter_cues):  # read from those files
+        cached.cache_clear()
+
+
+def _child(job: dict, started: float) -> None:
+    """A forked run: its own group, SIGKILL when the warm process dies, SIGTERM a clean stop."""
+    code = 1
+    try:
+        os.setpgid(0, 0)
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        signal.signal(signal.SIGTERM, _stop_here)
+        signal.signal(signal.SIGINT, _stop_here)
+        work = Path(job["work"])
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        log = os.open(work / "run.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        _purge(started)
+        JOBS[job["kind"]](job["figure"], work, **job.get("options", {}))
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _stop_here(signum, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _kill_group(pid: int, signum: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+
+@dataclass
+class Run:
+    """One forked run: its work folder, its pid once started, its exit code once done."""
+
+    kind: str
+    work: Path
+    pid: int | None = None
+    code: int | None = None
+    began: float = field(default_factory=time.monotonic)
+    started: threading.Event = field(default_factory=threading.Event)
+    ended: threading.Event = field(default_factory=threading.Event)
+
+    def result(self) -> dict | None:
+        try:
+            return json.loads((self.work / "result.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def log_tail(self, lines: int = 25) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join((self.work / "run.log").read_text("utf-8", errors="replace").splitlines()[-lines:])
+        return ""
+
+    def stop(self) -> None:
+        """SIGTERM to its group (it removes what it made), then SIGKILL if it is still there."""
+        self.started.wait(5)
+        if self.pid is None or self.ended.is_set():
+            return
+        _kill_group(self.pid, signal.SIGTERM)
+        if not self.ended.wait(STOP_GRACE):
+            _kill_group(self.pid)
+            self.ended.wait(STOP_GRACE)
+
+
+class Warm:
+    """The warm process, seen from the preview: start runs in it, learn when they end."""
+
+    def __init__(self, say: Say):
+        self.say = say
+        self._runs: dict[str, Run] = {}
+        self._by_pid: dict[int, Run] = {}
+        self._count = 0
+        self._lock = threading.Lock()
+        env = {**os.environ, **render.MALLOC_FILL, "PYTHONUNBUFFERED": "1"}  # a draft's bytes as a build's
+        log = open(preview_dir() / "warm.log", "w", encoding="utf-8")  # noqa: SIM115 -- kept open for the process
+        self._log = log
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from tools.publish.preview import _warm_main; _warm_main()"],
+            cwd=settings.ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
+        ready = self.process.stdout.readline()
+        if not ready:
+            raise BuildError(f"the preview's warm process did not start; see {preview_dir() / 'warm.log'}")
+        self.ready_seconds = json.loads(ready)["ready"]
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            message = json.loads(line)
+            with self._lock:
+                if "started" in message:
+                    run = self._runs.pop(message["started"])
+                    run.pid = message["pid"]
+                    self._by_pid[run.pid] = run
+                    run.started.set()
+                elif "exit" in message and (run := self._by_pid.pop(message["exit"], None)) is not None:
+                    run.code = message["code"]
+                    run.ended.set()
+        with self._lock:  # the warm process is gone: so is every run
+            for run in [*self._runs.values(), *self._by_pid.values()]:
+                run.started.set()
+                run.ended.set()
+
+    def start(self, kind: str, fig: Figure, work: Path, **options) -> Run:
+        run = Run(kind, work)
+        with self._lock:
+            self._count += 1
+            name = f"{kind}-{self._count}"
+            self._runs[name] = run
+        job = {"id": name, "kind": kind, "figure": fig.id, "work": str(work), "options": options}
+        try:
+            self.process.stdin.write((json.dumps(job) + "\n").encode())
+            self.process.stdin.flush()
+        except (ValueError, OSError):  # the warm process is closed or gone: the run ends without a result
+            run.started.set()
+            run.ended.set()
+        return run
+
+    def close(self) -> None:
+        with self._lock:
+            running = list(self._by_pid.values())
+        for run in running:
+            run.stop()
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
+        try:
+            self.process.wait(STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+
+
+# -- the runs (each in a fork of the warm process, with fresh modules) -----------------------------------
+
+
+def _write_result(work: Path, result: dict) -> None:
+    write_atomically(work / "result.json", json.dumps(result, ensure_ascii=False))
+
+
+def _stills_run(figure_id: str, work: Path, config_file: str) -> None:
+    """The checks before rendering, then the figure with animations skipped: its looks, each with a still.
+    Writes result.json: the error `lecture check` would print, or the cues with their stills."""
+    began = time.monotonic()
+    notes: list[str] = []
+    try:
+        fig = catalogue.figure(figure_id)
+        checks.run([fig], notes.append, 1, layout=False)
+        key = stills.still_key(fig)
+        records, last_frame = _skipped_run(fig, work, config_file)
+        if findings := layout.judge(fig.id, records):
+            raise layout.LayoutError(layout.report(findings))
+    except REFUSALS as err:
+        _write_result(work, {"error": refused(err), "notes": notes, "seconds": time.monotonic() - began})
+        return
+    texts = {}
+    from tools.voice import cues
+
+    for cue in cues.figure_cues(fig.id):
+        texts[cue.id] = cue.caption
+    looks = [
+        {
+            "id": record["moment"],
+            "text": texts.get(record["moment"], ""),
+            "start": record.get("start"),
+            "end": record.get("end"),
+            "still": record["still"],
+            "drawn": record["drawn"],
+        }
+        for record in records
+    ]
+    _write_result(
+        work,
+        {
+            "figure": {"id": fig.id, "chapter": fig.chapter, "title": fig.title},
+            "looks": looks,
+            "key": key,
+            "records": records,
+            "last_frame": str(last_frame),
+            "notes": notes,
+            "seconds": time.monotonic() - began,
+        },
+    )
+
+
+def _skipped_run(fig: Figure, work: Path, config_file: str) -> tuple[list[dict], Path]:
+    """manim -s on the figure, in this process (manim is imported already), as the layout lint runs it."""
+    from manim.__main__ import main
+
+    looks, media, new = work / "looks.jsonl", work / "media", work / "stills"
+    new.mkdir()
+    os.environ.update(
+        {
+            "LECTURE_VOICE": "silent",
+            settings.LAYOUT_OUT_ENV: str(looks),
+            settings.STILLS_OUT_ENV: str(new),
+            settings.STILLS_HAVE_ENV: str(stills_dir()),
+        }
+    )
+    os.environ.pop(settings.AUDIO_OUT_ENV, None)
+    scene_file = catalogue.chapter(fig.chapter).scene_file
+    args = ["render", "-s", "-q", "l", "--config_file", config_file, "--media_dir", str(media)]
+    args += ["--progress_bar", "none", str(scene_file), fig.scene_class]
+    sys.argv = ["manim", *args]
+    try:
+        main(args=args, prog_name="manim", standalone_mode=False)
+        failed = None
+    except SystemExit as stop:
+        failed = None if not stop.code else f"exit {stop.code}"
+    except Exception as err:  # the scene's own error, as the lint's log would end
+        failed = "".join(traceback.format_exception(err)[-6:]).rstrip()
+    pngs = sorted(media.glob(f"images/**/{fig.scene_class}_*.png"))
+    if failed or not pngs:
+        raise BuildError(
+            f"manim failed with animations skipped on {fig.chapter}/{fig.id} ({failed or 'no last frame'})"
+        )
+    records = [json.loads(line) for line in looks.read_text(encoding="utf-8").splitlines()] if looks.exists() else []
+    return [r for r in records if r["figure"] == fig.id], pngs[0]
+
+
+def _fork_renders_here() -> None:
+    """Render the draft's parts as forks of this run (manim and the figure's code are imported already),
+    not of the build's fork server: starting that server costs what the draft is meant to save."""
+    import multiprocessing
+
+    from tools.publish import launch
+
+    launch._context = multiprocessing.get_context("fork")
+    launch._server_for = lambda env: not multiprocessing.current_process().daemon
+
+
+def _draft_run(figure_id: str, work: Path) -> None:
+    """Build the figure at -q l as `lecture build -q l --no-layout -j 2` builds it; ready.json as soon as
+    its clip is published (the cue start times read from its captions), before the chapter is joined."""
+    from tools.publish import build
+    from tools.voice import audio, captions, cues, speech
+
+    _fork_renders_here()
+    fig = catalogue.figure(figure_id)
+    said: list[str] = []
+
+    def ready() -> None:
+        engine = speech.from_env()
+        starts, lines = {}, _srt_starts(build.renders_dir(QUALITY) / fig.chapter / f"{fig.id}.srt")
+        for cue in cues.figure_cues(fig.id):
+            if lines:
+                starts[cue.id] = lines[0]
+            lines = lines[len(captions.timed_lines(cue.caption, audio.cue_audio(cue, engine).duration)) :]
+        write_atomically(work / "ready.json", json.dumps({"starts": starts, "said": said}, ensure_ascii=False))
+
+    def say(line: str) -> None:
+        said.append(line.strip())
+        print(line, flush=True)
+        if re.search(rf"\b{fig.chapter}/{fig.id}: (done|unchanged)\b", line):
+            ready()
+
+    build._build([fig], QUALITY, 2, say, True, None)
+    _write_result(work, {"said": said})
+
+
+def _srt_starts(path: Path) -> list[float]:
+    """Each caption line's start, in seconds, from an SRT file."""
+    starts = []
+    for match in re.finditer(r"(\d+):(\d\d):(\d\d)[,.](\d{3}) -->", path.read_text(encoding="utf-8")):
+        h, m, s, ms = map(int, match.groups())
+        starts.append(h * 3600 + m * 60 + s + ms / 1000)
+    return starts
+
+
+JOBS = {"stills": _stills_run, "draft": _draft_run}
+
+
+# -- what the page shows ---------------------------------------------------------------------------------
+
+
+class Board:
+    """The page's state, versioned: a change wakes every page waiting for one (server-sent events)."""
+
+    def __init__(self, fig: Figure):
+        self._changed = threading.Condition()
+        self.state: dict = {
+            "version": 0,
+            "figure": {"id": fig.id, "chapter": fig.chapter, "title": fig.title},
+            "status": "drawing",
+            "error": None,
+            "notes": [],
+            "looks": [],
+            "redrawn": [],
+            "seconds": None,
+            "saves": 0,
+            "draft": {"status": "waiting"},
+        }
+
+    def update(self, **changes) -> None:
+        with self._changed:
+            self.state.update(changes)
+            self.state["version"] += 1
+            self._changed.notify_all()
+
+    def draft(self, **changes) -> None:
+        with self._changed:
+            self.state["draft"] = changes
+            self.state["version"] += 1
+            self._changed.notify_all()
+
+    def snapshot(self) -> dict:
+        with self._changed:
+            return json.loads(json.dumps(self.state))
+
+    def wait(self, version: int, timeout: float) -> int:
+        with self._changed:
+            self._changed.wait_for(lambda: self.state["version"] != version, timeout)
+            return self.state["version"]
+
+
+class _Handler(serve._Handler):
+    """The page, its state and events; the stills by digest and the draft clip, with byte ranges."""
+
+    board: Board
+    draft_file: Path
+    closing: threading.Event
+
+    def _inside(self) -> str | None:
+        path = self.path.split("?", 1)[0]
+        if match := re.fullmatch(r"/stills/([0-9a-f]{32})\.png", path):
+            target = stills_dir() / f"{match.group(1)}.png"
+        elif path == "/draft.mp4":
+            target = self.draft_file
+        else:
+            return None
+        return str(target) if target.is_file() else None
+
+    def do_GET(self):
+        path = self.path.split("?", 1)[0]
+        if path in ("/", "/index.html"):
+            return self._send(PAGE.encode(), "text/html; charset=utf-8")
+        if path == "/state.json":
+            return self._send(json.dumps(self.board.snapshot(), ensure_ascii=False).encode(), "application/json")
+        if path == "/events":
+            return self._events()
+        return super().do_GET()
+
+    def _send(self, body: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _events(self) -> None:
+        """Server-sent events: the state's version, now and at every change (a comment every 15 s)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        version = -1
+        try:
+            while not self.closing.is_set():
+                now = self.board.wait(version, 1.0)
+                if now != version:
+                    version = now
+                    self.wfile.write(f"data: {version}\n\n".encode())
+                    self.wfile.flush()
+                elif int(time.monotonic()) % 15 == 0:
+                    self.wfile.write(b": still here\n\n")
+                    self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def make_server(board: Board, draft_file: Path, closing: threading.Event, port: int) -> ThreadingHTTPServer:
+    handler = type("PreviewHandler", (_Handler,), {"board": board, "draft_file": draft_file, "closing": closing})
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), partial(handler, directory=str(stills_dir())))
+    except OSError as err:
+        raise BuildError(f"cannot serve on 127.0.0.1:{port}: {err.strerror}") from None
+    server.daemon_threads = True
+    return server
+
+
+# -- the loop --------------------------------------------------------------------------------------------
+
+
+class Preview:
+    """Watch, redraw, draft: one run of each kind at a time, a newer save stopping what is out of date."""
+
+    def __init__(self, fig: Figure, say: Say, draft: bool = True):
+        self.fig, self.say, self.with_draft = fig, say, draft
+        self.board = Board(fig)
+        self.closing = threading.Event()
+        self._save = threading.Event()
+        self._lock = threading.Lock()
+        self._draft_run: Run | None = None
+        self._stills_run: Run | None = None
+        self.config_file = str(render.one_figure_cfg())
+        stills_dir().mkdir(parents=True, exist_ok=True)
+        self.warm = Warm(say)
+
+    # each run in a work folder of its own, locked while in use, removed after
+    def _work(self, prefix: str) -> tuple[Path, contextlib.ExitStack]:
+        folders = contextlib.ExitStack()
+        path = folders.enter_context(scratch.owned_folder(preview_dir() / "work", prefix))
+        return path, folders
+
+    def watch(self) -> None:
+        """Wake the redraw loop on every save of a watched file (a save through a rename counts too)."""
+        import watchfiles
+
+        files = {p.resolve() for p in watched(self.fig)}
+        folders = sorted({p.parent for p in files})
+        for changes in watchfiles.watch(
+            *folders,
+            watch_filter=lambda change, path: Path(path).resolve() in files,
+            debounce=40,
+            step=10,
+            recursive=False,
+            stop_event=self.closing,
+            rust_timeout=500,
+            yield_on_timeout=False,
+        ):
+            if changes:
+                self._save.set()
+                with self._lock:
+                    running = self._stills_run
+                if running is not None:  # out of date already: stop it, the loop starts the next
+                    threading.Thread(target=running.stop, daemon=True).start()
+
+    def loop(self) -> None:
+        """Redraw now, then after every save, until closing."""
+        self._save.set()
+        while not self.closing.is_set():
+            if not self._save.wait(0.2):
+                continue
+            self._save.clear()
+            self._redraw()
+
+    def _redraw(self) -> None:
+        saved = time.monotonic()
+        self._stop_draft()  # out of date
+        self.board.update(status="drawing", saves=self.board.state["saves"] + 1, draft={"status": "waiting"})
+        work, folders = self._work("stills-")
+        with folders:
+            run = self.warm.start("stills", self.fig, work, config_file=self.config_file)
+            with self._lock:
+                self._stills_run = run
+            run.ended.wait()
+            with self._lock:
+                self._stills_run = None
+            if self.closing.is_set() or self._save.is_set():
+                return  # stopped, or out of date: the next save's run follows
+            result = run.result()
+            if result is None:
+                self._failed(
+                    f"lecture check: the preview's run ended without a result (exit {run.code}):\n{run.log_tail()}"
+                )
+                return
+            if result.get("error"):
+                self._failed(result["error"], result.get("notes", []))
+                return
+            self._show(result, work, time.monotonic() - saved)
+        if self.with_draft and not self.closing.is_set() and not self._save.is_set():
+            self._start_draft()
+
+    def _failed(self, text: str, notes: list[str] = ()) -> None:
+        self.say(text)
+        self.board.update(status="failed", error=text, notes=list(notes))
+        self.board.draft(status="waiting")
+
+    def _show(self, result: dict, work: Path, seconds: float) -> None:
+        """Move the new stills in whole, keep the looks for the layout lint, and put them on the page."""
+        for png in (work / "stills").glob("*.png"):
+            os.replace(png, stills_dir() / png.name)
+        stills._store(self.fig, result["key"], stills.Still(result["records"], Path(result["last_frame"])))
+        looks = result["looks"]
+        redrawn = [look["id"] for look in looks if look["drawn"]]
+        self.board.update(
+            status="ok", error=None, notes=result["notes"], looks=looks, redrawn=redrawn, seconds=round(seconds, 3)
+        )
+        cues_shown = sum(1 for look in looks if look["id"] != layout.END)
+        self.say(
+            f"stills: {cues_shown} cues in {seconds:.2f} s, {len(redrawn)} redrawn"
+            + (f" ({', '.join(redrawn)})" if redrawn else "")
+        )
+
+    def _start_draft(self) -> None:
+        work, folders = self._work("draft-")
+        run = self.warm.start("draft", self.fig, work)
+        began = time.monotonic()
+        with self._lock:
+            self._draft_run = run
+        self.board.draft(status="rendering")
+
+        def follow() -> None:
+            with folders:
+                while not run.ended.wait(0.02):
+                    if (work / "ready.json").exists():
+                        break
+                ready = _read_json(work / "ready.json")
+                if ready is not None and not self.closing.is_set() and self._draft_run is run:
+                    seconds = time.monotonic() - began
+                    self.board.draft(
+                        status="ready",
+                        url=f"/draft.mp4?v={self.board.state['version']}",
+                        seconds=round(seconds, 3),
+                        starts=ready["starts"],
+                        said=ready["said"],
+                    )
+                    self.say(f"draft: {self.fig.chapter}/{self.fig.id} playable after {seconds:.1f} s")
+                run.ended.wait()
+                stopped = self.closing.is_set() or self._draft_run is not run
+                if ready is None and run.code not in (0, None) and not stopped:
+                    tail = run.log_tail()
+                    self.board.draft(status="failed", error=tail)
+                    self.say(f"draft failed:\n{tail}")
+
+        threading.Thread(target=follow, daemon=True).start()
+
+    def _stop_draft(self) -> None:
+        """Stop a draft that a save made out of date (without waiting for it: the stills come first)."""
+        with self._lock:
+            run, self._draft_run = self._draft_run, None
+        if run is not None and not run.ended.is_set():
+            threading.Thread(target=run.stop, daemon=True).start()
+            self.say("draft: stopped (out of date)")
+
+    def close(self) -> None:
+        """Stop every run, the warm process, and sweep what a stopped run may have left."""
+        self.closing.set()
+        with self._lock:
+            runs = [r for r in (self._stills_run, self._draft_run) if r is not None]
+        for run in runs:
+            run.stop()
+        self.warm.close()
+        _sweep(self.fig)
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _sweep(fig: Figure) -> None:
+    """What a stopped run can leave: manim work folders of the figure nobody holds, a build's staging."""
+    from tools.publish import build, manifest
+
+    for folder in [*render.work_root().glob(f"{fig.id}.{QUALITY}.*"), *(preview_dir() / "work").glob("*")]:
+        if folder.is_dir() and not scratch.in_use(folder):
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+    out_dir = build.renders_dir(QUALITY)
+    if out_dir.is_dir():
+        with manifest.locked(out_dir):
+            scratch.sweep(out_dir)
+
+
+def preview(only: str, port: int = 8001, say: Say = print, draft: bool = True) -> None:
+    """Serve the preview of one figure ('chapter/figure_id') until Ctrl-C."""
+    chosen = catalogue.select(only)
+    if "/" not in only or len(chosen) != 1:
+        raise catalogue.UnknownFigure(f"lecture preview shows one figure: write chapter/figure_id, not '{only}'")
+    fig = chosen[0]
+    preview_dir().mkdir(parents=True, exist_ok=True)
+    _sweep(fig)
+    session = Preview(fig, say, draft)
+    server = make_server(session.board, build_file(fig), session.closing, port)
+    threads = [
+        threading.Thread(target=server.serve_forever, daemon=True),
+        threading.Thread(target=session.watch, daemon=True),
+        threading.Thread(target=session.loop, daemon=True),
+    ]
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # each stops it cleanly, as Ctrl-C does
+        signal.signal(signum, _interrupt)
+    try:
+        for thread in threads:
+            thread.start()
+        say(
+            f"previewing {fig.chapter}/{fig.id} at http://127.0.0.1:{server.server_address[1]}/ "
+            f"(redraws on every save of {', '.join(p.relative_to(settings.ROOT).as_posix() for p in watched(fig))}; "
+            "Ctrl-C stops)"
+        )
+        while True:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        say("preview: stopping")
+    finally:
+        session.close()
+        server.shutdown()
+        server.server_close()
+        for thread in threads:
+            thread.join(STOP_GRACE)
+        say("preview: stopped")
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def build_file(fig: Figure) -> Path:
+    """Where the figure's -q l clip is published (the draft)."""
+    return settings.renders_root() / render.QUALITIES[QUALITY] / fig.chapter / f"{fig.id}.mp4"
+
+
+PAGE = """<!doctype html>
+<html lang="zh"><head><meta charset="utf-8"><title>lecture preview</title>
+<style>
+body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;background:#0e1116;color:#dde;margin:1.2em}
+h1{font-size:1.2em;margin:0 0 .3em} #status{color:#9ab;margin-bottom:1em}
+#grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:14px}
+.cue{background:#171b22;border-radius:6px;padding:8px;border:2px solid transparent}
+.cue.redrawn{border-color:#d9a93e} .cue img{width:100%;display:block;border-radius:3px}
+.meta{font-size:.85em;color:#9ab;margin:.4em 0 .2em} .badge{float:right;color:#d9a93e}
+.text{font-size:.95em;line-height:1.45}
+#error{white-space:pre-wrap;background:#2a1416;color:#f3b6b6;padding:1em;border-radius:6px;display:none}
+#draft{margin-top:1.5em} #draft video{width:min(854px,100%);display:block}
+.notes{color:#c9b37a;font-size:.85em;white-space:pre-wrap}
+</style></head>
+<body data-version="0" data-status="drawing">
+<h1 id="title">…</h1><div id="status">connecting…</div>
+<pre id="error"></pre><div class="notes" id="notes"></div><div id="grid"></div>
+<section id="draft"><h2 style="font-size:1em">draft (-q l)</h2><div id="draftstatus">waiting</div>
+<video id="player" controls preload="metadata" hidden></video></section>
+<script>
+let shown = -1, draftUrl = null;
+const $ = id => document.getElementById(id);
+const clock = s => s == null ? "" : `${Math.floor(s / 60)}:${(s % 60).toFixed(1).padStart(4, "0")}`;
+function show(state) {
+  document.body.dataset.version = state.version;
+  document.body.dataset.status = state.status;
+  $("title").textContent = `${state.figure.title}  (${state.figure.chapter}/${state.figure.id})`;
+  const took = state.seconds == null ? "" : ` in ${state.seconds.toFixed(2)} s`;
+  $("status").textContent = {drawing: "drawing…", failed: "a check failed (below); save again to retry",
+    ok: `${state.looks.length} stills${took}, redrawn: ${state.redrawn.join(", ") || "none"}`}[state.status];
+  $("notes").textContent = (state.notes || []).filter(n => !n.startsWith("ok:")).join("\\n");
+  if (state.status === "failed") {
+    $("error").textContent = state.error; $("error").style.display = "block"; $("grid").replaceChildren();
+  } else if (state.status === "ok") {
+    $("error").style.display = "none";
+    const starts = (state.draft && state.draft.starts) || {};
+    $("grid").replaceChildren(...state.looks.map(look => {
+      const card = document.createElement("div");
+      card.className = "cue" + (look.drawn ? " redrawn" : "");
+      card.dataset.cue = look.id;
+      const start = starts[look.id] ?? look.start;
+      const label = look.id === "(end)" ? "after the last cue" : `${look.id} · starts ${clock(start)}`;
+      card.innerHTML = `<img alt=""><div class="meta"><span class="badge"></span></div><div class="text"></div>`;
+      card.querySelector("img").src = `/stills/${look.still}.png`;
+      card.querySelector("img").alt = look.id;
+      card.querySelector(".meta").prepend(label);
+      card.querySelector(".badge").textContent = look.drawn ? "redrawn" : "";
+      card.querySelector(".text").textContent = look.text;
+      return card;
+    }));
+  }
+  const d = state.draft || {};
+  $("draftstatus").textContent = {waiting: "waiting for the stills", rendering: "rendering the draft…",
+    ready: `ready after ${d.seconds} s`, failed: "draft failed:\\n" + (d.error || "")}[d.status] || d.status;
+  $("draft").dataset.status = d.status;
+  if (d.status === "ready" && d.url !== draftUrl) {
+    draftUrl = d.url; $("player").src = d.url; $("player").hidden = false;
+  } else if (d.status !== "ready") { $("player").hidden = true; }
+}
+async function refresh() {
+  const state = await (await fetch("/state.json", {cache: "no-store"})).json();
+  if (state.version !== shown) { shown = state.version; show(state); }
+}
+const events = new EventSource("/events");
+events.onmessage = () => refresh();
+events.onerror = () => setTimeout(refresh, 500);
+refresh();
+</script></body></html>
+"""
