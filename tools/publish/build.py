@@ -68,6 +68,8 @@ def narrate(figures: list[Figure], say: Say) -> Narration:
     all_cues = [c for fig in figures for c in cues.figure_cues(fig.id)]
     for n, cue in enumerate(all_cues, 1):
         sound = audio.cue_audio(cue, engine)
+        if sound.damaged:
+            say(f"  cached audio of cue {cue.id} could not be decoded: {sound.damaged}; deleted and made again")
         keys.setdefault(cue.figure, []).append(sound.key)
         paths.setdefault(cue.figure, {})[cue.id] = sound.path
         seconds[cue.figure] = seconds.get(cue.figure, 0.0) + sound.duration
@@ -348,6 +350,8 @@ def rescan(quality: str, say: Say = print) -> manifest.Rescan:
     with manifest.locked(out_dir):
         result = manifest.rescan(out_dir, course_chapters())
         manifest.save(out_dir, result.manifest)
+        for line in result.unreadable:
+            say(f"  {line}")
         say(
             f"manifest rebuilt from sidecars: {len(result.restored)} restored "
             f"({len(result.manifest.figures)} figures, {len(result.manifest.chapter_videos)} chapter videos)"

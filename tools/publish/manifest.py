@@ -104,13 +104,30 @@ class Manifest:
 
 
 def _files(raw: dict) -> Files:
-    return {kind: PublishedFile(f["path"], f["sha256"]) for kind, f in raw.items()}
+    files = {kind: PublishedFile(f["path"], f["sha256"]) for kind, f in raw.items()}
+    for kind, f in files.items():
+        if not isinstance(kind, str) or not isinstance(f.path, str) or not isinstance(f.sha256, str):
+            raise TypeError(f"files: {kind!r} must name a path and a sha256 as text")
+    return files
+
+
+# What a field's annotation (its text: annotations are not evaluated here) asks its JSON value to be.
+_JSON_TYPES = {"str": (str,), "float": (int, float), "int": (int,), "bool": (bool,), "dict": (dict,)}
+_JSON_TYPES |= {"Files": (dict,), "list": (list,)}
 
 
 def _known(cls, raw: dict) -> dict:
-    """The fields of `cls` in `raw`: a field a newer build added is passed over, not refused."""
-    names = {f.name for f in fields(cls)}
-    return {name: value for name, value in raw.items() if name in names}
+    """The fields of `cls` in `raw`, each of its type: a field a newer build added is passed over, not
+    refused; a field of another type (a number as text, a list for a record) raises TypeError naming it."""
+    kinds_text = {f.name: str(f.type) for f in fields(cls)}
+    kinds = {name: _JSON_TYPES.get(text.split("[")[0].split(" ")[0]) for name, text in kinds_text.items()}
+    known = {name: value for name, value in raw.items() if name in kinds}
+    for name, value in known.items():
+        wanted = kinds[name]
+        wrong = wanted and (not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted))
+        if wrong or (str(kinds_text[name]) == "list[str]" and not all(isinstance(v, str) for v in value)):
+            raise TypeError(f"{cls.__name__}.{name} is {type(value).__name__} {str(value)[:40]!r}")
+    return known
 
 
 def _figure(raw: dict) -> PublishedFigure:
@@ -122,6 +139,9 @@ def _chapter_video(chapter: str, raw: dict) -> ChapterVideo:
 
 
 def from_json(raw: dict) -> Manifest:
+    """A manifest from its JSON; KeyError, TypeError or AttributeError for JSON of another shape."""
+    if not isinstance(raw.get("quality"), str):
+        raise TypeError("quality must be text, e.g. 480p15")
     return Manifest(
         raw["quality"],
         [ChapterList(**_known(ChapterList, ch)) for ch in raw.get("chapters", [])],
@@ -154,7 +174,7 @@ def load(out_dir: Path) -> Manifest:
         return Manifest(out_dir.name)
     try:
         return from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise _refuse(path, f"not JSON: {err}") from None
     except (KeyError, TypeError, AttributeError) as err:
         raise _refuse(path, f"missing or malformed field {err}") from None
@@ -192,11 +212,29 @@ def write_sidecar(out_dir: Path, item: PublishedFigure | ChapterVideo) -> None:
     write_atomically(out_dir / item.sidecar, json.dumps({kind: asdict(item)}, ensure_ascii=False, indent=2))
 
 
-def _read_sidecar(path: Path) -> dict | None:
+class _Unreadable(Exception):
+    """A sidecar that is there but cannot be read as a record; the message says why."""
+
+
+def _read_record(path: Path, kind: str, parse):
+    """The record of `kind` in the sidecar at `path`, parsed by `parse`; None when there is no sidecar;
+    raises _Unreadable for one that is not JSON, not a record of `kind` or lacks its fields."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = path.read_bytes()
+    except FileNotFoundError:
         return None
+    except OSError as err:
+        raise _Unreadable(err.strerror or str(err)) from None
+    try:
+        raw = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise _Unreadable(f"not JSON: {err}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get(kind), dict):
+        raise _Unreadable(f"not a {kind} record")
+    try:
+        return parse(raw[kind])
+    except (KeyError, TypeError, AttributeError, ValueError) as err:
+        raise _Unreadable(f"a {kind} record with a missing or malformed field {err}") from None
 
 
 def _intact(files: Files, out_dir: Path) -> bool:
@@ -208,6 +246,7 @@ class Rescan:
     manifest: Manifest
     restored: list[str]  # figure ids and chapter videos found whole
     to_render: list[str]  # figure ids with no sidecar or with files missing or changed
+    unreadable: list[str] = field(default_factory=list)  # per sidecar that could not be read: it, why, what was done
 
 
 def rescan(out_dir: Path, chapters: list[ChapterList]) -> Rescan:
@@ -215,23 +254,37 @@ def rescan(out_dir: Path, chapters: list[ChapterList]) -> Rescan:
 
     A figure counts only when its sidecar is there and every file it lists
     has the recorded sha256; the others (including figures published before
-    sidecars existed) are reported as needing a render.
+    sidecars existed) are reported as needing a render. A sidecar that cannot
+    be read is named, with why, and left as it is (the next build of its
+    figure or chapter writes it again).
     """
     manifest = Manifest(out_dir.name, chapters)
-    restored, to_render = [], []
+    restored, to_render, unreadable = [], [], []
     for chapter in chapters:
         for fig_id in chapter.figures:
-            raw = _read_sidecar(out_dir / chapter.id / f"{fig_id}.json")
-            entry = _figure(raw["figure"]) if raw and "figure" in raw else None
+            path = out_dir / chapter.id / f"{fig_id}.json"
+            try:
+                entry = _read_record(path, "figure", _figure)
+            except _Unreadable as err:
+                unreadable.append(
+                    f"{path.relative_to(out_dir)}: cannot read it ({err}); left as it is, and {fig_id} needs a render"
+                )
+                entry = None
             if entry and entry.figure == fig_id and _intact(entry.files, out_dir):
                 manifest.figures[fig_id] = entry
                 restored.append(fig_id)
             else:
                 to_render.append(fig_id)
-        raw = _read_sidecar(out_dir / f"{chapter.id}.json")
-        if raw and "chapter_video" in raw:
-            video = _chapter_video(chapter.id, raw["chapter_video"])
-            if video.figures == chapter.figures and _intact(video.files, out_dir):
-                manifest.chapter_videos[chapter.id] = video
-                restored.append(f"{chapter.id}.mp4")
-    return Rescan(manifest, restored, to_render)
+        path = out_dir / f"{chapter.id}.json"
+        try:
+            video = _read_record(path, "chapter_video", lambda raw, ch=chapter.id: _chapter_video(ch, raw))
+        except _Unreadable as err:
+            unreadable.append(
+                f"{path.relative_to(out_dir)}: cannot read it ({err}); left as it is, and the chapter video "
+                f"is joined again at the next build"
+            )
+            video = None
+        if video is not None and video.figures == chapter.figures and _intact(video.files, out_dir):
+            manifest.chapter_videos[chapter.id] = video
+            restored.append(f"{chapter.id}.mp4")
+    return Rescan(manifest, restored, to_render, unreadable)

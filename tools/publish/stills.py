@@ -30,7 +30,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.files import content_key, file_sha256, write_atomically
+from tools.files import TimeLimitError, content_key, file_sha256, run_limited, write_atomically
 from tools.publish import render
 from tools.publish.render import BuildError
 from tools.voice import audio, cues, speech
@@ -123,11 +123,21 @@ def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
     ]
     env = {**os.environ, "LECTURE_VOICE": "silent", settings.LAYOUT_OUT_ENV: str(looks), "PYTHONUNBUFFERED": "1"}
     env.pop(settings.AUDIO_OUT_ENV, None)
-    with open(log, "w", encoding="utf-8") as stream:
-        done = subprocess.run(
-            command, cwd=settings.ROOT, stdout=stream, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
-        )
     names = ", ".join(f"{fig.chapter}/{fig.id}" for fig in batch)
+    limit = settings.time_limit("stills", 30.0 * len(batch))
+    with open(log, "w", encoding="utf-8") as stream:
+        try:
+            done = run_limited(
+                command,
+                limit,
+                f"running {names} with animations skipped",
+                cwd=settings.ROOT,
+                stdout=stream,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        except TimeLimitError as err:
+            raise BuildError(f"{err} (log {log})") from None
     if done.returncode != 0:
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
         raise BuildError(f"manim failed with animations skipped on {names} (exit {done.returncode}):\n{tail}")
@@ -160,13 +170,28 @@ def cache_dir() -> Path:
     return settings.cache_root() / "stills"
 
 
-def _cached(fig: Figure, key: str) -> Still | None:
+def _cached(fig: Figure, key: str, say: Say = print) -> Still | None:
+    """The figure's cached still when its key is `key`; an entry that fails to decode is named, deleted and
+    never used (None: the figure runs again)."""
     looks, png = cache_dir() / f"{fig.id}.json", cache_dir() / f"{fig.id}.png"
     try:
-        stored = json.loads(looks.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = looks.read_bytes()
+    except OSError:
         return None
-    return Still(stored["records"], png) if stored.get("key") == key and png.exists() else None
+    try:
+        stored = json.loads(text.decode("utf-8"))
+        if not isinstance(stored, dict) or not isinstance(stored.get("key"), str):
+            raise ValueError("not a record with a key")
+        if stored["key"] == key and not (
+            isinstance(stored.get("records"), list) and all(isinstance(r, dict) for r in stored["records"])
+        ):
+            raise ValueError("its looks are not a list of records")
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        looks.unlink(missing_ok=True)
+        png.unlink(missing_ok=True)
+        say(f"stills: cached {looks} could not be decoded ({err}); deleted, {fig.id} runs again")
+        return None
+    return Still(stored["records"], png) if stored["key"] == key and png.exists() else None
 
 
 def _store(fig: Figure, key: str, still: Still) -> Still:
@@ -181,7 +206,7 @@ def _store(fig: Figure, key: str, still: Still) -> Still:
 def current(figures: list[Figure], jobs: int = 2, say: Say = print) -> dict[str, Still]:
     """Each figure's looks and last frame, from the cache where its key is unchanged, else run now."""
     keys = {fig.id: still_key(fig) for fig in figures}
-    found = {fig.id: _cached(fig, keys[fig.id]) for fig in figures}
+    found = {fig.id: _cached(fig, keys[fig.id], say) for fig in figures}
     todo = [fig for fig in figures if found[fig.id] is None]
     if todo:
         say(

@@ -36,6 +36,7 @@ class CueAudio:
     source: str  # "recording" or the engine's name
     key: str  # the cache key: what a figure's render key records of this cue
     made: bool  # synthesized (or cleaned) just now, not found in the cache
+    damaged: str = ""  # the cached file that failed to decode, and why (deleted, then made again), if any
 
 
 def cache_dir() -> Path:
@@ -79,17 +80,31 @@ def clean(segment: AudioSegment) -> AudioSegment:
     return segment
 
 
+def _decoded_seconds(path: Path) -> float | None:
+    """The length of a cached WAV, or None when it cannot be decoded (cut short, not a WAV, empty)."""
+    try:
+        seconds = wav_seconds(path)
+    except (wave.Error, EOFError, OSError, ZeroDivisionError):
+        return None
+    return seconds if seconds > 0 else None
+
+
 def cached_seconds(cue: Cue, engine: Engine) -> float | None:
-    """The length of the cue's finished audio if it is already in the cache, without making it."""
+    """The length of the cue's finished audio if it is already in the cache (and decodes), without making it."""
     target = cache_dir() / f"{cache_key(cue, engine)}.wav"
-    return wav_seconds(target) if target.exists() else None
+    return _decoded_seconds(target) if target.exists() else None
 
 
 def cue_audio(cue: Cue, engine: Engine) -> CueAudio:
-    """The cue's finished audio, from the cache when it is already there."""
+    """The cue's finished audio, from the cache when it is already there; a cached file that fails to decode
+    is deleted and made again (CueAudio.damaged names it), never used."""
     source = "recording" if cue.recording is not None else engine.name
     key = cache_key(cue, engine)
     target = cache_dir() / f"{key}.wav"
+    damaged = ""
+    if target.exists() and _decoded_seconds(target) is None:
+        damaged = f"{target} ({target.stat().st_size} bytes, not a WAV that decodes)"
+        target.unlink(missing_ok=True)
     made = not target.exists()
     if made:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -103,4 +118,4 @@ def cue_audio(cue: Cue, engine: Engine) -> CueAudio:
             finished = io.BytesIO()
             clean(AudioSegment.from_wav(raw)).export(finished, format="wav")
         write_atomically(target, finished.getvalue())
-    return CueAudio(target, wav_seconds(target), source, key, made)
+    return CueAudio(target, wav_seconds(target), source, key, made, damaged)
