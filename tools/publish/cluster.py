@@ -11,10 +11,18 @@ from the client's refuses the task, naming both, rather than render a
 different video. Fonts, cairo and pango are not in that hash: the layout
 lint and the last-frame tests check them where they run, so install the
 same system packages on every worker (``make system``).
+
+A task runs under the render's time limit on the worker (its manim process group is killed past it) and
+under that limit plus a minute to ship its files on the client. Every file comes back with its size and
+sha256, checked before anything is written: a file cut short or changed on the way is refused, never
+published. A worker that dies mid-task has its task retried by Dask on another worker; a task that kills
+its workers, a scheduler that goes away and a task past its limit each fail the build naming the figure.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import tempfile
 import threading
@@ -31,6 +39,7 @@ from tools.publish.render import BuildError, Rendered
 
 CONNECT_TIMEOUT = "5s"
 RELAY_SECONDS = 0.5
+SHIP_SECONDS = 60.0  # what a task's limit on the client adds to the render's own, to ship the files
 CHANNEL_FILES = ("progress", "stop")  # what a part's relay carries
 
 
@@ -49,10 +58,39 @@ class Task:
     cue_audio: dict[str, bytes]  # cue id -> its WAV
     start: float = 0.0  # the part of it from here on (tools/publish/segments.py)
     channel: str = ""  # names the Dask Variables that carry its progress and its stop time (see _Relay)
+    limit: float = 0.0  # the render's time limit in seconds (0: a render's floor on the worker)
 
 
-def render_task(task: Task) -> dict[str, bytes]:
-    """Run on a worker: check the source, render the figure with the shipped audio, return its files."""
+def shipped(files: dict[str, bytes]) -> dict[str, dict]:
+    """What a task returns: each file's bytes with its size and sha256, for the client to check."""
+    return {
+        name: {"bytes": data, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        for name, data in files.items()
+    }
+
+
+def received(figure: str, result: object) -> dict[str, bytes]:
+    """The files of a task's `result`, each checked against the size and sha256 the worker sent with it;
+    refuses (naming the figure and the file) a result that is not that shape, or any file cut or changed."""
+    if not isinstance(result, dict):
+        raise ClusterError(f"the render of {figure} came back as {type(result).__name__}, not its files: refused")
+    files = {}
+    for name, item in result.items():
+        data = item.get("bytes") if isinstance(item, dict) else None
+        if not isinstance(data, bytes) or not isinstance(item.get("sha256"), str):
+            raise ClusterError(f"the render of {figure} came back with {name!r} malformed: refused, nothing published")
+        if len(data) != item.get("size") or hashlib.sha256(data).hexdigest() != item["sha256"]:
+            raise ClusterError(
+                f"the render of {figure} came back with {name} damaged ({len(data)} bytes, sha256 "
+                f"{hashlib.sha256(data).hexdigest()[:12]}; the worker sent {item.get('size')} bytes, sha256 "
+                f"{item['sha256'][:12]}): refused, nothing published"
+            )
+        files[name] = data
+    return files
+
+
+def render_task(task: Task) -> dict[str, dict]:
+    """Run on a worker: check the source, render the figure with the shipped audio, return its files (shipped)."""
     ours = (source_digest(), version("manim"))
     if ours != (task.source, task.manim):
         raise ClusterError(
@@ -72,10 +110,14 @@ def render_task(task: Task) -> dict[str, bytes]:
         media = folder / "media"
         media.mkdir()
         # The worker's half of the relay: its progress out, a stop time in.
+        limit = settings.Limit(task.limit, "render") if task.limit > 0 else None
         with _Relay(task.channel, ("progress", render.progress_file(media)), ("stop", render.stop_file(media))):
-            rendered = render.render(fig, task.quality, media, {settings.CUE_AUDIO_ENV: str(cue_map)}, task.start)
+            rendered = render.render(
+                fig, task.quality, media, {settings.CUE_AUDIO_ENV: str(cue_map)}, task.start, limit
+            )
         files = {name: path.read_bytes() for name, path in _files(rendered).items() if path.exists()}
-        return files | {f"partial {movie.name}": movie.read_bytes() for movie in rendered.partials.glob("*.mp4")}
+        partials = {f"partial {movie.name}": movie.read_bytes() for movie in rendered.partials.glob("*.mp4")}
+        return shipped(files | partials)
 
 
 class _Relay:
@@ -117,24 +159,47 @@ class _Relay:
         self._thread.join()
 
     def _run(self) -> None:
-        sent = received = None
+        sent = got = None
         while not self._done.wait(RELAY_SECONDS):
             try:
                 text = self._send.read_text(encoding="utf-8")
             except OSError:
                 text = None
-            if text and text != sent:
-                self._out.set(text)
-                sent = text
-            value = self._in.get()
-            if value and value != received:
+            try:
+                if text and text != sent:
+                    self._out.set(text)
+                    sent = text
+                value = self._in.get(timeout=CONNECT_TIMEOUT)
+            except Exception:  # the scheduler is gone: the task's own result says so, the relay just stops
+                return
+            if value and value != got:
                 write_atomically(self._receive, value)
-                received = value
+                got = value
 
 
 def _files(rendered: Rendered) -> dict[str, Path]:
     """A render's files by name, as a task ships them back (a part may lack its video, track or captions)."""
     return {"video": rendered.video, "track": rendered.track, "srt": rendered.srt}
+
+
+def _log_to_file() -> Path:
+    """Dask's own log lines (a lost connection comes with a traceback) go to the cache's logs, not the terminal:
+    the build's error says what failed, and names this file."""
+    import logging
+
+    path = settings.cache_root() / "logs" / "dask-client.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dask_log = logging.getLogger("distributed")
+    for name in ["distributed", *(n for n in logging.root.manager.loggerDict if n.startswith("distributed."))]:
+        each = logging.getLogger(name)
+        for handler in list(each.handlers):
+            each.removeHandler(handler)
+        each.propagate = True
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    dask_log.addHandler(handler)
+    dask_log.propagate = False
+    return path
 
 
 class Cluster:
@@ -145,15 +210,46 @@ class Cluster:
             from distributed import Client
         except ImportError:
             raise ClusterError("--scheduler needs Dask's distributed: pip install '.[cluster]'") from None
+        self.log = _log_to_file()
         try:
             self.client = Client(address, timeout=CONNECT_TIMEOUT)
         except OSError as err:
             raise ClusterError(f"no Dask scheduler at {address}: {err}") from None
         self.source = source_digest()
+        self.address = address
 
-    def render(self, fig_id: str, quality: str, cue_audio: dict[str, Path], work: Path, start: float = 0.0) -> Rendered:
-        """Render a figure (or its part from `start` seconds on) on some worker; its files are written into
-        `work` as a local render would write them."""
+    task_function = staticmethod(render_task)  # what a worker runs (a test may wrap it)
+
+    def _failed(self, what: str, err: BaseException, waiting: settings.Limit) -> ClusterError:
+        """The error for a task that did not come back: past its limit, its workers killed, the scheduler gone."""
+        name = type(err).__name__
+        if name == "TimeoutError":
+            return ClusterError(waiting.exceeded(f"{what} on the cluster at {self.address}", "the Dask task"))
+        if name == "KilledWorker":
+            return ClusterError(
+                f"{what} on the cluster at {self.address}: the workers running it died, "
+                f"each time it was tried ({err}); nothing was published"
+            )
+        if "Cancelled" in name or isinstance(err, OSError) or "Comm" in name:
+            return ClusterError(
+                f"{what}: lost the Dask scheduler at {self.address} ({name}: {str(err).strip()}); nothing was "
+                f"published; start the scheduler and its workers again, then build again (Dask's log: {self.log})"
+            )
+        return ClusterError(f"{what} on the cluster at {self.address} failed: {name}: {err} (Dask's log: {self.log})")
+
+    def render(
+        self,
+        fig_id: str,
+        quality: str,
+        cue_audio: dict[str, Path],
+        work: Path,
+        start: float = 0.0,
+        limit: settings.Limit | None = None,
+    ) -> Rendered:
+        """Render a figure (or its part from `start` seconds on) on some worker, under `limit` there (by default
+        a render's floor) and that plus SHIP_SECONDS here; its files, checked, are written into `work` as a local
+        render would write them."""
+        limit = limit or settings.time_limit("render")
         task = Task(
             fig_id,
             quality,
@@ -162,16 +258,30 @@ class Cluster:
             {cue_id: path.read_bytes() for cue_id, path in cue_audio.items()},
             start,
             f"lecture-{uuid.uuid4()}",
+            limit.seconds,
         )
+        waiting = settings.time_limit("cluster", limit.seconds + SHIP_SECONDS)
+        what = f"rendering {catalogue.figure(fig_id).chapter}/{fig_id}" + (f" from {start:.1f} s on" if start else "")
         # The client's half of the relay: the stop time the build may write out, the worker's progress in.
-        _Relay.open(task.channel, self.client)
+        future = None
         try:
+            _Relay.open(task.channel, self.client)
             with _Relay(
                 task.channel, ("stop", render.stop_file(work)), ("progress", render.progress_file(work)), self.client
             ):
-                files = self.client.submit(render_task, task, pure=False).result()
+                future = self.client.submit(self.task_function, task, pure=False)
+                result = future.result(timeout=waiting.seconds)
+        except BuildError:  # the worker's own refusal or render failure, as it said it
+            raise
+        except Exception as err:
+            if future is not None:
+                with contextlib.suppress(Exception):
+                    future.cancel()
+            raise self._failed(what, err, waiting) from None
         finally:
-            _Relay.forget(task.channel, self.client)
+            with contextlib.suppress(Exception):
+                _Relay.forget(task.channel, self.client)
+        files = received(f"{what.removeprefix('rendering ')}", result)
         out = render.outputs(catalogue.figure(fig_id), quality, work)
         written = _files(out) | {
             name: out.partials / name.removeprefix("partial ") for name in files if name.startswith("partial ")
