@@ -18,12 +18,19 @@ frame) and only leaves out drawing and writing, which cost nearly all of a
 render. So two processes that cut at the same time agree on the play
 where one stops and the other begins, and the segments' videos, joined,
 are the whole render's.
+
+A play manim skips (``manim -s``, the layout lint's run) is not drawn either:
+manim's Cairo renderer draws the frame at every play even while it skips,
+and throws the picture away (about half of a 3-D figure's run with
+animations skipped). The last frame, and any look the layout probe takes
+between plays, is still drawn.
 """
 
 from __future__ import annotations
 
 import os
 
+import numpy as np
 from manim import config
 from manim.renderer.cairo_renderer import CairoRenderer
 from manim.utils.exceptions import EndSceneEarlyException
@@ -42,6 +49,7 @@ class SegmentRenderer(CairoRenderer):
         self.stop_file = os.environ.get(STOP_FILE_ENV)
         self.segment_start: float | None = None  # the clock when the first rendered play began
         self.ended_early = False  # stopped before the figure's end (a stop time, or -n …,UPTO)
+        self.playing = False  # inside a play manim runs (not one stepped before the segment)
 
     def before_segment(self) -> bool:
         by_number = config.from_animation_number > 0 and self.num_plays < config.from_animation_number
@@ -68,11 +76,19 @@ class SegmentRenderer(CairoRenderer):
             raise EndSceneEarlyException()
         if self.segment_start is None:
             self.segment_start = self.time
+        self.playing = True
         try:
             super().play(scene, *args, **kwargs)
         except EndSceneEarlyException:  # past -n …,UPTO
             self.ended_early = True
             raise
+        finally:
+            self.playing = False
+
+    def update_frame(self, scene, *args, **kwargs) -> None:
+        if self.playing and self.skip_animations:  # a skipped play's picture is thrown away
+            return
+        super().update_frame(scene, *args, **kwargs)
 
     def _step(self, scene, *args, **kwargs) -> None:
         """CairoRenderer.play as it goes for a rendered play (caching off), without drawing or writing a frame."""
@@ -94,7 +110,19 @@ class SegmentRenderer(CairoRenderer):
         if self.stepping:
             self.time += 1 / self.camera.frame_rate  # what add_frame adds for one frame
             return
+        if self.skip_animations:  # add_frame would drop the picture
+            return
         super().render(scene, time, moving_mobjects)
+
+    def save_static_frame_data(self, scene, static_mobjects) -> np.ndarray | None:
+        if self.skip_animations:  # nothing of a skipped play is drawn; the next drawn play saves its own
+            self.static_image = None
+            return None
+        return super().save_static_frame_data(scene, static_mobjects)
+
+    def freeze_current_frame(self, duration: float) -> None:
+        if not self.skip_animations:  # a skipped wait adds no frame (add_frame), so its picture is not needed
+            super().freeze_current_frame(duration)
 
     def rendered_seconds(self) -> float:
         """Seconds of video this process has rendered so far."""

@@ -32,8 +32,10 @@ import contextlib
 import importlib
 import json
 import os
+import pickle
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,6 +117,7 @@ def _warm_main() -> None:
     out.write(json.dumps({"ready": time.time() - started}) + "\n")
     out.flush()
     children: set[int] = set()
+    loaded: set[str] = set()
     inbox = sys.stdin.buffer
     while True:
         readable, _, _ = select.select([inbox], [], [], 0.02)
@@ -136,6 +139,7 @@ def _warm_main() -> None:
                 _kill_group(pid)
             return
         job = json.loads(line)
+        _load_shapes(Path(job["shapes"]), loaded)
         pid = os.fork()
         if pid == 0:
             _child(job, started)
@@ -161,6 +165,44 @@ def _preload() -> None:
         readings._phrases()
         readings._segmenter()
         readings._standard_readings("的")
+
+
+def _load_shapes(folder: Path, loaded: set[str]) -> None:
+    """Take in the text shapes the runs so far parsed (manim's SVG cache), so the next fork starts with them."""
+    from manim.mobject.svg import svg_mobject
+
+    for path in sorted(folder.glob("*.pickle")):
+        if path.name not in loaded:
+            loaded.add(path.name)
+            with contextlib.suppress(Exception), open(path, "rb") as stream:
+                svg_mobject.SVG_HASH_TO_MOB_MAP.update(pickle.load(stream))
+
+
+def _cache_text_shapes() -> set:
+    """Have Text and MarkupText use manim's SVG cache (keyed by the text's SVG file, its style and the
+    renderer, so a hit is the shape a parse would give); returns the keys cached so far."""
+    import manim
+    from manim.mobject.svg import svg_mobject
+
+    for cls in (manim.Text, manim.MarkupText):
+        if "use_svg_cache" not in cls.__dict__.get("_preview_cached", ()):
+            plain = cls.__init__
+
+            def cached_init(self, *args, _plain=plain, use_svg_cache: bool = True, **kwargs) -> None:
+                _plain(self, *args, use_svg_cache=use_svg_cache, **kwargs)
+
+            cls.__init__ = cached_init
+            cls._preview_cached = ("use_svg_cache",)
+    return set(svg_mobject.SVG_HASH_TO_MOB_MAP)
+
+
+def _keep_new_shapes(known: set, target: Path) -> None:
+    from manim.mobject.svg import svg_mobject
+
+    new = {key: mob for key, mob in svg_mobject.SVG_HASH_TO_MOB_MAP.items() if key not in known}
+    if new:
+        with contextlib.suppress(Exception):
+            target.write_bytes(pickle.dumps(new, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _purge(started: float) -> None:
@@ -270,14 +312,16 @@ class Run:
 class Warm:
     """The warm process, seen from the preview: start runs in it, learn when they end."""
 
-    def __init__(self, say: Say):
+    def __init__(self, say: Say, shapes: Path):
         self.say = say
+        self.shapes = shapes  # the text shapes runs parsed, by this process's string hashes (pickles)
+        shapes.mkdir(exist_ok=True)
         self._runs: dict[str, Run] = {}
         self._by_pid: dict[int, Run] = {}
         self._count = 0
         self._lock = threading.Lock()
         env = {**os.environ, **render.MALLOC_FILL, "PYTHONUNBUFFERED": "1"}  # a draft's bytes as a build's
-        log = open(preview_dir() / "warm.log", "w", encoding="utf-8")  # noqa: SIM115 -- kept open for the process
+        log = open(shapes.parent / "warm.log", "w", encoding="utf-8")  # noqa: SIM115 -- kept open for the process
         self._log = log
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from tools.publish.preview import _warm_main; _warm_main()"],
@@ -289,7 +333,7 @@ class Warm:
         )
         ready = self.process.stdout.readline()
         if not ready:
-            raise BuildError(f"the preview's warm process did not start; see {preview_dir() / 'warm.log'}")
+            raise BuildError(f"the preview's warm process did not start; see {shapes.parent / 'warm.log'}")
         self.ready_seconds = json.loads(ready)["ready"]
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -317,7 +361,8 @@ class Warm:
             self._count += 1
             name = f"{kind}-{self._count}"
             self._runs[name] = run
-        job = {"id": name, "kind": kind, "figure": fig.id, "work": str(work), "options": options}
+        job = {"id": name, "kind": kind, "figure": fig.id, "work": str(work), "shapes": str(self.shapes)}
+        job["options"] = options
         try:
             self.process.stdin.write((json.dumps(job) + "\n").encode())
             self.process.stdin.flush()
@@ -348,7 +393,7 @@ def _write_result(work: Path, result: dict) -> None:
     write_atomically(work / "result.json", json.dumps(result, ensure_ascii=False))
 
 
-def _stills_run(figure_id: str, work: Path, config_file: str) -> None:
+def _stills_run(figure_id: str, work: Path, config_file: str, media: str) -> None:
     """The checks before rendering, then the figure with animations skipped: its looks, each with a still.
     Writes result.json: the error `lecture check` would print, or the cues with their stills."""
     began = time.monotonic()
@@ -357,7 +402,9 @@ def _stills_run(figure_id: str, work: Path, config_file: str) -> None:
         fig = catalogue.figure(figure_id)
         checks.run([fig], notes.append, 1, layout=False)
         key = stills.still_key(fig)
-        records, last_frame = _skipped_run(fig, work, config_file)
+        known = _cache_text_shapes()
+        records, last_frame = _skipped_run(fig, work, config_file, Path(media))
+        _keep_new_shapes(known, work / "shapes.pickle")
         if findings := layout.judge(fig.id, records):
             raise layout.LayoutError(layout.report(findings))
     except REFUSALS as err:
@@ -393,11 +440,13 @@ def _stills_run(figure_id: str, work: Path, config_file: str) -> None:
     )
 
 
-def _skipped_run(fig: Figure, work: Path, config_file: str) -> tuple[list[dict], Path]:
-    """manim -s on the figure, in this process (manim is imported already), as the layout lint runs it."""
+def _skipped_run(fig: Figure, work: Path, config_file: str, media: Path) -> tuple[list[dict], Path]:
+    """manim -s on the figure, in this process (manim is imported already), as the layout lint runs it. Its
+    media folder is the preview's own, the same for every run: a text's SVG file (and so its cached shape)
+    keeps its name."""
     from manim.__main__ import main
 
-    looks, media, new = work / "looks.jsonl", work / "media", work / "stills"
+    looks, new = work / "looks.jsonl", work / "stills"
     new.mkdir()
     os.environ.update(
         {
@@ -419,7 +468,7 @@ def _skipped_run(fig: Figure, work: Path, config_file: str) -> tuple[list[dict],
         failed = None if not stop.code else f"exit {stop.code}"
     except Exception as err:  # the scene's own error, as the lint's log would end
         failed = "".join(traceback.format_exception(err)[-6:]).rstrip()
-    pngs = sorted(media.glob(f"images/**/{fig.scene_class}_*.png"))
+    pngs = sorted((media / "images").glob(f"**/{fig.scene_class}_*.png"))
     if failed or not pngs:
         raise BuildError(
             f"manim failed with animations skipped on {fig.chapter}/{fig.id} ({failed or 'no last frame'})"
@@ -605,7 +654,12 @@ class Preview:
         self._stills_run: Run | None = None
         self.config_file = str(render.one_figure_cfg())
         stills_dir().mkdir(parents=True, exist_ok=True)
-        self.warm = Warm(say)
+        # This preview's own folder, locked while it runs: manim's media folder for the runs with animations
+        # skipped (the same every run, so a text's SVG file, and its cached shape, keeps its name) and the shapes.
+        self._session = contextlib.ExitStack()
+        self.folder = self._session.enter_context(scratch.owned_folder(preview_dir(), "session-"))
+        self.media = self.folder / "media"
+        self.warm = Warm(say, self.folder / "shapes")
 
     # each run in a work folder of its own, locked while in use, removed after
     def _work(self, prefix: str) -> tuple[Path, contextlib.ExitStack]:
@@ -651,15 +705,17 @@ class Preview:
         self.board.update(status="drawing", saves=self.board.state["saves"] + 1, draft={"status": "waiting"})
         work, folders = self._work("stills-")
         with folders:
-            run = self.warm.start("stills", self.fig, work, config_file=self.config_file)
+            run = self.warm.start("stills", self.fig, work, config_file=self.config_file, media=str(self.media))
             with self._lock:
                 self._stills_run = run
             run.ended.wait()
             with self._lock:
                 self._stills_run = None
+            result = run.result()
+            if result is None or run.code != 0:  # stopped or failed mid-run: a text's SVG may be half-written
+                shutil.rmtree(self.media, ignore_errors=True)
             if self.closing.is_set() or self._save.is_set():
                 return  # stopped, or out of date: the next save's run follows
-            result = run.result()
             if result is None:
                 self._failed(
                     f"lecture check: the preview's run ended without a result (exit {run.code}):\n{run.log_tail()}"
@@ -681,6 +737,8 @@ class Preview:
         """Move the new stills in whole, keep the looks for the layout lint, and put them on the page."""
         for png in (work / "stills").glob("*.png"):
             os.replace(png, stills_dir() / png.name)
+        if (work / "shapes.pickle").exists():
+            os.replace(work / "shapes.pickle", self.warm.shapes / f"{self.board.state['saves']}.pickle")
         stills._store(self.fig, result["key"], stills.Still(result["records"], Path(result["last_frame"])))
         looks = result["looks"]
         redrawn = [look["id"] for look in looks if look["drawn"]]
@@ -732,7 +790,8 @@ class Preview:
             run, self._draft_run = self._draft_run, None
         if run is not None and not run.ended.is_set():
             threading.Thread(target=run.stop, daemon=True).start()
-            self.say("draft: stopped (out of date)")
+            if not (run.work / "ready.json").exists():
+                self.say("draft: stopped (out of date)")
 
     def close(self) -> None:
         """Stop every run, the warm process, and sweep what a stopped run may have left."""
@@ -742,6 +801,7 @@ class Preview:
         for run in runs:
             run.stop()
         self.warm.close()
+        self._session.close()
         _sweep(self.fig)
 
 
@@ -756,10 +816,9 @@ def _sweep(fig: Figure) -> None:
     """What a stopped run can leave: manim work folders of the figure nobody holds, a build's staging."""
     from tools.publish import build, manifest
 
-    for folder in [*render.work_root().glob(f"{fig.id}.{QUALITY}.*"), *(preview_dir() / "work").glob("*")]:
+    left = [*render.work_root().glob(f"{fig.id}.{QUALITY}.*"), *(preview_dir() / "work").glob("*")]
+    for folder in [*left, *preview_dir().glob("session-*")]:
         if folder.is_dir() and not scratch.in_use(folder):
-            import shutil
-
             shutil.rmtree(folder, ignore_errors=True)
     out_dir = build.renders_dir(QUALITY)
     if out_dir.is_dir():
