@@ -4,12 +4,14 @@ helpers.py."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from dataclasses import replace
 
 import pytest
 from helpers import BUILD, FIGURE_B, FIGURE_C, Build, ThreeFigures, build_env, cut_clip, run
+from hypothesis import settings as hypothesis_settings
 
 from tools.course import catalogue
 from tools.files import file_sha256
@@ -18,6 +20,13 @@ from tools.publish.manifest import PublishedFile
 from tools.voice import captions, cues
 
 _MEDIA_SET: list[bool] = []
+
+# Hypothesis (tests/test_fuzz.py): a modest number of examples per property in the suite, more for a longer local
+# run: LECTURE_HYPOTHESIS=long, or pytest --hypothesis-profile=long. No example database: nothing is written into
+# the checkout, and every run draws new examples.
+hypothesis_settings.register_profile("suite", max_examples=25, deadline=None, database=None)
+hypothesis_settings.register_profile("long", max_examples=1000, deadline=None, database=None)
+hypothesis_settings.load_profile(os.environ.get("LECTURE_HYPOTHESIS", "suite"))
 
 
 @pytest.fixture(autouse=True)

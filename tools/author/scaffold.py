@@ -72,7 +72,8 @@ def _check_id(kind: str, name: str) -> None:
 
 
 def _check_title(title: str) -> None:
-    if not title.strip() or "\n" in title:
+    """One line of text: not blank, and no control character, line or paragraph separator (str.isprintable)."""
+    if not title.strip() or not title.isprintable():
         raise ScaffoldError(f'title {title!r}: give one line of Chinese, e.g. "示例"')
 
 

@@ -38,6 +38,9 @@ class _Handler(SimpleHTTPRequestHandler):
         ".css": "text/css",
     }
     _remaining: int | None = None
+    # Answers to a request line without a version (HTTP/0.9) or with one it refuses (HTTP/2.0: 505) carry a
+    # status line too: the standard library's default, 0.9, sends an error page with none.
+    default_request_version = "HTTP/1.0"
 
     def end_headers(self):
         self.send_header("Accept-Ranges", "bytes")

@@ -66,6 +66,8 @@ def _read_toml(path: Path) -> dict:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
         raise NarrationError(f"{path}: not valid TOML: {err}") from None
+    except UnicodeDecodeError as err:
+        raise NarrationError(f"{path}: not UTF-8 text (byte {err.start}): save it as UTF-8") from None
 
 
 @dataclass(frozen=True)
@@ -250,6 +252,11 @@ def chapter_cues(chapter_id: str) -> dict[str, tuple[Cue, ...]]:
             raise NarrationError(f"{path}: [{fig.id}] must be an array of cues: write [[{fig.id}]]")
         built = []
         for number, entry in enumerate(entries, 1):
+            if not isinstance(entry, dict):
+                raise NarrationError(
+                    f"{path}: cue #{number} of {fig.id} is {type(entry).__name__} {str(entry)[:40]!r}, not a table: "
+                    f'write [[{fig.id}]] with id = "..." and text = "..." under it'
+                )
             cue_id, text = entry.get("id", ""), entry.get("text", "")
             where = f"{path}: cue '{cue_id or f'#{number} of {fig.id}'}'"
             if not _CUE_ID.fullmatch(str(cue_id)):
