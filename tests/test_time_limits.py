@@ -200,3 +200,32 @@ def test_a_render_that_stalls_is_stopped_within_its_limit(tmp_path):
     out = tmp_path / "renders" / "480p15"
     assert not (out / "optimizer").exists() or not list((out / "optimizer").iterdir()), "something was published"
     assert not work.exists() or not list(work.iterdir()), "the work folder was left behind"
+
+
+def test_a_chapter_join_that_hangs_is_stopped_within_its_limit(tmp_path, monkeypatch):
+    """A clip that never ends (a FIFO no one writes): the join waits on it until its limit, then is stopped."""
+    from tools.publish import chapter_video
+    from tools.publish.render import BuildError
+
+    monkeypatch.setenv("LECTURE_LIMIT_JOIN", "2")
+    monkeypatch.setenv("LECTURE_TEST_MARK", str(tmp_path))
+    clip = tmp_path / "endless.mp4"
+    os.mkfifo(clip)
+    started = time.monotonic()
+    with pytest.raises(BuildError) as stopped:
+        chapter_video.concat_limited("joining chapter x", [clip], tmp_path / "x.mp4", ["t"], {}, 30.0)
+    assert time.monotonic() - started < 2 + SLACK
+    assert "joining chapter x: `" in str(stopped.value)
+    _says_the_limit(str(stopped.value), "LECTURE_LIMIT_JOIN", 2)
+    assert _left_running(str(tmp_path)) == []
+
+
+def test_a_recording_that_is_a_fifo_is_refused_not_read_for_ever(tmp_path):
+    from tools.voice import cues
+
+    take = tmp_path / "gates_intro.wav"
+    os.mkfifo(take)
+    started = time.monotonic()
+    with pytest.raises(cues.NarrationError, match="not a regular file"):
+        cues.check_recording(take, "cue 'gates_intro'")
+    assert time.monotonic() - started < 1

@@ -1,12 +1,22 @@
-"""A chapter's figures joined into one video with chapter markers, captions and a chapters track."""
+"""A chapter's figures joined into one video with chapter markers, captions and a chapters track.
+
+The join itself (PyAV) runs in a process of its own under the join time limit (settings.LIMITS: 2 s per
+second of video, at least 120 s), so a join that hangs is stopped, its process group killed, and its
+half-written file goes with the staging folder. ``python -m tools.publish.chapter_video`` is that process:
+it reads what to join as JSON on stdin and prints what it joined as JSON.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
-from tools.files import content_key
+from tools import settings
+from tools.files import TimeLimitError, content_key, run_limited
 from tools.publish import manifest, media
 from tools.publish.clip import move_in, verify
 from tools.publish.manifest import ChapterList, ChapterVideo, Manifest, PublishedFigure
@@ -29,9 +39,9 @@ def assemble(
     titles = [fig.title for fig in figures]
     with staging(out_dir) as staged:
         mp4 = staged / f"{chapter.id}.mp4"
-        joined = media.concat(
-            [out_dir / fig.files["mp4"].path for fig in figures], mp4, titles, {"title": chapter.title}
-        )
+        clips = [out_dir / fig.files["mp4"].path for fig in figures]
+        seconds = sum(fig.duration for fig in figures)
+        joined = concat_limited(f"joining chapter {chapter.id}", clips, mp4, titles, {"title": chapter.title}, seconds)
         info = verify(mp4)
         if [mark[2] for mark in media.chapter_marks(mp4)] != titles:
             raise BuildError(f"{mp4.name}: chapter markers {media.chapter_marks(mp4)} do not match {titles}")
@@ -61,6 +71,31 @@ def assemble(
         list(chapter.figures),
         key,
     ), joined.sound_copied
+
+
+def concat_limited(
+    what: str, clips: list[Path], dst: Path, titles: list[str], metadata: dict[str, str], seconds: float
+) -> media.Joined:
+    """media.concat in a process of its own, under the join limit for `seconds` of video; BuildError naming
+    `what` when it fails or runs over (its process group killed)."""
+    limit = settings.time_limit("join", 2.0 * seconds)
+    asked = {"clips": [str(c) for c in clips], "dst": str(dst), "titles": titles, "metadata": metadata}
+    command = [sys.executable, "-m", "tools.publish.chapter_video"]
+    try:
+        done = run_limited(command, limit, what, json.dumps(asked).encode(), cwd=settings.ROOT)
+    except TimeLimitError as err:
+        raise BuildError(str(err)) from None
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.decode(errors="replace").splitlines()[-15:])
+        raise BuildError(f"{what}: the join failed (exit {done.returncode}):\n{tail}")
+    return media.Joined(**json.loads(done.stdout))
+
+
+def _join_from_stdin() -> None:
+    """The join process: what to join from stdin (JSON), what it joined to stdout (JSON)."""
+    asked = json.loads(sys.stdin.read())
+    joined = media.concat([Path(c) for c in asked["clips"]], Path(asked["dst"]), asked["titles"], asked["metadata"])
+    print(json.dumps(asdict(joined)))
 
 
 def _key(chapter: ChapterList, figures: list[PublishedFigure]) -> str:
@@ -110,3 +145,7 @@ def build_all(man: Manifest, out_dir: Path, say: Callable[[str], None] = print) 
             f"(video {'copied' if video.copied else 're-encoded'}, sound {'copied' if sound_copied else 're-encoded'}) "
             f"in {time.monotonic() - started:.1f} s"
         )
+
+
+if __name__ == "__main__":
+    _join_from_stdin()

@@ -214,7 +214,10 @@ RECORDING_FORMAT = "a PCM WAV file (8-, 16-, 24- or 32-bit integer samples; any 
 
 
 def check_recording(path: Path, where: str) -> float:
-    """A human take's length in seconds; refuses a file that is not PCM WAV audio, naming it and the cue."""
+    """A human take's length in seconds; refuses a file that is not PCM WAV audio, naming it and the cue.
+    Only a regular file is opened: a FIFO or a device would be read for ever."""
+    if not path.is_file():
+        raise NarrationError(f"{where}: recording {path} is not a regular file; expected {RECORDING_FORMAT}")
     try:
         with wave.open(str(path)) as wav:
             if wav.getnframes() == 0:
