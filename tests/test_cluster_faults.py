@@ -142,6 +142,7 @@ def test_a_worker_killed_mid_task_has_its_task_retried_on_the_other(tmp_path, da
     os.killpg(dask.workers[first].pid, signal.SIGKILL)
     output = process.communicate(timeout=600)[0]
     out = tmp_path / "client" / "renders" / "480p15"
+    print(f"killed worker {first}; the build {'completed' if process.returncode == 0 else 'failed'}")
     if process.returncode == 0:
         assert "optimal_step_parabola: done" in output, output
         other = dask.caches[1 - first] / "logs"

@@ -109,6 +109,7 @@ def test_run_limited_kills_the_whole_group_past_the_limit(tmp_path):
     assert _left_running(marker) == []
 
 
+@pytest.mark.slow  # `lecture build` in a new process (its checks first)
 def test_a_speech_command_that_sleeps_stops_the_build_within_its_limit(tmp_path):
     """Seen: LECTURE_VOICE=command with `sleep 600; # {wav}` still waited after 200 s."""
     env = build_env(tmp_path, voice="command") | {
