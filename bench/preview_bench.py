@@ -120,12 +120,13 @@ def bench_figure(project: Path, env: dict, target: str, repeat: int, tmp: Path) 
     session = Preview(project, env, target)
     try:
         session.until(lambda s: s["status"] == "ok" and s["draft"].get("status") == "ready")
-        stills, drafts, redrawn = [], [], []
+        stills, drafts, redrawn, cpu = [], [], [], []
         for n in range(repeat):
             to_stills, to_draft, state = session.save(scene_file, scene_change(original, scene, n))
             stills.append(to_stills)
             drafts.append(to_draft)
             redrawn.append(len(state["redrawn"]))
+            cpu.append(state["cpu"])
         narration = project / "narration" / f"{chapter}.toml"
         words = narration.read_text(encoding="utf-8")
         first_cue = next(c for c in session.state()["looks"])
@@ -143,6 +144,7 @@ def bench_figure(project: Path, env: dict, target: str, repeat: int, tmp: Path) 
         "render": manifest["figures"][figure]["render_seconds"],
         "stills": statistics.median(stills),
         "stills_all": stills,
+        "stills_cpu": statistics.median(cpu),
         "redrawn": redrawn,
         "draft": statistics.median(drafts),
         "draft_all": drafts,
@@ -182,13 +184,14 @@ def main() -> None:
             print(json.dumps(row), flush=True)
             rows.append(row)
         print(
-            "\n| figure | cues | save → every still (median) | ÷ its -q l render | save → playable draft (median) "
-            "| plain `manim -ql` | draft ÷ manim | narration edit: stills redrawn |"
+            "\n| figure | cues | save → every still (median; the run's CPU) | ÷ its -q l render "
+            "| save → playable draft (median) | plain `manim -ql` | draft ÷ manim | narration edit: stills redrawn |"
         )
         print("|---|---:|---:|---:|---:|---:|---:|---|")
         for r in rows:
             print(
-                f"| {r['figure']} | {r['cues']} | {r['stills']:.2f} s | {r['stills'] / r['render']:.3f} "
+                f"| {r['figure']} | {r['cues']} | {r['stills']:.2f} s ({r['stills_cpu']:.2f} s) "
+                f"| {r['stills'] / r['render']:.3f} "
                 f"({r['render']:.1f} s) | {r['draft']:.1f} s | {r['manim']:.1f} s | {r['draft'] / r['manim']:.2f} "
                 f"| {len(r['narration_redrawn'])} of {r['cues'] + 1} |"
             )

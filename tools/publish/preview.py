@@ -8,10 +8,10 @@ rendering and the layout lint's skipped-animation run again
 (:mod:`tools.publish.stills`, ``scenes/layout_probe.py``); the page is told
 at once (server-sent events) and fetches the new state. A failed check
 shows on the page in the words ``lecture check`` prints, in place of the
-stills; the next save tries again. Once the stills are up, the draft is
-built as ``lecture build -q l --no-layout`` builds it (in two processes,
-published to ``renders/480p15/``); a newer save cancels a draft that is out
-of date.
+stills; the next save tries again. The draft is built alongside, at a lower
+priority than the stills, as ``lecture build -q l --no-layout`` builds it (in
+two processes, published to ``renders/480p15/``), and goes on the page once
+the stills are up; a newer save, or a failed check, cancels it.
 
 Speed comes from a warm process: it imports manim, the tools, the chapter
 builders and the pinyin dictionaries once, and every run is a fork of it
@@ -118,9 +118,9 @@ def _warm_main() -> None:
     out.flush()
     children: set[int] = set()
     loaded: set[str] = set()
-    inbox = sys.stdin.buffer
+    inbox, pending = sys.stdin.fileno(), b""  # read raw: a buffered reader would hide a second line from select
     while True:
-        readable, _, _ = select.select([inbox], [], [], 0.02)
+        readable, _, _ = select.select([inbox], [], [], 0.02) if b"\n" not in pending else ([inbox], [], [])
         while children:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -133,11 +133,16 @@ def _warm_main() -> None:
             out.flush()
         if not readable:
             continue
-        line = inbox.readline()
-        if not line:  # the preview is gone: so are its runs
-            for pid in children:
-                _kill_group(pid)
-            return
+        if b"\n" not in pending:
+            chunk = os.read(inbox, 1 << 16)
+            if not chunk:  # the preview is gone: so are its runs
+                for pid in children:
+                    _kill_group(pid)
+                return
+            pending += chunk
+            if b"\n" not in pending:
+                continue
+        line, pending = pending.split(b"\n", 1)
         job = json.loads(line)
         _load_shapes(Path(job["shapes"]), loaded)
         pid = os.fork()
@@ -436,6 +441,7 @@ def _stills_run(figure_id: str, work: Path, config_file: str, media: str) -> Non
             "last_frame": str(last_frame),
             "notes": notes,
             "seconds": time.monotonic() - began,
+            "cpu": time.process_time(),  # this fork's CPU seconds: the run's cost however busy the machine is
         },
     )
 
@@ -494,6 +500,7 @@ def _draft_run(figure_id: str, work: Path) -> None:
     from tools.publish import build
     from tools.voice import audio, captions, cues, speech
 
+    os.nice(10)  # it starts with the stills, which come first
     _fork_renders_here()
     fig = catalogue.figure(figure_id)
     said: list[str] = []
@@ -703,6 +710,9 @@ class Preview:
         saved = time.monotonic()
         self._stop_draft()  # out of date
         self.board.update(status="drawing", saves=self.board.state["saves"] + 1, draft={"status": "waiting"})
+        stills_up = threading.Event()
+        if self.with_draft:  # at once, at a lower priority than the stills: shown only once they are up
+            self._start_draft(stills_up)
         work, folders = self._work("stills-")
         with folders:
             run = self.warm.start("stills", self.fig, work, config_file=self.config_file, media=str(self.media))
@@ -725,10 +735,12 @@ class Preview:
                 self._failed(result["error"], result.get("notes", []))
                 return
             self._show(result, work, time.monotonic() - saved)
-        if self.with_draft and not self.closing.is_set() and not self._save.is_set():
-            self._start_draft()
+            if self.with_draft:
+                self.board.draft(status="rendering")
+            stills_up.set()
 
     def _failed(self, text: str, notes: list[str] = ()) -> None:
+        self._stop_draft()  # of code that fails a check
         self.say(text)
         self.board.update(status="failed", error=text, notes=list(notes))
         self.board.draft(status="waiting")
@@ -743,7 +755,13 @@ class Preview:
         looks = result["looks"]
         redrawn = [look["id"] for look in looks if look["drawn"]]
         self.board.update(
-            status="ok", error=None, notes=result["notes"], looks=looks, redrawn=redrawn, seconds=round(seconds, 3)
+            status="ok",
+            error=None,
+            notes=result["notes"],
+            looks=looks,
+            redrawn=redrawn,
+            seconds=round(seconds, 3),
+            cpu=round(result["cpu"], 3),
         )
         cues_shown = sum(1 for look in looks if look["id"] != layout.END)
         self.say(
@@ -751,13 +769,16 @@ class Preview:
             + (f" ({', '.join(redrawn)})" if redrawn else "")
         )
 
-    def _start_draft(self) -> None:
+    def _start_draft(self, stills_up: threading.Event) -> None:
+        """Build the draft; put it on the page once it is published and `stills_up` is set."""
         work, folders = self._work("draft-")
         run = self.warm.start("draft", self.fig, work)
         began = time.monotonic()
         with self._lock:
             self._draft_run = run
-        self.board.draft(status="rendering")
+
+        def current() -> bool:
+            return not self.closing.is_set() and self._draft_run is run
 
         def follow() -> None:
             with folders:
@@ -765,7 +786,9 @@ class Preview:
                     if (work / "ready.json").exists():
                         break
                 ready = _read_json(work / "ready.json")
-                if ready is not None and not self.closing.is_set() and self._draft_run is run:
+                while ready is not None and current() and not stills_up.wait(0.05):
+                    pass
+                if ready is not None and current():
                     seconds = time.monotonic() - began
                     self.board.draft(
                         status="ready",
