@@ -83,7 +83,7 @@ class MupRandomMatrix(LectureScene):
             self.PLOT_CENTRE
         )
         x_name = _note("两列夹角的余弦").next_to(axes.x_axis, DOWN, buff=style.GAP_S)
-        zero = _note("0").next_to(axes.x_axis.n2p(0), DOWN, buff=style.GAP_XS)
+        zero = _note(f["sigma_ticks"].value[0][1]).next_to(axes.x_axis.n2p(0), DOWN, buff=style.GAP_XS)
         x_name.next_to(zero, DOWN, buff=style.GAP_XS)
         bars = [self._histogram(axes, edges, f[f"cos_hist_{n}"].value) for n in widths]
         width_label = style.zh(f"n = {f[f'n_{widths[0]}'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT)
@@ -126,7 +126,7 @@ class MupRandomMatrix(LectureScene):
                 )
 
         shell = style.caption_stack(
-            f"{f['vectors'].text} 个随机向量：", "‖Wx‖ / ‖x‖ 都在 1 附近", size=style.SMALL_SIZE
+            f"{f['vectors'].text} 个随机向量：", f"‖Wx‖ / ‖x‖ 都在 {f['one'].text} 附近", size=style.SMALL_SIZE
         )
         shell.next_to(rows[-1], DOWN, buff=style.GAP_L).align_to(head, LEFT)
         with self.narrate("rm_lengths") as beat:
@@ -208,7 +208,8 @@ class MupRandomMatrix(LectureScene):
             name = _note(f"n = {f[f'n_{n}'].text}").next_to(group[1], LEFT, buff=style.GAP_M)
             group.add(name)
             strips.add(group)
-            text = f"σ：{f[f'sigma_min_{n}'].text} … {f[f'sigma_max_{n}'].text}，1 ± 0.1 内 {f[f'near_one_{n}'].text}"
+            spread = f"σ：{f[f'sigma_min_{n}'].text} … {f[f'sigma_max_{n}'].text}"
+            text = f"{spread}，{f['one'].text} ± {f['band'].text} 内 {f[f'near_one_{n}'].text}"
             labels.add(_note(text, color=style.TEXT).next_to(group[1], RIGHT, buff=style.GAP_M).shift(0.2 * UP))
         y = self.STRIP_TOP - self.STRIP_PITCH * len(widths)
         ortho = base(y)
@@ -219,12 +220,12 @@ class MupRandomMatrix(LectureScene):
         ticks = VGroup(
             *(
                 _note(text).next_to((self.STRIP_LEFT + at * unit, y, 0), DOWN, buff=style.GAP_XS)
-                for at, text in ((0, "0"), (1, "1"), (2, "2"))
+                for at, text in f["sigma_ticks"].value
             )
         )
         ortho.add(ticks)
         labels.add(
-            _note(f"σ 全是 1（误差 {f['qr'].text}）", color=style.VERDICT_GOOD)
+            _note(f"σ 全是 {f['one'].text}（误差 {f['qr'].text}）", color=style.VERDICT_GOOD)
             .next_to(ortho[1], RIGHT, buff=style.GAP_M)
             .shift(0.2 * UP)
         )
@@ -269,7 +270,7 @@ class MupRmsThroughDepth(LectureScene):
                 for key, color, name, fact in series
             )
         )
-        closed = _note(f"闭式解 ±20·log₁₀√{f['width'].text} = ±{f['closed'].text}", color=style.TEXT)
+        closed = _note(f"闭式解 ±{f['layers'].text}·log₁₀√{f['width'].text} = ±{f['closed'].text}", color=style.TEXT)
         closed.next_to(ends[1], DOWN, buff=style.GAP_L).align_to(ends[1], LEFT)
         with self.narrate("depth_linear") as beat:
             self.play(Create(axes), FadeIn(ticks, x_name, y_name, zero_line), run_time=beat.share(0.15))
@@ -367,7 +368,7 @@ class MupRmsThroughDepth(LectureScene):
             )
 
         moral = style.caption_stack(
-            "没有一个方差能让前向、反向同时保持 1", "宽度和稳定性，是绑在一起的", size=style.LABEL_SIZE
+            f"没有一个方差能让前向、反向同时保持 {f['unit'].text}", "宽度和稳定性，是绑在一起的", size=style.LABEL_SIZE
         )
         style.above_captions(moral).align_to(table, LEFT)
         with self.narrate("depth_open") as beat:

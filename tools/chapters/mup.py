@@ -163,6 +163,9 @@ def mup_random_matrix(check: Check, widths: tuple[int, ...] = MATRIX_WIDTHS, sta
         "qr_n": number(256),
         "vectors": number(1000),
         "cos_edges": data(cos_edges.tolist()),
+        "one": number(1),  # the length ratio and the singular value an orthogonal matrix keeps
+        "band": number(0.1, 1),  # the half-width of the band round 1 whose share of σ is counted
+        "sigma_ticks": data([(v, number(v).text) for v in (0, 1, 2)]),
         "sigma_edges": data(sigma_edges.tolist()),
     }
     for s in stats:
@@ -252,6 +255,7 @@ def mup_rms_through_depth(check: Check, width: int = DEPTH_WIDTH, layers: int = 
     return {
         "width": number(width),
         "layers": number(layers),
+        "unit": number(1),  # the RMS ratio a layer should keep, forward and backward
         "gain": number(float(np.sqrt(width)), 1),
         "log_one_over_n": number(float(logs["one_over_n"][-1]), 2),
         "log_one": number(float(logs["one"][-1]), 2),
