@@ -65,6 +65,11 @@ def content_key(value: object) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def bytes_sha256(data: bytes) -> str:
+    """sha256 of bytes in memory (a file shipped back by a cluster worker), as file_sha256 gives it of a file."""
+    return hashlib.sha256(data).hexdigest()
+
+
 def file_sha256(path: Path) -> str:
     """sha256 of a file's bytes, read a block at a time (a clip or a voice model may be large)."""
     digest = hashlib.sha256()

@@ -22,7 +22,6 @@ its workers, a scheduler that goes away and a task past its limit each fail the 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import tempfile
 import threading
@@ -33,7 +32,7 @@ from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
-from tools.files import source_digest, write_atomically
+from tools.files import bytes_sha256, source_digest, write_atomically
 from tools.publish import render
 from tools.publish.render import BuildError, Rendered
 
@@ -63,10 +62,7 @@ class Task:
 
 def shipped(files: dict[str, bytes]) -> dict[str, dict]:
     """What a task returns: each file's bytes with its size and sha256, for the client to check."""
-    return {
-        name: {"bytes": data, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-        for name, data in files.items()
-    }
+    return {name: {"bytes": data, "size": len(data), "sha256": bytes_sha256(data)} for name, data in files.items()}
 
 
 def received(figure: str, result: object) -> dict[str, bytes]:
@@ -79,10 +75,10 @@ def received(figure: str, result: object) -> dict[str, bytes]:
         data = item.get("bytes") if isinstance(item, dict) else None
         if not isinstance(data, bytes) or not isinstance(item.get("sha256"), str):
             raise ClusterError(f"the render of {figure} came back with {name!r} malformed: refused, nothing published")
-        if len(data) != item.get("size") or hashlib.sha256(data).hexdigest() != item["sha256"]:
+        if len(data) != item.get("size") or bytes_sha256(data) != item["sha256"]:
             raise ClusterError(
                 f"the render of {figure} came back with {name} damaged ({len(data)} bytes, sha256 "
-                f"{hashlib.sha256(data).hexdigest()[:12]}; the worker sent {item.get('size')} bytes, sha256 "
+                f"{bytes_sha256(data)[:12]}; the worker sent {item.get('size')} bytes, sha256 "
                 f"{item['sha256'][:12]}): refused, nothing published"
             )
         files[name] = data
