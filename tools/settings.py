@@ -116,6 +116,7 @@ LIMITS = {
     "stills": (300.0, "30 s per figure the process runs with animations skipped"),
     "join": (120.0, "2 s per second of video joined"),
     "cluster": (360.0, "the render's own limit, plus a minute to ship its files"),
+    "fontconfig": (60.0, "a query of fontconfig (fc-match): its floor"),
 }
 LIMIT_SCALE_ENV = "LECTURE_LIMIT_SCALE"
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import shutil
-import subprocess
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
@@ -24,7 +23,7 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.files import content_key, file_sha256, source_digest, write_atomically
+from tools.files import TimeLimitError, content_key, file_sha256, run_limited, source_digest, write_atomically
 from tools.voice import cues
 
 STYLE = settings.SCENES_DIR / "style.py"
@@ -76,12 +75,16 @@ def resolve(family: str) -> Resolved:
     """The face fontconfig gives for `family`; refused when it is another family's (a fallback)."""
     if shutil.which("fc-match") is None:
         raise FontError("fontconfig's fc-match is missing: install fontconfig (make videos does)")
-    done = subprocess.run(
-        ["fc-match", "-f", "%{family}\n%{file}\n%{index}\n%{charset}", family], capture_output=True, text=True
-    )
-    lines = done.stdout.split("\n", 3)
+    command = ["fc-match", "-f", "%{family}\n%{file}\n%{index}\n%{charset}", family]
+    try:
+        done = run_limited(command, settings.time_limit("fontconfig"), f"resolving the font '{family}'")
+    except TimeLimitError as err:
+        raise FontError(str(err)) from None
+    lines = done.stdout.decode(errors="replace").split("\n", 3)
     if done.returncode != 0 or len(lines) < 4:
-        raise FontError(f"fontconfig could not resolve the font '{family}': {done.stderr.strip()}")
+        raise FontError(
+            f"fontconfig could not resolve the font '{family}': {done.stderr.decode(errors='replace').strip()}"
+        )
     offered, file, index, charset = lines
     if family.lower() not in [name.strip().lower() for name in offered.split(",")]:
         raise FontError(

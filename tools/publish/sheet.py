@@ -8,11 +8,13 @@ titles show as glyphs.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
+
+from tools.files import TimeLimitError, run_limited
+from tools.settings import time_limit
 
 CELL = (427, 240)  # one still, half of 480p: labels at 480p stay readable
 GAP = 8
@@ -32,12 +34,14 @@ class Row:
 def _font(size: int) -> ImageFont.ImageFont:
     """The course font from fontconfig (with its face index in the collection); Pillow's own if absent."""
     try:
-        found = subprocess.run(
-            ["fc-match", FONT_FAMILY, "--format=%{file}|%{index}"], capture_output=True, text=True, check=True
-        ).stdout
-        path, index = found.rsplit("|", 1)
+        done = run_limited(
+            ["fc-match", FONT_FAMILY, "--format=%{file}|%{index}"], time_limit("fontconfig"), "finding the sheet's font"
+        )
+        if done.returncode != 0:
+            raise ValueError(done.returncode)
+        path, index = done.stdout.decode().rsplit("|", 1)
         return ImageFont.truetype(path, size, index=int(index))
-    except (OSError, ValueError, subprocess.CalledProcessError):
+    except (OSError, ValueError, TimeLimitError):
         return ImageFont.load_default(size)
 
 

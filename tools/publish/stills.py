@@ -66,11 +66,16 @@ def drawing_stack() -> dict[str, str]:
     }
     for family in FONTS:
         try:
-            found = subprocess.run(
-                ["fc-match", family, "--format=%{family[0]} %{fontversion}"], capture_output=True, text=True, check=True
-            ).stdout
-        except (OSError, subprocess.CalledProcessError):
+            done = run_limited(
+                ["fc-match", family, "--format=%{family[0]} %{fontversion}"],
+                settings.time_limit("fontconfig"),
+                f"the version of the font '{family}'",
+            )
+            found = done.stdout.decode(errors="replace") if done.returncode == 0 else "fontconfig not found"
+        except OSError:
             found = "fontconfig not found"
+        except TimeLimitError as err:
+            raise BuildError(str(err)) from None
         stack[f"font {family}"] = found
     return stack
 
