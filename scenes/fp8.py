@@ -118,6 +118,7 @@ class Fp8NumberLine(LectureScene):
     REGISTER_AT = (-2.4, 2.25, 0)
     INSET_Y = -1.35  # the linear ruler of beat 2, under the line
     PROBE_TABLE = (Column(2.4, LEFT), Column(5.6, RIGHT))
+    CHECKED_AT = (6.7, 2.7, 0)  # the cross-check's note: its top-right corner
 
     def construct(self) -> None:
         facts = self.facts
@@ -175,7 +176,14 @@ class Fp8NumberLine(LectureScene):
             )
             count = style.zh(f"{facts['e4m3_count'].text} 个正数", size=style.LABEL_SIZE, color=E4M3_INK)
             count.next_to(register, RIGHT, buff=style.GAP_L)
-            self.play(FadeIn(count), run_time=beat.share(0.06))
+            checked = style.caption_stack(
+                "位模式解出，与 ml_dtypes 逐码一致",
+                f"{facts['draws'].text} 次随机舍入，{facts['mismatches'].text} 处不同",
+                size=style.SMALL_SIZE,
+                color=style.MUTED,
+            )
+            checked.move_to(self.CHECKED_AT, aligned_edge=UP + RIGHT)
+            self.play(FadeIn(count), FadeIn(checked), run_time=beat.share(0.06))
 
         one, two, four = near.x(1.0), near.x(2.0), near.x(4.0)
         brace = BraceBetweenPoints(near.at(1.0, 0.12), near.at(2.0, 0.12), direction=UP, color=style.HIGHLIGHT)
@@ -337,7 +345,7 @@ class Fp8NumberLine(LectureScene):
         heading = style.zh(f"{facts['probe'].text} 落到：", size=style.SMALL_SIZE, color=style.HIGHLIGHT)
         heading.next_to(table, LEFT, buff=style.GAP_L).align_to(table, UP)
         with self.narrate("nl_probe") as beat:
-            self.play(FadeOut(register), FadeOut(fields), run_time=beat.share(0.1))
+            self.play(FadeOut(register), FadeOut(fields), FadeOut(checked), run_time=beat.share(0.1))
             self.play(Create(drop), FadeIn(probe_label), run_time=beat.share(0.2))
             self.play(FadeIn(snaps, scale=2), run_time=beat.share(0.15))
             self.play(
@@ -1169,7 +1177,7 @@ class Fp8AccumulationPromotion(LectureScene):
         toy_ring = plain_dots[3].copy().scale(2.5).set_fill(opacity=0).set_stroke(LOST, 2)
         owners = VGroup()
         for color, who, what in (
-            (LOST, "本课玩具模型：每加一次就截断", f"K = {facts['k_v3'].text}：{facts['plain_v3'].text}"),
+            (LOST, "本课玩具模型（不是硬件）：每加一次就截断", f"K = {facts['k_v3'].text}：{facts['plain_v3'].text}"),
             (style.HIGHLIGHT, "DeepSeek-V3 在 H800 上实测", f"K = {facts['k_v3'].text}：{facts['v3_measured'].text}"),
         ):
             lines = style.caption_stack(who, what, size=style.SMALL_SIZE, color=color)
