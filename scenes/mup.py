@@ -51,7 +51,7 @@ def _note(text: str, color: str = style.MUTED, size: float = style.SMALL_SIZE) -
 
 def width_shade(i: int, count: int) -> str:
     """The i-th of `count` widths, narrowest palest: one series, darkening as the model widens."""
-    pale = 0.55 * (1 - i / max(count - 1, 1))
+    pale = 0.8 * (1 - i / max(count - 1, 1))
     return interpolate_color(ManimColor(style.SERIES_A), ManimColor(style.TEXT), pale).to_hex()
 
 
@@ -743,7 +743,9 @@ class MupLrTransfer(LectureScene):
             size=style.SMALL_SIZE,
             color=style.VERDICT_BAD,
         )
-        copy_note.next_to(sp_axes.c2p(np.log2(at), self.Y_RANGE[1]), RIGHT, buff=style.GAP_S).shift(0.35 * DOWN)
+        copy_note.next_to(sp_axes.c2p(np.log2(at), self.Y_RANGE[1]), LEFT, buff=style.GAP_S).shift(
+            0.35 * DOWN
+        )  # clear of the wide curves
         copy_note[1].set_color(style.TEXT)
         with self.narrate("lr_copy") as beat:
             self.play(Create(guide), run_time=beat.share(0.2))
