@@ -106,7 +106,9 @@ class Preview:
 def scene_change(source: str, scene: str, n: int) -> str:
     """The scene file with one line added to the figure's construct: a dot in the top right corner."""
     at = re.search(rf"class {scene}\b.*?def construct\(self\)[^\n]*\n", source, re.S)
-    line = f"        self.add(__import__('manim').Dot([6.4, 3.3, 0], radius={0.02 + 0.002 * n:.3f}))  # bench edit\n"
+    line = (
+        f"        self.add(self.fix_in_frame(__import__('manim').Dot([6.4, 3.3, 0], radius={0.02 + 0.002 * n:.3f})))\n"
+    )
     body = re.match(r"(\s*\"\"\".*?\"\"\"\n)?", source[at.end() :], re.S).end()
     return source[: at.end() + body] + line + source[at.end() + body :]
 

@@ -8,10 +8,10 @@ rendering and the layout lint's skipped-animation run again
 (:mod:`tools.publish.stills`, ``scenes/layout_probe.py``); the page is told
 at once (server-sent events) and fetches the new state. A failed check
 shows on the page in the words ``lecture check`` prints, in place of the
-stills; the next save tries again. The draft is built alongside, at a lower
-priority than the stills, as ``lecture build -q l --no-layout`` builds it (in
-two processes, published to ``renders/480p15/``), and goes on the page once
-the stills are up; a newer save, or a failed check, cancels it.
+stills; the next save tries again. Once the stills are up, the draft is
+built as ``lecture build -q l --no-layout`` builds it (in two processes,
+published to ``renders/480p15/``); a newer save cancels a draft that is out
+of date.
 
 Speed comes from a warm process: it imports manim, the tools, the chapter
 builders and the pinyin dictionaries once, and every run is a fork of it
@@ -500,7 +500,6 @@ def _draft_run(figure_id: str, work: Path) -> None:
     from tools.publish import build
     from tools.voice import audio, captions, cues, speech
 
-    os.nice(10)  # it starts with the stills, which come first
     _fork_renders_here()
     fig = catalogue.figure(figure_id)
     said: list[str] = []
@@ -514,8 +513,10 @@ def _draft_run(figure_id: str, work: Path) -> None:
             lines = lines[len(captions.timed_lines(cue.caption, audio.cue_audio(cue, engine).duration)) :]
         write_atomically(work / "ready.json", json.dumps({"starts": starts, "said": said}, ensure_ascii=False))
 
+    began = time.monotonic()
+
     def say(line: str) -> None:
-        said.append(line.strip())
+        said.append(f"{time.monotonic() - began:5.2f} s  {line.strip()}")
         print(line, flush=True)
         if re.search(rf"\b{fig.chapter}/{fig.id}: (done|unchanged)\b", line):
             ready()
@@ -711,8 +712,6 @@ class Preview:
         self._stop_draft()  # out of date
         self.board.update(status="drawing", saves=self.board.state["saves"] + 1, draft={"status": "waiting"})
         stills_up = threading.Event()
-        if self.with_draft:  # at once, at a lower priority than the stills: shown only once they are up
-            self._start_draft(stills_up)
         work, folders = self._work("stills-")
         with folders:
             run = self.warm.start("stills", self.fig, work, config_file=self.config_file, media=str(self.media))
@@ -735,9 +734,10 @@ class Preview:
                 self._failed(result["error"], result.get("notes", []))
                 return
             self._show(result, work, time.monotonic() - saved)
-            if self.with_draft:
-                self.board.draft(status="rendering")
             stills_up.set()
+        if self.with_draft and not self.closing.is_set() and not self._save.is_set():
+            self.board.draft(status="rendering")
+            self._start_draft(stills_up)
 
     def _failed(self, text: str, notes: list[str] = ()) -> None:
         self._stop_draft()  # of code that fails a check
