@@ -84,10 +84,11 @@ def test_a_figure_split_across_a_two_worker_local_cluster_matches_a_local_whole_
             env=env,
         )
         assert done.returncode == 0, done.stdout + done.stderr
-        # The second worker, idle, took over the rest of the figure: two parts, two logs on the workers.
+        # The second worker, idle, took over the rest of the figure: at least two parts, a log each on the
+        # workers (a loaded machine may see a worker idle again and cut the rest once more).
         assert "optimal_step_parabola: from " in done.stdout
         assert "s on in another process" in done.stdout
-        assert len(os.listdir(tmp_path / "worker-cache" / "logs")) == 2
+        assert len(os.listdir(tmp_path / "worker-cache" / "logs")) >= 2
     here = build_figure("optimizer/optimal_step_parabola", tmp_path / "local")
     assert here.returncode == 0, here.stdout + here.stderr
 
