@@ -93,3 +93,20 @@ def test_a_cached_still_that_fails_to_decode_is_named_deleted_and_never_used(iso
     assert f"{fig.id}.json" in said[0]
     assert "deleted" in said[0]
     assert not (folder / f"{fig.id}.json").exists()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["{{{", '{"pinyin": "chong2"}', '{"pinyin": 1, "undecided": []}', '{"pinyin": "x", "undecided": [[1]]}', "\udcff"],
+)
+def test_a_cached_reading_that_fails_to_decode_is_named_deleted_and_read_again(isolated, capsys, damage):
+    text = "重算一遍"
+    cues._READ.clear()
+    first = cues._reading(text)
+    (kept,) = (isolated / "cache" / "readings").glob("*.json")
+    kept.write_text(damage, encoding="utf-8", errors="surrogateescape")
+    cues._READ.clear()
+    again = cues._reading(text)
+    assert again == first
+    assert f"readings: cached {kept} could not be decoded" in capsys.readouterr().err
+    assert json.loads(kept.read_text(encoding="utf-8"))["pinyin"] == first.pinyin

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import tomllib
 import wave
 from dataclasses import astuple, dataclass
@@ -124,8 +125,13 @@ def _reading(text: str) -> readings.Reading:
     path = settings.cache_root() / "readings" / f"{key}.json"
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(kept["pinyin"], str):
+            raise TypeError(f"pinyin is {type(kept['pinyin']).__name__}, not text")
         reading = readings.Reading(kept["pinyin"], tuple(Undecided(*u) for u in kept["undecided"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        if path.exists():  # there, but not a reading: say so, and never use it
+            path.unlink(missing_ok=True)
+            print(f"readings: cached {path} could not be decoded ({err!r}); deleted, read again", file=sys.stderr)
         reading = readings.read(text, lexicon().pinyin, lexicon().alone)
         write_atomically(
             path,
