@@ -25,6 +25,7 @@ import numpy as np
 from tools.course.catalogue import Attachment, Chapter
 from tools.course.facts import Check, Fact, data, number, percent, times
 from tools.models import serving as sv
+from tools.models import trace_events
 
 CHAPTER = Chapter(
     "serving",
@@ -121,44 +122,31 @@ def chrome_trace(runs: tuple[sv.Run, ...], names: tuple[str, ...]) -> dict:
     for run, name in zip(runs, names):
         for i in range(run.layout.instances):
             role = {"mixed": "混部", "prefill": "P", "decode": "D"}[run.layout.role(i)]
-            events += [
-                {
-                    "ph": "M",
-                    "name": "process_name",
-                    "pid": pid + i,
-                    "tid": 0,
-                    "args": {"name": f"{name} · 实例 {i}（{role}）"},
-                },
-                {"ph": "M", "name": "process_sort_index", "pid": pid + i, "tid": 0, "args": {"sort_index": pid + i}},
-                {"ph": "M", "name": "thread_name", "pid": pid + i, "tid": 0, "args": {"name": "compute"}},
-            ]
-            if run.layout.role(i) == "prefill":
-                events.append({"ph": "M", "name": "thread_name", "pid": pid + i, "tid": 1, "args": {"name": "KV link"}})
+            threads = ("compute", "KV link") if run.layout.role(i) == "prefill" else ("compute",)
+            events += trace_events.process(pid + i, f"{name} · 实例 {i}（{role}）", threads)
         for seg in run.segments:
             events.append(
-                {
-                    "ph": "X",
-                    "name": {"prefill": "prefill", "decode": "decode", "transfer": "KV transfer"}[seg.kind],
-                    "cat": seg.kind,
-                    "pid": pid + seg.instance,
-                    "tid": 1 if seg.kind == "transfer" else 0,
-                    "ts": round(seg.start * 1e6, 3),
-                    "dur": round((seg.end - seg.start) * 1e6, 3),
-                    "args": {"requests": list(seg.requests), "batch": len(seg.requests)},
-                }
+                trace_events.span(
+                    {"prefill": "prefill", "decode": "decode", "transfer": "KV transfer"}[seg.kind],
+                    seg.kind,
+                    pid + seg.instance,
+                    1 if seg.kind == "transfer" else 0,
+                    round(seg.start * 1e6, 3),
+                    round((seg.end - seg.start) * 1e6, 3),
+                    {"requests": list(seg.requests), "batch": len(seg.requests)},
+                )
             )
         pid += run.layout.instances
     requests = runs[0].outcomes
-    return {
-        "traceEvents": events,
-        "displayTimeUnit": "ms",
-        "otherData": {
+    return trace_events.document(
+        events,
+        {
             "model": "Llama-3.1-70B, bf16, TP8 on 8 × H100 SXM per instance",
             "roofline": "prefill at 50% of 989.4 TFLOPS per GPU, decode at 70% of 3.35 TB/s per GPU (本课自设参数)",
             "workload": f"{len(requests)} requests, Poisson {TIMELINE_RATE} req/s, numpy default_rng({TIMELINE_SEED})",
             "requests": [[o.request.id, o.request.arrival, o.request.prompt, o.request.output] for o in requests],
         },
-    }
+    )
 
 
 def _timeline_trace() -> tuple[Attachment, ...]:

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from tools.models import trace_events
+
 # -- what runs -----------------------------------------------------------------------------
 
 
@@ -268,50 +270,22 @@ class Timeline:
 
         events: list[dict] = []
         for rank in range(self.ranks):
-            events += [
-                {"ph": "M", "name": "process_name", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}},
-                {"ph": "M", "name": "process_sort_index", "pid": rank, "tid": 0, "args": {"sort_index": rank}},
-                {"ph": "M", "name": "thread_name", "pid": rank, "tid": 0, "args": {"name": "compute"}},
-            ]
+            events += trace_events.process(rank, f"rank {rank}")
             for s in self.on(rank):
                 args = {"micro-batch": s.micro, "chunk": s.chunk}
                 if s.paired is not None:
                     args |= {"backward micro-batch": s.paired.micro, "backward chunk": s.paired.chunk}
-                events.append(
-                    {
-                        "ph": "X",
-                        "name": s.name,
-                        "cat": s.op,
-                        "pid": rank,
-                        "tid": 0,
-                        "ts": us(s.start),
-                        "dur": us(s.end - s.start),
-                        "args": args,
-                    }
-                )
-            events += [
-                {
-                    "ph": "X",
-                    "name": "bubble",
-                    "cat": "bubble",
-                    "pid": rank,
-                    "tid": 0,
-                    "ts": us(a),
-                    "dur": us(b - a),
-                    "args": {},
-                }
-                for a, b in self.idle(rank)
-            ]
-        return {
-            "traceEvents": events,
-            "displayTimeUnit": "ms",
-            "otherData": {
+                events.append(trace_events.span(s.name, s.op, rank, 0, us(s.start), us(s.end - s.start), args))
+            events += [trace_events.span("bubble", "bubble", rank, 0, us(a), us(b - a), {}) for a, b in self.idle(rank)]
+        return trace_events.document(
+            events,
+            {
                 "schedule": title,
                 "ranks": self.ranks,
                 "time unit": f"{unit_us} us = one forward of one micro-batch through one stage (t_F)",
                 "bubble fraction": str(self.bubble()),
             },
-        }
+        )
 
 
 def _parts(slot: Slot) -> list[tuple[str, bool]]:
