@@ -174,7 +174,9 @@ class MoeSoftmaxAsSoftMax(LectureScene):
             self.play(FadeIn(p_names), FadeIn(sum_note), run_time=beat.share(0.1))
         # the copies that flew through exp are left under out_bars: clear them with the rest later
         lift = 0.6
-        plus = style.zh("+100", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(z_head, RIGHT, buff=style.GAP_M)
+        plus = style.zh(f"+{facts['shift_by'].text}", size=style.LABEL_SIZE, color=style.HIGHLIGHT).next_to(
+            z_head, RIGHT, buff=style.GAP_M
+        )
         same = style.caption_stack("整体加常数，结果不变", size=style.LABEL_SIZE)
         same.next_to(VGroup(z_bars, p_bars), UP, buff=style.GAP_XL).set_x(-3.8)
         shift_note = style.zh(f"最大差 {facts['shift'].text}", size=style.SMALL_SIZE, color=style.VERDICT_GOOD)

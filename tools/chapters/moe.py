@@ -91,6 +91,7 @@ def moe_softmax_as_soft_max(
     temperatures: tuple = TEMPERATURES,
     layers: int = LAYERS,
     sums: tuple = SUMS,
+    shift_by: float = 100,
     engine: router.Router | None = None,
 ) -> dict:
     engine = engine or router.make()
@@ -105,8 +106,8 @@ def moe_softmax_as_soft_max(
     for e, (got, page) in enumerate(zip(row, SPEC_LOGITS)):
         check.close(f"logit of 「词」 for expert {e}", float(got), page, abs=5e-4)
     shift = check.residual(
-        "max |softmax(z + 100) − softmax(z)|, 「词」",
-        float(np.abs(router.softmax(row + 100) - router.softmax(row)).max()),
+        f"max |softmax(z + {shift_by:g}) − softmax(z)|, 「词」",
+        float(np.abs(router.softmax(row + shift_by) - router.softmax(row)).max()),
         1e-15,
     )
     p_max = [float(router.softmax(row / tau).max()) for tau in temperatures]
@@ -136,6 +137,7 @@ def moe_softmax_as_soft_max(
         "steps": _series(steps),
         "step_probs": _series(p, 4),
         "e": number(math.e, 5),
+        "shift_by": number(shift_by),
         "shift": shift,
         "logits": _series(row, 3),
         "probs": data(router.softmax(row).tolist()),
