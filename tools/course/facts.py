@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tools.course import numbers
@@ -26,19 +26,35 @@ class FactError(Exception):
 
 @dataclass(frozen=True)
 class Fact:
-    """One on-screen quantity: its value, its screen text, its Mandarin reading."""
+    """One on-screen quantity: its value, its screen text, its Mandarin reading, and where it comes from.
+
+    `how` and `source` are for the reader, not the picture (the site's numbers panel, docs/figures.md):
+    `how` is the formula with its inputs (「0.8⁵⁹」, 「2 × 80 × 8 × 128 × 2 B」) or, for an input, what it
+    is (「自设参数」, 「论文 Table 4」); `source` is set where the fact's source is not its figure's own.
+    A `schematic` fact is an illustrative input (示意), not a measured or derived number. None of the
+    three is drawn, so none is in the render key.
+    """
 
     value: Any
     text: str = ""
     spoken: str = ""
+    how: str = ""
+    source: str = ""
+    schematic: bool = False
 
     def __str__(self) -> str:
         return self.text
 
+    def via(self, how: str, *, source: str = "", schematic: bool = False) -> Fact:
+        """The same fact, with how it is computed (or what input it is), e.g. ``scientific(s).via("0.8⁵⁹")``."""
+        return replace(self, how=how, source=source or self.source, schematic=schematic or self.schematic)
+
     def as_json(self) -> dict:
-        """The fact as `lecture facts --json`, the manifest and the embed kit give it: value, screen text, reading."""
+        """The fact as `lecture facts --json`, the manifest and the embed kit give it: value, screen text,
+        reading, and how it is computed, its own source and whether it is schematic where those are set."""
         value = json.loads(json.dumps(self.value, default=lambda o: o.tolist()))
-        return {"value": value, "text": self.text, "spoken": self.spoken}
+        notes = {"how": self.how, "source": self.source, "schematic": self.schematic}
+        return {"value": value, "text": self.text, "spoken": self.spoken} | {k: v for k, v in notes.items() if v}
 
 
 def number(value: float, digits: int = 0, unit: str = "", unit_spoken: str | None = None) -> Fact:
@@ -82,7 +98,7 @@ def myriad(value: float, unit: str = "万", digits: int = 0, significant: int | 
 
 def approx(fact: Fact) -> Fact:
     """The same fact marked as rounded: '≈ 1,230 万' / 约一千二百三十万."""
-    return Fact(fact.value, f"≈ {fact.text}", f"约{fact.spoken}")
+    return replace(fact, text=f"≈ {fact.text}", spoken=f"约{fact.spoken}")
 
 
 def power(base: int, exponent: int) -> Fact:
@@ -152,7 +168,7 @@ class Check:
             text, spoken = numbers.power(10, int(exponent))
         else:
             text, spoken = numbers.scientific(bound, 1)
-        return Fact(bound, f"< {text}", f"小于{spoken}")
+        return Fact(bound, f"< {text}", f"小于{spoken}", how="两条路算出的差（浮点噪声）：只保证绝对值小于这个界")
 
     def that(self, fact: str, holds: bool, expected: str, computed: Any) -> None:
         """A stated property, e.g. 'one link shrinks': expected says what must hold."""
