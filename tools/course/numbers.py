@@ -100,9 +100,14 @@ def scientific(x: float, digits: int = 1) -> tuple[str, str]:
     return shown, spoken
 
 
+def superscript(exponent: int) -> str:
+    """An exponent as superscript digits, for a formula's text: f"0.8{superscript(59)}" -> 0.8⁵⁹."""
+    return str(exponent).translate(_SUPERSCRIPT)
+
+
 def power(base: int, exponent: int) -> tuple[str, str]:
     """Display and spoken forms of a power: power(2, -7) -> 2⁻⁷ / 二的负七次方."""
-    shown = f"{signed(base)}{str(exponent).translate(_SUPERSCRIPT)}"
+    shown = f"{signed(base)}{superscript(exponent)}"
     return shown, f"{zh_int(base)}的{zh_int(exponent)}次方"
 
 
