@@ -71,6 +71,12 @@ def _count(n: int) -> Fact:
     return Fact(n, text, numbers.zh_quantity(text))
 
 
+def _short(count: float) -> str:
+    """A token count for a formula: 375M, 25.4B, 14.8T."""
+    scale, suffix = next((s, x) for s, x in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1, "")) if count >= s)
+    return _trimmed(count / scale) + suffix
+
+
 def _tokens(count: float) -> Fact:
     """A token count the page's way: 3,000 亿 below a trillion, 14.8 万亿 above."""
     if count < 1e12:
@@ -162,15 +168,17 @@ def adagrad_rmsprop_adam_chain(
     check.close("RMSProp back near the ideal step by the plot's end", float(rmsprop_raw[-1]), 1.0, abs=0.03)
 
     return {
-        "beta1": number(beta1, 1),
-        "beta2": number(beta2, 3),
-        "adagrad_step": number(ADAGRAD_CHECKPOINT),
-        "adagrad_share": percent(float(adagrad[-1]), 1),
-        "rmsprop_first": times(float(rmsprop_raw[0])),
-        "adam_first": times(float(adam_raw[0]), 1),
-        "adam_peak": times(peak_adam, 1),
-        "adam_peak_step": number(peak_step),
-        "corrected": number(1),
+        "beta1": number(beta1, 1).via("输入：Adam 的默认 β₁"),
+        "beta2": number(beta2, 3).via("输入：Adam 的默认 β₂"),
+        "adagrad_step": number(ADAGRAD_CHECKPOINT).via("输入：页面看的那一步"),
+        "adagrad_share": percent(float(adagrad[-1]), 1).via(
+            f"梯度恒定跑 AdaGrad：第 {adagrad_until} 步 ÷ 第 1 步 = 1/√{adagrad_until}"
+        ),
+        "rmsprop_first": times(float(rmsprop_raw[0])).via(f"不修正的 RMSProp 第 1 步：1/√(1 − β₂)，β₂ = {beta2:g}"),
+        "adam_first": times(float(adam_raw[0]), 1).via(f"不修正的 Adam 第 1 步：(1 − β₁)/√(1 − β₂)，β₁ = {beta1:g}"),
+        "adam_peak": times(peak_adam, 1).via(f"不修正的 Adam 步长 (1 − β₁ᵗ)/√(1 − β₂ᵗ)，t = 1…{steps} 里的最大值"),
+        "adam_peak_step": number(peak_step).via("(1 − β₁ᵗ)/√(1 − β₂ᵗ) 取最大的 t（跑出来，闭式对拍）"),
+        "corrected": number(1).via("两个平均各除以 1 − βᵗ 后，梯度恒定时 |m̂|/√v̂ 每步都是 1"),
         "adagrad_curve": data(_log_rows(t[:adagrad_until], adagrad)),
         "rmsprop_curve": data(_log_rows(t, rmsprop_raw)),
         "adam_curve": data(_log_rows(t, adam_raw)),
@@ -233,29 +241,36 @@ def adam_update_rms(
     trace_steps = np.arange(first, first + len(runs["base"]))
     thin = slice(None, None, 10)
     return {
-        "beta1": number(beta1, 1),
-        "beta2": number(beta2, 3),
-        "short_beta2": number(short_beta2, 2),
-        "one": number(1),
-        "closed": number(closed, 4),
-        "simulated": number(simulated["base"], 3),
-        "su_simulated": number(SU_SIMULATED, 3),
-        "range_low": number(MEASURED_RANGE[0], 1),
-        "range_high": number(MEASURED_RANGE[1], 1),
-        "step_share": number(closed, 1),
-        "tiny_scale": scientific(tiny_scale, 0),
-        "params": number(RMS_SIMULATION["params"]),
-        "first_step": number(first),
-        "last_step": number(RMS_SIMULATION["steps"]),
+        "beta1": number(beta1, 1).via("输入：Adam 的默认 β₁"),
+        "beta2": number(beta2, 3).via("输入：Adam 的默认 β₂"),
+        "short_beta2": number(short_beta2, 2).via("输入：本课自设的对照 β₂"),
+        "one": number(1).via("输入：拿来对照的 1（单位约掉，不等于步长是 1）"),
+        "closed": number(closed, 4).via(f"√((1 − β₁)/(1 + β₁))，β₁ = {beta1:g}"),
+        "simulated": number(simulated["base"], 3).via(
+            f"高斯噪声当梯度跑 Adam：第 {first:,}–{RMS_SIMULATION['steps']:,} 步更新 RMS 的平均"
+        ),
+        "su_simulated": number(SU_SIMULATED, 3).via("输入：苏剑林文中自己的模拟值"),
+        "range_low": number(MEASURED_RANGE[0], 1).via("输入：苏剑林文中真实模型实测范围的下限"),
+        "range_high": number(MEASURED_RANGE[1], 1).via("输入：苏剑林文中真实模型实测范围的上限"),
+        "step_share": number(closed, 1).via(f"√((1 − β₁)/(1 + β₁))，β₁ = {beta1:g}，取一位小数"),
+        "tiny_scale": scientific(tiny_scale, 0).via("输入：本课自设的梯度缩放倍数"),
+        "params": number(RMS_SIMULATION["params"]).via("输入：本课模拟的参数个数"),
+        "first_step": number(first).via(f"先跑 {RMS_SIMULATION['burn_in']:,} 步不计，之后的第一步"),
+        "last_step": number(RMS_SIMULATION["steps"]).via("输入：本课模拟的总步数"),
         "traces": data({name: np.column_stack([trace_steps[thin], run[thin]]) for name, run in runs.items()}),
         "y_ticks": _ticks((0.1, 0.2, 0.3), 1),
-        "window_short": number(windows[0.9]),
-        "window_mid": number(windows[0.99]),
-        "window_long": number(windows[0.999]),
-        "beta_short": number(0.9, 1),
-        "beta_mid": number(0.99, 2),
-        "beta_long": number(0.999, 3),
+        "window_short": _window(windows, 0.9),
+        "window_mid": _window(windows, 0.99),
+        "window_long": _window(windows, 0.999),
+        "beta_short": number(0.9, 1).via("输入：举例的 β"),
+        "beta_mid": number(0.99, 2).via("输入：举例的 β"),
+        "beta_long": number(0.999, 3).via("输入：举例的 β"),
     }
+
+
+def _window(windows: dict[float, float], beta: float) -> Fact:
+    """A moving average's memory in steps, 1/(1 − β), with its formula."""
+    return number(windows[beta]).via(f"1/(1 − β) = 1/(1 − {beta:g})，跑一遍滑动平均对拍")
 
 
 # -- muon ---------------------------------------------------------------------------------------
@@ -362,6 +377,8 @@ def muon(
         overheads[name] = closed
 
     counts, edges = np.histogram(rivals, bins=24, range=(float(rivals.min()), nuclear))
+    shape, ns_shape = "×".join(map(str, TRACE_SHAPE)), "×".join(map(str, NS_SHAPE))
+    ns_rounds = f"Newton–Schulz {ns_steps} 轮后"
     return {
         "general": data(_matrix_texts(m)),
         "general_sign": data(_matrix_texts(o)),
@@ -369,29 +386,31 @@ def muon(
         "diagonal_sign": data(_matrix_texts(msign.msign(d), 0)),
         "vector": data(_matrix_texts(v, 0)),
         "vector_sign": data(_matrix_texts(msign.msign(v), 1)),
-        "nuclear": number(nuclear, 2),
-        "trace_best": number(msign.trace_with(g, best), 2),
-        "rival_best": number(float(rivals.max()), 2),
-        "samples": number(samples),
+        "nuclear": number(nuclear, 2).via(f"‖G‖_*：G（随机 {shape} 高斯矩阵）的奇异值之和"),
+        "trace_best": number(msign.trace_with(g, best), 2).via("tr(Gᵀ·msign(G))，应等于 ‖G‖_*"),
+        "rival_best": number(float(rivals.max()), 2).via(f"{samples} 个随机半正交 O 里 tr(GᵀO) 的最大值"),
+        "samples": number(samples).via("输入：本课自设的随机试验次数"),
         "rival_counts": data(counts),
         "rival_edges": data(edges),
         "gradient_2d": data(g2),
         "steepest_circle": ball["steepest_circle"],
         "steepest_square": ball["steepest_square"],
         "spectra": data(spectra),
-        "ns_steps": number(ns_steps),
+        "ns_steps": number(ns_steps).via("输入：Keller Jordan 实现里的迭代轮数"),
         "ns_rounds": data(["输入"] + [f"第 {k} 轮" for k in range(1, ns_steps + 1)]),
         "trace_shape": Fact(
-            TRACE_SHAPE, "×".join(map(str, TRACE_SHAPE)), "乘".join(numbers.zh_int(n) for n in TRACE_SHAPE)
+            TRACE_SHAPE, shape, "乘".join(numbers.zh_int(n) for n in TRACE_SHAPE), how="输入：本课自设的梯度形状"
         ),
-        "sv_low": number(float(spectra[-1].min()), 2),
-        "sv_high": number(float(spectra[-1].max()), 2),
-        "one": number(1),
-        "model": Fact(LLAMA_405B["width"], "Llama 405B", "Llama 四零五 B"),
-        "overhead": percent(overheads["Llama 405B"], 1),
-        "limit": percent(0.01, 0),
-        "width": number(LLAMA_405B["width"]),
-        "batch_tokens": myriad(LLAMA_405B["batch_tokens"]),
+        "sv_low": number(float(spectra[-1].min()), 2).via(f"{ns_rounds}：随机 {ns_shape} 矩阵最小的奇异值"),
+        "sv_high": number(float(spectra[-1].max()), 2).via(f"{ns_rounds}：随机 {ns_shape} 矩阵最大的奇异值"),
+        "one": number(1).via("msign 的定义：奇异值全换成 1；谱范数的上限"),
+        "model": Fact(LLAMA_405B["width"], "Llama 405B", "Llama 四零五 B", how="输入：作者估算所用的模型"),
+        "overhead": percent(overheads["Llama 405B"], 1).via(
+            f"T·m/B = {ns_steps} × {LLAMA_405B['width']:,} ÷ {LLAMA_405B['batch_tokens']:,.0f}"
+        ),
+        "limit": percent(0.01, 0).via("输入：作者估计的上限"),
+        "width": number(LLAMA_405B["width"]).via("输入：Llama 405B 的宽度 m"),
+        "batch_tokens": myriad(LLAMA_405B["batch_tokens"]).via("输入：Llama 405B 一步的 token 数 B"),
     }
 
 
@@ -401,6 +420,7 @@ SWEEP = np.logspace(-4, 0, 41)  # ten learning rates a decade
 PAGE_NAN_MULTIPLIER = 2.1
 PAGE_STEPS = 400
 STEADY_LAST = 100  # "steady": the geometric mean over the run's last 100 steps
+BISECT_TOLERANCE = 0.01  # bisect until the bracket's ends are within 1% of each other
 
 
 @CHAPTER.figure(
@@ -454,7 +474,7 @@ def weight_update_ratio(
         f"×1 stays finite and ×{top_multiplier:g} overflows within {steps} steps",
         (fails(1.0), fails(top_multiplier)),
     )
-    found = tiny_mlp.bisect_boundary(fails, 1.0, top_multiplier)
+    found = tiny_mlp.bisect_boundary(fails, 1.0, top_multiplier, BISECT_TOLERANCE)
     boundary = found.value
     check.that("bisected multiplier overflows", fails(boundary), "NaN within the steps", boundary)
     check.that("just below it does not", not fails(boundary * 0.99), "finite for every step", boundary * 0.99)
@@ -468,7 +488,8 @@ def weight_update_ratio(
         PAGE_NAN_MULTIPLIER,
     )
 
-    shown = {"small": chosen_lr / 10, "right": chosen_lr, "large": chosen_lr * 10}
+    spread = 10  # the two other curves: the picked lr divided and multiplied by this
+    shown = {"small": chosen_lr / spread, "right": chosen_lr, "large": chosen_lr * spread}
     curves = {}
     for name, lr in shown.items():
         run = tiny_mlp.train(task, lr, steps)
@@ -482,27 +503,38 @@ def weight_update_ratio(
     )
 
     failed = [run.lr for run in runs if not run.finite]
+    sizes = "→".join(map(str, tiny_mlp.SIZES))
+
+    def ratio_fact(lr: float, run: tiny_mlp.Run | None = None) -> Fact:
+        """A steady ‖ΔW‖/‖W‖, with the run it comes from."""
+        value = chosen if run is None else tiny_mlp.steady_ratio(run, STEADY_LAST)
+        return scientific(value, 1).via(
+            f"学习率 {scientific(lr, 1).text} 跑 {steps} 步，末 {STEADY_LAST} 步 ‖ΔW‖/‖W‖ 的几何平均"
+        )
+
     return {
-        "ruler": scientific(RULER, 0),
-        "steps": number(steps),
-        "samples": number(len(task.inputs)),
-        "layers": _count(len(tiny_mlp.SIZES) - 1),
-        "n_in": _count(tiny_mlp.SIZES[0]),
-        "n_hidden": _count(tiny_mlp.SIZES[1]),
-        "n_out": _count(tiny_mlp.SIZES[2]),
-        "bracket_low": times(1),
-        "bracket_high": times(top_multiplier),
-        "sweep_size": number(len(lrs)),
-        "steady_last": number(STEADY_LAST),
-        "lr": scientific(chosen_lr, 1),
-        "ratio": scientific(chosen, 1),
-        "lr_small": scientific(shown["small"], 1),
-        "lr_large": scientific(shown["large"], 1),
-        "ratio_small": scientific(tiny_mlp.steady_ratio(curves["small"], STEADY_LAST), 1),
-        "ratio_large": scientific(tiny_mlp.steady_ratio(curves["large"], STEADY_LAST), 1),
-        "multiplier": times(boundary, 1),
-        "halvings": number(len(found.brackets) - 1),
-        "page_multiplier": times(PAGE_NAN_MULTIPLIER, 1),
+        "ruler": scientific(RULER, 0).via("输入：CS231n 的经验值"),
+        "steps": number(steps).via("输入：本课自设的训练步数"),
+        "samples": number(len(task.inputs)).via("输入：本课自设的样本数"),
+        "layers": _count(len(tiny_mlp.SIZES) - 1).via(f"网络宽度 {sizes} 之间的层数"),
+        "n_in": _count(tiny_mlp.SIZES[0]).via("输入：本课自设的输入宽度"),
+        "n_hidden": _count(tiny_mlp.SIZES[1]).via("输入：本课自设的隐层宽度"),
+        "n_out": _count(tiny_mlp.SIZES[2]).via("输入：本课自设的输出宽度"),
+        "bracket_low": times(1).via("二分的下端：选中的学习率本身，跑完不溢出"),
+        "bracket_high": times(top_multiplier).via("输入：本课自设的二分上端，跑起来会溢出"),
+        "sweep_size": number(len(lrs)).via(f"输入：{lrs[0]:g} 到 {lrs[-1]:g} 对数均匀取点，本课自设"),
+        "steady_last": number(STEADY_LAST).via("输入：算稳定比值时取的末段步数"),
+        "lr": scientific(chosen_lr, 1).via(f"扫描里稳定比值离 {scientific(RULER, 0).text} 最近（按对数）的学习率"),
+        "ratio": ratio_fact(chosen_lr),
+        "lr_small": scientific(shown["small"], 1).via(f"选中的学习率 ÷ {spread}"),
+        "lr_large": scientific(shown["large"], 1).via(f"选中的学习率 × {spread}"),
+        "ratio_small": ratio_fact(shown["small"], curves["small"]),
+        "ratio_large": ratio_fact(shown["large"], curves["large"]),
+        "multiplier": times(boundary, 1).via(
+            f"二分：学习率放大几倍，{steps} 步内出 NaN（×1 到 ×{top_multiplier:g} 之间）"
+        ),
+        "halvings": number(len(found.brackets) - 1).via(f"二分的轮数，直到上下端相差不到 {BISECT_TOLERANCE:.0%}"),
+        "page_multiplier": times(PAGE_NAN_MULTIPLIER, 1).via("输入：页面的说法（页面没有数据，无法复现）"),
         "sweep": data(np.log10(np.array(settled))),
         "sweep_failed": data(np.log10(np.array(failed))),
         "chosen": data((math.log10(chosen_lr), math.log10(chosen))),
@@ -573,6 +605,13 @@ def lr_schedules(check: Check, gpt3: learning_rate.Schedule | None = None, floor
         (gpt3.breakpoints()[0], v3.breakpoints()[0]),
     )
 
+    def share(end: float, schedule: learning_rate.Schedule) -> str:
+        return f"{_short(end)} ÷ {_short(schedule.total)}"
+
+    def lr(value: float) -> str:
+        return scientific(value, 1).text
+
+    v3_lengths = " + ".join(_short(p.end - p.start) for p in v3.phases[2:])
     whole = np.concatenate([np.linspace(0, 1, 1201), *(np.array(s.breakpoints()) for s in (gpt3, v3))])
     whole = np.unique(np.concatenate([whole, whole - 1e-9]).clip(0, 1))
     near = np.linspace(0, zoom, 241)
@@ -581,17 +620,29 @@ def lr_schedules(check: Check, gpt3: learning_rate.Schedule | None = None, floor
         "v3_curve": data(np.column_stack([whole, v3.curve(whole)])),
         "gpt3_zoom": data(np.column_stack([near, gpt3.curve(near)])),
         "v3_zoom": data(np.column_stack([near, v3.curve(near)])),
-        "floor": percent(floor, 0),
-        "zoom": percent(zoom, 1),
-        "gpt3_warmup": percent(gpt3.breakpoints()[0], 3),
-        "v3_warmup": percent(v3.breakpoints()[0], 2),
-        "v3_warmup_steps": number(learning_rate.V3_WARMUP_STEPS),
-        "gpt3_decay_end": percent(gpt3.breakpoints()[1], 0),
-        "v3_stable_end": percent(v3.breakpoints()[1], 0),
-        "v3_last": percent(last, 1),
-        "peak_ratio": times(peak_ratio, 1),
-        "gpt3_total": _tokens(gpt3.total),
-        "v3_total": _tokens(v3.total),
+        "floor": percent(floor, 0).via(
+            f"输入：GPT-3 余弦的终点；V3 的 {lr(v3.phases[2].finish * v3.peak)} ÷ {lr(v3.peak)} 与它相同"
+        ),
+        "zoom": percent(zoom, 1).via("输入：本课自设的放大窗宽度"),
+        "gpt3_warmup": percent(gpt3.breakpoints()[0], 3).via(
+            f"warmup 的 token 数 ÷ 总 token 数 = {share(gpt3.phases[0].end, gpt3)}"
+        ),
+        "v3_warmup": percent(v3.breakpoints()[0], 2).via(
+            f"头 {learning_rate.V3_WARMUP_STEPS:,} 步按 batch 爬升折算成 token，÷ 总数：{share(v3.phases[0].end, v3)}"
+        ),
+        "v3_warmup_steps": number(learning_rate.V3_WARMUP_STEPS).via("输入：DeepSeek-V3 论文 §4.2"),
+        "gpt3_decay_end": percent(gpt3.breakpoints()[1], 0).via(
+            f"余弦结束处 ÷ 总 token 数 = {share(gpt3.phases[1].end, gpt3)}"
+        ),
+        "v3_stable_end": percent(v3.breakpoints()[1], 0).via(
+            f"稳定段结束处 ÷ 总 token 数 = {share(v3.phases[1].end, v3)}"
+        ),
+        "v3_last": percent(last, 1).via(
+            f"最后一段的学习率 ÷ 峰值 = {lr(v3.phases[-1].finish * v3.peak)} ÷ {lr(v3.peak)}"
+        ),
+        "peak_ratio": times(peak_ratio, 1).via(f"峰值学习率之比：{lr(v3.peak)} ÷ {lr(gpt3.peak)}"),
+        "gpt3_total": _tokens(gpt3.total).via("输入：GPT-3 论文附录 B 的总 token 数"),
+        "v3_total": _tokens(v3.total).via(f"V3 §4.2 各段相加：{_short(v3.phases[1].end)} + {v3_lengths}"),
         "progress_ticks": _ticks((0, 0.5, 1), suffix="%", scale=100),
         "zoom_ticks": data([(0, "0"), (zoom, percent(zoom, 1).text)]),
         "level_ticks": data([(floor, percent(floor, 0).text), (1.0, "峰值")]),
@@ -662,6 +713,9 @@ def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learnin
         float(curve.max()),
     )
 
+    def lr(value: float) -> str:
+        return scientific(value, 1).text
+
     rows = [
         {
             "name": row.name,
@@ -674,23 +728,29 @@ def lr_numbers(check: Check, table: tuple[learning_rate.Gpt3Size, ...] = learnin
     ]
     return {
         "rows": data(rows),
-        "sizes": number(len(table)),
-        "page_sizes": number(PAGE_SEVEN_SIZES),
-        "scale": times(scale),
-        "lr_span": times(lr_span),
-        "small_lr": scientific(small.lr, 1),
-        "large_lr": scientific(large.lr, 1),
-        "v3_params": _yi(V3_TOTAL),
-        "v3_active": _yi(V3_ACTIVE),
-        "v3_lr": scientific(V3_PEAK, 1),
-        "peak_ratio": times(peak_ratio, 1),
-        "interpolated": scientific(at_active, 1),
-        "gap": times(gap, 1),
-        "page_gap": Fact(page_gap, "2.8×", "二点八倍"),
-        "page_interpolated": Fact(PAGE_INTERPOLATED, "0.8×10⁻⁴", "零点八乘以十的负四次方"),
-        "v3_batch_first": number(first),
-        "v3_batch_last": number(last),
-        "v3_batch_ratio": times(last / first),
+        "sizes": number(len(table)).via("GPT-3 论文表 2.1 的行数"),
+        "page_sizes": number(PAGE_SEVEN_SIZES).via("输入：页面几处的说法（与表不符）"),
+        "scale": times(scale).via(f"参数量之比：{_short(large.params)} ÷ {_short(small.params)}（表 2.1 末行 ÷ 首行）"),
+        "lr_span": times(lr_span).via(f"学习率之比：{lr(small.lr)} ÷ {lr(large.lr)}（表 2.1 首行 ÷ 末行）"),
+        "small_lr": scientific(small.lr, 1).via(f"输入：表 2.1 {small.name} 行"),
+        "large_lr": scientific(large.lr, 1).via(f"输入：表 2.1 {large.name} 行"),
+        "v3_params": _yi(V3_TOTAL).via("输入：DeepSeek-V3 的总参数量"),
+        "v3_active": _yi(V3_ACTIVE).via("输入：DeepSeek-V3 每个 token 激活的参数量"),
+        "v3_lr": scientific(V3_PEAK, 1).via("输入：DeepSeek-V3 §4.2 的峰值学习率"),
+        "peak_ratio": times(peak_ratio, 1).via(f"{lr(V3_PEAK)} ÷ {lr(large.lr)}（V3 ÷ GPT-3 {large.name}）"),
+        "interpolated": scientific(at_active, 1).via(
+            f"表中 {below.name}、{above.name} 两行之间，学习率对 log N 线性插值到 {_short(V3_ACTIVE)}"
+        ),
+        "gap": times(gap, 1).via(f"{lr(V3_PEAK)} ÷ 插值得到的 {lr(at_active)}"),
+        "page_gap": Fact(page_gap, "2.8×", "二点八倍").via(
+            f"页面的除法 {lr(V3_PEAK)} ÷ {PAGE_INTERPOLATED * 1e4:g}×10⁻⁴ = {page_gap:g}，四舍五入"
+        ),
+        "page_interpolated": Fact(PAGE_INTERPOLATED, "0.8×10⁻⁴", "零点八乘以十的负四次方").via(
+            "输入：页面的插值，已先舍入到一位"
+        ),
+        "v3_batch_first": number(first).via("输入：DeepSeek-V3 §4.2，batch 起点（条序列）"),
+        "v3_batch_last": number(last).via("输入：DeepSeek-V3 §4.2，batch 终点（条序列）"),
+        "v3_batch_ratio": times(last / first).via(f"{last:,} ÷ {first:,}"),
         "ceiling_curve": data(np.column_stack([np.log10(sweep), curve])),
         "ceiling_points": data(np.column_stack([np.log10(ratios), fractions])),
         "ceiling_texts": data([number(float(f), 2).text for f in fractions]),
@@ -750,21 +810,24 @@ def beta_windows(
     check.that("fixed 0.99 forgets the rare token", swing_fixed > 1e6, "v swings by more than a million×", swing_fixed)
     check.that("PaLM's growing window keeps it", swing_palm < 2, "v stays within 2×", swing_palm)
 
-    shown = np.arange(steps - 3 * period, steps, 5)
+    gaps_shown = 3  # the trace shows the last three gaps between sightings
+    shown = np.arange(steps - gaps_shown * period, steps, 5)
     return {
         "rows": data(rows),
         "palm_points": data(points),
-        "decay": number(decay, 1),
-        "early_window": number(PALM_STEPS[0] ** decay),
-        "fixed": number(fixed, 2),
-        "fixed_window": number(fixed_window),
-        "crossing": number(crossing),
-        "period": number(period),
-        "late_step": number(steps),
-        "late_window": number(steps**decay),
-        "late_beta": number(float(moments.palm_beta2(steps, decay)), 4),
-        "swing_fixed": scientific(swing_fixed, 0),
-        "swing_palm": times(swing_palm, 1),
+        "decay": number(decay, 1).via("输入：PaLM 的 β₂ = 1 − k^(−d) 里的 d"),
+        "early_window": number(PALM_STEPS[0] ** decay).via(f"第 k 步的窗口 k^d：{PALM_STEPS[0]}^{decay:g}"),
+        "fixed": number(fixed, 2).via("输入：常见的固定 β₂"),
+        "fixed_window": number(fixed_window).via(f"1/(1 − β₂) = 1/(1 − {fixed:g})，跑一遍滑动平均对拍"),
+        "crossing": number(crossing).via(f"k^{decay:g} = {fixed_window:g} 的解：k = {fixed_window:g}^(1/{decay:g})"),
+        "period": number(period).via("输入：本课自设的生僻 token 间隔", schematic=True),
+        "late_step": number(steps).via("输入：本课看到的最后一步"),
+        "late_window": number(steps**decay).via(f"第 k 步的窗口 k^d：{steps:,}^{decay:g}"),
+        "late_beta": number(float(moments.palm_beta2(steps, decay)), 4).via(f"1 − k^(−d) = 1 − {steps:,}^(−{decay:g})"),
+        "swing_fixed": scientific(swing_fixed, 0).via(
+            f"两次出现之间 v 的最大 ÷ 最小 = β₂^−({period:,} − 1) = {fixed:g}{numbers.superscript(-(period - 1))}"
+        ),
+        "swing_palm": times(swing_palm, 1).via(f"PaLM 的 v 在最后一个 {period:,} 步间隔里的最大 ÷ 最小 = 1/∏β₂"),
         "fixed_trace": data(np.column_stack([shown, np.log10(v_fixed[shown])])),
         "palm_trace": data(np.column_stack([shown, np.log10(v_palm[shown])])),
         "window_curve": data(np.column_stack([np.linspace(0, 5, 101), decay * np.linspace(0, 5, 101)])),
@@ -772,9 +835,11 @@ def beta_windows(
         "step_ticks": _log_ticks(range(0, 6), powers=True),
         "window_ticks": _log_ticks(range(0, 5), powers=True),
         "trace_ticks": _log_ticks(range(-10, -1, 2), powers=True),
-        "trace_first": number(int(shown[0])),
-        "trace_last": number(steps),
-        "memory_beta": number(MEMORY_BETA, 1),
+        "trace_first": number(int(shown[0])).via(
+            f"画出最后 {gaps_shown} 个间隔：{steps:,} − {gaps_shown} × {period:,}"
+        ),
+        "trace_last": number(steps).via("画出的一段的终点：最后一步"),
+        "memory_beta": number(MEMORY_BETA, 1).via("输入：开头那张图举例的 β"),
         "memory_weights": data(moments.ema_weights(np.full(MEMORY_BARS, MEMORY_BETA))),
     }
 
@@ -800,9 +865,9 @@ def warmup_explanations(check: Check, study: dict = WARMUP_STUDY):
         study,
     )
     return {
-        "year": year(study["year"]),
-        "layers": number(study["layers"]),
-        "context": number(study["context"]),
+        "year": year(study["year"]).via("输入：arXiv 2406.09405 的发表年份"),
+        "layers": number(study["layers"]).via("输入：arXiv 2406.09405 里 Transformer 实验的层数"),
+        "context": number(study["context"]).via("输入：arXiv 2406.09405 里 Transformer 实验的上下文长度"),
         "gpt3_warmup": schedules["gpt3_warmup"],
         "v3_warmup_steps": schedules["v3_warmup_steps"],
         "loss_sketch": data(_loss_sketch()),
