@@ -133,34 +133,47 @@ def moe_softmax_as_soft_max(
     check.close("largest ratio over the draws", float(bound.max()), 0.9816, abs=5e-5)
     # The lanes: ‖h‖ after each of the 30 layers, for each sum of the weights.
     lanes = [[s**n for n in range(layers + 1)] for s in sums]
+    gap = float(z[1] - z[0])
+    check.that(
+        "the scores step up evenly (the cue: each is one more)",
+        bool(np.allclose(np.diff(z), gap)),
+        f"steps of {gap:g}",
+        z,
+    )
+    z_text = _series(steps).text
     return {
-        "steps": _series(steps),
-        "step_probs": _series(p, 4),
-        "e": number(math.e, 5),
-        "shift_by": number(shift_by),
+        "steps": _series(steps).via("输入：本课自设，等差的分数"),
+        "step_gap": number(gap).via(f"{steps[1]:g} − {steps[0]:g}"),
+        "step_count": _count(len(steps)).via("z 的项数"),
+        "step_probs": _series(p, 4).via(f"softmax(z) = exp(zᵢ) / Σ exp(zⱼ)，z = {z_text}"),
+        "e": number(math.e, 5).via(f"相邻两项之比 exp(zᵢ₊₁ − zᵢ) = exp({gap:g})"),
+        "shift_by": number(shift_by).via("输入：本课自设的平移量"),
         "shift": shift,
-        "logits": _series(row, 3),
+        "logits": _series(row, 3).via("「词」的一行 z = x W：固定种子的嵌入 x 与路由矩阵 W", schematic=True),
+        "experts": _count(row.size).via("「词」一行的分数个数，一位专家一个", schematic=True),
         "probs": data(router.softmax(row).tolist()),
-        "temperatures": _series(temperatures, 1),
-        "tau_high": number(temperatures[0]),
-        "tau_low": number(temperatures[-1], 1),
+        "temperatures": _series(temperatures, 1).via("输入：本课自设的温度"),
+        "tau_high": number(temperatures[0]).via("输入：本课自设的最高温度"),
+        "tau_low": number(temperatures[-1], 1).via("输入：本课自设的最低温度"),
         "tempered": data([router.softmax(row / tau).tolist() for tau in temperatures]),
-        "p_max": _series(p_max, 2),
-        "p_max_first": number(p_max[0], 2),
-        "p_max_last": number(p_max[-1], 2),
-        "argmax": _expert(argmax[0]),
-        "z3": number(z3, 3),
-        "sigmoid": number(sig, 4),
+        "p_max": _series(p_max, 2).via(f"max softmax(z / τ)，τ = {_series(temperatures, 1).text}"),
+        "p_max_first": number(p_max[0], 2).via(f"max softmax(z / {temperatures[0]:g})"),
+        "p_max_last": number(p_max[-1], 2).via(f"max softmax(z / {temperatures[-1]:g})"),
+        "argmax": _expert(argmax[0]).via("argmax softmax(z / τ)，每个温度下都是它"),
+        "z3": number(z3, 3).via(f"z 的第 {argmax[0]} 项（编号从 0 起）"),
+        "sigmoid": number(sig, 4).via(f"σ(z) = 1 / (1 + exp(−z))，z = {z3:.3f}"),
         "two_way": two_way,
-        "layers": number(layers),
-        "sums": _series(sums, 1),
-        "sum_low": number(sums[0], 1),
-        "sum_high": number(sums[-1], 1),
+        "layers": number(layers).via("输入：示意的层数", schematic=True),
+        "sums": _series(sums, 1).via("输入：示意的权重之和", schematic=True),
+        "sum_low": number(sums[0], 1).via("输入：示意的权重之和", schematic=True),
+        "sum_high": number(sums[-1], 1).via("输入：示意的权重之和", schematic=True),
         "lanes": data(lanes),
-        "shrunk": number(products[0], 3),
-        "grown": number(products[2], 1),
-        "draws": number(CONVEX_DRAWS),
-        "convex": number(float(bound.max()), 4),
+        "shrunk": number(products[0], 3).via(f"{sums[0]:g}{numbers.superscript(layers)}"),
+        "grown": number(products[2], 1).via(f"{sums[2]:g}{numbers.superscript(layers)}"),
+        "draws": number(CONVEX_DRAWS).via("输入：本课自设的抽样次数"),
+        "convex": number(float(bound.max()), 4).via(
+            f"max ‖Σ wᵢvᵢ‖ / maxᵢ‖vᵢ‖，{CONVEX_DRAWS:,} 次抽样，每次 {CONVEX_VECTORS} 个 {CONVEX_DIM} 维向量"
+        ),
     }
 
 
@@ -221,41 +234,46 @@ def moe_router_topk(check: Check, engine: router.Router | None = None) -> dict:
         656.46,
         abs=5e-3,
     )
+    a, b = (int(e) for e in chosen[TOKEN])
+    picks = f"{engine.tokens} × {engine.top_k}"
+    v3_used = f"({v3.TOP_K} + {v3.SHARED_EXPERTS}) / ({v3.ROUTED_EXPERTS} + {v3.SHARED_EXPERTS})"
     return {
-        "tokens": number(engine.tokens),
-        "experts": number(engine.experts),
-        "top_k": _count(engine.top_k),
-        "dim": number(engine.x.shape[1]),
-        "text": Fact(engine.text, engine.text, engine.text),
+        "tokens": number(engine.tokens).via("输入：示意句子的字数", schematic=True),
+        "experts": number(engine.experts).via("输入：示意参数", schematic=True),
+        "top_k": _count(engine.top_k).via("输入：示意参数，每个字选几位专家", schematic=True),
+        "dim": number(engine.x.shape[1]).via("输入：示意参数，嵌入的维数", schematic=True),
+        "text": Fact(engine.text, engine.text, engine.text).via("输入：示意句子", schematic=True),
         "embeddings": data(engine.x.tolist()),
         "logits": data(engine.logits.tolist()),
-        "row_probs": _series(row, 3),
-        "first": _expert(int(chosen[TOKEN, 0])),
-        "second": _expert(int(chosen[TOKEN, 1])),
-        "soft_gates": _series(soft[TOKEN], 3),
-        "soft_first": number(float(soft[TOKEN, 0]), 2),
-        "soft_second": number(float(soft[TOKEN, 1]), 2),
-        "sig_gates": _series(sig[TOKEN], 3),
-        "sig_first": number(float(sig[TOKEN, 0]), 2),
-        "sig_second": number(float(sig[TOKEN, 1]), 2),
+        "row_probs": _series(row, 3).via("softmax(x W)，「词」的一行"),
+        "first": _expert(a).via("「词」的 softmax 里最大的一项"),
+        "second": _expert(b).via("「词」的 softmax 里次大的一项"),
+        "soft_gates": _series(soft[TOKEN], 3).via(f"选中的 {engine.top_k} 项 softmax 概率，除以它们的和"),
+        "soft_first": number(float(soft[TOKEN, 0]), 2).via(f"p{a} / (p{a} + p{b})，p = softmax(z)"),
+        "soft_second": number(float(soft[TOKEN, 1]), 2).via(f"p{b} / (p{a} + p{b})，p = softmax(z)"),
+        "sig_gates": _series(sig[TOKEN], 3).via(f"选中的 {engine.top_k} 项 σ(z)，除以它们的和"),
+        "sig_first": number(float(sig[TOKEN, 0]), 2).via(f"σ(z{a}) / (σ(z{a}) + σ(z{b}))"),
+        "sig_second": number(float(sig[TOKEN, 1]), 2).via(f"σ(z{b}) / (σ(z{a}) + σ(z{b}))"),
         "sig_scores": data(sig_scores[TOKEN].tolist()),
-        "same_sets": _fraction(engine.tokens, engine.tokens),
-        "gap": number(gap, 3),
+        "same_sets": _fraction(engine.tokens, engine.tokens).via(
+            f"softmax 与 sigmoid 选出同一组 {engine.top_k} 位的字数 / 字数"
+        ),
+        "gap": number(gap, 3).via("max |softmax 门控 − sigmoid 门控|，所有字"),
         "chosen": data(chosen.tolist()),
-        "loads": _series(load),
-        "busiest": _count(int(load.max())),
-        "idlest": _count(int(load.min())),
-        "mean": number(mean),
-        "busiest_ratio": times(load.max() / mean, 2),
-        "v3_routed": number(v3.ROUTED_EXPERTS),
-        "v3_top_k": number(v3.TOP_K),
-        "v3_shared": number(v3.SHARED_EXPERTS),
+        "loads": _series(load).via(f"每位专家被选的次数，{picks} 次选择"),
+        "busiest": _count(int(load.max())).via("负载的最大值"),
+        "idlest": _count(int(load.min())).via("负载的最小值"),
+        "mean": number(mean).via(f"{picks} / {engine.experts}"),
+        "busiest_ratio": times(load.max() / mean, 2).via(f"{int(load.max())} / {mean:g}"),
+        "v3_routed": number(v3.ROUTED_EXPERTS).via("输入：V3 技术报告 §4.2"),
+        "v3_top_k": number(v3.TOP_K).via("输入：V3 技术报告 §4.2"),
+        "v3_shared": number(v3.SHARED_EXPERTS).via("输入：V3 技术报告 §4.2"),
         "v3_used": Fact(
             float(used),
             f"{used.numerator}/{used.denominator}",
             f"{numbers.zh_int(used.denominator)}分之{numbers.zh_int(used.numerator)}",
-        ),
-        "v3_used_pct": percent(float(used), 2),
+        ).via(f"{v3_used}，约分"),
+        "v3_used_pct": percent(float(used), 2).via(v3_used),
     }
 
 
@@ -306,24 +324,24 @@ def moe_dispatch_permute(check: Check, cards: int = CARDS, engine: router.Router
         start, stop = plan.offsets[e], plan.offsets[e] + load[e]
         groups.append("".join(engine.text[plan.token[j]] for j in plan.order[start:stop]))
     return {
-        "text": Fact(engine.text, engine.text, engine.text),
+        "text": Fact(engine.text, engine.text, engine.text).via("输入：示意句子", schematic=True),
         "picks": data([[int(t), int(e)] for t, e in zip(plan.token, plan.expert)]),
         "order": data(plan.order.tolist()),
         "groups": data(groups),
-        "buffer": Fact(buffer, buffer, buffer),
-        "loads": _series(load),
-        "offsets": _series(plan.offsets),
-        "picks_count": number(plan.order.size),
-        "cards": _count(cards),
-        "experts_per_card": _count(engine.experts // cards),
-        "tokens_per_card": _count(engine.tokens // cards),
+        "buffer": Fact(buffer, buffer, buffer).via("各次选择的字，按专家编号稳定排序"),
+        "loads": _series(load).via("每位专家被选的次数"),
+        "offsets": _series(plan.offsets).via("负载的前缀和，不含自己：offsetₑ = Σ_{i<e} loadᵢ"),
+        "picks_count": number(plan.order.size).via(f"{engine.tokens} 个字 × 每字 {engine.top_k} 位"),
+        "cards": _count(cards).via("输入：示意参数", schematic=True),
+        "experts_per_card": _count(engine.experts // cards).via(f"{engine.experts} / {cards}"),
+        "tokens_per_card": _count(engine.tokens // cards).via(f"{engine.tokens} / {cards}"),
         "sends": data(sends.tolist()),
         "sends_text": data([[numbers.signed(int(v)) for v in r] for r in sends.tolist()]),
-        "row_sums": _series(sends.sum(axis=1)),
-        "col_sums": _series(sends.sum(axis=0)),
-        "sent": number(per_card),
-        "most_received": number(int(sends.sum(axis=0).max())),
-        "least_received": number(int(sends.sum(axis=0).min())),
+        "row_sums": _series(sends.sum(axis=1)).via("每张卡发出的份数：all-to-all 矩阵的行和"),
+        "col_sums": _series(sends.sum(axis=0)).via("每张卡收到的份数：列和（它那几位专家的负载之和）"),
+        "sent": number(per_card).via(f"{engine.tokens} / {cards} × {engine.top_k}"),
+        "most_received": number(int(sends.sum(axis=0).max())).via("列和的最大值"),
+        "least_received": number(int(sends.sum(axis=0).min())).via("列和的最小值"),
         "gates": data(soft.tolist()),
         "round_trip": trip,
     }
@@ -386,29 +404,31 @@ def moe_capacity_drop(check: Check, factors: tuple = FACTORS, engine: router.Rou
         )
     padded = empty[-1] / (caps[-1] * engine.experts)
     check.equal("padded share at CF 2.0", padded, 0.5)
+    n_tokens, k, n_experts = engine.tokens, engine.top_k, engine.experts
+    last_seats = f"{caps[-1]} × {n_experts} − {int(seatings[-1].filled.sum())}"
     return {
-        "factors": _series(factors, 2),
-        "capacities": _series(caps),
-        "cap_first": number(caps[0]),
-        "zero_factor": number(factors[drops.index(0)], 1),
-        "drops": _series(drops),
-        "empty": _series(empty),
-        "mean": number(engine.tokens * engine.top_k / engine.experts),
+        "factors": _series(factors, 2).via("输入：本课自设的容量因子"),
+        "capacities": _series(caps).via(f"⌈容量因子 × {n_tokens} × {k} / {n_experts}⌉"),
+        "cap_first": number(caps[0]).via(f"⌈{factors[0]:g} × {n_tokens} × {k} / {n_experts}⌉"),
+        "zero_factor": number(factors[drops.index(0)], 1).via("一个也不丢的最小容量因子"),
+        "drops": _series(drops).via("先排第一志愿再排第二，坐不下的选择数"),
+        "empty": _series(empty).via(f"容量 × {n_experts} − 坐下的选择数"),
+        "mean": number(n_tokens * k / n_experts).via(f"{n_tokens} × {k} / {n_experts}"),
         "chosen": data(chosen.tolist()),
         "kept": data([s.kept.tolist() for s in seatings]),
         "dropped": data([[int(t), int(e)] for t, e, _ in first.dropped]),
-        "dropped_count": _count(drops[0]),
+        "dropped_count": _count(drops[0]).via(f"Σ max(0, 负载 − {caps[0]})，容量因子 {factors[0]:g}"),
         "dropped_text": Fact(
             dropped,
             "、".join(f"{c}→{e}" for c, e in dropped),
             "，".join(f"{c}去{numbers.zh_int(e)}号" for c, e in dropped),
-        ),
-        "lost_both": number(lost_both),
-        "padded": percent(padded, 0),
-        "first_factor": number(factors[0], 1),
-        "last_factor": number(factors[-1], 1),
-        "last_empty": number(empty[-1]),
-        "text": Fact(engine.text, engine.text, engine.text),
+        ).via(f"容量因子 {factors[0]:g} 时坐不下的选择：字→专家"),
+        "lost_both": number(lost_both).via(f"{k} 个志愿都被丢掉的字数"),
+        "padded": percent(padded, 0).via(f"({last_seats}) / ({caps[-1]} × {n_experts})"),
+        "first_factor": number(factors[0], 1).via("输入：本课自设的容量因子"),
+        "last_factor": number(factors[-1], 1).via("输入：本课自设的容量因子"),
+        "last_empty": number(empty[-1]).via(last_seats),
+        "text": Fact(engine.text, engine.text, engine.text).via("输入：示意句子", schematic=True),
     }
 
 
@@ -416,6 +436,7 @@ def moe_capacity_drop(check: Check, factors: tuple = FACTORS, engine: router.Rou
 
 EXPERT_SEED, TARGET_SEED = 77, 78
 FD_STEP = 1e-6
+NONZERO = 1e-12  # a logit's gradient above this counts as moved (float noise is far below)
 SPEC_RENORM = {0: -5.52, 3: 5.52}
 SPEC_SOFTMAX = (-1.9712, -1.5304, -0.2259, 8.3587, -1.7435, -0.7570, -0.1897, -1.9411)
 
@@ -466,8 +487,8 @@ def moe_gate_gradient(check: Check, eps: float = FD_STEP, engine: router.Router 
         check.close(f"renormalised dL/dz, expert {e}", float(renorm[e]), page, abs=5e-4)
     for e, page in enumerate(SPEC_SOFTMAX):
         check.close(f"softmax dL/dz, expert {e}", float(full[e]), page, abs=5e-5)
-    moved_renorm = int((np.abs(renorm) > 1e-12).sum())
-    moved_full = int((np.abs(full) > 1e-12).sum())
+    moved_renorm = int((np.abs(renorm) > NONZERO).sum())
+    moved_full = int((np.abs(full) > NONZERO).sum())
     check.equal("logits with a gradient, renormalised", moved_renorm, engine.top_k)
     check.equal("logits with a gradient, softmax over 8", moved_full, engine.experts)
     check.close("the renormalised pair sums to 0", float(renorm.sum()), 0.0, abs=1e-12)
@@ -478,25 +499,30 @@ def moe_gate_gradient(check: Check, eps: float = FD_STEP, engine: router.Router 
         weight_grads[e] = float(np.linalg.norm(g * np.outer(residual, x)))
     idle = int((weight_grads == 0).sum())
     check.equal("experts with zero weight gradient", idle, engine.experts - engine.top_k)
+    a, b = (int(e) for e in chosen)
+    renorm_how = "gⱼ(∂L/∂gⱼ − Σᵢ gᵢ ∂L/∂gᵢ)，g = softmax(z{a}, z{b})，j = {j}"
+    full_how = "Σᵢ ∂L/∂gᵢ · pᵢ(δᵢⱼ − pⱼ)，i ∈ {{{a}, {b}}}，p = softmax(z)"
+    moved = f"|dL/dz| > {numbers.power(10, round(math.log10(NONZERO)))[0]} 的分数个数"
     return {
-        "first": _expert(int(chosen[0])),
-        "second": _expert(int(chosen[1])),
+        "first": _expert(a).via("「词」的分数里最大的一项"),
+        "second": _expert(b).via("「词」的分数里次大的一项"),
+        "experts": _count(engine.experts).via("输入：示意参数", schematic=True),
         "chosen": data(chosen.tolist()),
-        "gates": _series(g_renorm, 2),
+        "gates": _series(g_renorm, 2).via(f"softmax(z{a}, z{b})：在选中的 {engine.top_k} 位里归一"),
         "renorm": data(renorm.tolist()),
-        "renorm_up": number(float(renorm[chosen[0]]), 2),
-        "renorm_down": number(float(renorm[chosen[1]]), 2),
-        "renorm_size": number(float(abs(renorm[chosen[0]])), 2),
-        "full": _series(full, 2),
-        "full_top": number(float(full[chosen[0]]), 2),
-        "full_second": number(float(full[chosen[1]]), 2),
-        "moved_renorm": _count(moved_renorm),
-        "moved_full": _count(moved_full),
-        "idle": _count(idle),
+        "renorm_up": number(float(renorm[a]), 2).via(renorm_how.format(a=a, b=b, j=a)),
+        "renorm_down": number(float(renorm[b]), 2).via(renorm_how.format(a=a, b=b, j=b)),
+        "renorm_size": number(float(abs(renorm[a])), 2).via(f"|dL/dz{a}|，一对之和为 0，两者大小相同"),
+        "full": _series(full, 2).via(full_how.format(a=a, b=b) + "，j 取每一位"),
+        "full_top": number(float(full[a]), 2).via(full_how.format(a=a, b=b) + f"，j = {a}"),
+        "full_second": number(float(full[b]), 2).via(full_how.format(a=a, b=b) + f"，j = {b}"),
+        "moved_renorm": _count(moved_renorm).via(f"{moved}，在选中的里归一"),
+        "moved_full": _count(moved_full).via(f"{moved}，{engine.experts} 位一起 softmax"),
+        "idle": _count(idle).via(f"{engine.experts} − {engine.top_k}：没被选中的专家，权重梯度为 0"),
         "weight_grads": data(weight_grads.tolist()),
         "fd_renorm": fd_renorm,
         "fd_full": fd_full,
-        "eps": Fact(eps, "10⁻⁶", "十的负六次方"),
+        "eps": Fact(eps, "10⁻⁶", "十的负六次方").via("输入：本课自设的差分步长"),
     }
 
 
@@ -561,30 +587,32 @@ def moe_bias_balancing(check: Check, gamma: float = GAMMA, steps: int = 400, tok
     stat_end = router.balance_statistic(aff, with_bias)
     check.close("Σ fᵢPᵢ at step 0", stat0, 1.1715, abs=5e-5)
     check.close("Σ fᵢPᵢ at the end", stat_end, 1.0072, abs=5e-5)
+    start_max = int(run.loads[0].max())
+    changed_how = f"最后一批里，加偏置与不加时选出的 {run.top_k} 位不同的 token 数"
     return {
-        "experts": number(run.experts),
-        "tokens": number(run.tokens),
-        "steps": number(run.steps),
-        "mean": number(mean),
-        "gamma": number(gamma, 3),
-        "alpha": number(ALPHA, 4),
+        "experts": number(run.experts).via("输入：示意参数", schematic=True),
+        "tokens": number(run.tokens).via("输入：示意参数，每步的 token 数", schematic=True),
+        "steps": number(run.steps).via("输入：示意参数，模拟的步数", schematic=True),
+        "mean": number(mean).via(f"{run.tokens} × {run.top_k} / {run.experts}"),
+        "gamma": number(gamma, 3).via("输入：V3 技术报告 §4.2 的偏置步长"),
+        "alpha": number(ALPHA, 4).via("输入：V3 技术报告 §4.2 的序列级均衡系数"),
         "loads": data(run.loads.tolist()),
         "ratios": data(ratios.tolist()),
-        "step0": _series(run.loads[0]),
-        "start_max": number(int(run.loads[0].max())),
-        "start_min": _count(int(run.loads[0].min())),
-        "start_ratio": times(float(ratios[0]), 2),
-        "marks": _series(MARKS),
-        "mark_ratios": _series([ratios[s] for s in MARKS], 2),
-        "late": times(late, 2),
-        "below": number(below),
-        "bias_low": number(float(bias.min()), 3),
-        "bias_high": number(float(bias.max()), 3),
+        "step0": _series(run.loads[0]).via("第一批（偏置全为零）每位专家被选的次数"),
+        "start_max": number(start_max).via("第一批负载的最大值"),
+        "start_min": _count(int(run.loads[0].min())).via("第一批负载的最小值"),
+        "start_ratio": times(float(ratios[0]), 2).via(f"{start_max} / {mean:g}"),
+        "marks": _series(MARKS).via("输入：本课挑出来看的几步"),
+        "mark_ratios": _series([ratios[s] for s in MARKS], 2).via(f"这几步的最忙负载 / {mean:g}"),
+        "late": times(late, 2).via(f"最后 {LATE} 步里，最忙负载 / {mean:g} 的平均"),
+        "below": number(below).via(f"最忙负载 / {mean:g} 第一次低于 {THRESHOLD:g} 的那一步"),
+        "bias_low": number(float(bias.min()), 3).via(f"{run.steps} 步后偏置的最小值；每步 b ± {gamma:g}"),
+        "bias_high": number(float(bias.max()), 3).via(f"{run.steps} 步后偏置的最大值；每步 b ± {gamma:g}"),
         "bias": data(run.bias[::4].tolist()),
-        "changed": _fraction(changed, run.tokens),
-        "changed_count": number(changed),
-        "threshold": times(THRESHOLD, 1),
-        "kept": number(run.tokens - changed),
-        "stat_start": number(stat0, 2),
-        "stat_end": number(stat_end, 2),
+        "changed": _fraction(changed, run.tokens).via(f"{changed_how} / {run.tokens}"),
+        "changed_count": number(changed).via(changed_how),
+        "threshold": times(THRESHOLD, 1).via("输入：本课自设的门槛"),
+        "kept": number(run.tokens - changed).via(f"{run.tokens} − {changed}"),
+        "stat_start": number(stat0, 2).via("Σ fᵢPᵢ（V3 式 17–20，不乘 α），第一批"),
+        "stat_end": number(stat_end, 2).via("Σ fᵢPᵢ（V3 式 17–20，不乘 α），最后一批、带偏置"),
     }
