@@ -76,16 +76,30 @@ def exchange_rate(check: Check, nudge: tuple[float, float] = EXCHANGE_NUDGE, lin
         "at least one link below 1, so multiplying is not read as growing",
         links,
     )
+    made_up = "输入：编出来的示意数"
+    link = [
+        number(f, _decimals(f)).via(f"{made_up}，第 {i} 环的兑换率", schematic=True) for i, f in enumerate(links, 1)
+    ]
+    shown = [number(m, 2) for m in moved]
+    x_before = number(before[0], 2).via(f"{made_up}，推之前的输入", schematic=True)
+    x_after = number(after[0], 2).via(f"{made_up}，推之后的输入", schematic=True)
     facts = {
-        "x_before": number(before[0], 2),
-        "x_after": number(after[0], 2),
-        "y_before": number(before[1], 2),
-        "y_after": number(after[1], 2),
-        "rate_a": number(rates[0], _decimals(links[0])),
-        "total": number(total, _decimals(EXCHANGE_PAGE_TOTAL)),
+        "x_before": x_before,
+        "x_after": x_after,
+        "y_before": number(before[1], 2).via(f"{x_before} × {link[0]}"),
+        "y_after": number(after[1], 2).via(f"{x_after} × {link[0]}"),
+        "rate_a": number(rates[0], _decimals(links[0])).via(f"差商：{shown[1]} ÷ {shown[0]}"),
+        "total": number(total, _decimals(EXCHANGE_PAGE_TOTAL)).via(
+            f"{shown[-1]} ÷ {shown[0]} = {' × '.join(f.text for f in link)}"
+        ),
+        "link_count": _count(len(links)).via(f"链上的环节数：{' × '.join(f.text for f in link)}"),
+        "moved_0": shown[0].via(f"{x_after} − {x_before}"),
     }
-    facts |= {f"moved_{i}": number(m, 2) for i, m in enumerate(moved)}
-    facts |= {f"link_{i}": number(f, _decimals(f)) for i, f in enumerate(links, 1)}
+    facts |= {
+        f"moved_{i}": shown[i].via(f"上一级的变化 × 这一环：{shown[i - 1]} × {link[i - 1]}")
+        for i in range(1, len(shown))
+    }
+    facts |= {f"link_{i}": f for i, f in enumerate(link, 1)}
     facts["shrinking_link"] = data([i for i, f in enumerate(links, 1) if f < 1])
     return facts
 
@@ -96,6 +110,7 @@ FD_PARAMETERS = 300_000_000_000
 FD_SECONDS_PER_FORWARD = 1.0
 FD_PAGE_YEARS = 9506  # the page's count (docs/figures.md#finite_differences)
 FD_COUNTER = (1, 2, 3, *(10**k for k in range(1, 12)))  # the counter's stops before the last
+FD_NEARLY = (9_000, 10_000)  # 将近一万年: the count lies between these
 
 
 def _span(seconds: float) -> Fact:
@@ -114,7 +129,10 @@ def finite_differences(
 ):
     seconds = parameters * seconds_per_forward  # one forward per nudged parameter
     years = timespan.years(seconds)
-    check.that("nearly ten thousand years", 9_000 < years < 10_000, "将近一万年: between 9,000 and 10,000 years", years)
+    low, high = FD_NEARLY
+    check.that(
+        "nearly ten thousand years", low < years < high, f"将近一万年: between {low:,} and {high:,} years", years
+    )
     check.close("years", years, FD_PAGE_YEARS, abs=0.5)
     check.close("years (calendar count)", timespan.calendar_years(seconds), years, abs=1.0)
     stops = [n for n in FD_COUNTER if n < parameters] + [parameters]
@@ -122,13 +140,20 @@ def finite_differences(
         {"parameters": numbers.signed(n), "elapsed": _span(n * seconds_per_forward).text, "share": n / parameters}
         for n in stops
     ]
+    shown_years = number(years, 0, "年")
     return {
-        "parameters": Fact(parameters, numbers.zh_large(parameters), numbers.zh_large(parameters)),
-        "seconds_per_forward": number(seconds_per_forward, 0, "秒"),
-        "seconds": scientific(seconds, 0),
-        "year_seconds": number(timespan.JULIAN_YEAR, 0, "秒"),
-        "years": number(years, 0, "年"),
-        "nearly": Fact(10_000, "将近一万年", "将近一万年"),
+        "parameters": Fact(parameters, numbers.zh_large(parameters), numbers.zh_large(parameters)).via(
+            "输入：专题一定下的模型规模"
+        ),
+        "seconds_per_forward": number(seconds_per_forward, 0, "秒").via("输入：本课设定，一次前向按这么久算"),
+        "seconds": scientific(seconds, 0).via(
+            f"每个参数一次前向：{numbers.signed(parameters)} × {numbers.signed(seconds_per_forward)} 秒"
+        ),
+        "year_seconds": number(timespan.JULIAN_YEAR, 0, "秒").via(
+            f"儒略年：{numbers.signed(timespan.JULIAN_YEAR / timespan.DAY, 2)} × {numbers.signed(timespan.DAY)} 秒"
+        ),
+        "years": shown_years.via(f"{numbers.signed(seconds)} 秒 ÷ {numbers.signed(timespan.JULIAN_YEAR)} 秒"),
+        "nearly": Fact(high, "将近一万年", "将近一万年").via(f"{shown_years} 落在 {low:,} 与 {high:,} 年之间"),
         "counter": data(counter),
     }
 
@@ -164,20 +189,23 @@ def first_gradient(check: Check, logits: tuple[float, ...] = NEXT_LOGITS, target
         "p − y negative on the truth, positive elsewhere",
         seed.tolist(),
     )
+    truth = NEXT_CHARS[target]
     facts = {
         "chars": data(list(NEXT_CHARS)),
-        "target_char": Fact(NEXT_CHARS[target], NEXT_CHARS[target], NEXT_CHARS[target]),
-        "loss": number(gradients.cross_entropy(z, target), 2),
+        "target_char": Fact(truth, truth, truth).via("输入：示意，这一句的下一个字", schematic=True),
+        "loss": number(gradients.cross_entropy(z, target), 2).via(f"−ln p（{truth}）= −ln {p[target]:.3f}"),
         "fd_error": fd_error,
         "logit_values": data(z.tolist()),
         "seed_values": data(seed.tolist()),
     }
     for i in range(len(z)):
+        logit, p_i, y_i = number(z[i], 1), number(p[i], 1), number(y[i])
+        hot = "是" if i == target else "不是"
         facts |= {
-            f"logit_{i}": number(z[i], 1),
-            f"p_{i}": number(p[i], 1),
-            f"y_{i}": number(y[i]),
-            f"seed_{i}": _plus(seed[i], 1),
+            f"logit_{i}": logit.via(f"输入：示意，「{NEXT_CHARS[i]}」的打分", schematic=True),
+            f"p_{i}": p_i.via(f"softmax：exp({logit}) ÷ Σ exp(各字打分)"),
+            f"y_{i}": y_i.via(f"one-hot：「{NEXT_CHARS[i]}」{hot}正确答案"),
+            f"seed_{i}": _plus(seed[i], 1).via(f"p − y = {p[i]:.3f} − {y_i}"),
         }
     return facts
 
@@ -316,25 +344,34 @@ def layer_two_matmuls(
     check.equal("② multiplies the stored input", backward.log[1][0], x.T.shape)
     ratio = (forward.flops + backward.flops) / forward.flops
     check.close("forward + backward = 3× forward (matmul FLOPs)", ratio, 3.0)
+    x_shape, w_shape, up_shape = _shape(x), _shape(w), _shape(upstream)
+    wt_shape, xt_shape = _shape(w.T), _shape(x.T)
     return {
-        "x_shape": _shape(x),
-        "w_shape": _shape(w),
-        "y_shape": _shape(y),
-        "upstream_shape": _shape(upstream),
-        "wt_shape": _shape(w.T),
-        "xt_shape": _shape(x.T),
-        "grad_input_shape": _shape(grad_input),
-        "grad_weight_shape": _shape(grad_weight),
+        "x_shape": x_shape.via("输入：本课自设的小例子，token 数 × 输入宽", schematic=True),
+        "w_shape": w_shape.via("输入：本课自设的小例子，输入宽 × 输出宽", schematic=True),
+        "y_shape": _shape(y).via(f"Y = X W：({x_shape})({w_shape})"),
+        "upstream_shape": up_shape.via("∂L/∂Y = Y − T，与输出 Y 同形"),
+        "wt_shape": wt_shape.via(f"Wᵀ：{w_shape} 转置"),
+        "xt_shape": xt_shape.via(f"Xᵀ：{x_shape} 转置"),
+        "grad_input_shape": _shape(grad_input).via(f"① ∂L/∂Y · Wᵀ：({up_shape})({wt_shape})"),
+        "grad_weight_shape": _shape(grad_weight).via(f"② Xᵀ · ∂L/∂Y：({xt_shape})({up_shape})"),
         "x": data(x.tolist()),
         "w": data(w.tolist()),
         "y": data(y.tolist()),
         "upstream": data(upstream.tolist()),
         "grad_input": data(grad_input.tolist()),
         "grad_weight": data(grad_weight.tolist()),
-        "forward_matmuls": _count(forward.matmuls),
-        "backward_matmuls": _count(backward.matmuls),
-        "ratio": number(ratio),
-        "flops_each": number(forward.flops),
+        "forward_matmuls": _count(forward.matmuls).via("构建时数出的矩阵乘：Y = X W"),
+        "backward_matmuls": _count(backward.matmuls).via("构建时数出的矩阵乘：① 与 ②"),
+        "all_matmuls": _count(forward.matmuls + backward.matmuls).via(
+            f"前向 {forward.matmuls} 次 + 反向 {backward.matmuls} 次"
+        ),
+        "ratio": number(ratio).via(
+            f"(前向 + 反向) ÷ 前向 FLOPs = ({forward.flops} + {backward.flops}) ÷ {forward.flops}"
+        ),
+        "flops_each": number(forward.flops).via(
+            f"2 × {shape['tokens']} × {shape['inputs']} × {shape['outputs']}（一次乘加算 2 次）"
+        ),
     }
 
 
@@ -370,7 +407,37 @@ def gates_circuit(check: Check, inputs: dict[str, float] = GATES_INPUTS):
     )
     facts = {name: number(value) for name, value in values.items()}
     facts |= {f"grad_{name}": number(value) for name, value in grads.items()}
+    facts = {name: fact.via(_gate_how(name, facts)) for name, fact in facts.items()}
+    facts["input_count"] = number(len(inputs)).via(f"电路的输入：{'、'.join(inputs)}")
+    facts["gate_count"] = number(len(GATES)).via(f"电路的门：{'、'.join(_GATE_NAMES[g.kind] for g in GATES)}")
     return facts
+
+
+_GATE_NAMES = {"add": "加法", "max": "取最大", "mul": "乘法"}
+
+
+def _gate_how(name: str, facts: dict[str, Fact]) -> str:
+    """How gates_circuit's value or gradient `name` comes about, read off the circuit and the shown numbers."""
+    if not name.startswith("grad_"):
+        gate = next((g for g in GATES if g.output == name), None)
+        if gate is None:
+            return "输入：本课自拟的电路输入"
+        x, y = (facts[i].text for i in gate.inputs)
+        return {"add": f"{x} + ({y})", "max": f"max({x}, {y})", "mul": f"{x} × {y}"}[gate.kind]
+    node = name.removeprefix("grad_")
+    if node == GATES[-1].output:
+        return "输出对自己的导数，反向的起点"
+    gate = next(g for g in GATES if node in g.inputs)
+    upstream = facts[f"grad_{gate.output}"].text
+    other = gate.inputs[1 - gate.inputs.index(node)]
+    if gate.kind == "add":
+        return f"加法门分发：原样拿到 {upstream}"
+    if gate.kind == "mul":
+        return f"乘法门交换：另一路的值 × 传回的 = {facts[other].text} × {upstream}"
+    won = facts[node].value >= facts[other].value
+    return f"取最大门路由：{'赢' if won else '输'}了（{facts[node].text} 对 {facts[other].text}），" + (
+        f"拿到全部 {upstream}" if won else "拿到 0"
+    )
 
 
 # vanishing_gradients: one factor per layer, multiplied over depth.
@@ -384,6 +451,11 @@ DEPTH_PAGE = {"shrink_end": "1.9×10⁻⁶", "grow_end": "46,956", "decades": 10
 # The history the page tells: found in 1991, "three years later"
 # the 1994 paper, "ten years later" the joint chapter of 2001.
 DEPTH_YEARS = {"year_thesis": 1991, "year_paper": 1994, "year_joint": 2001}
+DEPTH_YEARS_WHAT = {
+    "year_thesis": "Hochreiter 硕士论文",
+    "year_paper": "Bengio、Simard、Frasconi 论文",
+    "year_joint": "四人合写一章",
+}
 
 
 @CHAPTER.figure(
@@ -434,6 +506,7 @@ def vanishing_gradients(
     check.close("sigmoid_max (samples)", sample_max, closed_max, abs=1e-6)
     check.that("sigmoid_max (samples)", sample_max <= closed_max, "no sample above the closed-form maximum", sample_max)
     check.close("sigmoid_argmax (samples)", sample_x, peak_x, abs=20 / samples)
+    peak_sigma = float(chain.sigmoid(peak_x))
     curve_x = np.linspace(-6, 6, 121)
 
     years = DEPTH_YEARS
@@ -441,25 +514,37 @@ def vanishing_gradients(
     check.equal("year_joint (十年后)", years["year_joint"] - years["year_thesis"], 10)
 
     ticks = [Fact(10.0**e, *numbers.power(10, e)) for e in range(decades[0], decades[1] + 1)]
-    return {name: Fact(year, f"{year} 年", f"{numbers.zh_digits(str(year))}年") for name, year in years.items()} | {
-        "links": number(links),
-        "f_shrink": number(shrink, 1),
-        "f_flat": number(flat, 1),
-        "f_grow": number(grow, 1),
+    history = {
+        name: Fact(year, f"{year} 年", f"{numbers.zh_digits(str(year))}年").via(f"输入：{DEPTH_YEARS_WHAT[name]}的年份")
+        for name, year in years.items()
+    }
+    tick_ratio = ticks[1].value / ticks[0].value
+    factor = [number(f, 1).via("输入：每层的因子（示意）", schematic=True) for f in factors]
+    return history | {
+        "paper_after": number(years["year_paper"] - years["year_thesis"]).via(
+            f"{years['year_paper']} − {years['year_thesis']}"
+        ),
+        "tick_ratio": number(tick_ratio).via(f"对数轴相邻两格之比：{ticks[1].text} ÷ {ticks[0].text}"),
+        "links": number(links).via("输入：页面给的层数"),
+        "f_shrink": factor[0],
+        "f_flat": factor[1],
+        "f_grow": factor[2],
         "curves": data({"shrink": curves[shrink], "flat": curves[flat], "grow": curves[grow]}),
         "decade_ticks": data(
             [{"exponent": e, "text": t.text} for e, t in zip(range(decades[0], decades[1] + 1), ticks)]
         ),
         "layer_ticks": data([{"layer": k, "text": number(k).text} for k in (*range(0, links, 10), links)]),
-        "ceiling": ticks[-1],
-        "floor": ticks[0],
-        "exit_layer": number(exit_layer),
-        "vanish_layer": number(vanish_layer),
-        "shrink_end": shrink_end,
-        "grow_end": grow_end,
-        "decades": number(math.floor(gap)),
-        "sigmoid_max": number(closed_max, 2),
-        "samples": number(samples),
+        "ceiling": ticks[-1].via("输入：画框上沿（本课自设）"),
+        "floor": ticks[0].via("输入：画框下沿（本课自设）"),
+        "exit_layer": number(exit_layer).via(f"最小的 n，使 {factor[2]}ⁿ > {ticks[-1].text}"),
+        "vanish_layer": number(vanish_layer).via(f"最小的 n，使 {factor[0]}ⁿ < {ticks[0].text}"),
+        "shrink_end": shrink_end.via(f"{factor[0]}{numbers.superscript(links)}"),
+        "grow_end": grow_end.via(f"{factor[2]}{numbers.superscript(links)}"),
+        "decades": number(math.floor(gap)).via(f"⌊log₁₀({grow_end} ÷ {shrink_end})⌋"),
+        "sigmoid_max": number(closed_max, 2).via(
+            f"σ(x)(1 − σ(x)) 在 x = {numbers.signed(peak_x)} 处最大：{peak_sigma:g} × (1 − {peak_sigma:g})"
+        ),
+        "samples": number(samples).via("输入：复核用的采样点数（本课自设）"),
         "sigmoid_curve": data({"x": curve_x.tolist(), "y": chain.sigmoid_slope(curve_x).tolist()}),
     }
 
@@ -487,7 +572,7 @@ def forward_vs_reverse_mode(check: Check, params: int = MODES_PARAMS, widths: tu
     check.equal("reverse-mode passes", back_passes, widths[-1])
     check.equal("params", numbers.zh_large(params), "三千亿")
     scale = numbers.zh_large(params)
-    return {"params": Fact(params, scale, scale)}
+    return {"params": Fact(params, scale, scale).via("输入：专题一定下的模型规模（同 finite_differences）")}
 
 
 # activation_mountain: activations over one step, then the two cards and
@@ -526,6 +611,7 @@ MOE_WIDTHS = (
     ("×", (v3.COPIES, v3.HIDDEN)),
 )
 MOE_PAGE = ("3.50", "0.06", "15.75", "13.50", "15.75")
+KILO = 1024  # the K of 128K
 
 
 def _gib(value: float, digits: int = 2) -> Fact:
@@ -566,16 +652,29 @@ def activation_mountain(check: Check, steps: int = MOUNTAIN_STEPS):
     check.close("full_recompute", full, v3.LAYERS * entry)
     moe_layer, dense_layer = v3.moe_layer_gib(), v3.dense_layer_gib()
     check.close("keep_all (layer sum)", keep_all, v3.MOE_LAYERS * moe_layer + v3.DENSE_LAYERS * dense_layer)
+    attention, moe = v3.subtotal(v3.ATTENTION_KEPT), v3.subtotal(v3.MOE_KEPT)
+    dense_ffn = v3.subtotal(v3.DENSE_FFN_KEPT)
+    copies_io = [k.gib for k in v3.MOE_KEPT if k.width == v3.COPIES * v3.HIDDEN]
+    moe_sum = f"注意力 {attention:.2f} + MoE {moe:.2f} GiB"
+    dense_sum = f"注意力 {attention:.2f} + dense FFN {dense_ffn:.2f} GiB"
     shown = {
-        "entry": _gib(entry),
-        "full_recompute": _gib(full),
-        "keep_all_gib": _gib(keep_all, 0),
-        "keep_all": number(keep_all * v3.GIB / v3.TIB, 2, "TiB", "T"),
-        "attention": _gib(v3.subtotal(v3.ATTENTION_KEPT), 1),
-        "moe": _gib(v3.subtotal(v3.MOE_KEPT), 1),
-        "moe_layer": _gib(moe_layer, 0),
-        "dense_layer": _gib(dense_layer, 0),
-        "copies_io": _gib(sum(k.gib for k in v3.MOE_KEPT if k.width == v3.COPIES * v3.HIDDEN), 1),
+        "entry": _gib(entry).via(
+            f"{numbers.signed(v3.SEQ)} × {numbers.signed(v3.HIDDEN)} × {v3.BF16} B ÷ 2{numbers.superscript(30)}"
+        ),
+        "full_recompute": _gib(full).via(f"{v3.LAYERS} 层 × {entry:.2f} GiB（每层只留入口）"),
+        "keep_all_gib": _gib(keep_all, 0).via(
+            f"{v3.MOE_LAYERS} × {moe_layer:.2f} + {v3.DENSE_LAYERS} × {dense_layer:.2f} GiB"
+        ),
+        "keep_all": number(keep_all * v3.GIB / v3.TIB, 2, "TiB", "T").via(
+            f"{numbers.signed(keep_all, 1)} GiB ÷ {numbers.signed(v3.TIB // v3.GIB)}"
+        ),
+        "attention": _gib(attention, 1).via(f"注意力表 {len(v3.ATTENTION_KEPT)} 行之和"),
+        "moe": _gib(moe, 1).via(f"MoE 表 {len(v3.MOE_KEPT)} 行之和"),
+        "moe_layer": _gib(moe_layer, 0).via(moe_sum),
+        "dense_layer": _gib(dense_layer, 0).via(dense_sum),
+        "copies_io": _gib(sum(copies_io), 1).via(
+            f"{v3.COPIES} × {numbers.signed(v3.HIDDEN)} 宽的两行：{' + '.join(f'{g:.2f}' for g in copies_io)} GiB"
+        ),
     }
     for name, page_text in MOUNTAIN_PAGE.items():
         fact = "keep_all" if name == "keep_all_tib" else name
@@ -583,20 +682,23 @@ def activation_mountain(check: Check, steps: int = MOUNTAIN_STEPS):
     check.equal("copies", v3.COPIES, v3.TOP_K + v3.SHARED_EXPERTS)
     check.close("entry (unit)", v3.SEQ * v3.HIDDEN * v3.BF16 / v3.GIB, entry)
     return shown | {
-        "tokens": number(v3.SEQ),
-        "hidden": number(v3.HIDDEN),
-        "bf16_bytes": number(v3.BF16, unit="B"),
-        "shared": number(v3.SHARED_EXPERTS),
-        "steps": number(steps),
-        "layers": number(v3.LAYERS),
+        "tokens": number(v3.SEQ).via("输入：本课取的序列长度"),
+        "hidden": number(v3.HIDDEN).via("输入：V3 config 的 hidden_size"),
+        "bf16_bytes": number(v3.BF16, unit="B").via("输入：bf16 一个数的字节数"),
+        "shared": number(v3.SHARED_EXPERTS).via("输入：V3 config 的共享专家数"),
+        "steps": number(steps).via("输入：示意，画出的台阶数", schematic=True),
+        "layers": number(v3.LAYERS).via("输入：V3 config 的层数"),
         "mountain": data(memory),
-        "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"),
-        "copies": number(v3.COPIES),
-        "routed": number(v3.TOP_K),
-        "moe_layers": number(v3.MOE_LAYERS),
-        "dense_layers": number(v3.DENSE_LAYERS),
-        "moe_layer_exact": _gib(moe_layer),
-        "dense_layer_exact": _gib(dense_layer),
+        "seq": Fact(v3.SEQ, f"{v3.SEQ // KILO}K", f"{numbers.zh_int(v3.SEQ // KILO)}K").via(
+            f"{numbers.signed(v3.SEQ)} ÷ {numbers.signed(KILO)}"
+        ),
+        "copies": number(v3.COPIES).via(f"{v3.TOP_K} 个路由专家 + {v3.SHARED_EXPERTS} 个共享专家"),
+        "routed": number(v3.TOP_K).via("输入：V3 config 每个 token 的路由专家数"),
+        "moe_layers": number(v3.MOE_LAYERS).via(f"{v3.LAYERS} − {v3.DENSE_LAYERS} 个 dense 层"),
+        "dense_layers": number(v3.DENSE_LAYERS).via("输入：V3 config 开头的 dense 层数"),
+        "moe_layer_exact": _gib(moe_layer).via(moe_sum),
+        "dense_layer_exact": _gib(dense_layer).via(dense_sum),
+        "attention_kept": number(len(v3.ATTENTION_KEPT)).via("注意力表的行数：留给反向的张量"),
         "attention_rows": data(_table(check, "attention", v3.ATTENTION_KEPT, ATTENTION_WIDTHS, ATTENTION_PAGE)),
         "moe_rows": data(_table(check, "moe", v3.MOE_KEPT, MOE_WIDTHS, MOE_PAGE)),
     }
