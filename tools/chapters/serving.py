@@ -22,6 +22,7 @@ from functools import cache
 
 import numpy as np
 
+from tools.course import numbers
 from tools.course.catalogue import Attachment, Chapter
 from tools.course.facts import Check, Fact, data, number, percent, times
 from tools.models import serving as sv
@@ -44,7 +45,7 @@ RECON = "自设参数"
 # The workloads (ours): the timeline's 12 requests, and the sweeps' 300 per rate.
 TIMELINE_RATE, TIMELINE_COUNT, TIMELINE_SEED = 10, 12, 3
 SWEEP_COUNT, SWEEP_SEED = 300, 1
-SWEEP_OUTPUT = (64, 512)  # the workload's output lengths (tools.models.serving.workload's default)
+SWEEP_PROMPT, SWEEP_OUTPUT = (512, 4096), (64, 512)  # the workload's lengths (tools.models.serving.workload's default)
 RATES = tuple(range(4, 49, 4))
 SWEEP_RATE = 24
 LAYOUTS = (
@@ -78,6 +79,12 @@ def _s(seconds: float, digits: int = 3) -> Fact:
 
 def _rate(value: float) -> Fact:
     return number(value, 0, "req/s", "个请求每秒")
+
+
+def _count(n: int) -> Fact:
+    """A count before a measure word: 2 组 is said 两组."""
+    text = numbers.signed(n)
+    return Fact(n, text, numbers.zh_quantity(text))
 
 
 def _share(value: float) -> Fact:
@@ -197,27 +204,33 @@ def pd_roofline(check: Check, instance: sv.Instance = H100, model: sv.Model = MO
     check.equal("decode attention (GQA) = h / h_kv", gqa[0], model.heads / model.kv_heads)
     mha = sv.decode_attention_intensity(model, 4096, kv_heads=model.heads)
     check.equal("decode attention (MHA)", mha, 1.0)
-    prefill_attn = sv.prefill_attention_intensity(model, 4096)
+    seq = 4096
+    prefill_attn = sv.prefill_attention_intensity(model, seq)
     check.close("prefill attention, S = 4096", prefill_attn, 1820.44, abs=5e-3)
     check.that("prefill attention sits past the ridge", prefill_attn > ridge, "> ridge", prefill_attn)
     check.that("decode attention sits below the ridge", gqa[0] < ridge, "< ridge", gqa[0])
+    peak, bw = number(flops / 1e12, 1, "TFLOPS", " T flops"), number(bandwidth / 1e12, 2, "TB/s", " TB 每秒")
+    d_fact, heads, kv_heads = number(d, 0), number(model.heads), number(model.kv_heads)
+    intensity, b = f"n·d ÷ (d + 2n)，d = {d_fact.text}，n = ", model.bytes_per_value
     return {
-        "peak": number(flops / 1e12, 1, "TFLOPS", " T flops"),
-        "bandwidth": number(bandwidth / 1e12, 2, "TB/s", " TB 每秒"),
-        "ridge": number(ridge),
-        "ai_1": number(points[0][1], 1),
-        "ai_64": number(points[1][1], 1),
-        "ai_2048": number(points[2][1]),
-        "n_small": number(ROOFLINE_TOKENS[1]),
-        "n_large": number(ROOFLINE_TOKENS[2]),
-        "n_ridge": number(n_ridge),
-        "d": number(d, 0),
-        "heads": number(model.heads),
-        "kv_heads": number(model.kv_heads),
-        "attn_decode": number(gqa[0]),
-        "attn_mha": number(mha),
-        "attn_prefill": number(prefill_attn),
-        "prefill_seq": Fact(4096, "4K", "四K"),
+        "peak": peak.via("输入：H100 SXM 每卡的稠密 BF16 峰值"),
+        "bandwidth": bw.via("输入：H100 SXM 每卡的 HBM3 带宽"),
+        "ridge": number(ridge).via(f"{peak.text} ÷ {bw.text}"),
+        "ai_1": number(points[0][1], 1).via(intensity + f"{points[0][0]:,}"),
+        "ai_64": number(points[1][1], 1).via(intensity + f"{points[1][0]:,}"),
+        "ai_2048": number(points[2][1]).via(intensity + f"{points[2][0]:,}"),
+        "n_small": number(ROOFLINE_TOKENS[1]).via("输入：本课取的 token 数"),
+        "n_large": number(ROOFLINE_TOKENS[2]).via("输入：本课取的 token 数"),
+        "n_ridge": number(n_ridge).via(f"n·d ÷ (d + 2n) ≥ {number(ridge).text} 的最小整数 n，d = {d_fact.text}"),
+        "d": d_fact.via("输入：Llama-3.1-70B 的 d_model"),
+        "heads": heads.via("输入：Llama-3.1-70B 的查询头数"),
+        "kv_heads": kv_heads.via("输入：Llama-3.1-70B 的 KV 头数（GQA）"),
+        "attn_decode": number(gqa[0]).via(f"4·h·d_h·c FLOP ÷ (2·c·h_kv·d_h × {b} B) = h ÷ h_kv = {heads} ÷ {kv_heads}"),
+        "attn_mha": number(mha).via(f"h_kv = h 时：{heads} ÷ {heads}"),
+        "attn_prefill": number(prefill_attn).via(
+            f"2·S²·h·d_h ÷ (S·d_h·(2h + 2h_kv) × {b} B)，S = {seq:,}，h = {heads}，h_kv = {kv_heads}"
+        ),
+        "prefill_seq": Fact(seq, "4K", "四K").via("输入：本课取的提示长度"),
         "linear_points": data([[float(n), float(ai)] for n, ai in points]),
         "ridge_value": data(float(ridge)),
         "peak_value": data(float(flops)),
@@ -288,42 +301,66 @@ def pd_kv_cache_bytes(check: Check, model: sv.Model = MODEL, instance: sv.Instan
     share = moves[PROMPTS[2], slow] / prefill_128k
     check.close("128K transfer ÷ 128K prefill", share, 0.0480, abs=5e-5)
     gib_unit = {"unit": "GiB", "unit_spoken": "吉字节"}
+    layers, kv_heads = number(model.layers), number(model.kv_heads)
+    head_dim, b = number(model.head_dim), number(model.bytes_per_value)
+    tokens = [
+        Fact(PROMPTS[0], "4K", "四K"),
+        Fact(PROMPTS[1], "32K", "三十二K"),
+        Fact(PROMPTS[2], "128K", "一百二十八K"),
+    ]
+    link, link_fast = (number(x / 1e9, unit="GB/s", unit_spoken="GB 每秒") for x in (slow, fast))
+    eff = percent(instance.flop_efficiency, 0)
+    per_kv = f"{per_token:,} B × "  # a prompt's KV: bytes per token × tokens
+    compute = (
+        f"(2·N·S + 2·L·S²·d) ÷ ({instance.gpus} × {instance.peak_flops / 1e12:g} TFLOPS × {eff})，"
+        f"N = {model.matmul_params / 1e9:.1f}B，S = "
+    )
     return {
-        "layers": number(model.layers),
-        "kv_heads": number(model.kv_heads),
-        "head_dim": number(model.head_dim),
-        "bytes": number(model.bytes_per_value),
-        "per_token": number(per_token, unit="B", unit_spoken="字节"),
-        "per_token_kib": number(per_token / 2**10, unit="KiB", unit_spoken="千字节"),
-        "tokens_4k": Fact(PROMPTS[0], "4K", "四K"),
-        "tokens_32k": Fact(PROMPTS[1], "32K", "三十二K"),
-        "tokens_128k": Fact(PROMPTS[2], "128K", "一百二十八K"),
-        "gib_4k": number(gib[0], 2, **gib_unit),
-        "gib_32k": number(gib[1], **gib_unit),
-        "gib_128k": number(gib[2], **gib_unit),
-        "gb_128k": number(gb_128k, 2, "GB", "GB"),
-        "mooncake_gb": number(MOONCAKE_128K_GB, unit="GB", unit_spoken="GB"),
-        "mha_mib": number(mha / 2**20, 1, "MiB", "兆字节"),
-        "mha_times": times(mha / per_token),
-        "mla": number(mla, unit="B", unit_spoken="字节"),
-        "mla_times": times(per_token / mla, 1),
-        "v3_layers": number(v3_layers),
-        "latent": number(latent),
-        "rope": number(rope),
-        "link": number(slow / 1e9, unit="GB/s", unit_spoken="GB 每秒"),
-        "link_fast": number(fast / 1e9, unit="GB/s", unit_spoken="GB 每秒"),
-        "move_4k": _ms(moves[PROMPTS[0], slow]),
-        "move_4k_fast": _ms(moves[PROMPTS[0], fast]),
-        "move_128k": _s(moves[PROMPTS[2], slow], 2),
-        "move_128k_fast": _s(moves[PROMPTS[2], fast], 2),
-        "prefill_4k": _ms(prefill, 0),
-        "per_layer": _ms(per_layer, 2),
-        "wire": _ms(wire, 2),
-        "exposed_streamed": _ms(exposed, 2),
-        "exposed_after": _ms(moves[PROMPTS[0], slow]),
-        "prefill_128k": _s(prefill_128k, 1),
-        "share_128k": percent(share, 1),
-        "efficiency": percent(instance.flop_efficiency, 0),
+        "layers": layers.via("输入：Llama-3.1-70B 的层数"),
+        "kv_heads": kv_heads.via("输入：Llama-3.1-70B 的 KV 头数（GQA）"),
+        "head_dim": head_dim.via(f"d ÷ h = {model.d_model:,} ÷ {model.heads}"),
+        "bytes": b.via("输入：bf16，每个数的字节数"),
+        "per_token": number(per_token, unit="B", unit_spoken="字节").via(
+            f"2 × {layers} × {kv_heads} × {head_dim} × {b} B（K 和 V × 层 × KV 头 × 头宽 × 字节）"
+        ),
+        "per_token_kib": number(per_token / 2**10, unit="KiB", unit_spoken="千字节").via(f"{per_token:,} B ÷ 1024"),
+        "tokens_4k": tokens[0].via("输入：本课取的提示长度"),
+        "tokens_32k": tokens[1].via("输入：本课取的提示长度"),
+        "tokens_128k": tokens[2].via("输入：本课取的提示长度"),
+        "gib_4k": number(gib[0], 2, **gib_unit).via(per_kv + f"{PROMPTS[0]:,} ÷ 2³⁰"),
+        "gib_32k": number(gib[1], **gib_unit).via(per_kv + f"{PROMPTS[1]:,} ÷ 2³⁰"),
+        "gib_128k": number(gib[2], **gib_unit).via(per_kv + f"{PROMPTS[2]:,} ÷ 2³⁰"),
+        "gb_128k": number(gb_128k, 2, "GB", "GB").via(per_kv + f"{PROMPTS[2]:,} ÷ 10⁹"),
+        "mooncake_gb": number(MOONCAKE_128K_GB, unit="GB", unit_spoken="GB").via(
+            "输入：Mooncake README（LLaMA3-70B 的 128k token 的 KV cache）"
+        ),
+        "mha_mib": number(mha / 2**20, 1, "MiB", "兆字节").via(
+            f"每个头都存 K、V：2 × {layers} × {model.heads} × {head_dim} × {b} B ÷ 2²⁰"
+        ),
+        "mha_times": times(mha / per_token).via(f"{mha:,} B ÷ {per_token:,} B = h ÷ h_kv"),
+        "mla": number(mla, unit="B", unit_spoken="字节").via(f"({latent} + {rope}) × {v3_layers} 层 × {b} B"),
+        "mla_times": times(per_token / mla, 1).via(f"{per_token:,} B ÷ {mla:,} B"),
+        "v3_layers": number(v3_layers).via("输入：DeepSeek-V3 §2.1.1 的层数"),
+        "latent": number(latent).via("输入：DeepSeek-V3 §2.1.1，每层缓存的潜向量 c^KV 的维数"),
+        "rope": number(rope).via("输入：DeepSeek-V3 §2.1.1，每层缓存的 RoPE 键 k^R 的维数"),
+        "link": link.via("输入：Mooncake 传输引擎，4×200 Gbps 网络时的带宽；本课每实例一条"),
+        "link_fast": link_fast.via("输入：Mooncake 传输引擎，8×400 Gbps 网络时的带宽"),
+        "move_4k": _ms(moves[PROMPTS[0], slow]).via(per_kv + f"{PROMPTS[0]:,} ÷ {link}"),
+        "move_4k_fast": _ms(moves[PROMPTS[0], fast]).via(per_kv + f"{PROMPTS[0]:,} ÷ {link_fast}"),
+        "move_128k": _s(moves[PROMPTS[2], slow], 2).via(per_kv + f"{PROMPTS[2]:,} ÷ {link}"),
+        "move_128k_fast": _s(moves[PROMPTS[2], fast], 2).via(per_kv + f"{PROMPTS[2]:,} ÷ {link_fast}"),
+        "prefill_4k": _ms(prefill, 0).via(compute + f"{PROMPTS[0]:,}"),
+        "per_layer": _ms(per_layer, 2).via(f"{_ms(prefill, 1)} ÷ {layers} 层"),
+        "wire": _ms(wire, 2).via(per_kv + f"{PROMPTS[0]:,} ÷ {layers} 层 ÷ {link}"),
+        "exposed_streamed": _ms(exposed, 2).via(
+            f"逐层发送（{layers} 层，每层算 {_ms(per_layer, 2)}、发 {_ms(wire, 2)}）：最后一层算完后还要等多久"
+        ),
+        "exposed_after": _ms(moves[PROMPTS[0], slow]).via(f"算完再整段发：{per_kv}{PROMPTS[0]:,} ÷ {link}"),
+        "prefill_128k": _s(prefill_128k, 1).via(compute + f"{PROMPTS[2]:,}"),
+        "share_128k": percent(share, 1).via(
+            f"{_s(moves[PROMPTS[2], slow], 3)} 传输 ÷ {_s(prefill_128k, 3)} prefill，都是 {tokens[2]}"
+        ),
+        "efficiency": eff.via("输入：本课自设，prefill 达到的峰值算力比例", schematic=True),
     }
 
 
@@ -419,7 +456,8 @@ def pd_timeline(check: Check, runs=timeline_runs) -> dict:
     check.equal("colocated prefill blocks", len(blocks), 12)
     compute = {run.layout.name: sum(s.kind != "transfer" for s in run.segments) for run in (mixed, split)}
     check.equal("colocated trace segments (reference)", compute[mixed.layout.name], 1074)
-    one_step = H100.decode_step(1, 4097)
+    context = 4097  # a 4096-token prompt and its first token
+    one_step = H100.decode_step(1, context)
     check.close("one decode step, batch 1, context 4096", one_step, 7.593e-3, abs=5e-7)
     mixed_worst, split_worst = max(gaps[mixed.layout.name]), max(gaps[split.layout.name])
     bound = max(H100.transfer(r.prompt) for r in requests) + 2 * max(s.end - s.start for s in steps)
@@ -448,33 +486,52 @@ def pd_timeline(check: Check, runs=timeline_runs) -> dict:
     ]
     worst_request = int(np.argmax(gaps["2 混部"]))
     tpots = {name: [o.tpot for o in run.outcomes] for name, run in (("mixed", mixed), ("split", split))}
+    step_lengths = [s.end - s.start for s in steps]
+    split_step = _ms(max(step_lengths), 0)
+    check.equal("every D step rounds to the same whole ms", _ms(min(step_lengths), 0).text, split_step.text)
+    count, rate = number(len(requests)), _rate(TIMELINE_RATE)
+    sim = f"模拟 {count} 个请求（{rate}）"
+    names = {"mixed": f"{mixed.layout.instances} 个实例混部", "split": f"{split.layout.name} 分离"}
+    tpot = "TPOT =（最后一个 token − 第一个）÷（输出数 − 1）"
+    m = H100.model
+    block_lengths = [b.end - b.start for b in blocks]
     return {
-        "count": number(len(requests)),
-        "rate": _rate(TIMELINE_RATE),
-        "first_arrival": _s(requests[0].arrival),
-        "last_arrival": _s(requests[-1].arrival),
-        "blocks": number(len(blocks)),
-        "block_short": _ms(min(b.end - b.start for b in blocks)),
-        "block_long": _ms(max(b.end - b.start for b in blocks)),
-        "step": _ms(one_step, 1),
-        "mixed_gap": _ms(mixed_worst),
-        "split_gap": _ms(split_worst),
-        "mixed_ttft": _s(mean["2 混部"][0]),
-        "split_ttft": _s(mean["1P1D"][0]),
-        "mixed_tpot": _ms(mean["2 混部"][1], 2),
-        "split_tpot": _ms(mean["1P1D"][1], 2),
-        "mixed_tpot_low": _ms(min(tpots["mixed"])),
-        "mixed_tpot_high": _ms(max(tpots["mixed"])),
-        "split_tpot_low": _ms(min(tpots["split"])),
-        "split_tpot_high": _ms(max(tpots["split"])),
-        "worst_request": number(worst_request + 1),
+        "count": count.via("输入：本课自设负载的请求数", schematic=True),
+        "rate": rate.via(f"输入：本课自设的泊松到达率（numpy 种子 {TIMELINE_SEED}）", schematic=True),
+        "first_arrival": _s(requests[0].arrival).via(f"泊松到达（{rate}）：第 1 个请求的到达时刻"),
+        "last_arrival": _s(requests[-1].arrival).via(f"泊松到达（{rate}）：第 {count} 个请求的到达时刻"),
+        "blocks": number(len(blocks)).via(f"{sim}：{names['mixed']}时 prefill 块的个数"),
+        "block_short": _ms(min(block_lengths)).via(f"{sim}：{names['mixed']}时最短的 prefill 块"),
+        "block_long": _ms(max(block_lengths)).via(f"{sim}：{names['mixed']}时最长的 prefill 块"),
+        "step": _ms(one_step, 1).via(
+            f"批 1：({m.bytes_per_value} B × {m.params / 1e9:.1f}B 参数 + {m.kv_bytes_per_token():,} B × {context:,})"
+            f" ÷ ({H100.gpus} × {H100.peak_bandwidth / 1e12:g} TB/s × {percent(H100.bandwidth_efficiency, 0)})"
+        ),
+        "split_step": split_step.via(
+            f"{sim}：{names['split']}时 D 实例的 {len(steps)} 个 decode 步，"
+            f"{_ms(min(step_lengths), 2)} 到 {_ms(max(step_lengths), 2)}，取整到毫秒"
+        ),
+        "mixed_gap": _ms(mixed_worst).via(f"{sim}，{names['mixed']}：最大的相邻 token 间隔"),
+        "split_gap": _ms(split_worst).via(f"{sim}，{names['split']}：最大的相邻 token 间隔"),
+        "mixed_ttft": _s(mean["2 混部"][0]).via(f"{sim}，{names['mixed']}：TTFT（首字时间）的平均"),
+        "split_ttft": _s(mean["1P1D"][0]).via(f"{sim}，{names['split']}：TTFT（首字时间）的平均"),
+        "mixed_tpot": _ms(mean["2 混部"][1], 2).via(f"{tpot}，{names['mixed']}，{count} 个请求的平均"),
+        "split_tpot": _ms(mean["1P1D"][1], 2).via(f"{tpot}，{names['split']}，{count} 个请求的平均"),
+        "mixed_tpot_low": _ms(min(tpots["mixed"])).via(f"{tpot}，{names['mixed']}，{count} 个请求中最小"),
+        "mixed_tpot_high": _ms(max(tpots["mixed"])).via(f"{tpot}，{names['mixed']}，{count} 个请求中最大"),
+        "split_tpot_low": _ms(min(tpots["split"])).via(f"{tpot}，{names['split']}，{count} 个请求中最小"),
+        "split_tpot_high": _ms(max(tpots["split"])).via(f"{tpot}，{names['split']}，{count} 个请求中最大"),
+        "worst_request": number(worst_request + 1).via(f"{sim}，{names['mixed']}：停顿最长的是按到达顺序的第几个"),
         "worst_tokens": data([mixed.token_times(worst_request), split.token_times(worst_request)]),
         "requests": data(per_request),
         "mixed_lanes": data(_lanes(mixed)),
         "split_lanes": data(_lanes(split)),
-        "segments_mixed": number(compute["2 混部"]),
-        "segments_split": number(compute["1P1D"]),
-        "transfers": number(sum(s.kind == "transfer" for s in split.segments)),
+        "mixed_instances": _count(mixed.layout.instances).via("输入：本课自设，混部用的实例数", schematic=True),
+        "segments_mixed": number(compute["2 混部"]).via(f"{sim}，{names['mixed']}：prefill 块与 decode 步的总数"),
+        "segments_split": number(compute["1P1D"]).via(f"{sim}，{names['split']}：prefill 块与 decode 步的总数"),
+        "transfers": number(sum(s.kind == "transfer" for s in split.segments)).via(
+            f"{sim}，{names['split']}：KV 传输的次数"
+        ),
         "second_ticks": data([(k, f"{k} s") for k in range(6)]),
     }
 
@@ -516,7 +573,7 @@ def mean_prefill(instance: sv.Instance = H100, low: int = 512, high: int = 4096)
     "DeepSeek-V3 技术报告 §3.4（arXiv 2412.19437）：prefill 32 卡、decode 320 卡；学习笔记「PD 分离」",
 )
 def pd_ratio_sweep(check: Check, rate: int = SWEEP_RATE, instance: sv.Instance = H100) -> dict:
-    averaged, closed = mean_prefill(instance)
+    averaged, closed = mean_prefill(instance, *SWEEP_PROMPT)
     check.close("mean prefill time (from the sums of S and S²)", averaged, closed, rel=1e-9)
     check.close("mean prefill time (reference)", averaged, 0.08304, abs=5e-6)
     utilisation = [rate * averaged / p for p in (1, 2, 3)]
@@ -545,33 +602,46 @@ def pd_ratio_sweep(check: Check, rate: int = SWEEP_RATE, instance: sv.Instance =
     )
     mean_output = (SWEEP_OUTPUT[0] + SWEEP_OUTPUT[1]) / 2
     prefill_gpus, decode_gpus = V3_GPUS
+    rate_fact, count, instances = _rate(rate), number(SWEEP_COUNT), number(LAYOUTS[0].instances)
+    mean_fact = _ms(averaged)
+    sim = f"模拟 {count} 个请求（{rate_fact}）"
+    slo = f"TTFT ≤ {_s(STRICT[0], 1)} 且 TPOT ≤ {_ms(STRICT[1], 0)}"
+    utilisation_how = [f"{rate_fact} × {mean_fact} ÷ {p} 个 P 实例" for p in (1, 2, 3)]
     return {
-        "rate": _rate(rate),
-        "requests": number(SWEEP_COUNT),
-        "instances": number(LAYOUTS[0].instances),
-        "gpus": number(LAYOUTS[0].instances * H100.gpus),
-        "mean_prefill": _ms(averaged),
-        "util_1": number(utilisation[0], 3),
-        "util_2": number(utilisation[1], 3),
-        "util_3": number(utilisation[2], 3),
-        "prefill_work": number(rate * averaged, 2),
+        "rate": rate_fact.via("输入：本课自设负载的泊松到达率", schematic=True),
+        "rate_count": _count(rate).via("输入：本课自设负载，每秒到达的请求数", schematic=True),
+        "requests": count.via("输入：本课自设负载的请求数", schematic=True),
+        "instances": instances.via("输入：本课自设的实例数", schematic=True),
+        "gpus": number(LAYOUTS[0].instances * H100.gpus).via(f"{instances} 个实例 × 每实例 {H100.gpus} 张卡"),
+        "mean_prefill": mean_fact.via(
+            f"提示长度 S 在 {SWEEP_PROMPT[0]}–{SWEEP_PROMPT[1]} 均匀时 prefill 时长的平均："
+            "(2·N·E[S] + 2·L·d·E[S²]) ÷ 算力"
+        ),
+        "p_1": _count(LAYOUTS[1].prefill).via(f"输入：{LAYOUTS[1].name} 的 P 实例数", schematic=True),
+        "p_2": _count(LAYOUTS[2].prefill).via(f"输入：{LAYOUTS[2].name} 的 P 实例数", schematic=True),
+        "util_1": number(utilisation[0], 3).via(utilisation_how[0]),
+        "util_2": number(utilisation[1], 3).via(utilisation_how[1]),
+        "util_3": number(utilisation[2], 3).via(utilisation_how[2]),
+        "prefill_work": number(rate * averaged, 2).via(f"{rate_fact} × {mean_fact}"),
         "names": data([layout.name for layout in LAYOUTS]),
         "met": data(met),
         "met_text": data([_share(m).text for m in met]),
-        **{f"met_{i}": _share(m) for i, m in enumerate(met)},
+        **{f"met_{i}": _share(m).via(f"{sim}，{LAYOUTS[i].name}：{slo} 的比例") for i, m in enumerate(met)},
         "ttft90": data([_s(t).text for t in ttft90]),
         "tpot90": data([_ms(t, 2).text for t in tpot90]),
-        "ttft90_1p3d": _s(ttft90[1], 1),
-        "tpot90_mixed": _ms(tpot90[0]),
-        "tpot90_3p1d": _ms(tpot90[3]),
+        "ttft90_1p3d": _s(ttft90[1], 1).via(f"{sim}，{LAYOUTS[1].name}：TTFT 的第 90 百分位"),
+        "tpot90_mixed": _ms(tpot90[0]).via(f"{sim}，{LAYOUTS[0].name}：TPOT 的第 90 百分位"),
+        "tpot90_3p1d": _ms(tpot90[3]).via(f"{sim}，{LAYOUTS[3].name}：TPOT 的第 90 百分位"),
         "why": data(why),
-        "tokens_per_s": number(rate * mean_output, unit="token/s", unit_spoken="个 token 每秒"),
-        "mean_output": number(mean_output),
-        "v3_prefill": number(prefill_gpus),
-        "v3_decode": number(decode_gpus),
-        "v3_ratio": times(decode_gpus / prefill_gpus),
-        "slo_ttft": _s(STRICT[0], 1),
-        "slo_tpot": _ms(STRICT[1], 0),
+        "tokens_per_s": number(rate * mean_output, unit="token/s", unit_spoken="个 token 每秒").via(
+            f"{rate_fact} × 平均输出 {number(mean_output)} 个 token"
+        ),
+        "mean_output": number(mean_output).via(f"输出长度在 {SWEEP_OUTPUT[0]}–{SWEEP_OUTPUT[1]} 均匀：两端的平均"),
+        "v3_prefill": number(prefill_gpus).via("输入：DeepSeek-V3 §3.4，prefill 部署单元的卡数"),
+        "v3_decode": number(decode_gpus).via("输入：DeepSeek-V3 §3.4，decode 部署单元的卡数"),
+        "v3_ratio": times(decode_gpus / prefill_gpus).via(f"{decode_gpus} ÷ {prefill_gpus}"),
+        "slo_ttft": _s(STRICT[0], 1).via("输入：本课自设的 SLO", schematic=True),
+        "slo_tpot": _ms(STRICT[1], 0).via("输入：本课自设的 SLO（严格的一档）", schematic=True),
     }
 
 
@@ -618,28 +688,40 @@ def pd_goodput(check: Check, share: float = GOODPUT_SHARE, instance: sv.Instance
     )
     check.equal("3P1D's goodput ignores the TPOT SLO", got["strict"][3], got["loose"][3])
     gpus = LAYOUTS[0].instances * instance.gpus
+    share_fact, rates = percent(share, 0), f"{RATES[0]}, {RATES[1]} … {RATES[-1]} req/s"
+    slos = {slo: f"TTFT ≤ {_s(t, 1)}、TPOT ≤ {_ms(p, 0)}" for slo, (t, p) in (("strict", STRICT), ("loose", LOOSE))}
+
+    def best(slo: str, layout: int) -> Fact:
+        """The layout's goodput under the SLO, and how the grid gives it."""
+        return _rate(got[slo][layout]).via(
+            f"{LAYOUTS[layout].name}：从 {RATES[0]} req/s 起，每档都有 {share_fact} 请求满足 {slos[slo]} 的最高到达率"
+        )
+
+    strict_mixed, strict_split = best("strict", 0), best("strict", 1 + got["strict"][1:].index(strict_best))
+    loose_mixed, loose_split = best("loose", 0), best("loose", 1 + got["loose"][1:].index(loose_best))
     return {
         "rates": data(list(RATES)),
         "names": data([layout.name for layout in LAYOUTS]),
         "curves": data(curves),
-        "share": percent(share, 0),
-        "strict_mixed": _rate(got["strict"][0]),
-        "strict_split": _rate(strict_best),
-        "loose_mixed": _rate(got["loose"][0]),
-        "loose_split": _rate(loose_best),
+        "share": share_fact.via("输入：本课自设，一个到达率算数所需的达标比例", schematic=True),
+        "strict_mixed": strict_mixed,
+        "strict_split": strict_split,
+        "loose_mixed": loose_mixed,
+        "loose_split": loose_split,
         "goodput": data(got),
-        "strict_ratio": times(strict_ratio, 2),
-        "loose_ratio": times(loose_ratio, 2),
-        "per_gpu_mixed": number(got["strict"][0] / gpus, 2),
-        "per_gpu_split": number(strict_best / gpus, 2),
-        "gpus": number(gpus),
-        "slo_ttft": _s(STRICT[0], 1),
-        "strict_tpot": _ms(STRICT[1], 0),
-        "loose_tpot": _ms(LOOSE[1], 0),
-        "distserve": times(DISTSERVE[0], 2),
-        "mooncake": percent(MOONCAKE_MORE, 0),
-        "rate_low": _rate(RATES[0]),
-        "rate_high": _rate(RATES[-1]),
+        "strict_ratio": times(strict_ratio, 2).via(f"{strict_split} ÷ {strict_mixed}"),
+        "strict_more": number(strict_ratio - 1, 0, "倍", "倍").via(f"{strict_split} ÷ {strict_mixed} − 1"),
+        "loose_ratio": times(loose_ratio, 2).via(f"{loose_split} ÷ {loose_mixed}"),
+        "per_gpu_mixed": number(got["strict"][0] / gpus, 2).via(f"{strict_mixed} ÷ {gpus} 张卡"),
+        "per_gpu_split": number(strict_best / gpus, 2).via(f"{strict_split} ÷ {gpus} 张卡"),
+        "gpus": number(gpus).via(f"{LAYOUTS[0].instances} 个实例 × 每实例 {instance.gpus} 张卡"),
+        "slo_ttft": _s(STRICT[0], 1).via("输入：本课自设的 SLO", schematic=True),
+        "strict_tpot": _ms(STRICT[1], 0).via("输入：本课自设的 SLO（严格的一档）", schematic=True),
+        "loose_tpot": _ms(LOOSE[1], 0).via("输入：本课自设的 SLO（宽松的一档）", schematic=True),
+        "distserve": times(DISTSERVE[0], 2).via("输入：DistServe 论文，goodput 最多提高的倍数"),
+        "mooncake": percent(MOONCAKE_MORE, 0).via("输入：Mooncake 论文，Kimi 在 SLO 下多处理的请求"),
+        "rate_low": _rate(RATES[0]).via(f"输入：本课自设的到达率网格 {rates}", schematic=True),
+        "rate_high": _rate(RATES[-1]).via(f"输入：本课自设的到达率网格 {rates}", schematic=True),
         "rate_ticks": data([(r, str(r)) for r in RATES[1::2]]),
         "share_ticks": data([(0.0, "0"), (0.5, "0.5"), (1.0, "1")]),
     }
