@@ -526,7 +526,7 @@ def pd_timeline(check: Check, runs=timeline_runs) -> dict:
         "requests": data(per_request),
         "mixed_lanes": data(_lanes(mixed)),
         "split_lanes": data(_lanes(split)),
-        "mixed_instances": _count(mixed.layout.instances).via("输入：本课自设，混部用的实例数", schematic=True),
+        "mixed_instances": _count(mixed.layout.instances).via("输入：本课取的混部实例数"),
         "segments_mixed": number(compute["2 混部"]).via(f"{sim}，{names['mixed']}：prefill 块与 decode 步的总数"),
         "segments_split": number(compute["1P1D"]).via(f"{sim}，{names['split']}：prefill 块与 decode 步的总数"),
         "transfers": number(sum(s.kind == "transfer" for s in split.segments)).via(
@@ -611,14 +611,14 @@ def pd_ratio_sweep(check: Check, rate: int = SWEEP_RATE, instance: sv.Instance =
         "rate": rate_fact.via("输入：本课自设负载的泊松到达率", schematic=True),
         "rate_count": _count(rate).via("输入：本课自设负载，每秒到达的请求数", schematic=True),
         "requests": count.via("输入：本课自设负载的请求数", schematic=True),
-        "instances": instances.via("输入：本课自设的实例数", schematic=True),
+        "instances": instances.via("输入：本课取的实例数"),
         "gpus": number(LAYOUTS[0].instances * H100.gpus).via(f"{instances} 个实例 × 每实例 {H100.gpus} 张卡"),
         "mean_prefill": mean_fact.via(
             f"提示长度 S 在 {SWEEP_PROMPT[0]}–{SWEEP_PROMPT[1]} 均匀时 prefill 时长的平均："
             "(2·N·E[S] + 2·L·d·E[S²]) ÷ 算力"
         ),
-        "p_1": _count(LAYOUTS[1].prefill).via(f"输入：{LAYOUTS[1].name} 的 P 实例数", schematic=True),
-        "p_2": _count(LAYOUTS[2].prefill).via(f"输入：{LAYOUTS[2].name} 的 P 实例数", schematic=True),
+        "p_1": _count(LAYOUTS[1].prefill).via(f"输入：{LAYOUTS[1].name} 的 P 实例数"),
+        "p_2": _count(LAYOUTS[2].prefill).via(f"输入：{LAYOUTS[2].name} 的 P 实例数"),
         "util_1": number(utilisation[0], 3).via(utilisation_how[0]),
         "util_2": number(utilisation[1], 3).via(utilisation_how[1]),
         "util_3": number(utilisation[2], 3).via(utilisation_how[2]),
