@@ -52,9 +52,31 @@ def _count(n: int) -> Fact:
     return Fact(n, fact.text, "两") if n == 2 else fact
 
 
+KILO = 1024  # the K of 128K
+
+
 def _seq(tokens: int) -> Fact:
     """A sequence length the page's way: 131,072 -> '128K' / 一百二十八K, 2,048 -> '2K' / 两K."""
-    return Fact(tokens, f"{tokens // 1024}K", f"{_count(tokens // 1024).spoken}K")
+    return Fact(tokens, f"{tokens // KILO}K", f"{_count(tokens // KILO).spoken}K").via(
+        f"{numbers.signed(tokens)} ÷ {numbers.signed(KILO)}"
+    )
+
+
+def _sum(values: list[float], digits: int = 2) -> str:
+    """A sum as a how writes it: '15.75 + 3.50 + 4.50'."""
+    return " + ".join(numbers.signed(v, digits) for v in values)
+
+
+# How the two per-layer numbers are made, shared by recompute_tradeoff and selective_recompute_table.
+ENTRY_HOW = f"{numbers.signed(v3.SEQ)} × {numbers.signed(v3.HIDDEN)} × {v3.BF16} B ÷ 2{numbers.superscript(30)}"
+MOE_LAYER_HOW = f"注意力 {v3.subtotal(v3.ATTENTION_KEPT):.2f} + MoE {v3.subtotal(v3.MOE_KEPT):.2f} GiB（含入口）"
+PAGE_MEMORY_HOW = "输入：页面的数，分母少了每层入口"
+PASSES_HOW = f"输入：一步 = 前向 1 遍 + 反向 {rc.STEP_PASSES - 1} 遍（见 layer_two_matmuls）"
+
+
+def _slope_how(attention: rc.Attention) -> str:
+    """Attention's cost per byte over S, the closed form with this model's head sizes."""
+    return f"2 × {attention.causal:g} × ({attention.d_qk} + {attention.d_v}) ÷ ({v3.BF16} B × {attention.d_v})"
 
 
 def _cut(fraction: float) -> Fact:
@@ -226,7 +248,13 @@ def recompute_tradeoff(
     # Ⓐ the exchange, over the whole model.
     keep_all, full = v3.keep_all_gib(), v3.full_recompute_gib()
     check.close("full_recompute (one entry per layer)", full, v3.LAYERS * v3.layer_entry_gib())
-    shown = {"keep_all": _tib(keep_all), "full_recompute": _gib(full)}
+    moe_gib, dense_gib = v3.moe_layer_gib(), v3.dense_layer_gib()
+    shown = {
+        "keep_all": _tib(keep_all).via(
+            f"({v3.MOE_LAYERS} × {moe_gib:.2f} + {v3.DENSE_LAYERS} × {dense_gib:.2f}) GiB ÷ {numbers.signed(KILO)}"
+        ),
+        "full_recompute": _gib(full).via(f"{v3.LAYERS} 层 × {v3.layer_entry_gib():.2f} GiB（每层只留入口）"),
+    }
     for name in shown:
         check.equal(name, shown[name].text.split(" ")[0], TRADEOFF_PAGE[name])
     memory_cut = 1 - full / keep_all
@@ -253,32 +281,43 @@ def recompute_tradeoff(
     check.close("old 6% (one forward as the denominator)", old, PAGE_SELECTIVE["old_compute"], abs=0.005)
     value = (tier.memory / tier.compute) / (full_memory / extra)
     check.that("value_ratio", 10 <= value < 100, "selective buys an order of magnitude more per FLOP", value)
+    forward_passes = 1
+    selective_compute = percent(tier.compute, 1, plus=True).via(
+        f"{tier.paid:.1f} ÷ ({passes} × {tier.forward:.1f}) TFLOP"
+    )
+    selective_memory = _cut(tier.memory).via(f"{tier.saved:.1f} ÷ {layer_gib:.2f} GiB")
+    full_compute = percent(extra, 1, plus=True).via(f"补跑 {replay} 遍 ÷ 一步 {passes} 遍")
+    full_memory_cut = _cut(full_memory).via(f"1 − {entry:.2f} ÷ {layer_gib:.2f} GiB（只留入口）")
     return shown | {
-        "memory_cut": _cut(memory_cut),
-        "asymmetry": approx(times(asymmetry, 0)),
-        "passes_before": _count(passes),
-        "passes_after": _count(passes + replay),
-        "replay": _count(replay),
-        "forward_passes": _count(1),
-        "backward_passes": _count(passes - 1),
+        "memory_cut": _cut(memory_cut).via(f"1 − {full:.2f} ÷ {numbers.signed(keep_all, 1)} GiB"),
+        "asymmetry": approx(times(asymmetry, 0)).via(f"{numbers.signed(keep_all, 1)} ÷ {full:.2f} GiB"),
+        "passes_before": _count(passes).via(PASSES_HOW),
+        "passes_after": _count(passes + replay).via(f"{passes} + 补跑 {replay}"),
+        "replay": _count(replay).via("输入：重算时每层再跑一遍前向"),
+        "forward_passes": _count(forward_passes).via("输入：一步里的前向"),
+        "backward_passes": _count(passes - forward_passes).via(
+            f"一步 {passes} 遍 − 前向 {forward_passes} 遍（反向每层两次矩阵乘）"
+        ),
         "third": Fact(
             extra,
             f"{share.numerator}/{share.denominator}",
             f"{numbers.zh_int(share.denominator)}分之{numbers.zh_int(share.numerator)}",
-        ),
-        "selective_compute": percent(tier.compute, 1, plus=True),
-        "selective_memory": _cut(tier.memory),
-        "full_compute": percent(extra, 1, plus=True),
-        "full_memory": _cut(full_memory),
-        "none_compute": percent(0, 0),
-        "none_memory": percent(0, 0),
-        "page_selective_memory": percent(PAGE_SELECTIVE["memory_page"], 0),
-        "moe_layer": _gib(layer_gib),
-        "entry": _gib(entry),
-        "layers": number(v3.LAYERS),
+        ).via(f"补跑 {replay} 遍 ÷ 一步 {passes} 遍"),
+        "selective_compute": selective_compute,
+        "selective_memory": selective_memory,
+        "full_compute": full_compute,
+        "full_memory": full_memory_cut,
+        "none_compute": percent(0, 0).via("不重算：不补跑"),
+        "none_memory": percent(0, 0).via("不重算：什么都不扔"),
+        "page_selective_memory": percent(PAGE_SELECTIVE["memory_page"], 0).via(PAGE_MEMORY_HOW),
+        "moe_layer": _gib(layer_gib).via(MOE_LAYER_HOW),
+        "entry": _gib(entry).via(ENTRY_HOW),
+        "layers": number(v3.LAYERS).via("输入：V3 config 的层数"),
         "seq": _seq(v3.SEQ),
-        "value_ratio": approx(times(value, 0)),
-        "working_layer": _gib(layer_gib, 0),
+        "value_ratio": approx(times(value, 0)).via(
+            f"({tier.memory:.1%} ÷ {tier.compute:.1%}) ÷ ({full_memory:.1%} ÷ {extra:.1%})"
+        ),
+        "working_layer": _gib(layer_gib, 0).via(MOE_LAYER_HOW),
     }
 
 
@@ -290,8 +329,9 @@ SQRT_V3 = (v3.LAYERS, (2, 8, 30))
 SWEEP_STEP = 0.05
 
 
-def _sqrt_panel(check: Check, prefix: str, layers: int, ks: tuple[int, int, int]):
-    """One model's three stops and its sweep: (facts named with `prefix`, the three totals, √L)."""
+def _sqrt_panel(check: Check, prefix: str, layers: int, ks: tuple[int, int, int], what: str):
+    """One model's three stops and its sweep: (facts named with `prefix`, the three totals, √L).
+    `what` says where L comes from, for the reader."""
     small, middle, large = ks
     totals = [rc.present(layers, k) for k in ks]
     best = rc.best_integer_k(layers)
@@ -306,21 +346,25 @@ def _sqrt_panel(check: Check, prefix: str, layers: int, ks: tuple[int, int, int]
     )
     k = np.arange(1.0, layers / 2 + SWEEP_STEP / 2, SWEEP_STEP)
     facts = {
-        "layers": number(layers),
-        "sqrt": number(root, 0 if root.is_integer() else 2),
-        "k_small": number(small),
-        "seg_small": _count(small),
-        "k_best": number(middle),
-        "k_large": number(large),
-        "ckpt_small": _present(layers / small),
-        "ckpt_best": _present(layers / middle),
-        "ckpt_large": _present(layers / large),
-        "total_small": _present(totals[0]),
-        "total_best": _present(totals[1]),
-        "total_large": _present(totals[2]),
+        "layers": number(layers).via(f"输入：{what}"),
+        "sqrt": number(root, 0 if root.is_integer() else 2).via(f"√{layers}"),
+        "k_small": number(small).via("输入：本课取的一个小 k"),
+        "seg_small": _count(small).via(f"正在重算的一段：k = {small} 层"),
+        "k_best": number(middle).via(f"使 L/k + k 最小的整数 k（搜索 1 到 {layers}）"),
+        "k_large": number(large).via("输入：本课取的一个大 k"),
+        "ckpt_small": _present(layers / small).via(f"L ÷ k = {layers} ÷ {small}"),
+        "ckpt_best": _present(layers / middle).via(f"L ÷ k = {layers} ÷ {middle}"),
+        "ckpt_large": _present(layers / large).via(f"L ÷ k = {layers} ÷ {large}"),
+        "total_small": _present(totals[0]).via(_total_how(layers, small)),
+        "total_best": _present(totals[1]).via(_total_how(layers, middle)),
+        "total_large": _present(totals[2]).via(_total_how(layers, large)),
         "sweep": data({"k": k.tolist(), "checkpoints": (layers / k).tolist(), "segment": k.tolist()}),
     }
     return {prefix + name: fact for name, fact in facts.items()}, totals, root
+
+
+def _total_how(layers: int, k: int) -> str:
+    return f"存档点 + 一段 = L/k + k = {layers}/{k} + {k}"
 
 
 def _present(value: float) -> Fact:
@@ -338,7 +382,7 @@ def recompute_sqrt_l(
     check: Check, demo: tuple[int, tuple[int, int, int]] = SQRT_DEMO, model: tuple[int, tuple[int, int, int]] = SQRT_V3
 ):
     layers, ks = demo
-    panel, totals, root = _sqrt_panel(check, "", layers, ks)
+    panel, totals, root = _sqrt_panel(check, "", layers, ks, "演示取的层数，√L 为整数")
     check.that("√L is whole", root.is_integer(), "a demo L whose square root is a whole number", root)
     check.equal("optimum at √L", ks[1], int(root))
     check.close("two terms meet at √L", layers / root, root)
@@ -346,13 +390,13 @@ def recompute_sqrt_l(
     check.equal("ends mirror (k ↔ L/k)", ks[0] * ks[2], layers)
 
     v3_layers, v3_ks = model
-    v3_panel, v3_totals, v3_root = _sqrt_panel(check, "v3_", v3_layers, v3_ks)
+    v3_panel, v3_totals, v3_root = _sqrt_panel(check, "v3_", v3_layers, v3_ks, "V3 config 的层数")
     check.that("v3 √L is not whole", not v3_root.is_integer(), "V3's 61 layers have no whole square root", v3_root)
     check.that(
         "v3 ends no longer equal", v3_totals[0] != v3_totals[2], "k = 2 and k = 30 keep different counts", v3_totals
     )
     v3_panel["v3_sqrt"] = approx(v3_panel["v3_sqrt"])
-    v3_panel["v3_total_large"] = number(v3_totals[2], 1)  # 32.0, beside 32.5
+    v3_panel["v3_total_large"] = number(v3_totals[2], 1).via(_total_how(v3_layers, v3_ks[2]))  # 32.0, beside 32.5
     return panel | v3_panel
 
 
@@ -428,37 +472,69 @@ def selective_recompute_table(check: Check, attention: rc.Attention = rc.V3_ATTE
     unranked = [t for t in v3.moe_layer_tensors() if not any(t in r.parts for r in order)]
     ranked_gib = sum(r.gib for r in order)
     check.close("ranked + unranked = the MoE layer", ranked_gib + sum(t.gib for t in unranked), v3.moe_layer_gib())
+    last_taken = max(tier.selected, key=lambda r: r.per_gib)
+    first_left = min((r for r in order if r not in tier.selected), key=lambda r: r.per_gib)
+    saved_how = f"线下各行 GiB 之和：{_sum([r.gib for r in tier.selected])}"
+    paid_how = f"线下各行 TFLOP 之和：{_sum([r.tflop for r in tier.selected])}"
+    gate_sizes = " + ".join(f"{t.name} {t.gib:.2f}" for t in gate.parts)
+    gate_widths = " + ".join(numbers.signed(t.width) for t in gate.parts)
+    check.equal("gate row: one input width", {t.k for t in gate.parts}, {v3.GATE.k})
+    gate_tflop_how = (
+        f"2 × {numbers.signed(v3.SEQ)} × {numbers.signed(v3.GATE.k)} × ({gate_widths}) ÷ 10{numbers.superscript(12)}"
+    )
+    extra = [t for t in GATE_ROW_AS_LABELLED if t not in gate.parts]
+    gate_tflop = _tflop(gate.tflop).via(gate_tflop_how)
+    gate_gib = _gib(gate.gib).via(f"{gate_sizes} GiB")
+    attention_gib = _gib(attention_row.gib).via(
+        f"{numbers.signed(v3.SEQ)} × {v3.HEADS} × {v3.V_HEAD} × {v3.BF16} B ÷ 2{numbers.superscript(30)}"
+    )
+    attention_tflop = _tflop(attention_row.tflop).via(
+        f"{v3.HEADS} 头 × 2S²({attention.d_qk} + {attention.d_v}) × {attention.causal:g}（causal），"
+        f"S = {numbers.signed(v3.SEQ)}"
+    )
     return {
         "rows": data(rows),
-        "cut": number(cut),
+        "cut": number(cut).via(f"输入：页面自选的线，{below:.2f} 与 {above:.2f} 之间任取"),
         "seq": _seq(v3.SEQ),
-        "hidden": number(v3.HIDDEN),
-        "ratio_last_taken": number(below, 2),
-        "ratio_first_left": number(above, 2),
-        "saved": _gib(tier.saved, 1),
-        "paid": _tflop(tier.paid, 1),
-        "saved_cell": number(tier.saved, 1),
-        "paid_cell": number(tier.paid, 1),
-        "step_tflop": approx(_tflop(tier.step, 0)),
-        "passes": number(rc.STEP_PASSES),
-        "selective_compute": percent(tier.compute, 1),
-        "selective_memory": percent(tier.memory, 1),
-        "page_selective_memory": percent(PAGE_SELECTIVE["memory_page"], 0),
-        "moe_layer": _gib(v3.moe_layer_gib()),
-        "entry": _gib(v3.layer_entry_gib()),
-        "gate_gib": _gib(gate.gib),
-        "gate_tflop": _tflop(gate.tflop),
-        "gate_ratio": number(gate.per_gib, 2),
-        "retracted": _tflop(RETRACTED_CELL),
-        "retracted_cell": number(RETRACTED_CELL, 2),
-        "kv_down_width": number(v3.KV_DOWN.width),
-        "gate_gib_as_labelled": _gib(labelled.gib, 2),
-        "gate_tflop_as_labelled": _tflop(labelled.tflop),
-        "attention_gib": _gib(attention_row.gib),
-        "attention_tflop": _tflop(attention_row.tflop),
-        "attention_ratio": number(attention_row.per_gib, 2),
-        "attention_vs_previous": times(vs_previous, 0),
-        "unranked_gib": _gib(v3.moe_layer_gib() - ranked_gib, 1),
+        "hidden": number(v3.HIDDEN).via("输入：V3 config 的 hidden_size"),
+        "ratio_last_taken": number(below, 2).via(
+            f"线下最贵的一行：{last_taken.tflop:.2f} TFLOP ÷ {last_taken.gib:.2f} GiB"
+        ),
+        "ratio_first_left": number(above, 2).via(
+            f"线上最便宜的一行：{first_left.tflop:.2f} TFLOP ÷ {first_left.gib:.2f} GiB"
+        ),
+        "saved": _gib(tier.saved, 1).via(saved_how),
+        "paid": _tflop(tier.paid, 1).via(paid_how),
+        "saved_cell": number(tier.saved, 1).via(saved_how),
+        "paid_cell": number(tier.paid, 1).via(paid_how),
+        "step_tflop": approx(_tflop(tier.step, 0)).via(f"{rc.STEP_PASSES} 遍 × 一层 MoE 前向 {tier.forward:.1f} TFLOP"),
+        "passes": number(rc.STEP_PASSES).via(PASSES_HOW),
+        "selective_compute": percent(tier.compute, 1).via(f"{tier.paid:.1f} ÷ {numbers.signed(tier.step)} TFLOP"),
+        "selective_memory": percent(tier.memory, 1).via(f"{tier.saved:.1f} ÷ {v3.moe_layer_gib():.2f} GiB"),
+        "page_selective_memory": percent(PAGE_SELECTIVE["memory_page"], 0).via(PAGE_MEMORY_HOW),
+        "moe_layer": _gib(v3.moe_layer_gib()).via(MOE_LAYER_HOW),
+        "entry": _gib(v3.layer_entry_gib()).via(ENTRY_HOW),
+        "gate_gib": gate_gib,
+        "gate_tflop": gate_tflop,
+        "gate_ratio": number(gate.per_gib, 2).via(f"{gate_tflop} ÷ {gate_gib}"),
+        "retracted": _tflop(RETRACTED_CELL).via("输入：页面早先手填的格子（不是乘积）"),
+        "retracted_cell": number(RETRACTED_CELL, 2).via("输入：页面早先手填的格子（不是乘积）"),
+        "kv_down_width": number(v3.KV_DOWN.width).via(f"KV 降维 {v3.KV_LORA} + RoPE {v3.ROPE}"),
+        "gate_gib_as_labelled": _gib(labelled.gib, 2).via(
+            f"{gate.gib:.2f} + " + " + ".join(f"{t.name} {t.gib:.2f}" for t in extra) + " GiB"
+        ),
+        "gate_tflop_as_labelled": _tflop(labelled.tflop).via(
+            f"{gate.tflop:.2f} + " + " + ".join(f"{t.name} {rc.recompute_flops(t) / 1e12:.2f}" for t in extra)
+        ),
+        "attention_gib": attention_gib,
+        "attention_tflop": attention_tflop,
+        "attention_ratio": number(attention_row.per_gib, 2).via(f"{attention_tflop} ÷ {attention_gib}"),
+        "attention_vs_previous": times(vs_previous, 0).via(
+            f"{attention_row.per_gib:.2f} ÷ {before.per_gib:.2f}（排在它前面的一行）"
+        ),
+        "unranked_gib": _gib(v3.moe_layer_gib() - ranked_gib, 1).via(
+            f"一层 {v3.moe_layer_gib():.2f} − 表中各行 {ranked_gib:.2f} GiB"
+        ),
     }
 
 
@@ -536,26 +612,34 @@ def attention_crossover(
     mac, per_number = flops / (s * k * n), nbytes / (s * n)  # 2 FLOPs a multiply-add, 2 bytes a bf16 number
     check.equal("FLOPs per multiply-add", mac, 2.0)
     check.equal("bytes per bf16 number", per_number, float(v3.BF16))
+    slope = number(v3_slope, 2).via(_slope_how(v3_attention))
+    row = {t.k: t.name for t in (v3.KV_UP, v3.Q_UP, v3.EXPERT_OUT, v3.GATE)}
     return {
-        "mac": number(mac),
-        "per_number": number(per_number),
-        "d_qk": number(d_qk),
-        "d_v": number(v3.V_HEAD),
-        "gpt3_d": number(rc.GPT3_HEAD),
-        "v3_slope": number(v3_slope, 2),
-        "gpt3_slope": number(gpt3_slope, 2),
+        "mac": number(mac).via(f"数出来的：{numbers.signed(flops)} FLOPs ÷ ({s} × {k} × {n}) 次乘加"),
+        "per_number": number(per_number).via(f"数出来的：{numbers.signed(nbytes)} B ÷ ({s} × {n}) 个数"),
+        "d_qk": number(d_qk).via("输入：V3 config 的 QK 头维度"),
+        "d_v": number(v3.V_HEAD).via("输入：V3 config 的 V 头维度"),
+        "gpt3_d": number(rc.GPT3_HEAD).via("输入：GPT-3 175B 的头维度（表 2.1）"),
+        "v3_slope": slope,
+        "gpt3_slope": number(gpt3_slope, 2).via(_slope_how(rc.GPT3_ATTENTION)),
         "widths": data([{"k": k, "text": _width(k)} for k in widths]),
         "crossings": data([{"k": k, "s": c, "text": numbers.signed(c, 1)} for k, c in zip(widths, crossings)]),
-        **{f"k_{i}": number(k) for i, k in enumerate(widths, 1)},
-        **{f"crossing_{i}": number(c, 1) for i, c in enumerate(crossings, 1)},
-        "crossover": number(crossover),
-        "crossover_exact": number(crossover, 1),
-        "hidden": number(v3.HIDDEN),
+        **{
+            f"k_{i}": number(k).via(f"输入：V3 config 里「{row.get(k, '这一行')}」的输入宽")
+            for i, k in enumerate(widths, 1)
+        },
+        **{
+            f"crossing_{i}": number(c, 1).via(f"{numbers.signed(k)} ÷ {slope}")
+            for i, (k, c) in enumerate(zip(widths, crossings), 1)
+        },
+        "crossover": number(crossover).via(f"{numbers.signed(v3.HIDDEN)} ÷ {slope}"),
+        "crossover_exact": number(crossover, 1).via(f"{numbers.signed(v3.HIDDEN)} ÷ {slope}"),
+        "hidden": number(v3.HIDDEN).via("输入：V3 config 的 hidden_size"),
         "example": data({"s": s, "k": k, "n": n, "flops": numbers.signed(flops), "bytes": numbers.signed(nbytes)}),
-        "trials": number(RANDOM_MATMULS),
-        "bf16_bytes": number(v3.BF16, 0, "B", "字节"),
+        "trials": number(RANDOM_MATMULS).via("输入：随机形状的组数（本课自设）"),
+        "bf16_bytes": number(v3.BF16, 0, "B", "字节").via("输入：bf16 一个数的字节数"),
         "axis_s": data({"max": AXIS_S, "ticks": [{"s": t, "text": numbers.signed(t)} for t in (AXIS_S // 2, AXIS_S)]}),
-        "at_128k": number(at_128k),
+        "at_128k": number(at_128k).via(f"{slope} × {numbers.signed(v3.SEQ)}"),
         "seq": _seq(v3.SEQ),
     }
 
@@ -643,29 +727,39 @@ def seq_len_flip(
             "y_ticks": [{"v": t, "text": numbers.signed(t)} for t in ticks_y],
         }
 
+    g_slope = number(gpt3_slope, 2).via(_slope_how(gpt3_attention))
+    v_slope = number(v3_slope, 2).via(_slope_how(v3_attention))
+    g_seq, v_seq = numbers.signed(gpt3.context), numbers.signed(v3.SEQ)
+    g_cost, v_cost = number(gpt3_cost).via(f"{g_slope} × {g_seq}"), number(v3_cost).via(f"{v_slope} × {v_seq}")
+    g_cross = number(gpt3_crossing).via(f"{numbers.signed(gpt3.width)} ÷ {g_slope}")
+    share_how = "attention 核心 ÷ (核心 + 2S × {per}d²)，S = {s}，d = {d}"
     return {
-        "year": year(PAPER_YEAR),
-        "gpt3_slope": number(gpt3_slope, 2),
-        "v3_slope": number(v3_slope, 2),
-        "gpt3_seq": number(gpt3.context),
+        "year": year(PAPER_YEAR).via("输入：论文发表年份（arXiv 2205.05198）"),
+        "gpt3_slope": g_slope,
+        "v3_slope": v_slope,
+        "gpt3_seq": number(gpt3.context).via("输入：GPT-3 的上下文长度"),
         "gpt3_seq_k": _seq(gpt3.context),
-        "v3_seq": number(v3.SEQ),
+        "v3_seq": number(v3.SEQ).via("输入：本课取的 V3 序列长度"),
         "v3_seq_k": _seq(v3.SEQ),
-        "gpt3_width": number(gpt3.width),
-        "v3_width": number(v3.HIDDEN),
-        "gpt3_widest": number(widest),
-        "gpt3_cost": number(gpt3_cost),
-        "v3_cost": number(v3_cost),
-        "retracted": number(retracted),
-        "gpt3_crossing": number(gpt3_crossing),
-        "v3_crossing": number(v3_crossing),
-        "gpt3_left": times(gpt3_crossing / gpt3.context, 0),
-        "v3_right": times(v3_cost / v3.HIDDEN, 0),
-        "gpt3_d": number(gpt3_attention.d_qk),
-        "v3_d_qk": number(v3_attention.d_qk),
-        "v3_d_v": number(v3_attention.d_v),
-        "gpt3_share": percent(share, 2),
-        "paper_share": percent(paper, 1),
+        "gpt3_width": number(gpt3.width).via("输入：GPT-3 175B 的模型宽度（表 2.1）"),
+        "v3_width": number(v3.HIDDEN).via("输入：V3 config 的 hidden_size"),
+        "gpt3_widest": number(widest).via(f"MLP 降维投影的输入：{widest // gpt3.width} × {numbers.signed(gpt3.width)}"),
+        "gpt3_cost": g_cost,
+        "v3_cost": v_cost,
+        "retracted": number(retracted).via(f"V3 的斜率 {v_slope} × GPT-3 的 {g_seq}（套错了）"),
+        "gpt3_crossing": g_cross,
+        "v3_crossing": number(v3_crossing).via(f"{numbers.signed(v3.HIDDEN)} ÷ {v_slope}"),
+        "gpt3_left": times(gpt3_crossing / gpt3.context, 0).via(f"{g_cross} ÷ {g_seq}"),
+        "v3_right": times(v3_cost / v3.HIDDEN, 0).via(f"{v_cost} ÷ {numbers.signed(v3.HIDDEN)}"),
+        "gpt3_d": number(gpt3_attention.d_qk).via("输入：GPT-3 175B 的头维度（表 2.1）"),
+        "v3_d_qk": number(v3_attention.d_qk).via("输入：V3 config 的 QK 头维度"),
+        "v3_d_v": number(v3_attention.d_v).via("输入：V3 config 的 V 头维度"),
+        "gpt3_share": percent(share, 2).via(
+            share_how.format(per=gpt.PER_LAYER, s=g_seq, d=numbers.signed(gpt3.width)) + "，causal 折半"
+        ),
+        "paper_share": percent(paper, 1).via(
+            share_how.format(per=gpt.PER_LAYER, s=g_seq, d=numbers.signed(gpt3.width)) + "，不折半"
+        ),
         "gpt3_panel": data(panel(16_384, 16_384, (gpt3.context, gpt3.width), (gpt3.context, gpt3.width))),
         "v3_panel": data(panel(147_456, 184_320, (v3_crossing, v3.SEQ), (v3.HIDDEN, v3_cost))),
         "modules": data(
