@@ -8,8 +8,8 @@ import numpy as np
 
 from tools.chapters import backprop
 from tools.course.catalogue import Chapter
-from tools.course.facts import Check, Fact, data, number, scientific
-from tools.course.numbers import zh_digits
+from tools.course.facts import Check, Fact, data, number, scientific, times
+from tools.course.numbers import signed, superscript, zh_digits
 from tools.models import circuit, descent
 
 CHAPTER = Chapter(
@@ -25,6 +25,12 @@ CHAPTER = Chapter(
 def _sampled(fn, lo: float, hi: float, samples: int) -> np.ndarray:
     xs = np.linspace(lo, hi, samples)
     return np.stack([xs, fn(xs)], axis=1)
+
+
+def _term(x: float, digits: int) -> str:
+    """A number as a term of a how's formula: a negative one in parentheses, '(−1.5)'."""
+    text = signed(x, digits)
+    return f"({text})" if x < 0 else text
 
 
 def _year(y: int) -> Fact:
@@ -222,6 +228,7 @@ def saddle_3d_rotating(
 MOMENTUM_LOSS = descent.Bumpy(a=0.015, b=0.45, c=1.1)  # PAGE
 POLYAK_RANGE = (0.8, 0.99)  # Polyak 1964's empirical ρ
 ADAM_BETA1 = 0.9
+POLYAK_YEAR, BACKPROP_YEAR = 1964, 1986  # Polyak's paper; Rumelhart, Hinton and Williams in Nature
 MOMENTUM_PLOT = (-1.0, 13.0)
 MOMENTUM_PER_STEP = 8
 
@@ -309,35 +316,36 @@ def momentum_escape(
             f"{POLYAK_RANGE[0]} ≤ β ≤ {POLYAK_RANGE[1]}",
             b,
         )
-    check.equal("Polyak predates the backprop Nature paper by", 1986 - 1964, 22)
+    check.equal("Polyak predates the backprop Nature paper by", BACKPROP_YEAR - POLYAK_YEAR, 22)
 
     shown = max(descent.settled_after(plain.xs, 0.02), descent.settled_after(heavy.xs, 0.02))
     check.that("both runs settle on screen", shown < steps, f"settled within {steps} steps", shown)
+    solved = "解 f′(x) = 0 的两个极小点里"
     return {
-        "a": number(loss.a, 3),
-        "b": number(loss.b, 2),
-        "c": number(loss.c, 1),
+        "a": number(loss.a, 3).via("输入：页面给的损失曲线系数"),
+        "b": number(loss.b, 2).via("输入：页面给的损失曲线系数"),
+        "c": number(loss.c, 1).via("输入：页面给的损失曲线系数"),
         "curve": data(_sampled(loss, *MOMENTUM_PLOT, 400)),
         "per_step": data(MOMENTUM_PER_STEP),
         "route_plain": data(descent.route(loss, plain.xs[: shown + 1], MOMENTUM_PER_STEP)),
         "route_heavy": data(descent.route(loss, heavy.xs[: shown + 1], MOMENTUM_PER_STEP)),
-        "pit_x": number(pit, 2),
-        "valley_x": number(valley, 2),
+        "pit_x": number(pit, 2).via(f"{solved}较高、离起点近的那个"),
+        "valley_x": number(valley, 2).via(f"{solved}较低的那个"),
         "barrier_x": data(barrier),
-        "lr": number(lr, 1),
-        "beta": number(beta, 1),
+        "lr": number(lr, 1).via("输入：本课自设的学习率"),
+        "beta": number(beta, 1).via("输入：本课自设的动量系数"),
         "cross_step": data(k),
-        "cross_grad": number(float(heavy.grads[k]), 4),
-        "inertia": number(inertia, 4),
-        "pull": number(pull, 4),
-        "move": number(move, 4),
+        "cross_grad": number(float(heavy.grads[k]), 4).via(f"带动量那次跑的第 {k + 1} 步，最靠近坑底处的 f′(x)"),
+        "inertia": number(inertia, 4).via(f"β × 上一步的移动 = {signed(beta, 1)} × {_term(heavy.moves[k - 1], 4)}"),
+        "pull": number(pull, 4).via(f"−η × f′(x) = −{signed(lr, 1)} × {_term(heavy.grads[k], 4)}"),
+        "move": number(move, 4).via(f"惯性 + 拉力 = {signed(inertia, 4)} + {_term(pull, 4)}"),
         "weights": data(weights),
-        "polyak_low": number(POLYAK_RANGE[0], 1),
-        "polyak_high": number(POLYAK_RANGE[1], 2),
-        "adam_beta1": number(ADAM_BETA1, 1),
-        "polyak_year": _year(1964),
-        "backprop_year": _year(1986),
-        "years_earlier": number(1986 - 1964),
+        "polyak_low": number(POLYAK_RANGE[0], 1).via("输入：Polyak 1964 的经验取值下限"),
+        "polyak_high": number(POLYAK_RANGE[1], 2).via("输入：Polyak 1964 的经验取值上限"),
+        "adam_beta1": number(ADAM_BETA1, 1).via("输入：Adam 的默认 β₁"),
+        "polyak_year": _year(POLYAK_YEAR).via("输入：Polyak 论文的年份"),
+        "backprop_year": _year(BACKPROP_YEAR).via("输入：反向传播《自然》论文的年份"),
+        "years_earlier": number(BACKPROP_YEAR - POLYAK_YEAR).via(f"{BACKPROP_YEAR} − {POLYAK_YEAR}"),
     }
 
 
@@ -408,22 +416,29 @@ def learning_rate_two_paths(
     good_shown = descent.first_step_at_or_below(np.abs(under[:, 1]), 0.02 * abs(start[1]))
     levels = [0.5 * curvatures[1] * (f * map_height) ** 2 for f in (0.25, 0.5, 0.75, 1.0)]
     ellipses = [(math.sqrt(2 * c / curvatures[0]), math.sqrt(2 * c / curvatures[1])) for c in levels]
+    steep = signed(curvatures[1])
+    halfway_how = "ln ½ ÷ ln(1 − η/κ)，η = {lr}，κ = {kappa}"
     return {
-        "kappa": number(kappa),
-        "threshold": number(threshold),
-        "margin": Fact(margin, f"{margin:.0%}", f"百分之{number(margin * 100).spoken}"),
-        "lr_over": number(lr_over, 1),
-        "lr_under": number(lr_under, 1),
-        "lr_small": number(lr_small, 1),
-        "crawl_steps": number(crawl_steps),
-        "crawl_fraction": Fact(covered, "1/3", "三分之一"),
-        "halfway": number(halfway, 2),
-        "halfway_run": number(halfway_run),
-        "kappa_far": number(kappa_far),
-        "halfway_far": number(halfway_far, 1),
-        "stable_steps": number(stable_steps),
-        "shrink": scientific(shrink),
-        "grow": scientific(grow),
+        "kappa": number(kappa).via("输入：本课自设的陡峭比 κ"),
+        "threshold": number(threshold).via(f"|1 − η λ_陡| < 1，即 η < 2 ÷ λ_陡 = 2 ÷ {steep}"),
+        "margin": Fact(margin, f"{margin:.0%}", f"百分之{number(margin * 100).spoken}").via(
+            "输入：本课自设，门槛上下各偏多少"
+        ),
+        "lr_over": number(lr_over, 1).via(f"(1 + {margin:.0%}) × {signed(threshold)}"),
+        "lr_under": number(lr_under, 1).via(f"(1 − {margin:.0%}) × {signed(threshold)}"),
+        "lr_small": number(lr_small, 1).via("输入：本课自设的小学习率"),
+        "crawl_steps": number(crawl_steps).via("输入：本课自设的步数"),
+        "crawl_fraction": Fact(covered, "1/3", "三分之一").via(
+            f"1 − (1 − η/κ)ⁿ = 1 − (1 − {signed(lr_small, 1)}/{signed(kappa)}){superscript(crawl_steps)}"
+            f" = {covered:.3f}"
+        ),
+        "halfway": number(halfway, 2).via(halfway_how.format(lr=signed(lr_under, 1), kappa=signed(kappa))),
+        "halfway_run": number(halfway_run).via("真跑一遍：平方向的距离第一次缩到一半的步数"),
+        "kappa_far": number(kappa_far).via("输入：外推用的陡峭比（本课自设）"),
+        "halfway_far": number(halfway_far, 1).via(halfway_how.format(lr=signed(lr_under, 1), kappa=signed(kappa_far))),
+        "stable_steps": number(stable_steps).via("输入：本课自设的步数"),
+        "shrink": scientific(shrink).via(f"|1 − {signed(lr_under, 1)} × {steep}|{superscript(stable_steps)}"),
+        "grow": scientific(grow).via(f"|1 − {signed(lr_over, 1)} × {steep}|{superscript(stable_steps)}"),
         "start": data(start),
         "map_height": data(map_height),
         "contours": data(ellipses),
@@ -453,12 +468,19 @@ def optimal_step_parabola(check: Check, points: dict[str, tuple[float, float]] =
         step = abs(slope) / curvature
         check.close(f"{name}: |f′|/f″ = distance to the bottom", step, abs(x))
         check.close(f"{name}: one such step lands at the bottom", x - slope / curvature, 0.0, abs=1e-12)
+        shown_a = number(a, 1 if a != int(a) else 0).via("输入：本课自选的抛物线", schematic=True)
+        x_digits = 1 if x != int(x) else 0
+        shown_x = number(x, x_digits).via("输入：本课自选的点", schematic=True)
+        shown_slope = number(slope).via(f"f′ = 2ax = 2 × {shown_a} × {_term(x, x_digits)}")
+        shown_curvature = number(curvature).via(f"f″ = 2a = 2 × {shown_a}")
         facts |= {
-            f"{name}_a": number(a, 1 if a != int(a) else 0),
-            f"{name}_x": number(x, 1 if x != int(x) else 0),
-            f"{name}_slope": number(slope),
-            f"{name}_curvature": number(curvature),
-            f"{name}_step": number(step, 1 if step != int(step) else 0),
+            f"{name}_a": shown_a,
+            f"{name}_x": shown_x,
+            f"{name}_slope": shown_slope,
+            f"{name}_curvature": shown_curvature,
+            f"{name}_step": number(step, 1 if step != int(step) else 0).via(
+                f"|f′| ÷ f″ = |{shown_slope}| ÷ {shown_curvature}"
+            ),
             f"{name}_curve": data(_sampled(f, -4.0, 4.0, 161)),
         }
     steep, gentle = points["steep"], points["gentle"]
@@ -470,4 +492,6 @@ def optimal_step_parabola(check: Check, points: dict[str, tuple[float, float]] =
         "the steeper point is the nearer one",
         (facts["steep_step"].value, facts["gentle_step"].value),
     )
+    steeper = abs(facts["steep_slope"].value) / abs(facts["gentle_slope"].value)
+    facts["slope_ratio"] = times(steeper).via(f"|{facts['steep_slope']}| ÷ |{facts['gentle_slope']}|")
     return facts
