@@ -14,6 +14,11 @@ def _term(cell: byte_ledger.Cell) -> tuple[str, str]:
     return ("≈0", "几乎为零") if cell.factored else (str(cell.nbytes), numbers.zh_int(cell.nbytes))
 
 
+def _terms_how(cells: tuple[byte_ledger.Cell, ...]) -> str:
+    """Each cell's bytes by its precision, as a sum: 权重 bf16 2 ＋ 梯度 bf16 2 ＋ m fp32 4 …"""
+    return " ＋ ".join(f"{c.short or c.label} {'分解' if c.factored else c.precision} {_term(c)[0]}" for c in cells)
+
+
 def row_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
     """The row as drawable data: per cell key, label, precision, bytes and its text."""
     rows = [
@@ -28,7 +33,8 @@ def row_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
         }
         for c in cells
     ]
-    return Fact(rows, f"{byte_ledger.total(cells)} B", f"{numbers.zh_quantity(str(byte_ledger.total(cells)))}字节")
+    total = byte_ledger.total(cells)
+    return Fact(rows, f"{total} B", f"{numbers.zh_quantity(str(total))}字节", how=f"每格字节相加：{_terms_how(cells)}")
 
 
 def sum_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
@@ -39,7 +45,7 @@ def sum_fact(cells: tuple[byte_ledger.Cell, ...]) -> Fact:
     spoken = (
         "加".join(s for _, s in terms) + ("，约等于" if approx else "，等于") + numbers.zh_int(byte_ledger.total(cells))
     )
-    return Fact(byte_ledger.total(cells), text, spoken)
+    return Fact(byte_ledger.total(cells), text, spoken, how=f"每格按精度的字节：{_terms_how(cells)}")
 
 
 GIB = 2**30
@@ -59,6 +65,33 @@ CHAPTER = Chapter(
 def _bytes(n: int) -> Fact:
     """A byte count: 2 B / 两字节."""
     return Fact(n, f"{n} B", ("两" if n == 2 else numbers.zh_int(n)) + "字节")
+
+
+def _cell_bytes(cell: byte_ledger.Cell) -> Fact:
+    """One cell's bytes, from its precision."""
+    return _bytes(cell.nbytes).via(f"{cell.label}，{cell.precision}：每个数 {cell.nbytes} 字节")
+
+
+def _sum_bytes(cells: tuple[byte_ledger.Cell, ...], what: str, fact=None) -> Fact:
+    """The bytes of some cells (`what` names them), with the sum that gives them."""
+    fact = fact or _bytes
+    terms = " + ".join(f"{c.short or c.label} {c.nbytes}" for c in cells)
+    return fact(byte_ledger.total(cells)).via(f"{what}：{terms}")
+
+
+def _optimizer_cells(cells: tuple[byte_ledger.Cell, ...]) -> tuple[byte_ledger.Cell, ...]:
+    return tuple(c for c in cells if c.key in byte_ledger.OPTIMIZER_SIDE)
+
+
+def _e9(n: float) -> str:
+    """A parameter count for a formula, in the screen's 671e9 style."""
+    return f"{n / 1e9:g}e9"
+
+
+def _count(n: int) -> Fact:
+    """A small count said as one counts things: 2 → 两 (两次), 5 → 五."""
+    text = numbers.signed(n)
+    return Fact(n, text, numbers.zh_quantity(text))
 
 
 def _keys(cells: tuple[byte_ledger.Cell, ...], precision: str) -> set[str]:
@@ -123,13 +156,18 @@ def ledger_16_bytes(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_led
     facts = {
         "ledger": row_fact(cells),
         "sum": sum_fact(cells),
-        "weight": _bytes(by_key["weight"].nbytes),
-        "grad": _bytes(by_key["grad"].nbytes),
-        "fp32_cell": _bytes(by_key["m"].nbytes),
-        "optimizer": _bytes(byte_ledger.optimizer_bytes(cells)),
+        "weight": _cell_bytes(by_key["weight"]),
+        "grad": _cell_bytes(by_key["grad"]),
+        "fp32_cell": _cell_bytes(by_key["m"]),
+        "optimizer": _sum_bytes(_optimizer_cells(cells), "优化器那边的格"),
+        "cells": _count(len(cells)).via("这一行的格数"),
         "band": data(rows),
     }
-    facts |= {f"year_{entry['id']}": year(entry["year"]) for entry in band if entry["year"] is not None}
+    facts |= {
+        f"year_{entry['id']}": year(entry["year"]).via(f"输入：{entry['name']}（首篇论文或讲义）的年份")
+        for entry in band
+        if entry["year"] is not None
+    }
     return facts
 
 
@@ -155,6 +193,12 @@ def mixed_precision_same_16(
     check.equal("master (what mixed precision adds)", set(after) - set(before), {"master"})
     # Column by column: the 2 + 2 saved is exactly the new master copy.
     check.equal("saved = master", sum(saved.values()), after["master"])
+    precision = {(c.key, row): c.precision for row, cells in (("pure", pure), ("mixed", mixed)) for c in cells}
+
+    def saved_fact(key: str) -> Fact:
+        how = f"{precision[key, 'pure']} {before[key]} B − {precision[key, 'mixed']} {after[key]} B"
+        return _bytes(saved[key]).via(how)
+
     return {
         "pure": row_fact(pure),
         "pure_sum": sum_fact(pure),
@@ -162,9 +206,9 @@ def mixed_precision_same_16(
         "mixed_sum": sum_fact(mixed),
         "accumulate": row_fact(accumulate),
         "accumulate_sum": sum_fact(accumulate),
-        "weight_saved": _bytes(saved["weight"]),
-        "grad_saved": _bytes(saved["grad"]),
-        "master": _bytes(after["master"]),
+        "weight_saved": saved_fact("weight"),
+        "grad_saved": saved_fact("grad"),
+        "master": _cell_bytes(next(c for c in mixed if c.key == "master")),
     }
 
 
@@ -246,24 +290,42 @@ def why_fp32_bf16(
     # Ⓒ the line the criterion draws: what never forgets is fp32, the rest bf16.
     check.equal("fp32 cells", _keys(byte_ledger.MIXED_ADAMW, "fp32"), {"m", "v", "master"})
     check.equal("bf16 cells", _keys(byte_ledger.MIXED_ADAMW, "bf16"), {"weight", "grad"})
+    sup = numbers.superscript
+    layout_how = {
+        ("fp32", "exponent"): "numpy 的 float32 指数位数（finfo.nexp）",
+        ("fp32", "mantissa"): "numpy 的 float32 尾数位数（finfo.nmant）",
+        ("bf16", "exponent"): f"16 位减 1 位符号、减 {mantissa} 位尾数",
+        ("bf16", "mantissa"): "bf16 舍入后 1 + 2⁻ᵏ 仍不等于 1 的最大 k",
+        ("fp16", "exponent"): "numpy 的 float16 指数位数（finfo.nexp）",
+        ("fp16", "mantissa"): "numpy 的 float16 尾数位数（finfo.nmant）",
+    }
     return {
         "layouts": data(layouts),
-        **{f"{f['name']}_{part[:3]}": number(f[part]) for f in layouts for part in ("exponent", "mantissa")},
-        "fp16_min_normal": power(2, -14),
-        "bf16_min_normal": power(2, -126),
-        "binades_lost": number(lost),
-        "cell": power(2, round(np.log2(cell))),
-        "cell_decimal": number(cell, 7),
-        "half_cell": power(2, round(np.log2(cell / 2))),
-        "one": number(1.0, 1),
-        "small_step": number(small_step, 3),
-        "small_result": number(small, 1),
-        "full_result": number(full, 7),
-        "repeat_step": number(repeat_step, 3),
-        "repeats": number(repeats),
-        "bf16_sum": number(path[-1], 1),
-        "fp32_sum": number(fp32_path[-1], 6),
-        "exact_sum": number(1.0 + repeats * repeat_step, 1),
+        **{
+            f"{f['name']}_{part[:3]}": number(f[part]).via(layout_how[f["name"], part])
+            for f in layouts
+            for part in ("exponent", "mantissa")
+        },
+        "fp16_min_normal": power(2, -14).via(f"fp16 最小正规数：位模式 {FP16_MIN_NORMAL_BITS:#06x} 解码"),
+        "bf16_min_normal": power(2, -126).via(
+            f"bf16（同 fp32 指数）最小正规数：位模式 {FP32_MIN_NORMAL_BITS:#010x} 解码"
+        ),
+        "fp32_sign": _count(layouts[0]["sign"]).via("fp32 的符号位数"),
+        "fp32_cells": _count(len(_keys(byte_ledger.MIXED_ADAMW, "fp32"))).via("这一行里存 fp32 的格：m、v、主权重"),
+        "bf16_cells": _count(len(_keys(byte_ledger.MIXED_ADAMW, "bf16"))).via("这一行里存 bf16 的格：权重、梯度"),
+        "binades_lost": number(lost).via(f"log₂(fp16 最小正规数 ÷ bf16 最小正规数) = log₂(2{sup(-14)} ÷ 2{sup(-126)})"),
+        "cell": power(2, round(np.log2(cell))).via("1 与它上面那个 bf16 数之差（真的 bf16 舍入找出）"),
+        "cell_decimal": number(cell, 7).via(f"2{sup(round(np.log2(cell)))} 写成小数"),
+        "half_cell": power(2, round(np.log2(cell / 2))).via(f"一格的一半：2{sup(round(np.log2(cell)))} ÷ 2"),
+        "one": number(1.0, 1).via("输入：看 bf16 精度的那个位置"),
+        "small_step": number(small_step, 3).via("输入：本课自设的增量，不到半格"),
+        "small_result": number(small, 1).via(f"bf16 舍入 1 + {small_step:g}"),
+        "full_result": number(full, 7).via(f"bf16 舍入 1 + 2{sup(round(np.log2(cell)))}"),
+        "repeat_step": number(repeat_step, 3).via("输入：本课自设的每次增量"),
+        "repeats": number(repeats).via("输入：本课自设的次数"),
+        "bf16_sum": number(path[-1], 1).via(f"从 1 起，bf16 里加 {repeat_step:g}、每次舍入，共 {repeats:,} 次"),
+        "fp32_sum": number(fp32_path[-1], 6).via(f"从 1 起，float32 里加 {repeat_step:g}、每次舍入，共 {repeats:,} 次"),
+        "exact_sum": number(1.0 + repeats * repeat_step, 1).via(f"精确值：1 + {repeats:,} × {repeat_step:g}"),
         "fp32_path": data(fp32_path),
         "ledger": row_fact(byte_ledger.MIXED_ADAMW),
         "v3_moments": row_fact(byte_ledger.store_as(byte_ledger.MIXED_ADAMW, ("m", "v"), "bf16")),
@@ -319,9 +381,15 @@ def optimizer_bytes_table(
         facts[f"{slug}_sum"] = sum_fact(cells)
     facts["lion_8bit"] = row_fact(lion_8bit)
     facts["lion_8bit_sum"] = sum_fact(lion_8bit)
-    facts["adafactor_v"] = number(per_param, 4, "B", "字节")
+    fp32 = byte_ledger.BYTES["fp32"]
+    facts["adafactor_v"] = number(per_param, 4, "B", "字节").via(
+        f"一行加一列 fp32：{fp32} × ({matrix[0]:,} + {matrix[1]:,}) ÷ ({matrix[0]:,} × {matrix[1]:,})"
+    )
     facts["matrix"] = Fact(
-        matrix, f"{matrix[0]:,}×{matrix[1]:,}", f"{numbers.zh_int(matrix[0])}乘{numbers.zh_int(matrix[1])}"
+        matrix,
+        f"{matrix[0]:,}×{matrix[1]:,}",
+        f"{numbers.zh_int(matrix[0])}乘{numbers.zh_int(matrix[1])}",
+        how="输入：V3 路由专家的 up 投影，隐藏宽 × 专家 FFN 宽",
     )
     return facts
 
@@ -356,12 +424,15 @@ def checkpoint_size(
         "classic_sum": sum_fact(saved),
         "v3_saved": row_fact(v3_saved),
         "v3_sum": sum_fact(v3_saved),
-        "classic_bytes": _bytes(byte_ledger.total(saved)),
-        "v3_bytes": _bytes(byte_ledger.total(v3_saved)),
-        "params": Fact(params, "671B", numbers.zh_large(params)),
-        "classic_tib": number(classic_tib, 1, "TiB", " TiB"),
-        "v3_tib": number(v3_tib, 1, "TiB", " TiB"),
-        "smaller": Fact(smaller, "⅓", "三分之一"),
+        "classic_bytes": _sum_bytes(saved, "不能重建的格"),
+        "v3_bytes": _sum_bytes(v3_saved, "不能重建的格（m、v 为 bf16）"),
+        "params": Fact(params, "671B", numbers.zh_large(params), how="输入：DeepSeek-V3 的总参数量"),
+        "classic_tib": number(classic_tib, 1, "TiB", " TiB").via(f"{_e9(params)} × {byte_ledger.total(saved)} B ÷ 2⁴⁰"),
+        "v3_tib": number(v3_tib, 1, "TiB", " TiB").via(f"{_e9(params)} × {byte_ledger.total(v3_saved)} B ÷ 2⁴⁰"),
+        "smaller": Fact(smaller, "⅓", "三分之一").via(
+            f"1 − {byte_ledger.total(v3_saved)} B ÷ {byte_ledger.total(saved)} B（同一参数量，只看每参数字节）"
+        ),
+        "cells": _count(len(cells)).via("这一行的格数"),
     }
 
 
@@ -415,23 +486,31 @@ def lora_ledger(
     full_passes, lora_passes = lora.passes(0, params), lora.passes(params, adapters)
     check.close("full_passes", full_passes, 3.0)
     check.close("lora_passes", lora_passes, 2.0, abs=0.01)
+    d, r, whole, kept = model.width, rank, byte_ledger.total(cells), byte_ledger.total(frozen_row)
+    dropped = "、".join(c.label for c in cells if c not in frozen_row)
     return {
-        "width": number(model.width),
-        "rank": number(rank),
-        "layers": number(model.layers),
-        "matrix_share": percent(matrix_share, 1),
-        "adapters": myriad(adapters),
-        "params": myriad(params, "亿", 1),
-        "adapter_share": percent(adapters / params, 3),
+        "width": number(model.width).via("输入：LLaMA-7B 的宽度 d"),
+        "rank": number(rank).via("输入：LoRA 的秩 r"),
+        "layers": number(model.layers).via("输入：LLaMA-7B 的层数"),
+        "matrix_share": percent(matrix_share, 1).via(f"2 × d × r ÷ d² = 2 × {d:,} × {r} ÷ {d:,}²"),
+        "adapters": myriad(adapters).via(
+            f"2 × {d:,} × {r} × {len(matrices)} 个矩阵（{'、'.join(matrices)}）× {model.layers} 层"
+        ),
+        "params": myriad(params, "亿", 1).via("LLaMA-7B 逐项数：每层 4d² + 3d·ffn + 2d，加嵌入、输出头、末层 norm"),
+        "adapter_share": percent(adapters / params, 3).via(f"{adapters:,} ÷ {params:,}"),
         "row": row_fact(cells),
         "frozen_row": row_fact(frozen_row),
-        "dropped": number(byte_ledger.total(cells) - byte_ledger.total(frozen_row), unit="B", unit_spoken="字节"),
-        "full_gib": number(full / GIB, 1, "GiB", "吉字节"),
-        "lora_gib": number(tuned / GIB, 1, "GiB", "吉字节"),
-        "ratio": times(full / tuned, 1),
-        "full_passes": times(full_passes),
-        "lora_passes": approx(times(lora_passes)),
-        "saved_compute": percent(1 - lora_passes / full_passes, 0),
+        "dropped": number(whole - kept, unit="B", unit_spoken="字节").via(f"{whole} − {kept}：冻住后不要的{dropped}"),
+        "full_gib": number(full / GIB, 1, "GiB", "吉字节").via(f"{params:,} × {whole} B ÷ 2³⁰"),
+        "lora_gib": number(tuned / GIB, 1, "GiB", "吉字节").via(
+            f"({params:,} × {kept} B + {adapters:,} × {whole} B) ÷ 2³⁰"
+        ),
+        "ratio": times(full / tuned, 1).via("全量微调 ÷ LoRA 的常驻字节"),
+        "full_passes": times(full_passes).via("以前向为 1：前向、输入梯度、权重梯度各一份"),
+        "lora_passes": approx(times(lora_passes)).via(
+            f"(2 × {params:,} + {adapters:,}) ÷ {params:,}：冻住的不算权重梯度"
+        ),
+        "saved_compute": percent(1 - lora_passes / full_passes, 0).via(f"1 − {lora_passes:.3f} ÷ {full_passes:g}"),
     }
 
 
@@ -457,16 +536,26 @@ def zero_stages(check: Check, params: float = 7.5e9, gpus: int = 64, cells: tupl
         2 * params + (2 + k) * params / gpus,
         (2 + 2 + k) * params / gpus,
     )
+    hows = (
+        f"(2 + 2 + {k}) × Ψ",
+        f"(2 + 2) × Ψ + {k} × Ψ ÷ {gpus}",
+        f"2 × Ψ + (2 + {k}) × Ψ ÷ {gpus}",
+        f"(2 + 2 + {k}) × Ψ ÷ {gpus}",
+    )
     facts = {}
-    for name, computed, formula, paper in zip(ZERO_STAGE_NAMES, per_gpu, closed, ZERO_PAPER_GB):
+    for name, computed, formula, paper, how in zip(ZERO_STAGE_NAMES, per_gpu, closed, ZERO_PAPER_GB, hows):
         check.close(f"{name} (closed form)", computed, formula / 1e9)
         check.close(name, computed, paper, abs=0.05)
-        facts[name] = number(computed, 0 if paper == int(paper) else 1, "GB", "吉字节")
+        facts[name] = number(computed, 0 if paper == int(paper) else 1, "GB", "吉字节").via(
+            f"{how} 字节，Ψ = {_e9(params)}，÷ 10⁹"
+        )
         check.equal(f"{name} (as printed)", facts[name].text, f"{paper:g} GB")
     comm = [zero.communication(sharded) for sharded in stages]
     check.equal("communication", comm, [2, 2, 2, 3])
     for name, volume in zip(ZERO_STAGE_NAMES, comm):
-        facts[f"comm_{name}"] = Fact(volume, f"{volume}Ψ", f"{numbers.zh_quantity(str(volume))}倍参数量")
+        facts[f"comm_{name}"] = Fact(volume, f"{volume}Ψ", f"{numbers.zh_quantity(str(volume))}倍参数量").via(
+            f"ZeRO §7.2：梯度 reduce-scatter 1Ψ + 权重 all-gather {volume - 1}Ψ"
+        )
     groups = [
         {
             "label": g.label,
@@ -478,12 +567,15 @@ def zero_stages(check: Check, params: float = 7.5e9, gpus: int = 64, cells: tupl
         for g in order
     ]
     return facts | {
-        "params": myriad(params, "亿"),
-        "gpus": number(gpus),
+        "params": myriad(params, "亿").via("输入：ZeRO Figure 1 的模型大小 Ψ"),
+        "gpus": number(gpus).via("输入：ZeRO Figure 1 的卡数"),
+        "levels": _count(len(order)).via("按大小切的组数：优化器状态、梯度、参数"),
         "row": row_fact(cells),
         "groups": data(groups),
-        "optimizer_bytes": number(k, unit="B", unit_spoken="字节"),
-        "gb": Fact(10**9, "10⁹", "十的九次方"),  # the paper's GB: decimal
+        "optimizer_bytes": _sum_bytes(
+            _optimizer_cells(cells), "优化器状态 K", lambda n: number(n, unit="B", unit_spoken="字节")
+        ),
+        "gb": Fact(10**9, "10⁹", "十的九次方", how="输入：论文的 GB 是十进制"),
     }
 
 
@@ -513,6 +605,10 @@ def peak_memory_timeline(
     timeline = step_memory.step(cells)
     check.close("params (from the config)", v3.total_weights(), params, rel=1e-3)
     tib = 1 / v3.TIB
+
+    def per_param(key: str) -> int:
+        return sum(c.nbytes for c in cells if c.key == key)
+
     resident = params * byte_ledger.total(cells) * tib
     weights = params * sum(c.nbytes for c in cells if c.key == "weight") * tib
     grads = params * sum(c.nbytes for c in cells if c.key == "grad") * tib
@@ -559,20 +655,29 @@ def peak_memory_timeline(
                 "update_end": timeline.update_end,
             }
         ),
-        "weights_tib": number(weights, 2, "TiB", "太字节"),
-        "grads_tib": number(grads, 2, "TiB", "太字节"),
-        "optimizer_tib": number(optimizer, 2, "TiB", "太字节"),
-        "activations_tib": number(max(timeline.activations), 2, "TiB", "太字节"),
-        "params": Fact(params, "671e9", numbers.zh_int(int(params))),
+        "weights_tib": number(weights, 2, "TiB", "太字节").via(f"{_e9(params)} × {per_param('weight')} B ÷ 2⁴⁰"),
+        "grads_tib": number(grads, 2, "TiB", "太字节").via(f"{_e9(params)} × {per_param('grad')} B ÷ 2⁴⁰"),
+        "optimizer_tib": number(optimizer, 2, "TiB", "太字节").via(
+            f"{_e9(params)} × {byte_ledger.optimizer_bytes(cells)} B ÷ 2⁴⁰（m、v、主权重）"
+        ),
+        "activations_tib": number(max(timeline.activations), 2, "TiB", "太字节").via(
+            "时间线上激活的最高点（前向末尾），按算子自推"
+        ),
+        "params": Fact(params, "671e9", numbers.zh_int(int(params)), how="输入：V3 总参数（与按配置逐项数的对拍）"),
         "bytes": row_fact(cells),
-        "tib": Fact(v3.TIB, "1024⁴", "一千零二十四的四次方"),
-        "kib": Fact(1024, "1024", "一千零二十四"),
-        "resident_tib": number(resident, 2, "TiB", "太字节"),
-        "recompute_gib": number(recompute_gib, 2, "GiB", "吉字节"),
-        "sequences": number(sequences, 1, "条", "条"),
-        "sequences_round": approx(number(round(sequences), unit="条")),
-        "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"),
-        "tokens": approx(myriad(tokens, significant=3)),
+        "tib": Fact(v3.TIB, "1024⁴", "一千零二十四的四次方", how="1 TiB = 2⁴⁰ B"),
+        "kib": Fact(1024, "1024", "一千零二十四", how="1 TiB = 1024 GiB"),
+        "resident_tib": number(resident, 2, "TiB", "太字节").via(f"{_e9(params)} × {byte_ledger.total(cells)} B ÷ 2⁴⁰"),
+        "recompute_gib": number(recompute_gib, 2, "GiB", "吉字节").via(
+            f"每层只留入口：{v3.LAYERS} 层 × {v3.HIDDEN:,} × {v3.SEQ:,} × 2 B ÷ 2³⁰（本课自推）"
+        ),
+        "sequences": number(sequences, 1, "条", "条").via(
+            f"常驻 {resident:.2f} TiB × 1024 ÷ 每条 {recompute_gib:.2f} GiB"
+        ),
+        "sequences_round": approx(number(round(sequences), unit="条")).via(f"{sequences:.1f} 取整"),
+        "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K", how="输入：V3 的上下文长度"),
+        "tokens": approx(myriad(tokens, significant=3)).via(f"{sequences:.2f} 条 × {v3.SEQ:,} token"),
+        "items": _count(len(items)).via("画的项数：权重、梯度、优化器状态、激活"),
     }
 
 
@@ -607,21 +712,31 @@ def six_nd_underestimate(
     gpt3_share = gpt3.attention_share(gpt3.context)
     check.close("gpt3_share", gpt3_share, SIX_ND_PAGE["gpt3_share"], abs=0.00005)
     return {
-        "active": myriad(active, "亿"),
-        "tokens": number(seq),
-        "six": number(forward + backward),
-        "forward_flops": number(forward),
-        "backward_flops": number(backward),
-        "six_nd": number(six_nd, 1, "PFLOP", " PFLOP"),
-        "attention_share": percent(share, 1),
-        "weight_share": percent(1 - share, 1),
-        "multiplier": times(multiplier, 1),
-        "corrected": approx(number(corrected, 1, "PFLOP", " PFLOP")),
-        "per_operator": number(per_operator, 1, "PFLOP", " PFLOP"),
-        "gap": percent(abs(corrected - per_operator) / per_operator, 0),
-        "gpt3_seq": number(gpt3.context),
-        "gpt3_share": percent(gpt3_share, 2),
-        "seq": Fact(seq, f"{seq // 1024}K", f"{numbers.zh_int(seq // 1024)}K"),
+        "active": myriad(active, "亿").via("输入：DeepSeek-V3 每个 token 激活的参数量"),
+        "tokens": number(seq).via("输入：一条 128K 序列的 token 数"),
+        "six": number(forward + backward).via(f"前向 {forward} + 反向 {backward}"),
+        "forward_flops": number(forward).via("每个权重、每个 token：一次乘、一次加"),
+        "backward_flops": number(backward).via(f"反向两笔矩阵乘（输入梯度、权重梯度），各 {forward}"),
+        "forward_count": _count(forward).via("每个权重、每个 token：一次乘、一次加"),
+        "backward_count": _count(backward).via(f"反向两笔矩阵乘（输入梯度、权重梯度），各 {forward}"),
+        "six_nd": number(six_nd, 1, "PFLOP", " PFLOP").via(f"{forward + backward} × {_e9(active)} × {seq:,} ÷ 10¹⁵"),
+        "attention_share": percent(share, 1).via("一层 MoE 前向里 QKᵀ 与 AV（causal 折半）的 FLOP ÷ 全层 FLOP"),
+        "weight_share": percent(1 - share, 1).via(f"1 − {share:.3f}"),
+        "multiplier": times(multiplier, 1).via(f"1 ÷ (1 − {share:.3f})"),
+        "corrected": approx(number(corrected, 1, "PFLOP", " PFLOP")).via(
+            f"照屏上两个数相除：{round(six_nd, 1)} ÷ {round(1 - share, 3)}"
+        ),
+        "per_operator": number(per_operator, 1, "PFLOP", " PFLOP").via(
+            f"按算子逐项加一条序列的前向，× {(forward + backward) // forward}（前向 + 反向）"
+        ),
+        "gap": percent(abs(corrected - per_operator) / per_operator, 0).via(
+            f"|{corrected:.1f} − {per_operator:.1f}| ÷ {per_operator:.1f}"
+        ),
+        "gpt3_seq": number(gpt3.context).via("输入：GPT-3 的上下文长度"),
+        "gpt3_share": percent(gpt3_share, 2).via(
+            f"2S²d ÷ (2S²d + 2S·{gpt.PER_LAYER}d²)，S = {gpt3.context:,}，d = {gpt3.width:,}"
+        ),
+        "seq": Fact(seq, f"{seq // 1024}K", f"{numbers.zh_int(seq // 1024)}K", how="输入：V3 的上下文长度"),
     }
 
 
@@ -684,36 +799,55 @@ def worked_125m(
     check.close("saving", activations / recompute, WORKED_PAGE["saving"], abs=0.05)
     check.close("total_keep", resident + activations, WORKED_PAGE["total_keep"], abs=0.005)
     check.close("total_recompute", resident + recompute, WORKED_PAGE["total_recompute"], abs=0.005)
+    # Step compute in forward passes: forward 1 + backward 2 (layer_two_matmuls); full recompute adds a forward.
+    passes_keep = 3
+    passes_recompute = passes_keep + 1
     gib = {"unit": "GiB", "unit_spoken": "吉字节"}
-    facts = {f"kept_{i}": number(width) for i, (_label, width) in enumerate(model.kept_widths())}
+    L, d, n = model.layers, model.width, f"{params:,}"
+    widths = model.kept_widths()
+    facts = {
+        f"kept_{i}": number(width).via(f"{label}：{width // d} × d，d = {d}") for i, (label, width) in enumerate(widths)
+    }
     return facts | {
-        "layers": number(model.layers),
-        "width": number(model.width),
-        "vocab": number(model.vocab),
-        "per_layer": number(gpt.PER_LAYER),
-        "context": number(model.context),
-        "params_exact": number(params),
-        "params": myriad(params, "亿", 2),
-        "batch": number(batch),
-        "seq": number(seq),
-        "tokens": number(tokens),
-        "kept_labels": data([label for label, _w in model.kept_widths()]),
+        "layers": number(model.layers).via("输入：GPT-3 表 2.1 Small 的层数 L"),
+        "width": number(model.width).via("输入：GPT-3 表 2.1 Small 的宽度 d"),
+        "vocab": number(model.vocab).via("输入：GPT-3 的词表大小"),
+        "per_layer": number(gpt.PER_LAYER).via("每层权重按 d² 计：注意力 q、k、v、o，加 MLP 的升维与降维"),
+        "context": number(model.context).via("输入：GPT-3 的上下文长度"),
+        "params_exact": number(params).via(
+            f"{gpt.PER_LAYER}Ld² + (词表 + 上下文)·d = "
+            f"{gpt.PER_LAYER} × {L} × {d}² + ({model.vocab:,} + {model.context:,}) × {d}"
+        ),
+        "params": myriad(params, "亿", 2).via(f"{n} 折成亿"),
+        "batch": number(batch).via("输入：本页设定的 batch"),
+        "seq": number(seq).via("输入：本页设定的序列长度"),
+        "tokens": number(tokens).via(f"{batch} × {seq:,}"),
+        "kept_labels": data([label for label, _w in widths]),
+        "kept_kinds": _count(len(widths)).via("一层为反向留下的张量种数"),
         "row": row_fact(cells),
-        "optimizer_bytes": number(byte_ledger.optimizer_bytes(cells), unit="B", unit_spoken="字节"),
-        "weights_gib": number(weights, 2, **gib),
-        "grads_gib": number(grads, 2, **gib),
-        "optimizer_gib": number(optimizer, 2, **gib),
-        "resident_gib": number(resident, 2, **gib),
-        "resident_ratio": times(resident / weights),
-        "kept_per_layer": number(kept),
-        "layer_kib": number(layer_kib, 1, "KiB", "K字节"),
-        "token_kib": number(model.layers * layer_kib, 0, "KiB", "K字节"),
-        "activations_gib": number(activations, 2, **gib),
-        "recompute_gib": number(recompute, 2, **gib),
-        "saving": times(activations / recompute, 1),
-        "total_keep": number(resident + activations, 2, **gib),
-        "total_recompute": number(resident + recompute, 2, **gib),
-        "passes_keep": times(3),
-        "passes_recompute": times(4),
-        "extra_compute": percent(1 / 3, 0, plus=True),
+        "optimizer_bytes": _sum_bytes(
+            _optimizer_cells(cells), "优化器状态", lambda b: number(b, unit="B", unit_spoken="字节")
+        ),
+        "weights_gib": number(weights, 2, **gib).via(f"{n} × {bytes_of['weight']} B ÷ 2³⁰"),
+        "grads_gib": number(grads, 2, **gib).via(f"{n} × {bytes_of['grad']} B ÷ 2³⁰"),
+        "optimizer_gib": number(optimizer, 2, **gib).via(f"{n} × {byte_ledger.optimizer_bytes(cells)} B ÷ 2³⁰"),
+        "resident_gib": number(resident, 2, **gib).via(f"{n} × {byte_ledger.total(cells)} B ÷ 2³⁰"),
+        "resident_ratio": times(resident / weights).via(f"{byte_ledger.total(cells)} B ÷ {bytes_of['weight']} B"),
+        "kept_per_layer": number(kept).via(" + ".join(f"{w:,}" for _label, w in widths)),
+        "layer_kib": number(layer_kib, 1, "KiB", "K字节").via(f"{kept:,} × {gpt.BF16} B（bf16）÷ 1024"),
+        "token_kib": number(model.layers * layer_kib, 0, "KiB", "K字节").via(f"{L} 层 × {layer_kib:g} KiB"),
+        "activations_gib": number(activations, 2, **gib).via(f"{L} × {kept:,} × {gpt.BF16} B × {tokens:,} ÷ 2³⁰"),
+        "recompute_gib": number(recompute, 2, **gib).via(
+            f"每层入口 + 重算那层：({L} × {d} + {kept:,}) × {gpt.BF16} B × {tokens:,} ÷ 2³⁰"
+        ),
+        "saving": times(activations / recompute, 1).via(f"{activations:.2f} ÷ {recompute:.2f} GiB"),
+        "total_keep": number(resident + activations, 2, **gib).via(f"常驻 {resident:.2f} + 激活 {activations:.2f} GiB"),
+        "total_recompute": number(resident + recompute, 2, **gib).via(
+            f"常驻 {resident:.2f} + 激活 {recompute:.2f} GiB"
+        ),
+        "passes_keep": times(passes_keep).via("以前向为 1：前向 1 + 反向两笔矩阵乘 2"),
+        "passes_recompute": times(passes_recompute).via(f"{passes_keep} + 重算时再走一遍前向 1"),
+        "extra_compute": percent((passes_recompute - passes_keep) / passes_keep, 0, plus=True).via(
+            f"({passes_recompute} − {passes_keep}) ÷ {passes_keep}"
+        ),
     }
