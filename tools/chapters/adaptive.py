@@ -530,6 +530,7 @@ def weight_update_ratio(
         "lr_large": scientific(shown["large"], 1).via(f"选中的学习率 × {spread}"),
         "ratio_small": ratio_fact(shown["small"], curves["small"]),
         "ratio_large": ratio_fact(shown["large"], curves["large"]),
+        "curve_count": _count(len(shown)).via(f"画的曲线：选中的学习率，及它 ÷ {spread}、× {spread}"),
         "multiplier": times(boundary, 1).via(
             f"二分：学习率放大几倍，{steps} 步内出 NaN（×1 到 ×{top_multiplier:g} 之间）"
         ),
