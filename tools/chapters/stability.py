@@ -115,21 +115,31 @@ def stability_overview(check: Check, table: dict = ST_MOE_TABLE4, head: dict = H
     spread = max(entropy_normed) - min(entropy_normed)
     check.close("entropy_normed (QK-norm ignores the scale)", spread, 0.0, abs=1e-9)
     bits = {"unit": "bit", "unit_spoken": "比特"}
+    palm = "输入：PaLM §5.1"
+    table4 = "输入：ST-MoE Table 4"
+    head_at = f"随机注意力头（{head['keys']} 个 key，种子 {head['seed']}）"
+    entropy_how = "softmax 权重的熵 −Σ w log₂ w"
     return {
-        "palm_params": myriad(PALM["params"], "亿"),
-        "palm_spikes": approx(_count(PALM["spikes"], "次")),
-        "rollback": approx(_count(PALM["rollback"], "步")),
+        "palm_params": myriad(PALM["params"], "亿").via(f"{palm}，所训模型的参数量"),
+        "palm_spikes": approx(_count(PALM["spikes"], "次")).via(f"{palm}，原话 roughly {PALM['spikes']} times"),
+        "rollback": approx(_count(PALM["rollback"], "步")).via(f"{palm}，原话 roughly {PALM['rollback']} steps"),
         "skip": _quote(
             PALM["skip"],
             f"{PALM['skip'][0]}–{PALM['skip'][1]} 批",
             f"{numbers.zh_int(PALM['skip'][0])}到{numbers.zh_int(PALM['skip'][1])}批",
+        ).via(f"{palm}，原话 roughly {PALM['skip'][0]}–{PALM['skip'][1]} data batches"),
+        "vit_diverged_at": approx(myriad(VIT_DIVERGED_AT, "亿")).via(
+            f"输入：ViT-22B §2，约 {VIT_DIVERGED_AT / 1e9:g}B 参数时发散"
         ),
-        "vit_diverged_at": approx(myriad(VIT_DIVERGED_AT, "亿")),
-        **{f"{name}_stable": _ratio(*row[:2]) for name, row in table.items()},
-        **{f"{name}_quality": number(row[2], 3) for name, row in table.items()},
-        "diverged": _count(diverged, "次"),
-        "clip_threshold": number(ST_MOE_CLIP, 1),
-        **{f"{name}_runs": _count(row[1], "次") for name, row in table.items()},
+        **{f"{name}_stable": _ratio(*row[:2]).via(f"{table4}，稳定的次数 / 跑的次数") for name, row in table.items()},
+        **{
+            f"{name}_quality": number(row[2], 3).via(f"{table4}，负对数困惑度（越高越好）")
+            for name, row in table.items()
+        },
+        "diverged": _count(diverged, "次").via(f"基线跑的次数 − 稳定的次数 = {runs} − {stable}"),
+        "clip_threshold": number(ST_MOE_CLIP, 1).via(f"{table4}，中间一行收紧的 update clipping 阈值"),
+        **{f"{name}_runs": _count(row[1], "次").via(f"{table4}，跑的次数") for name, row in table.items()},
+        "copied": _count(len(table), "个").via(f"Table 4 的质量列照抄：{len(table)} 行各一个"),
         "attention": data(
             {
                 "scales": scales.tolist(),
@@ -139,10 +149,14 @@ def stability_overview(check: Check, table: dict = ST_MOE_TABLE4, head: dict = H
                 "entropy_normed": entropy_normed,
             }
         ),
-        "entropy_start": number(entropy[0], 2, **bits),
-        "entropy_end": number(entropy[-1], 3, **bits),
-        "entropy_normed": number(entropy_normed[0], 2, **bits),
-        "logit_growth": times(growth),
+        "entropy_start": number(entropy[0], 2, **bits).via(f"{entropy_how}，{head_at}，放大 s = {scales[0]:g}"),
+        "entropy_end": number(entropy[-1], 3, **bits).via(f"{entropy_how}，{head_at}，放大 s = {scales[-1]:g}"),
+        "entropy_normed": number(entropy_normed[0], 2, **bits).via(
+            f"{entropy_how}，同一个头，Q、K 先各自归一化（s 取多少都一样）"
+        ),
+        "logit_growth": times(growth).via(
+            f"logits 标准差之比，s = {scales[-1]:g} 对 s = {scales[0]:g}：({scales[-1]:g} ÷ {scales[0]:g})²"
+        ),
     }
 
 
@@ -254,22 +268,32 @@ def post_ln_decay(check: Check, run: dict = POST_LN_RUN, sigmas: float = NOISE_S
     band = float(2 ** (sigmas * noise[-1]) - 1)
     ticks = list(range(0, run["layers"] + 1, 6))
     y_ticks = list(range(0, -run["layers"] // 2 - 1, -4))
+    own = "输入：本课自设的蒙特卡洛"
+    variance = 1  # of x and of F(x) at initialization, and of every Norm's output (checked above)
     return {
-        "dim": number(run["dim"]),
-        "layers": number(run["layers"]),
-        "runs": number(run["runs"]),
-        "seed": number(run["seed"]),
+        "dim": number(run["dim"]).via(f"{own}，向量宽度 d"),
+        "layers": number(run["layers"]).via(f"{own}，层数"),
+        "runs": number(run["runs"]).via(f"{own}，重复次数"),
+        "seed": number(run["seed"]).via(f"{own}，随机种子"),
         "closed": data(closed.tolist()),
         "measured": data(measured.tolist()),
-        "deviation": percent(worst_relative, 1),
-        "noise_band": percent(band, 1),
-        "sigmas": number(sigmas),
-        "end": power(2, -run["layers"] // 2),
-        "unit_variance": number(1),
-        "sum_variance": number(2),
-        "one": number(1),
-        "sqrt_two": Fact(math.sqrt(2), "√2", "根号二"),
-        "half_root": Fact(1 / math.sqrt(2), "1/√2", "根号二分之一"),
+        "deviation": percent(worst_relative, 1).via(
+            f"max |实测 ÷ 2^(−l/2) − 1|，l = 0…{run['layers']}，实测为 {run['runs']} 次的几何均值"
+        ),
+        "noise_band": percent(band, 1).via(
+            f"2^({sigmas}σ) − 1，σ = √(6/d) ÷ (4 ln 2) × √(l / runs)，l = {run['layers']}"
+        ),
+        "sigmas": number(sigmas).via("输入：本课自设的容差，几倍噪声 σ"),
+        "end": power(2, -run["layers"] // 2).via(
+            f"(1/√2){numbers.superscript(run['layers'])} = 2^(−{run['layers']}/2)"
+        ),
+        "unit_variance": number(variance).via(f"Norm 之后方差为 {variance}；初始化时 F(x) 也是（蒙特卡洛核过）"),
+        "sum_variance": number(2 * variance).via(f"{variance} + {variance}：x 与 F(x) 独立，方差相加"),
+        "one": number(1).via("Pre-LN 的直通路一次也不除：x₀ 的系数不变（模拟核过）"),
+        "sqrt_two": Fact(math.sqrt(2 * variance), "√2", "根号二").via(
+            f"√({variance} + {variance})：Norm 除以和的标准差"
+        ),
+        "half_root": Fact(1 / math.sqrt(2 * variance), "1/√2", "根号二分之一").via("1 ÷ √2：每过一层，x₀ 的系数乘一次"),
         "x_ticks": data([{"layer": t, "text": number(t).text} for t in ticks]),
         "y_ticks": data([{"log2": e, "text": power(2, e).text} for e in y_ticks]),
     }
@@ -336,22 +360,26 @@ def fp16_vs_bf16(
         exponents["fp16_min_normal"] - exponents["bf16_min_normal"],
         ledger["binades_lost"].value,
     )
+    bits = {
+        "fp16_min_normal": (FP16_MIN_NORMAL, "fp16", "最小正规数"),
+        "fp16_min_subnormal": (FP16_MIN_SUBNORMAL, "fp16", "最小次正规数"),
+        "bf16_min_normal": (BF16_MIN_NORMAL, "bf16", "最小正规数"),
+    }
     return ledger | {
-        **{name: power(2, e) for name, e in exponents.items()},
-        "cut": power(2, half.exponent(cut)),
         **{
-            f"{name}_bits": Fact(bits, f"0x{bits:04X}")
-            for name, bits in (
-                ("fp16_min_normal", FP16_MIN_NORMAL),
-                ("fp16_min_subnormal", FP16_MIN_SUBNORMAL),
-                ("bf16_min_normal", BF16_MIN_NORMAL),
-            )
+            name: power(2, e).via(f"{bits[name][1]} 位模式 0x{bits[name][0]:04X} 读出的{bits[name][2]}（numpy 核过）")
+            for name, e in exponents.items()
+        },
+        "cut": power(2, half.exponent(cut)).via("fp16 最小次正规数 ÷ 2：二分法找到的舍零边界"),
+        **{
+            f"{name}_bits": Fact(pattern, f"0x{pattern:04X}").via(f"输入：{kind} {what}的位模式")
+            for name, (pattern, kind, what) in bits.items()
         },
         "fp16_max_log2": data(math.log2(fp16_max)),
         "probes": data(rounded),
-        "tiny": scientific(tiny, 0),
-        "tiny_fp16": number(fp16_tiny),
-        "tiny_bf16": scientific(bf16_tiny, 4),
+        "tiny": scientific(tiny, 0).via("输入：本课自设的一个小梯度"),
+        "tiny_fp16": number(fp16_tiny).via(f"{numbers.scientific(tiny, 0)[0]} 用 np.float16 真舍"),
+        "tiny_bf16": scientific(bf16_tiny, 4).via(f"{numbers.scientific(tiny, 0)[0]} 舍成 bf16（float32 的高 16 位）"),
     }
 
 
@@ -421,12 +449,17 @@ def derived_numbers_appendix(check: Check, cite=catalogue.cite, card_gib: float 
     sequences_d9 = step["resident_tib"].value * tib_in_gib / working_set
     check.equal("sequences with the working set (the page's footnote)", round(sequences_d9), D9_PAGE["sequences"])
     gib = {"unit": "GiB", "unit_spoken": "吉字节"}
+    resident = f"{step['resident_tib'].text} × {tib_in_gib:,}"
     derived = {
-        "card_gib": number(card_gib, unit="GiB", unit_spoken="吉字节"),
-        "cards": card_count,
-        "one_minus_share": number(share["weight_share"].value, 3),
-        "working_set": approx(number(working_set, 1, **gib)),
-        "sequences_d9": approx(number(round(sequences_d9), unit="条")),
+        "card_gib": number(card_gib, unit="GiB", unit_spoken="吉字节").via("输入：本课自设的换算基准，不是某款卡"),
+        "cards": card_count.via(f"{resident} ÷ {card_gib:g} GiB，取整"),
+        "one_minus_share": number(share["weight_share"].value, 3).via(
+            f"1 − {share['attention_share'].text}：线性层占一层算力的份额"
+        ),
+        "working_set": approx(number(working_set, 1, **gib)).via(
+            f"{mountain['full_recompute'].text} + {mountain['moe_layer_exact'].text}（反向时展开的那一层）"
+        ),
+        "sequences_d9": approx(number(round(sequences_d9), unit="条")).via(f"{resident} ÷ {working_set:.1f} GiB，取整"),
     }
     facts = cited | derived
     t = {name: fact.text for name, fact in facts.items()}
