@@ -64,7 +64,9 @@ def test_lecture_facts_json_lists_every_figure_with_values(capsys):
     assert cli.main(["facts", "--json"]) == 0
     table = json.loads(capsys.readouterr().out)
     assert set(table) == {fig.id for fig in catalogue.figures()}
-    assert table["gates_circuit"]["grad_c"] == {"value": -1.0, "text": "−1", "spoken": "负一"}
+    grad_c = table["gates_circuit"]["grad_c"]
+    assert {k: grad_c[k] for k in ("value", "text", "spoken")} == {"value": -1.0, "text": "−1", "spoken": "负一"}
+    assert grad_c["how"].endswith("−1 × 1")  # the formula with its inputs, for the numbers panel
 
 
 @pytest.mark.slow  # the layout lint runs every figure with animations skipped (cached in .cache/stills)
