@@ -82,6 +82,7 @@ class Narrated:
         self._given_audio = _given_cue_audio()
         self.engine = None if self._given_audio is not None else speech.from_env()
         self._spoken: list[str] = []
+        self._cue_times: list[dict] = []  # where each cue starts and how long it speaks, for the transcript
         kwargs.setdefault("renderer", SegmentRenderer(camera_class=self.camera_kind))
         super().__init__(*args, **kwargs)
 
@@ -113,6 +114,7 @@ class Narrated:
         for line, offset, length in captions.timed_lines(cue.caption, duration):
             self.add_subcaption(line, duration=length, offset=offset)
         self._spoken.append(cue_id)
+        self._cue_times.append({"cue": cue_id, "start": round(start, 3), "duration": round(duration, 3)})
         yield Beat(self.figure.id, cue_id, duration)
         remaining = start + duration - self.time
         if remaining > 1 / config.frame_rate:
@@ -151,7 +153,10 @@ class Narrated:
         writer = self.renderer.file_writer
         writer.add_audio_segment(AudioSegment.silent(0), time=self.time)
         if os.environ.get(AUDIO_OUT_ENV):
-            writer.audio_segment.export(os.environ[AUDIO_OUT_ENV], format="wav")
+            track = Path(os.environ[AUDIO_OUT_ENV])
+            writer.audio_segment.export(track, format="wav")
+            # Beside the track, where each cue starts in it: the site's transcript seeks there.
+            track.with_suffix(".cues.json").write_text(json.dumps(self._cue_times), encoding="utf-8")
 
     def fix_in_frame(self, *mobjects: Mobject) -> Mobject | None:
         """Keep 2-D text flat on the screen; a no-op outside 3-D scenes. Returns the first."""

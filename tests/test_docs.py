@@ -15,7 +15,7 @@ from helpers import BIN, ROOT, run
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
 from tools.author import figures
-from tools.course import catalogue
+from tools.course import catalogue, shown
 from tools.course.facts import Check, FactError
 
 MARKDOWN = sorted(
@@ -108,16 +108,16 @@ def test_the_checks_of_a_figure_are_those_its_builder_made():
 
 @pytest.mark.parametrize("value", [0.1 + 0.2, 9506.432, 2.44e-4, 1 / 3, 123456.5, 1.0000004999999, 46956.33])
 def test_printed_digits_survive_float_noise(value):
-    shown = figures.shown(value)
+    printed = shown.shown(value)
     for nudge in (1 + 1e-12, 1 - 1e-12, 1 + 5e-10, 1 - 5e-10):
-        assert figures.shown(value * nudge) == shown
+        assert shown.shown(value * nudge) == printed
 
 
 def test_zero_noise_and_collections_print_the_same_everywhere():
-    assert figures.shown(-0.0) == figures.shown(0.0) == "0"
-    assert figures.shown({"b", "a", "c"}) == "(a, b, c)"
-    assert figures.shown(list(range(20))) == "20 values"
-    assert figures.shown("x = 0.30000000000000004") == "x = 0.3"
+    assert shown.shown(-0.0) == shown.shown(0.0) == "0"
+    assert shown.shown({"b", "a", "c"}) == "(a, b, c)"
+    assert shown.shown(list(range(20))) == "20 values"
+    assert shown.shown("x = 0.30000000000000004") == "x = 0.3"
 
 
 DISPATCHED = [group for group in __cpu_dispatch__ if __cpu_features__.get(group)]

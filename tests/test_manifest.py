@@ -22,6 +22,8 @@ from tools.publish import build, clean, manifest, render, scratch, stills
 from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
 from tools.voice import audio, cues, speech
 
+ONE = {"value": 1, "text": "1", "spoken": "一"}
+
 
 def _publish_stand_in(out, chapter: str, fig_id: str, text: str = "clip") -> PublishedFigure:
     """Files and a sidecar for one figure, as publish leaves them."""
@@ -32,7 +34,7 @@ def _publish_stand_in(out, chapter: str, fig_id: str, text: str = "clip") -> Pub
         path.write_text(f"{text} {ext}")
         files[ext] = PublishedFile(f"{chapter}/{fig_id}.{ext}", file_sha256(path))
     entry = PublishedFigure(
-        chapter, fig_id, f"title of {fig_id}", 42.0, 854, 480, {"n": 1}, files, "key", {"scene": "s"}
+        chapter, fig_id, f"title of {fig_id}", 42.0, 854, 480, {"n": ONE}, files, "key", {"scene": "s"}
     )
     manifest.write_sidecar(out, entry)
     return entry

@@ -27,7 +27,19 @@ from pathlib import Path
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import chapter_video, checks, clip, manifest, media, progress, render, scratch, sheet, site
+from tools.publish import (
+    chapter_video,
+    checks,
+    clip,
+    figure_notes,
+    manifest,
+    media,
+    progress,
+    render,
+    scratch,
+    sheet,
+    site,
+)
 from tools.publish.cluster import Cluster
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import FPS, QUALITIES, BuildError, RenderKey
@@ -134,12 +146,13 @@ def _publish(
     target_dir = out_dir / fig.chapter
     started = time.monotonic()
     with scratch.staging(target_dir) as staged:
+        cue_lines = figure_notes.transcript(fig.id, rendered.cue_times)
         info = clip.stage_clip(fig, rendered, staged)
         if info.video_seconds > FIGURE_SECONDS[1] and not allow_long:
             raise _too_long(fig, info.video_seconds, "the rendered video runs")
         with manifest.updating(out_dir) as man:
             files = clip.move_in(staged, target_dir, f"{fig.chapter}/")
-            entry = clip.entry(fig, info, files, key.digest, key.parts, render_seconds)
+            entry = clip.entry(fig, info, files, key.digest, key.parts, render_seconds, cue_lines)
             manifest.write_sidecar(out_dir, entry)
             if (old := man.figures.get(fig.id)) is not None:
                 _remove_figure(old, out_dir, keep={f.path for f in files.values()} | {entry.sidecar})
@@ -260,11 +273,15 @@ def _sweep(out_dir: Path, say: Say) -> None:
         say(f"  removed {path.relative_to(out_dir)}, left by a build that was stopped")
 
 
-def _finish(out_dir: Path, say: Say) -> None:
-    """Under the lock: prune, join complete chapters, save, rewrite the embed kit."""
+def _finish(out_dir: Path, say: Say, built: list[Figure]) -> None:
+    """Under the lock: prune, refresh the notes of the figures built, join complete chapters, save, rewrite
+    the embed kit."""
     with manifest.locked(out_dir):
         man = manifest.load(out_dir)
         man.chapters = course_chapters()
+        for fig in built:
+            if fig.id in man.figures:
+                man.figures[fig.id] = figure_notes.refreshed(man.figures[fig.id])
         _sweep(out_dir, say)
         prune(man, out_dir, say)
         chapter_video.build_all(man, out_dir, say)
@@ -340,7 +357,7 @@ def _build(
     with tracker.shown():
         renders.run()
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
-    _finish(out_dir, say)
+    _finish(out_dir, say, figures)
     return manifest.load(out_dir)
 
 

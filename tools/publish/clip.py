@@ -13,7 +13,7 @@ from pathlib import Path
 from tools.course.catalogue import Figure
 from tools.course.fact_values import fact_values
 from tools.files import file_sha256
-from tools.publish import media, scratch
+from tools.publish import figure_notes, media, scratch
 from tools.publish.manifest import Files, PublishedFigure, PublishedFile
 from tools.publish.render import BuildError, Rendered
 from tools.voice import captions
@@ -74,8 +74,9 @@ def stage_clip(fig: Figure, rendered: Rendered, staged: Path) -> media.Probe:
 
 
 def entry(
-    fig: Figure, info: media.Probe, files: Files, key: str, key_parts: dict, render_seconds: float
+    fig: Figure, info: media.Probe, files: Files, key: str, key_parts: dict, render_seconds: float, cue_lines: list
 ) -> PublishedFigure:
+    """The figure's manifest record; `cue_lines` is its transcript (figure_notes.transcript)."""
     attachments = {a.suffix: {"label": a.label, "how_to": a.how_to} for a in fig.attachments}
     return PublishedFigure(
         fig.chapter,
@@ -90,4 +91,7 @@ def entry(
         key_parts,
         attachments,
         round(render_seconds, 1),
+        fig.source,
+        cue_lines,
+        figure_notes.checks(fig.id),
     )

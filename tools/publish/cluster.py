@@ -174,8 +174,9 @@ class _Relay:
 
 
 def _files(rendered: Rendered) -> dict[str, Path]:
-    """A render's files by name, as a task ships them back (a part may lack its video, track or captions)."""
-    return {"video": rendered.video, "track": rendered.track, "srt": rendered.srt}
+    """A render's files by name, as a task ships them back (a part may lack its video, track, captions or cue
+    times)."""
+    return {"video": rendered.video, "track": rendered.track, "srt": rendered.srt, "cues": rendered.cue_times}
 
 
 def _log_to_file() -> Path:

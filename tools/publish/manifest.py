@@ -57,6 +57,11 @@ class PublishedFigure:
     key_parts: dict = field(default_factory=dict)  # the key's parts, to say why a figure re-renders
     attachments: dict = field(default_factory=dict)  # files published beside the clip: {kind: {label, how_to}}
     render_seconds: float = 0.0  # wall time of its last manim render (0: not recorded), to queue the longest first
+    # What the site shows beside the clip (tools/publish/figure_notes.py): its source line (出处); one line per
+    # cue {cue, start, duration, text, cites}, where it starts in the clip; every check its builder passed.
+    source: str = ""
+    cues: list[dict] = field(default_factory=list)
+    checks: list[dict] = field(default_factory=list)
 
     def present(self, out_dir: Path) -> bool:
         return present(self.files, out_dir)
@@ -130,8 +135,26 @@ def _known(cls, raw: dict) -> dict:
     return known
 
 
+# The fields each record of a figure's list must have, and their JSON types.
+_RECORDS = {
+    "cues": {"cue": (str,), "start": (int, float), "duration": (int, float), "text": (str,), "cites": (list,)},
+    "checks": dict.fromkeys(("name", "kind", "computed", "expected", "tolerance"), (str,)),
+}
+
+
 def _figure(raw: dict) -> PublishedFigure:
-    return PublishedFigure(**{**_known(PublishedFigure, raw), "files": _files(raw["files"])})
+    known = _known(PublishedFigure, raw)
+    for name, wanted in _RECORDS.items():
+        for record in known.get(name, []):
+            if not isinstance(record, dict) or any(
+                not isinstance(record.get(key), kinds) or isinstance(record.get(key), bool)
+                for key, kinds in wanted.items()
+            ):
+                raise TypeError(f"PublishedFigure.{name} holds {str(record)[:60]!r}, not {{{', '.join(wanted)}}}")
+    for name, fact in known.get("facts", {}).items():
+        if not isinstance(fact, dict) or not all(isinstance(fact.get(key), str) for key in ("text", "spoken")):
+            raise TypeError(f"PublishedFigure.facts[{name!r}] is {str(fact)[:60]!r}, not {{value, text, spoken}}")
+    return PublishedFigure(**{**known, "files": _files(raw["files"])})
 
 
 def _chapter_video(chapter: str, raw: dict) -> ChapterVideo:

@@ -496,21 +496,16 @@ def _fork_renders_here() -> None:
 
 def _draft_run(figure_id: str, work: Path) -> None:
     """Build the figure at -q l as `lecture build -q l --no-layout -j 2` builds it; ready.json as soon as
-    its clip is published (the cue start times read from its captions), before the chapter is joined."""
-    from tools.publish import build
-    from tools.voice import audio, captions, cues, speech
+    its clip is published (the cue start times from its manifest entry), before the chapter is joined."""
+    from tools.publish import build, manifest
 
     _fork_renders_here()
     fig = catalogue.figure(figure_id)
     said: list[str] = []
 
     def ready() -> None:
-        engine = speech.from_env()
-        starts, lines = {}, _srt_starts(build.renders_dir(QUALITY) / fig.chapter / f"{fig.id}.srt")
-        for cue in cues.figure_cues(fig.id):
-            if lines:
-                starts[cue.id] = lines[0]
-            lines = lines[len(captions.timed_lines(cue.caption, audio.cue_audio(cue, engine).duration)) :]
+        entry = manifest.load(build.renders_dir(QUALITY)).figures[fig.id]
+        starts = {line["cue"]: line["start"] for line in entry.cues}
         write_atomically(work / "ready.json", json.dumps({"starts": starts, "said": said}, ensure_ascii=False))
 
     began = time.monotonic()
@@ -523,15 +518,6 @@ def _draft_run(figure_id: str, work: Path) -> None:
 
     build._build([fig], QUALITY, 2, say, True, None)
     _write_result(work, {"said": said})
-
-
-def _srt_starts(path: Path) -> list[float]:
-    """Each caption line's start, in seconds, from an SRT file."""
-    starts = []
-    for match in re.finditer(r"(\d+):(\d\d):(\d\d)[,.](\d{3}) -->", path.read_text(encoding="utf-8")):
-        h, m, s, ms = map(int, match.groups())
-        starts.append(h * 3600 + m * 60 + s + ms / 1000)
-    return starts
 
 
 JOBS = {"stills": _stills_run, "draft": _draft_run}

@@ -60,7 +60,7 @@ def render_env(quality: str, track: Path, progress: Path) -> dict[str, str]:
 
 # What publish writes for a figure; part of the render key, so a change
 # here republishes figures built before it.
-PUBLISHED = "mp4 (aac fast coder) srt vtt png webp; facts with text and reading, size; sidecar; v5"
+PUBLISHED = "mp4 (aac fast coder) srt vtt png webp; facts with text and reading, size; sidecar; cue times; v6"
 
 
 class BuildError(Exception):
@@ -236,6 +236,11 @@ class Rendered:
     track: Path  # the whole narration track (see scenes/base.py); a part told to stop early has none
     progress: Path  # the seconds of video rendered so far, rewritten after every play
     partials: Path  # manim's folder of partial movies, one per play it drew, named by the play's number
+
+    @property
+    def cue_times(self) -> Path:
+        """Where each cue starts in the track and how long it speaks (JSON, written beside the track)."""
+        return self.track.with_suffix(".cues.json")
 
 
 @contextmanager

@@ -1,25 +1,32 @@
-"""The embed kit ``renders/<quality>/site/``: watch the videos, embed them.
+"""The course site ``renders/<quality>/site/``: watch the videos, see where every number comes from, embed them.
 
 :func:`write_kit` turns what ``lecture build`` published (``manifest.json``)
 into one folder that can be copied under any site root::
 
-    index.html             gallery: the chapters under their topics, each chapter video, its figures
-    embed/<figure>.html    a bare player per figure, for an <iframe> (and a line per attachment)
-    embed.json             per figure: snippets to paste, paths, duration, poster, facts, attachments
+    index.html             gallery: the chapters under their topics, each chapter video, its figures, search
+    embed/<figure>.html    a bare player per figure, for an <iframe>, with its transcript and numbers panel
+    embed.json             per figure: snippets to paste, paths, duration, poster, facts, checks, transcript
+    pagefind/…             the search index (Pagefind, written here at publish time) and its script
     media/…                the published files (hard links, same relative layout)
     kit.css, kit.js
+
+Beside every clip: its transcript (one line per cue, which seeks the clip there) and its numbers panel
+「这些数从哪来」 (every fact with how it is computed, the checks that guard it, its source and where it is
+first spoken), from the figure's manifest entry (tools/publish/figure_notes.py). ``embed/<id>.html#t=S``
+starts a clip at S seconds. The pages come from the Jinja2 templates in ``site_templates/``, with
+autoescape on; the site's title and its topic headings come from the catalogue's ``TOPICS``.
 
 Every path is relative and nothing is fetched from the network. The gallery
 carries its caption and chapter tracks inline (``data:`` URLs), so it works
 opened straight from disk, where Chromium refuses a track file; the embed
 pages and the snippets point at the ``.vtt`` files, as a served page can.
+Search needs the page served (``lecture serve`` or any static host).
 The kit is written to a staging folder and swapped in: never half-written.
-
-``lecture serve`` shows a kit on 127.0.0.1 (see :mod:`tools.publish.serve`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import itertools
 import json
@@ -27,14 +34,21 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
 
-from tools.publish.manifest import ChapterList, ChapterVideo, Manifest, PublishedFigure
+import jinja2
 
-COURSE = "训练一步的账"
+from tools.course import catalogue
+from tools.course.shown import shown
+from tools.publish.manifest import ChapterVideo, Manifest, PublishedFigure
+
 KIT = "site"
 FIGURE_FILES = {"mp4", "srt", "vtt", "png", "webp"}
+TEMPLATES = Path(__file__).with_name("site_templates")
+STATIC = ("kit.css", "kit.js")
+SEARCH = "pagefind"
+# Pagefind's own ready-made search interfaces, which the kit does not use (kit.js draws its results).
+SEARCH_UNUSED = ("pagefind-ui.*", "pagefind-component-ui.*", "pagefind-modular-ui.*", "pagefind-highlight.js")
 
 
 class KitError(Exception):
@@ -53,42 +67,51 @@ def kit_dir(out_dir: Path) -> Path:
     return out_dir / KIT
 
 
+def course_title() -> str:
+    """The site's title, from the catalogue's topics: 专题四至专题八 (one topic: its own label)."""
+    topics = catalogue.TOPICS
+    return topics[0].label if len(topics) == 1 else f"{topics[0].number}至{topics[-1].number}"
+
+
 def _clock(seconds: float) -> str:
     """m:ss, cut to the whole second as players show it."""
     whole = int(seconds)
     return f"{whole // 60}:{whole % 60:02d}"
 
 
-def _attr(text: str) -> str:
-    return escape(text, quote=True)
+def _check_line(check: dict) -> str:
+    """One check in a line: what was compared with what (=, ≈ within its tolerance), or what holds."""
+    name, computed, expected = check["name"], check["computed"], check["expected"]
+    if check["kind"] == "holds":
+        return f"{name}：成立，{computed}"
+    if check["kind"] == "residual":
+        return f"{name}：两条路之差 {check['tolerance'].replace('below', '<')}"
+    if check["kind"] == "equal":
+        return f"{name}：{computed} = {expected}"
+    return f"{name}：{computed} ≈ {expected}（{check['tolerance']}）"
+
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+)
+_ENV.filters["clock"] = _clock
+_ENV.filters["check_line"] = _check_line
+
+
+def _render(template: str, **values) -> str:
+    return _ENV.get_template(template).render(**values)
+
+
+def _video(src: str, poster: str, label: str, size: tuple[int, int], tracks: list[tuple[str, str, str]]) -> str:
+    """An HTML5 player as a snippet to paste; tracks are (kind, src, label), each the default of its kind."""
+    return str(_ENV.get_template("parts.html.j2").module.video(src, poster, label, size, tracks))
 
 
 def _data_url(path: Path) -> str:
     return "data:text/vtt;charset=utf-8;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
-
-
-def _video(src: str, poster: str, label: str, size: tuple[int, int], tracks: list[tuple[str, str, str]]) -> str:
-    """An HTML5 player; tracks are (kind, src, label), each the default of its kind."""
-    lines = [
-        f'<video controls preload="metadata" playsinline width="{size[0]}" height="{size[1]}" '
-        f'poster="{_attr(poster)}" aria-label="{_attr(label)}">',
-        f'  <source src="{_attr(src)}" type="video/mp4">',
-    ]
-    lines += [
-        f'  <track kind="{kind}" srclang="zh" label="{_attr(name)}" src="{_attr(url)}" default>'
-        for kind, url, name in tracks
-    ]
-    lines.append("  您的浏览器无法播放此视频。</video>")
-    return "\n".join(lines)
-
-
-def _page(title: str, body: str, head: str = "") -> str:
-    return (
-        f'<!doctype html>\n<html lang="zh-CN">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f'<title>{escape(title)}</title>\n<link rel="icon" href="data:,">\n{head}</head>\n'
-        f"<body>\n{body}\n</body>\n</html>\n"
-    )
 
 
 def _rendered(man: Manifest, out_dir: Path) -> tuple[dict[str, PublishedFigure], list[str]]:
@@ -124,147 +147,138 @@ def _media(path: str) -> str:
     return f"media/{path}"
 
 
-def _figure_snippets(fig_id: str, entry: PublishedFigure) -> dict[str, str]:
+def _cites(line: dict, fig_id: str, name: str) -> bool:
+    return name in line["cites"] or f"{fig_id}.{name}" in line["cites"]
+
+
+def numbers_panel(entry: PublishedFigure) -> dict:
+    """The numbers panel of a figure: each fact with its screen text, how, value, the checks named after it
+    and the first cue that speaks it; the checks of the figure as a whole; its source."""
+    by_fact: dict[str, list[dict]] = {name: [] for name in entry.facts}
+    other = []
+    for check in entry.checks:
+        name = check["name"].split(" (")[0].strip()
+        by_fact.get(name, other).append(check)
+    facts = []
+    for name, fact in entry.facts.items():
+        drawn = not (fact.get("text") or fact.get("spoken"))
+        first = next((line for line in entry.cues if _cites(line, entry.figure, name)), None)
+        facts.append(
+            {
+                "name": name,
+                "text": fact.get("text", ""),
+                "spoken": fact.get("spoken", ""),
+                "value": "" if drawn else shown(fact.get("value")),
+                "how": fact.get("how", ""),
+                "source": fact.get("source", ""),
+                "schematic": bool(fact.get("schematic")),
+                "drawn": drawn,
+                "checks": by_fact[name],
+                "first": first,
+            }
+        )
+    return {"figure": entry.figure, "source": entry.source, "facts": facts, "other_checks": other}
+
+
+def _figure_view(fig_id: str, entry: PublishedFigure, number: int, topic: str, chapter_title: str, out_dir: Path):
     files, size = entry.files, (entry.width, entry.height)
-    iframe = (
-        f'<iframe src="embed/{fig_id}.html" title="{_attr(entry.title)}" width="{size[0]}" '
-        f'height="{size[1]}" style="border:0;width:100%;height:auto;aspect-ratio:{size[0]}/{size[1]}" '
-        f'allow="fullscreen" allowfullscreen loading="lazy"></iframe>'
-    )
-    video = _video(
-        _media(files["mp4"].path),
-        _media(files["png"].path),
-        entry.title,
-        size,
-        [("captions", _media(files["vtt"].path), "中文")],
-    )
-    return {"iframe": iframe, "video": video}
-
-
-def _attachments(entry: PublishedFigure, prefix: str = "") -> list[str]:
-    """One line per file attached to the figure: its link, then how to open it."""
-    return [
-        f'<p class="attachment"><a href="{_attr(prefix + _media(entry.files[kind].path))}" download>'
-        f"{escape(about['label'])}</a>：{escape(about['how_to'])}</p>"
-        for kind, about in entry.attachments.items()
-        if kind in entry.files
-    ]
-
-
-def _embed_page(fig_id: str, entry: PublishedFigure) -> str:
-    files = entry.files
-    player = _video(
-        "../" + _media(files["mp4"].path),
-        "../" + _media(files["png"].path),
-        entry.title,
-        (entry.width, entry.height),
-        [("captions", "../" + _media(files["vtt"].path), "中文")],
-    )
-    style = (
-        "<style>html,body{margin:0;height:100%;background:#0E1116}"
-        "body{display:flex;flex-direction:column}"
-        "video{display:block;width:100%;flex:1;min-height:0;object-fit:contain}"
-        ".attachment{margin:0;padding:4px 8px;font:13px sans-serif;color:#8B949E}"
-        ".attachment a{color:#58C4DD}</style>\n"
-    )
-    return _page(entry.title, "\n".join([player, *_attachments(entry, "../")]), style)
-
-
-def _chapter_block(video: ChapterVideo, entries: dict[str, PublishedFigure], out_dir: Path) -> str:
-    files = video.files
-    first = entries[video.figures[0]]
-    player = _video(
-        _media(files["mp4"].path),
-        _media(first.files["png"].path),
-        video.title,
-        (video.width, video.height),
-        [
-            ("captions", _data_url(out_dir / files["vtt"].path), "中文"),
-            ("chapters", _data_url(out_dir / files["chapters.vtt"].path), "章节"),
+    return {
+        "id": fig_id,
+        "number": number,
+        "title": entry.title,
+        "topic": topic,
+        "chapter_title": chapter_title,
+        "duration": entry.duration,
+        "size": size,
+        "page": f"embed/{fig_id}.html",
+        "video": _media(files["mp4"].path),
+        "poster": _media(files["png"].path),
+        "inline_tracks": [("captions", _data_url(out_dir / files["vtt"].path), "中文")],
+        "attachments": [
+            {"path": _media(files[kind].path), **about} for kind, about in entry.attachments.items() if kind in files
         ],
-    )
-    items = "\n".join(
-        f'  <li><button type="button" data-start="{mark["start"]:.3f}">'
-        f'<span class="at">{_clock(mark["start"])}</span> {escape(mark["title"])}</button></li>'
-        for mark in video.marks
-    )
-    return (
-        f'<figure class="chapter-video" id="chapter-video-{video.chapter}">\n{player}\n'
-        f"<figcaption>整章连播 · {len(video.marks)} 节 · 时长 {_clock(video.duration)}</figcaption>\n"
-        f'<ol class="chapters" aria-label="章节">\n{items}\n</ol>\n</figure>'
+        "lines": entry.cues,
+        "panel": numbers_panel(entry),
+    }
+
+
+def _embed_page(view: dict) -> str:
+    """The bare player page of one figure: paths one folder up from embed/."""
+    up = {key: "../" + view[key] for key in ("video", "poster")}
+    tracks = [("captions", "../" + _media(view["vtt"]), "中文")]
+    figure = view | up | {"tracks": tracks}
+    return _render(
+        "embed.html.j2", title=f"{view['title']} · {view['topic']}", root="../", page_kind="embed", figure=figure
     )
 
 
-def _figure_card(number: int, fig_id: str, entry: PublishedFigure, out_dir: Path) -> str:
-    files = entry.files
-    player = _video(
-        _media(files["mp4"].path),
-        _media(files["png"].path),
-        entry.title,
-        (entry.width, entry.height),
-        [("captions", _data_url(out_dir / files["vtt"].path), "中文")],
-    )
-    extra = "".join(line + "\n" for line in _attachments(entry))
-    return (
-        f'<article class="card" id="figure-{fig_id}">\n{player}\n'
-        f'<h4><span class="num">图 {number}</span> {escape(entry.title)}</h4>\n'
-        f'<p class="meta">时长 {_clock(entry.duration)} · <code>{fig_id}</code> · '
-        f'<a href="embed/{fig_id}.html">单独播放页</a></p>\n{extra}</article>'
-    )
+def _chapter_lines(video: ChapterVideo, entries: dict[str, PublishedFigure]) -> list[dict]:
+    """The chapter video's transcript: each figure's title as a heading, then its cues moved to where it starts."""
+    lines = []
+    for fig_id, mark in zip(video.figures, video.marks):
+        lines.append({"heading": mark["title"], "start": mark["start"]})
+        lines += [line | {"start": mark["start"] + line["start"]} for line in entries[fig_id].cues]
+    return lines
 
 
-def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo], out_dir: Path) -> str:
-    """The chapters in play order, under a heading for each topic they belong to."""
-    nav, topics = [], []
-    for number, (topic, chapters) in enumerate(itertools.groupby(man.chapters, key=lambda ch: ch.topic), 1):
-        chapters = list(chapters)
-        links = " ".join(f'<a href="#chapter-{ch.id}">{escape(ch.title)}</a>' for ch in chapters)
-        blocks = "\n".join(_chapter_section(ch, entries, videos, out_dir) for ch in chapters)
-        if topic:
-            head = f'<a class="topic-link" href="#topic-{number}">{escape(topic)}</a>'
-            nav.append(f'<p class="topic-nav">{head} {links}</p>')
-            topics.append(
-                f'<section class="topic" id="topic-{number}">\n'
-                f'<h2 class="topic-title">{escape(topic)}</h2>\n{blocks}\n</section>'
+def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo], out_dir: Path):
+    topics = []
+    for topic, chapters in itertools.groupby(man.chapters, key=lambda ch: ch.topic):
+        shown_chapters = []
+        for chapter in chapters:
+            ids = chapter.figures
+            figures = [
+                _figure_view(fig_id, entries[fig_id], ids.index(fig_id) + 1, topic, chapter.title, out_dir)
+                for fig_id in ids
+                if fig_id in entries
+            ]
+            video = None
+            if chapter.id in videos:
+                item = videos[chapter.id]
+                video = {
+                    "src": _media(item.files["mp4"].path),
+                    "poster": _media(entries[item.figures[0]].files["png"].path),
+                    "size": (item.width, item.height),
+                    "duration": item.duration,
+                    "marks": item.marks,
+                    "tracks": [
+                        ("captions", _data_url(out_dir / item.files["vtt"].path), "中文"),
+                        ("chapters", _data_url(out_dir / item.files["chapters.vtt"].path), "章节"),
+                    ],
+                    "lines": _chapter_lines(item, entries),
+                }
+            shown_chapters.append(
+                {
+                    "id": chapter.id,
+                    "title": chapter.title,
+                    "figure_count": len(ids),
+                    "figures": figures,
+                    "video": video,
+                }
             )
-        else:
-            nav.append(f'<p class="topic-nav">{links}</p>')
-            topics.append(blocks)
-    total = sum(entry.duration for entry in entries.values())
-    body = (
-        f'<header>\n<h1>{COURSE}</h1>\n<p class="meta">{len(entries)} 个图 · 共 {_clock(total)} · '
-        f'画质 {escape(man.quality)} · 嵌入代码见 <a href="embed.json">embed.json</a></p>\n'
-        "<nav>\n" + "\n".join(nav) + "\n</nav>\n</header>\n<main>\n" + "\n".join(topics) + "\n</main>\n"
-        '<script src="kit.js"></script>'
-    )
-    return _page(f"{COURSE} · 视频", body, '<link rel="stylesheet" href="kit.css">\n')
-
-
-def _chapter_section(
-    chapter: ChapterList, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo], out_dir: Path
-) -> str:
-    ch_id, ids = chapter.id, chapter.figures
-    shown = [fig_id for fig_id in ids if fig_id in entries]
-    parts = [
-        f'<section class="chapter" id="chapter-{ch_id}">',
-        f'<h3 class="chapter-title">{escape(chapter.title)}</h3>',
-    ]
-    if not ids:
-        parts.append('<p class="note">本章还没有图。</p>')
-    elif ch_id in videos:
-        parts.append(_chapter_block(videos[ch_id], entries, out_dir))
-    else:
-        parts.append(f'<p class="note">整章视频要等本章 {len(ids)} 个图都渲染后才生成，现已渲染 {len(shown)} 个。</p>')
-    if shown:
-        cards = [_figure_card(ids.index(fig_id) + 1, fig_id, entries[fig_id], out_dir) for fig_id in shown]
-        parts.append('<div class="grid">\n' + "\n".join(cards) + "\n</div>")
-    return "\n".join(parts) + "\n</section>"
+        topics.append({"label": topic, "chapters": shown_chapters})
+    course = {
+        "title": course_title(),
+        "figures": len(entries),
+        "duration": sum(entry.duration for entry in entries.values()),
+        "quality": man.quality,
+        "topics": topics,
+    }
+    return _render("gallery.html.j2", title=f"{course['title']} · 视频", root="", page_kind="gallery", course=course)
 
 
 def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo]) -> dict:
     figures = {}
     for fig_id, entry in entries.items():
-        files = entry.files
+        files, size = entry.files, (entry.width, entry.height)
+        iframe = str(_ENV.get_template("parts.html.j2").module.iframe(f"embed/{fig_id}.html", entry.title, size))
+        video = _video(
+            _media(files["mp4"].path),
+            _media(files["png"].path),
+            entry.title,
+            size,
+            [("captions", _media(files["vtt"].path), "中文")],
+        )
         figures[fig_id] = {
             "chapter": entry.chapter,
             "title": entry.title,
@@ -274,8 +288,11 @@ def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict
             "poster": _media(files["png"].path),
             "thumbnail": _media(files["webp"].path),
             "captions": {"vtt": _media(files["vtt"].path), "srt": _media(files["srt"].path)},
-            "snippets": _figure_snippets(fig_id, entry),
+            "snippets": {"iframe": iframe, "video": video},
+            "source": entry.source,
             "facts": entry.facts,
+            "checks": entry.checks,
+            "transcript": entry.cues,
             "attachments": [
                 {"path": _media(files[kind].path), **about}
                 for kind, about in entry.attachments.items()
@@ -325,6 +342,53 @@ def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict
     }
 
 
+def search_records(entries: dict[str, PublishedFigure]) -> list[dict]:
+    """What search finds: every transcript line and every fact shown, each with the page (and second) it opens."""
+    records = []
+    for fig_id, entry in entries.items():
+        page = f"embed/{fig_id}.html"
+        for line in entry.cues:
+            at = f"{line['start']:.3f}"
+            records.append(
+                {"content": line["text"], "page": f"{page}#t={at}", "time": _clock(line["start"]), "title": entry.title}
+            )
+        for fact in numbers_panel(entry)["facts"]:
+            if fact["drawn"]:
+                continue
+            first = fact["first"]
+            content = " ".join(part for part in (fact["text"], fact["how"], fact["value"], fact["name"]) if part)
+            records.append(
+                {
+                    "content": content,
+                    "page": f"{page}#t={first['start']:.3f}" if first else f"{page}#fact-{fig_id}-{fact['name']}",
+                    "time": _clock(first["start"]) if first else "",
+                    "title": entry.title,
+                }
+            )
+    return records
+
+
+async def _write_search(records: list[dict], folder: Path) -> None:
+    from pagefind.index import IndexConfig, PagefindIndex
+
+    async with PagefindIndex(config=IndexConfig(force_language="zh", include_characters=".")) as index:
+        for number, record in enumerate(records):
+            meta = {key: record[key] for key in ("page", "time", "title")}
+            # Pagefind keeps one record per URL, and a fact often opens the second its line opens: the URL
+            # it indexes is made unique; the link a hit opens is `page`, in the record's meta.
+            url = f"{record['page']}&record={number}"
+            await index.add_custom_record(url=url, content=record["content"], language="zh", meta=meta)
+        await index.write_files(output_path=str(folder))
+
+
+def write_search(entries: dict[str, PublishedFigure], folder: Path) -> None:
+    """The static search index of every transcript line and fact, and Pagefind's script, into `folder`."""
+    asyncio.run(_write_search(search_records(entries), folder))
+    for pattern in SEARCH_UNUSED:
+        for path in folder.glob(pattern):
+            path.unlink()
+
+
 def _link(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -344,13 +408,16 @@ def write_kit(out_dir: Path, man: Manifest) -> Kit:
             for f in item.files.values():
                 _link(out_dir / f.path, stage / _media(f.path))
         (stage / "embed").mkdir()
+        titles = {fig_id: (ch.topic, ch.title) for ch in man.chapters for fig_id in ch.figures}
         for fig_id, entry in entries.items():
-            (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(fig_id, entry), encoding="utf-8")
+            view = _figure_view(fig_id, entry, 0, *titles[fig_id], out_dir) | {"vtt": entry.files["vtt"].path}
+            (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(view), encoding="utf-8")
         (stage / "index.html").write_text(_gallery(man, entries, videos, out_dir), encoding="utf-8")
         kit_json = json.dumps(_embed_json(man, entries, videos), ensure_ascii=False, indent=2)
         (stage / "embed.json").write_text(kit_json, encoding="utf-8")
-        (stage / "kit.css").write_text(CSS, encoding="utf-8")
-        (stage / "kit.js").write_text(JS, encoding="utf-8")
+        for name in STATIC:
+            shutil.copyfile(TEMPLATES / name, stage / name)
+        write_search(entries, stage / SEARCH)
     except BaseException:
         shutil.rmtree(stage)
         raise
@@ -371,62 +438,3 @@ def summary(kit: Kit) -> str:
     if kit.skipped:
         line += f" (left out, published by an older build, rebuild them: {', '.join(kit.skipped)})"
     return line
-
-
-CSS = """\
-:root { color-scheme: dark; --bg: #0E1116; --panel: #1A1F27; --text: #E8E6E3; --muted: #8B949E;
-        --accent: #58C4DD; --mark: #F4D35E; }
-* { box-sizing: border-box; }
-body { margin: 0; background: var(--bg); color: var(--text); line-height: 1.6;
-       font-family: "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei", sans-serif; }
-header, main { max-width: 1200px; margin: 0 auto; padding: 0 24px; }
-header { padding-top: 24px; }
-h1 { margin: 0 0 4px; font-size: 28px; }
-h2.topic-title { margin: 48px 0 4px; font-size: 24px; color: var(--mark); }
-h3.chapter-title { margin: 28px 0 12px; font-size: 21px; border-bottom: 1px solid var(--panel); padding-bottom: 6px; }
-h4 { margin: 8px 0 2px; font-size: 17px; font-weight: 600; }
-a { color: var(--accent); }
-nav { margin: 8px 0; }
-.topic-nav { display: flex; flex-wrap: wrap; gap: 6px 20px; margin: 4px 0; }
-.topic-link { color: var(--mark); font-weight: 600; }
-.topic { border-top: 3px solid var(--panel); }
-.meta, .note, figcaption, .attachment { color: var(--muted); font-size: 14px; margin: 0; }
-.num { color: var(--muted); font-weight: 400; margin-right: 4px; }
-code { font-size: 13px; }
-video { display: block; width: 100%; height: auto; background: #000; border-radius: 6px; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 24px; margin-top: 16px; }
-.card { background: var(--panel); border-radius: 8px; padding: 10px 12px 12px; }
-.chapter-video { display: grid; grid-template-columns: minmax(0, 2fr) minmax(220px, 1fr); gap: 8px 20px;
-                 margin: 0 0 12px; background: var(--panel); border-radius: 8px; padding: 12px; }
-.chapter-video figcaption { grid-column: 1; }
-.chapters { grid-column: 2; grid-row: 1 / span 2; margin: 0; padding: 0; list-style: none;
-            max-height: 420px; overflow-y: auto; }
-.chapters button { width: 100%; text-align: left; background: none; border: 0; color: var(--text);
-                   font: inherit; padding: 6px 8px; border-radius: 4px; cursor: pointer; }
-.chapters button:hover { background: #232a35; }
-.chapters .current button { background: #232a35; color: var(--mark); }
-.at { color: var(--muted); font-variant-numeric: tabular-nums; margin-right: 6px; }
-@media (max-width: 760px) { .chapter-video { grid-template-columns: 1fr; }
-                            .chapters { grid-column: 1; grid-row: auto; } }
-"""
-
-JS = """\
-// 整章视频旁的章节列表：点一节跳到那里播放；播放时标出当前一节。
-document.querySelectorAll(".chapter-video").forEach(function (box) {
-  var video = box.querySelector("video");
-  var items = Array.prototype.slice.call(box.querySelectorAll(".chapters li"));
-  var starts = items.map(function (li) { return parseFloat(li.firstElementChild.dataset.start); });
-  items.forEach(function (li, i) {
-    li.firstElementChild.addEventListener("click", function () {
-      video.currentTime = starts[i];
-      video.play().catch(function () {});
-    });
-  });
-  video.addEventListener("timeupdate", function () {
-    items.forEach(function (li, i) {
-      var t = video.currentTime;
-      li.classList.toggle("current", t >= starts[i] && (i + 1 === starts.length || t < starts[i + 1]));
-    });
-  });
-});
-"""

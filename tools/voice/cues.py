@@ -58,6 +58,7 @@ class Cue:
     pinyin: str  # what a pinyin engine says: the same as tone-numbered pinyin
     recording: Path | None  # a human recording, which wins over synthesis
     undecided: tuple[Undecided, ...] = ()  # polyphones nothing settles (see tools.voice.readings)
+    cites: tuple[str, ...] = ()  # the facts its placeholders name ('fact' of its figure, 'figure.fact' of another)
 
 
 def _read_toml(path: Path) -> dict:
@@ -292,6 +293,7 @@ def chapter_cues(chapter_id: str) -> dict[str, tuple[Cue, ...]]:
                     reading.pinyin,
                     recording if recording.exists() else None,
                     reading.undecided,
+                    tuple(match.group(1).strip() for match in _PLACEHOLDER.finditer(str(text))),
                 )
             )
         cues[fig.id] = tuple(built)

@@ -1,0 +1,141 @@
+// 课程网站的小脚本：文字稿与数字面板的每一行都能跳到视频里的那一刻；播放时标出当前一句；
+// 整章视频旁的章节列表；单独播放页的 #t=秒 从那里开始；图库的全课搜索（Pagefind 的静态索引）。
+// 没有脚本时，文字稿与数字都还在页面上，链接打开单独播放页。
+(function () {
+  "use strict";
+
+  function seek(video, seconds) {
+    var go = function () {
+      video.currentTime = seconds;
+    };
+    if (video.readyState >= 1) go();
+    else video.addEventListener("loadedmetadata", go, { once: true });
+  }
+
+  function play(video) {
+    var started = video.play();
+    if (started && started.catch) started.catch(function () {});
+  }
+
+  // Each clip: its video, and links (transcript lines, a fact's first cue) that seek it.
+  document.querySelectorAll(".clip").forEach(function (clip) {
+    var video = clip.querySelector("video");
+    if (!video) return;
+    var embed = document.body.classList.contains("embed");
+    clip.querySelectorAll("a.cue[data-start]").forEach(function (link) {
+      link.addEventListener("click", function (event) {
+        event.preventDefault();
+        var start = parseFloat(link.dataset.start);
+        seek(video, start);
+        play(video);
+        if (embed) history.replaceState(null, "", "#t=" + link.dataset.start);
+      });
+    });
+    var lines = Array.prototype.slice.call(clip.querySelectorAll(".transcript a.cue[data-start]"));
+    var starts = lines.map(function (a) { return parseFloat(a.dataset.start); });
+    var current = -1;
+    video.addEventListener("timeupdate", function () {
+      var t = video.currentTime + 0.05, now = -1;
+      for (var i = 0; i < starts.length; i++) if (starts[i] <= t) now = i;
+      if (now === current) return;
+      if (current >= 0) {
+        lines[current].parentElement.classList.remove("current");
+        lines[current].removeAttribute("aria-current");
+      }
+      current = now;
+      if (now >= 0) {
+        lines[now].parentElement.classList.add("current");
+        lines[now].setAttribute("aria-current", "true");
+      }
+    });
+    // The chapter video's list of its figures.
+    var marks = Array.prototype.slice.call(clip.querySelectorAll(".chapters li"));
+    var markStarts = marks.map(function (li) { return parseFloat(li.firstElementChild.dataset.start); });
+    marks.forEach(function (li, i) {
+      li.firstElementChild.addEventListener("click", function () {
+        seek(video, markStarts[i]);
+        play(video);
+      });
+    });
+    if (marks.length) {
+      video.addEventListener("timeupdate", function () {
+        var t = video.currentTime;
+        marks.forEach(function (li, i) {
+          li.classList.toggle("current", t >= markStarts[i] && (i + 1 === markStarts.length || t < markStarts[i + 1]));
+        });
+      });
+    }
+  });
+
+  // The embed page: #t=SECONDS starts the clip there.
+  if (document.body.classList.contains("embed")) {
+    var fromHash = function () {
+      var found = /^#t=(\d+(?:\.\d+)?)$/.exec(location.hash);
+      var video = document.querySelector("video");
+      if (found && video) seek(video, parseFloat(found[1]));
+    };
+    fromHash();
+    window.addEventListener("hashchange", fromHash);
+  }
+
+  // The gallery's search: a static Pagefind index (pagefind/), loaded on the first keystroke.
+  var box = document.getElementById("search-box");
+  if (box) {
+    var status = document.querySelector(".search-status");
+    var list = document.querySelector(".search-results");
+    var engine = null, asked = 0;
+    var load = function () {
+      if (!engine) {
+        engine = import("./pagefind/pagefind.js").then(function (pagefind) {
+          return pagefind.init().then(function () { return pagefind; });
+        });
+      }
+      return engine;
+    };
+    var show = function (query, found) {
+      list.textContent = "";
+      status.textContent = query ? "「" + query + "」：" + found.length + " 处" : "";
+      found.forEach(function (hit) {
+        var item = document.createElement("li");
+        var link = document.createElement("a");
+        link.href = hit.meta.page;
+        link.className = "hit";
+        var where = document.createElement("span");
+        where.className = "at";
+        where.textContent = hit.meta.time;
+        link.appendChild(where);
+        link.appendChild(document.createTextNode(hit.meta.title));
+        var line = document.createElement("div");
+        line.className = "meta";
+        line.innerHTML = hit.excerpt; // Pagefind escapes the text and marks the match with <mark>
+        item.appendChild(link);
+        item.appendChild(line);
+        list.appendChild(item);
+      });
+    };
+    var run = function () {
+      var query = box.value.trim(), ticket = ++asked;
+      if (!query) return show("", []);
+      load().then(function (pagefind) {
+        return pagefind.search(query);
+      }).then(function (search) {
+        return Promise.all(search.results.slice(0, 40).map(function (r) { return r.data(); }));
+      }).then(function (found) {
+        // Pagefind splits 1.9156 into words and ranks by them: hits that hold the query as typed come first.
+        var wanted = query.toLowerCase();
+        var literal = function (hit) { return hit.content.toLowerCase().indexOf(wanted) >= 0 ? 0 : 1; };
+        found = found.map(function (hit, i) { return [literal(hit), i, hit]; })
+          .sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; })
+          .map(function (ranked) { return ranked[2]; });
+        if (ticket === asked) show(query, found.slice(0, 20));
+      }).catch(function () {
+        status.textContent = "搜索索引打不开：请用 lecture serve 或任何静态网站服务器打开本页，不要直接打开文件。";
+      });
+    };
+    var timer = null;
+    box.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(run, 150);
+    });
+  }
+})();
