@@ -371,14 +371,16 @@ def search_records(entries: dict[str, PublishedFigure]) -> list[dict]:
 async def _write_search(records: list[dict], folder: Path) -> None:
     from pagefind.index import IndexConfig, PagefindIndex
 
-    async with PagefindIndex(config=IndexConfig(force_language="zh", include_characters=".")) as index:
+    # The index is written where the config says when the block ends (an explicit write_files would be
+    # followed by a second write, into ./pagefind of the working directory).
+    config = IndexConfig(force_language="zh", output_path=str(folder))
+    async with PagefindIndex(config=config) as index:
         for number, record in enumerate(records):
             meta = {key: record[key] for key in ("page", "time", "title")}
             # Pagefind keeps one record per URL, and a fact often opens the second its line opens: the URL
             # it indexes is made unique; the link a hit opens is `page`, in the record's meta.
             url = f"{record['page']}&record={number}"
             await index.add_custom_record(url=url, content=record["content"], language="zh", meta=meta)
-        await index.write_files(output_path=str(folder))
 
 
 def write_search(entries: dict[str, PublishedFigure], folder: Path) -> None:
