@@ -1,0 +1,240 @@
+"""The course site's pages without rendering or a browser: the transcript and the numbers panel as HTML, the
+titles from the catalogue's TOPICS, hostile text escaped, the search records, and the records the manifest
+keeps for them (a real browser plays them in test_site.py)."""
+
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from tools.course import catalogue
+from tools.course.catalogue import Topic
+from tools.files import file_sha256
+from tools.publish import figure_notes, manifest, site
+from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
+from tools.publish.render import BuildError
+
+HOSTILE = '<script>alert("x")</script> & "引号" \'单\' <b>粗</b>'
+CUES = [
+    {"cue": "c1", "start": 0.0, "duration": 4.0, "text": "第一句，说到 59 层。", "cites": ["links"]},
+    {"cue": "c2", "start": 4.5, "duration": 3.0, "text": "第二句。", "cites": []},
+    {"cue": "c3", "start": 8.25, "duration": 5.0, "text": "第三句：只剩 1.9×10⁻⁶。", "cites": ["shrink_end"]},
+]
+FACTS = {
+    "links": {"value": 59, "text": "59", "spoken": "五十九", "how": "输入：层数", "schematic": True},
+    "shrink_end": {"value": 1.91562e-06, "text": "1.9×10⁻⁶", "spoken": "一点九乘以十的负六次方", "how": "0.8⁵⁹"},
+    "curves": {"value": [1, 2], "text": "", "spoken": ""},
+}
+CHECKS = [
+    {"name": "shrink_end (closed form)", "kind": "close", "computed": "1.91562e-06", "expected": "1.91562e-06",
+     "tolerance": "rel 1e-12"},
+    {"name": "factors", "kind": "holds", "computed": "one factor below 1", "expected": "", "tolerance": ""},
+]  # fmt: skip
+
+
+def _figure(out, chapter: str, fig_id: str, **fields) -> PublishedFigure:
+    folder = out / chapter
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for kind in ("mp4", "srt", "vtt", "png", "webp"):
+        path = folder / f"{fig_id}.{kind}"
+        path.write_text("WEBVTT\n" if kind == "vtt" else f"{kind} bytes", encoding="utf-8")
+        files[kind] = PublishedFile(f"{chapter}/{fig_id}.{kind}", file_sha256(path))
+    notes = {"facts": FACTS, "source": "出处：某论文 Table 4", "cues": CUES, "checks": CHECKS} | fields
+    facts = notes.pop("facts")
+    return PublishedFigure(chapter, fig_id, f"图 {fig_id}", 42.0, 854, 480, facts, files, **notes)
+
+
+def _kit(out, chapters: list[ChapterList], figures: dict[str, PublishedFigure]):
+    return site.write_kit(out, Manifest("480p15", chapters, figures)).path
+
+
+@pytest.fixture
+def kit(tmp_path):
+    out = tmp_path / "480p15"
+    figures = {"vanishing_gradients": _figure(out, "backprop", "vanishing_gradients")}
+    return _kit(out, [ChapterList("backprop", "反向传播", ["vanishing_gradients"], "专题四　训练一步的账")], figures)
+
+
+class _Text(HTMLParser):
+    """The text a reader sees (scripts and styles left out) and every element's attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.text, self.attrs, self._skip = [], [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.attrs.append((tag, dict(attrs)))
+        self._skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self._skip -= tag in ("script", "style")
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.text.append(data)
+
+
+def _parsed(path) -> _Text:
+    parser = _Text()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def test_the_embed_page_holds_the_transcript_as_text_with_links_that_seek(kit):
+    page = _parsed(kit / "embed" / "vanishing_gradients.html")
+    text = "".join(page.text)
+    for line in CUES:
+        assert line["text"] in text
+    links = [a for tag, a in page.attrs if tag == "a" and "cue" in a.get("class", "").split()]
+    lines = [a for a in links if "data-cue" in a]
+    assert [(a["href"], a["data-start"], a["data-cue"]) for a in lines] == [
+        ("#t=0.000", "0.000", "c1"),
+        ("#t=4.500", "4.500", "c2"),
+        ("#t=8.250", "8.250", "c3"),
+    ]
+    assert "0:08 第三句" in re.sub(r"\s+", " ", text)
+
+
+def test_the_numbers_panel_gives_each_fact_its_how_value_checks_source_and_first_cue(kit):
+    html = (kit / "embed" / "vanishing_gradients.html").read_text(encoding="utf-8")
+    page = _parsed(kit / "embed" / "vanishing_gradients.html")
+    facts = [a["data-fact"] for tag, a in page.attrs if "data-fact" in a]
+    assert facts == list(FACTS)
+    shrink = html[html.index('data-fact="shrink_end"') : html.index('data-fact="curves"')]
+    assert "0.8⁵⁹" in shrink
+    assert "1.91562e-06" in shrink
+    assert "shrink_end (closed form)：1.91562e-06 ≈ 1.91562e-06（rel 1e-12）" in shrink
+    assert 'href="#t=8.250" data-start="8.250">0:08 「第三句：只剩 1.9×10⁻⁶。」' in shrink
+    links = html[html.index('data-fact="links"') : html.index('data-fact="shrink_end"')]
+    assert "示意" in links  # a schematic input says so
+    assert "factors：成立，one factor below 1" in html[html.index('data-fact="curves"') :]  # the figure's own checks
+    assert "出处：某论文 Table 4" in html
+
+
+def test_the_gallery_card_links_each_line_to_the_embed_page_at_that_second(kit):
+    html = (kit / "index.html").read_text(encoding="utf-8")
+    assert 'href="embed/vanishing_gradients.html#t=8.250" data-start="8.250" data-cue="c3"' in html
+
+
+def test_titles_and_topic_headings_come_from_the_catalogue(tmp_path, monkeypatch):
+    topics = (Topic("专题四", "训练", ("backprop",)), Topic("专题九", "新的专题", ("serving",)))
+    monkeypatch.setattr(catalogue, "TOPICS", topics)
+    out = tmp_path / "480p15"
+    figures = {
+        "vanishing_gradients": _figure(out, "backprop", "vanishing_gradients"),
+        "pd_roofline": _figure(out, "serving", "pd_roofline"),
+    }
+    chapters = [
+        ChapterList("backprop", "反向传播", ["vanishing_gradients"], topics[0].label),
+        ChapterList("serving", "PD 分离", ["pd_roofline"], topics[1].label),
+    ]
+    path = _kit(out, chapters, figures)
+    gallery = _parsed(path / "index.html")
+    headings = [data.strip() for data in gallery.text if data.strip() in (topics[0].label, topics[1].label)]
+    assert topics[1].label in headings
+    html = (path / "index.html").read_text(encoding="utf-8")
+    assert "<title>专题四至专题九 · 视频</title>" in html
+    assert "<h1>专题四至专题九</h1>" in html
+    embed = (path / "embed" / "pd_roofline.html").read_text(encoding="utf-8")
+    assert "<title>图 pd_roofline · 专题九　新的专题</title>" in embed
+
+
+def test_hostile_text_in_a_title_cue_fact_or_topic_comes_out_escaped(tmp_path, monkeypatch):
+    monkeypatch.setattr(catalogue, "TOPICS", (Topic(HOSTILE, HOSTILE, ("backprop",)),))
+    out = tmp_path / "480p15"
+    hostile_cue = [{"cue": "c1", "start": 1.0, "duration": 2.0, "text": HOSTILE, "cites": ["links"]}]
+    hostile_fact = {"links": {"value": 1, "text": HOSTILE, "spoken": HOSTILE, "how": HOSTILE, "source": HOSTILE}}
+    entry = _figure(out, "backprop", "vanishing_gradients", cues=hostile_cue, facts=hostile_fact, source=HOSTILE)
+    entry = PublishedFigure(**{**entry.__dict__, "title": HOSTILE})
+    path = _kit(out, [ChapterList("backprop", HOSTILE, ["vanishing_gradients"], HOSTILE)], {entry.figure: entry})
+    for page in (path / "index.html", path / "embed" / "vanishing_gradients.html"):
+        html = page.read_text(encoding="utf-8")
+        assert "<script>alert" not in html
+        assert "<b>粗</b>" not in html
+        assert html.count("<script") == 1  # kit.js alone
+        assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; &#34;引号&#34; &#39;单&#39;" in html
+        parsed = _parsed(page)
+        assert HOSTILE in "".join(parsed.text)  # a reader sees the text as it was written
+        assert all(tag != "b" for tag, _ in parsed.attrs)
+    snippets = json.loads((path / "embed.json").read_text(encoding="utf-8"))["figures"]["vanishing_gradients"]
+    assert "<script>alert" not in snippets["snippets"]["iframe"] + snippets["snippets"]["video"]
+
+
+def test_search_records_every_line_and_every_shown_fact_with_the_second_it_opens(tmp_path):
+    entry = _figure(tmp_path, "backprop", "vanishing_gradients")
+    records = site.search_records({"vanishing_gradients": entry})
+    pages = [(r["page"], r["time"]) for r in records]
+    assert pages == [
+        ("embed/vanishing_gradients.html#t=0.000", "0:00"),
+        ("embed/vanishing_gradients.html#t=4.500", "0:04"),
+        ("embed/vanishing_gradients.html#t=8.250", "0:08"),
+        ("embed/vanishing_gradients.html#t=0.000", "0:00"),  # links: first spoken in c1
+        ("embed/vanishing_gradients.html#t=8.250", "0:08"),  # shrink_end, in c3; curves is drawn, not searched
+    ]
+    assert "1.91562e-06" in records[-1]["content"]
+    assert "0.8⁵⁹" in records[-1]["content"]
+
+
+def test_the_kit_carries_a_search_index_and_no_unused_search_interface(kit):
+    index = kit / site.SEARCH
+    assert (index / "pagefind.js").is_file()
+    assert list(index.glob("index/*"))
+    assert list(index.glob("fragment/*"))
+    assert not [p.name for pattern in site.SEARCH_UNUSED for p in index.glob(pattern)]
+
+
+# -- the records behind them -----------------------------------------------------------------------------
+
+
+def test_the_transcript_takes_the_renders_cue_times_and_the_cues_captions(tmp_path):
+    from tools.voice import cues
+
+    times = tmp_path / "narration.cues.json"
+    ids = [cue.id for cue in cues.figure_cues("gates_circuit")]
+    times.write_text(json.dumps([{"cue": c, "start": 2.0 * n, "duration": 1.5} for n, c in enumerate(ids)]))
+    lines = figure_notes.transcript("gates_circuit", times)
+    assert [line["cue"] for line in lines] == ids
+    assert [line["start"] for line in lines] == [2.0 * n for n in range(len(ids))]
+    assert [line["text"] for line in lines] == [cue.caption for cue in cues.figure_cues("gates_circuit")]
+    times.write_text(json.dumps([{"cue": c, "start": 0.0, "duration": 1.0} for c in ids[:-1]]))
+    with pytest.raises(BuildError, match=f"figure 'gates_circuit': the render recorded no start for cue '{ids[-1]}'"):
+        figure_notes.transcript("gates_circuit", times)
+    times.write_text("{not json")
+    with pytest.raises(BuildError, match="the render left no readable cue times"):
+        figure_notes.transcript("gates_circuit", times)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("cues", [{"cue": "c1", "start": "soon", "duration": 1.0, "text": "x", "cites": []}]),
+        ("cues", ["not a record"]),
+        ("checks", [{"name": "n", "kind": "equal", "computed": 1, "expected": "1", "tolerance": ""}]),
+        ("facts", {"links": 59}),
+    ],
+)
+def test_a_manifest_with_malformed_notes_is_refused_by_name(tmp_path, field, value):
+    out = tmp_path / "480p15"
+    entry = _figure(out, "backprop", "vanishing_gradients")
+    raw = manifest.to_json(Manifest("480p15", [], {"vanishing_gradients": entry}))
+    raw["figures"]["vanishing_gradients"][field] = value
+    (out / manifest.NAME).write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(ManifestError, match=f"malformed field .*{field}"):
+        manifest.load(out)
+
+
+def test_a_figures_explanations_are_refreshed_only_while_it_shows_the_same_numbers(tmp_path):
+    from tools.course.fact_values import fact_values
+
+    now = fact_values("gates_circuit")
+    stale = {name: {k: fact[k] for k in ("value", "text", "spoken")} for name, fact in now.items()}
+    entry = _figure(tmp_path, "backprop", "gates_circuit", facts=stale, checks=[], source="")
+    fresh = figure_notes.refreshed(entry)
+    assert fresh.facts == now
+    assert fresh.source == catalogue.figure("gates_circuit").source
+    assert len(fresh.checks) == len(catalogue.checks("gates_circuit"))
+    other = {**stale, "grad_c": {**stale["grad_c"], "text": "−2"}}
+    unchanged = _figure(tmp_path, "backprop", "gates_circuit", facts=other, checks=[], source="")
+    assert figure_notes.refreshed(unchanged) == unchanged  # it shows another number: rendered again first
