@@ -19,7 +19,7 @@ from functools import cache
 
 import numpy as np
 
-from tools.course import numbers
+from tools.course import catalogue, numbers
 from tools.course.catalogue import Attachment, Chapter
 from tools.course.facts import Check, Fact, data, number, percent, times
 from tools.models import moe, v3
@@ -83,6 +83,7 @@ NOTES_VPP_PLACEMENT = ((0, 4), (1, 5), (2, 6), (3, 7))
 NOTES_V_PLACEMENT = ((0, 7), (1, 6), (2, 5), (3, 4))
 
 HOW_TO_OPEN = "在 ui.perfetto.dev 点 Open trace file，或在 Chrome 的 chrome://tracing 点 Load 打开它"
+NOTES = "输入：学习笔记的例子"  # how p, m and v are given (Fact.via)
 
 
 # -- shared pieces -------------------------------------------------------------------------
@@ -97,6 +98,21 @@ def _count(value: Fraction | int) -> Fact:
     value = Fraction(value)
     digits = 0 if value.denominator == 1 else 1 if value.denominator == 2 else 2
     return number(float(value), digits)
+
+
+def _n(value: Fraction | int) -> str:
+    """A time or count as the screen writes it, for a formula in a fact's how: 1, 0.5, 5.5."""
+    return _count(value).text
+
+
+def _cells(value: Fraction | int, unit: str = "格") -> Fact:
+    """A count said with its measure word, so a 2 is read 两格, not 二格."""
+    return number(float(value), unit=unit)
+
+
+def _closed(p_minus_1: int, denominator: int, formula: str) -> str:
+    """A simulated bubble's how: idle time over all ranks' time, equal to the closed form."""
+    return f"模拟：空闲格 ÷ 总格数，= {formula} = {p_minus_1}/{denominator}"
 
 
 def _ratio(fraction: Fraction) -> Fact:
@@ -269,19 +285,23 @@ def pipeline_gpipe(check: Check, p: int = P, m: int = M, schedule=pp.gpipe):
         holds,
     )
     return {
-        "p": number(p),
-        "m": number(m),
-        "t_f": _count(TIMES.f),
-        "t_b": _count(TIMES.b),
-        "bubble": _pct(tl.bubble()),
-        "ratio": _ratio(closed),
-        "p_minus_1": number(p - 1),
-        "m_plus_p_minus_1": number(m + p - 1),
-        "idle_total": _count(_idle_total(tl)),
-        "makespan": _count(tl.makespan),
-        "area": _count(p * tl.makespan),
-        "idle_per_rank": _count(per_rank),
-        "peak": number(m),
+        "p": number(p).via(f"{NOTES}，卡数 p"),
+        "m": number(m).via(f"{NOTES}，每步的微批次数 m"),
+        "t_f": _count(TIMES.f).via(f"输入：时间单位，一个微批次过一段的前向记 {_n(TIMES.f)} 格"),
+        "t_b": _count(TIMES.b).via(f"输入：本课口径，整段反向按前向的 {_n(TIMES.b / TIMES.f)} 倍算"),
+        "b_times": number(float(TIMES.b / TIMES.f), unit="倍").via(f"t_B ÷ t_F = {_n(TIMES.b)} ÷ {_n(TIMES.f)}"),
+        "b_cells": _cells(TIMES.b).via(f"t_B：本课口径，整段反向按前向的 {_n(TIMES.b / TIMES.f)} 倍算"),
+        "bubble": _pct(tl.bubble()).via(f"模拟：空闲格 ÷ 总格数 = {_n(_idle_total(tl))} ÷ {_n(p * tl.makespan)}"),
+        "ratio": _ratio(closed).via(f"(p − 1)/(m + p − 1) = {p - 1}/({m} + {p} − 1)"),
+        "p_minus_1": number(p - 1).via(f"p − 1 = {p} − 1"),
+        "m_plus_p_minus_1": number(m + p - 1).via(f"m + p − 1 = {m} + {p} − 1"),
+        "idle_total": _count(_idle_total(tl)).via(f"模拟：{p} 张卡的空闲格相加，每张 {_n(per_rank)} 格"),
+        "makespan": _count(tl.makespan).via("模拟：一步从第一张卡开工到收工的格数"),
+        "area": _count(p * tl.makespan).via(f"{p} 张卡 × {_n(tl.makespan)} 格"),
+        "idle_per_rank": _count(per_rank).via(
+            f"(p − 1)(t_F + t_B) = {p - 1} × ({_n(TIMES.f)} + {_n(TIMES.b)})，每张卡都是（模拟核过）"
+        ),
+        "peak": number(m).via("m：前向全做完才开始反向，全部微批次同时在途（模拟核过）"),
         "rows": data(rows),
         "timeline": _timeline(tl),
         "forward_done": data(float(max(s.end for s in tl.slots if s.op == "F"))),
@@ -334,16 +354,25 @@ def pipeline_1f1b(check: Check, p: int = P, m: int = M, warmup=pp.one_f_one_b_wa
     check.equal("forwards before the first B", up_front, [p - r for r in range(p)])
     first_b = min(s.start for s in tl.on(0) if s.op == "B")
     last_f = max(s.end for s in tl.on(0) if s.op == "F")
+    closed_how = _closed(p - 1, m + p - 1, "(p − 1)/(m + p − 1)")
     return {
-        "p": number(p),
-        "m": number(m),
-        "bubble": _pct(tl.bubble()),
-        "gpipe_bubble": _pct(gpipe.bubble()),
-        "idle_total": _count(_idle_total(tl)),
-        "gpipe_idle_total": _count(_idle_total(gpipe)),
-        "gpipe_peak": number(m),
-        **{f"peak_{r}": _count(tl.peak_in_flight(r)) for r in range(p)},
-        **{f"warmup_{r}": number(warmup(p, m, r)) for r in range(p)},
+        "p": number(p).via(f"{NOTES}，卡数 p"),
+        "m": number(m).via(f"{NOTES}，每步的微批次数 m"),
+        "bubble": _pct(tl.bubble()).via(closed_how),
+        "gpipe_bubble": _pct(gpipe.bubble()).via(f"GPipe {closed_how}"),
+        "idle_total": _count(_idle_total(tl)).via("模拟：各卡的空闲格相加"),
+        "gpipe_idle_total": _count(_idle_total(gpipe)).via("模拟 GPipe：各卡的空闲格相加"),
+        "gpipe_peak": number(m).via("GPipe 的在途 = m：前向全做完才反向"),
+        **{
+            f"peak_{r}": _count(tl.peak_in_flight(r)).via(
+                f"模拟：卡 {r} 最多同时在途几个，= min(p − r, m) = min({p - r}, {m})"
+            )
+            for r in range(p)
+        },
+        **{
+            f"warmup_{r}": number(warmup(p, m, r)).via(f"Megatron 的预热：min(p − r − 1, m) = min({p - r - 1}, {m})")
+            for r in range(p)
+        },
         "recipe": data(
             [
                 {
@@ -356,8 +385,11 @@ def pipeline_1f1b(check: Check, p: int = P, m: int = M, warmup=pp.one_f_one_b_wa
                 for r in range(p)
             ]
         ),
-        **{f"up_front_{r}": number(up_front[r]) for r in range(p)},
-        "off_by_one": number(_up_front(from_0[0])),
+        **{
+            f"up_front_{r}": number(up_front[r]).via(f"卡 {r} 第一个 B 之前的前向数，= p − r = {p} − {r}")
+            for r in range(p)
+        },
+        "off_by_one": number(_up_front(from_0[0])).via(f"笔记配方 p − i + 1 从 i = 0 编号，卡 0：{p} − 0 + 1"),
         "timeline": _timeline(tl),
         "gpipe_timeline": _timeline(gpipe),
         "phases": data([float(first_b), float(last_f), float(tl.makespan)]),
@@ -399,28 +431,39 @@ def pipeline_interleaved(check: Check, p: int = P, m: int = M, v: int = V):
     check.equal("last rank starts v× earlier", last_start * v, base_last_start)
     sends, base_sends = tl.sends(0), base.sends(0)
     check.equal("rank 0 sends v× as often", sends, v * base_sends)
+    chunk = "（一块算 1/v 个）"
     return {
-        "p": number(p),
-        "m": number(m),
-        "v": number(v),
-        "stages": number(p * v),
+        "p": number(p).via(f"{NOTES}，卡数 p"),
+        "m": number(m).via(f"{NOTES}，每步的微批次数 m"),
+        "v": number(v).via(f"{NOTES}，每张卡再切的块数 v"),
+        "v_chunks": _cells(v, "块").via(f"{NOTES}，每张卡再切的块数 v"),
+        "stages": number(p * v).via(f"p × v = {p} × {v}"),
         "placement": data([list(stages) for stages in placement]),
         "notes_placement": _notes_placement(tuple(placement)),
-        "bubble": _pct(tl.bubble()),
-        "base_bubble": _pct(base.bubble()),
-        "ratio": _ratio(Fraction(p - 1, v * m + p - 1)),
-        "base_ratio": _ratio(Fraction(p - 1, m + p - 1)),
-        "chunk_f": _count(TIMES.f / v),
-        "chunk_b": _count(TIMES.b / v),
-        "last_start": _count(last_start),
-        "base_last_start": _count(base_last_start),
-        "sends": number(sends),
-        "base_sends": number(base_sends),
-        "hops": number(_hops(tl.placement)),
-        "base_hops": number(_hops(base.placement)),
-        "peak_0": _count(tl.peak_in_flight(0)),
-        "base_peak_0": _count(base.peak_in_flight(0)),
-        **{f"peak_{r}": _count(tl.peak_in_flight(r)) for r in range(1, p)},
+        "bubble": _pct(tl.bubble()).via(_closed(p - 1, v * m + p - 1, "(p − 1)/(v·m + p − 1)")),
+        "base_bubble": _pct(base.bubble()).via("1F1B " + _closed(p - 1, m + p - 1, "(p − 1)/(m + p − 1)")),
+        "ratio": _ratio(Fraction(p - 1, v * m + p - 1)).via(f"(p − 1)/(v·m + p − 1) = {p - 1}/({v} × {m} + {p} − 1)"),
+        "base_ratio": _ratio(Fraction(p - 1, m + p - 1)).via(f"(p − 1)/(m + p − 1) = {p - 1}/({m} + {p} − 1)"),
+        "chunk_f": _count(TIMES.f / v).via(f"t_F ÷ v = {_n(TIMES.f)} ÷ {v}"),
+        "chunk_b": _count(TIMES.b / v).via(f"t_B ÷ v = {_n(TIMES.b)} ÷ {v}"),
+        "last_start": _count(last_start).via(
+            f"模拟：最后一张卡开工的时刻，= (p − 1) × t_F ÷ v = {p - 1} × {_n(TIMES.f)} ÷ {v}"
+        ),
+        "base_last_start": _count(base_last_start).via(
+            f"模拟 1F1B：最后一张卡开工的时刻，= (p − 1) × t_F = {p - 1} × {_n(TIMES.f)}"
+        ),
+        "sends": number(sends).via("模拟：卡 0 一步里把激活发给别的卡的次数"),
+        "base_sends": number(base_sends).via("模拟 1F1B：卡 0 一步里把激活发给别的卡的次数"),
+        "hops": number(_hops(tl.placement)).via(f"微批次 0 依次走过 {p * v} 块，相邻两块不在一张卡就算一次"),
+        "base_hops": number(_hops(base.placement)).via(f"1F1B：微批次 0 依次走过 {p} 段，相邻两段不在一张卡就算一次"),
+        "peak_0": _count(tl.peak_in_flight(0)).via(f"模拟：卡 0 最多同时在途几个{chunk}，= p + (p − 1)/v"),
+        "base_peak_0": _count(base.peak_in_flight(0)).via("模拟 1F1B：卡 0 最多同时在途几个，= p"),
+        **{
+            f"peak_{r}": _count(tl.peak_in_flight(r)).via(
+                f"模拟：卡 {r} 最多同时在途几个{chunk}，= (2(p − r − 1) + (v − 1)·p + 1)/v"
+            )
+            for r in range(1, p)
+        },
         "timeline": _timeline(tl),
         "base_timeline": _timeline(base),
     }
@@ -462,23 +505,26 @@ def pipeline_zero_bubble(check: Check, p: int = P, m: int = M, times: pp.Times =
         )
     check.equal("ZB-H2 peak in-flight rank 0", h2.peak_in_flight(0), 2 * p - 1)
     check.equal("ZB-H2 idle with a step-end sync (the two slanted edges)", h2.idle_time(0), (p - 1) * t_f)
+    f, b, w = _n(t_f), _n(t_b), _n(t_w)
     return {
-        "p": number(p),
-        "m": number(m),
-        "t_f": _count(t_f),
-        "t_b": _count(t_b),
-        "t_w": _count(t_w),
-        "t_full": _count(times.b),
-        "base_idle": _count(base.idle_time(0)),
-        "h1_idle": _count(h1.idle_time(0)),
-        "third": _ratio(third),
-        "base_bubble": _pct(base.bubble()),
-        "h1_bubble": _pct(h1.bubble()),
-        "base_peak": _count(base.peak_in_flight(0)),
-        "h1_peak": _count(h1.peak_in_flight(0)),
-        "h2_peak": _count(h2.peak_in_flight(0)),
-        "h2_span_idle": _count(h2.own_span_idle(0)),
-        "h2_edges": _count(h2.idle_time(0)),
+        "p": number(p).via(f"{NOTES}，卡数 p"),
+        "m": number(m).via(f"{NOTES}，每步的微批次数 m"),
+        "t_f": _count(t_f).via(f"输入：时间单位，前向记 {f} 格"),
+        "t_b": _count(t_b).via(f"整段反向 − W = {_n(times.b)} − {w}"),
+        "t_w": _count(t_w).via("输入：本课口径，权重梯度 W 的格数"),
+        "t_full": _count(times.b).via("输入：本课口径，整段反向 B + W 的格数"),
+        "base_idle": _count(base.idle_time(0)).via(f"1F1B：(p − 1)(t_F + t_B + t_W) = {p - 1} × ({f} + {b} + {w})"),
+        "h1_idle": _count(h1.idle_time(0)).via(f"ZB-H1：(p − 1)(t_F + t_B − t_W) = {p - 1} × ({f} + {b} − {w})"),
+        "third": _ratio(third).via(f"ZB-H1 ÷ 1F1B 的空等 = {_n(h1.idle_time(0))} ÷ {_n(base.idle_time(0))}"),
+        "base_bubble": _pct(base.bubble()).via("1F1B " + _closed(p - 1, m + p - 1, "(p − 1)/(m + p − 1)")),
+        "h1_bubble": _pct(h1.bubble()).via(
+            "ZB-H1 " + _closed(p - 1, 3 * m + p - 1, "(p − 1)/(3m + p − 1)") + "（t_F = t_B = t_W）"
+        ),
+        "base_peak": _count(base.peak_in_flight(0)).via("模拟 1F1B：卡 0 最多同时在途几个，= p"),
+        "h1_peak": _count(h1.peak_in_flight(0)).via("模拟 ZB-H1：卡 0 最多同时在途几个，同 1F1B"),
+        "h2_peak": _count(h2.peak_in_flight(0)).via(f"模拟 ZB-H2：卡 0 最多同时在途几个，= 2p − 1 = 2 × {p} − 1"),
+        "h2_span_idle": _count(h2.own_span_idle(0)).via("模拟 ZB-H2：卡 0 从自己第一格到最后一格之间的空闲"),
+        "h2_edges": _count(h2.idle_time(0)).via(f"模拟 ZB-H2 加步末同步：卡 0 空等 (p − 1) × t_F = {p - 1} × {f}"),
         "timeline": _timeline(base),
         "h1_timeline": _timeline(h1),
         "h2_timeline": _timeline(h2),
@@ -577,32 +623,55 @@ def pipeline_bidirectional(check: Check, d: int = CHIMERA_D, n: int = CHIMERA_N,
         for name, row in rows.items()
     ]
     pairs = sum(1 for s in vee.slots if s.op == "F&B")
+    f, b, w, fb = (_n(t) for t in (V3_TIMES.f, V3_TIMES.b, V3_TIMES.w, V3_TIMES.pair))
+    chimera_idle = f"模拟（F、B 各占一格）：每个 worker 空等 D − 2 = {d} − 2"
+    readme = "输入：DualPipe README 的例子"
     return {
-        "d": number(d),
-        "n": number(n),
-        "chimera_idle": _count(chimera.idle_time(0)),
-        "base_idle": _count(base.idle_time(0)),
-        "chimera_bubble": _pct(chimera.bubble()),
-        "base_bubble": _pct(base.bubble()),
-        "chimera_weights": times(float(chimera.placement.weights)),
+        "d": number(d).via("输入：本课取的 Chimera 例子，worker 数 D"),
+        "n": number(n).via("输入：本课取的 Chimera 例子，微批次数 N"),
+        "chimera_idle": _count(chimera.idle_time(0)).via(chimera_idle),
+        "chimera_idle_cells": _cells(chimera.idle_time(0)).via(chimera_idle),
+        "base_idle": _count(base.idle_time(0)).via(f"模拟 1F1B（同口径）：每个 worker 空等 2(D − 1) = 2 × ({d} − 1)"),
+        "chimera_bubble": _pct(chimera.bubble()).via(_closed(d - 2, 2 * n + d - 2, "(D − 2)/(2N + D − 2)")),
+        "base_bubble": _pct(base.bubble()).via("1F1B（同口径）" + _closed(d - 1, n + d - 1, "(D − 1)/(N + D − 1)")),
+        "chimera_weights": times(float(chimera.placement.weights)).via(
+            "每个 worker 存下行、上行两条流水线各一段的权重"
+        ),
+        "dualpipe_weights": _cells(rows["DualPipe"]["weights"], "倍").via(
+            "V3 表：DualPipe 每张卡存两个方向各一段，1F1B 存一段（模拟的放置核过）"
+        ),
+        "dualpipe_v_weights": _cells(rows["DualPipeV"]["weights"], "倍").via(
+            f"V3 表：DualPipeV 把 {pp_stages} 段放在 {pp_stages // 2} 张卡上，1F1B 一张卡一段"
+        ),
         "chimera_peak": data([int(chimera.peak_in_flight(r)) for r in range(d)]),
         "down_up": data(down_up),
         "v_stages": data([list(s) for s in v_stages]),
         "notes_placement": _notes_placement(tuple(v_stages)),
-        "v_ranks": number(vee.ranks),
-        "v_stage_count": number(vee.placement.stages),
-        "v_m": number(DUALPIPE_V_M),
-        "pairs": number(pairs),
-        "v_idle": _count(vee.idle_time(0)),
-        "v_peak": _count(vee.peak_in_flight(0, 1)),
-        "pp": number(pp_stages),
-        "f": _count(V3_TIMES.f),
-        "b": _count(V3_TIMES.b),
-        "w": _count(V3_TIMES.w),
-        "fb": _count(V3_TIMES.pair),
-        "one_f_one_b_units": _count(rows["1F1B"]["bubble"]),
-        "zb1p_units": _count(rows["ZB1P"]["bubble"]),
-        "dualpipe_units": _count(rows["DualPipe"]["bubble"]),
+        "v_ranks": number(vee.ranks).via(f"{readme}，卡数"),
+        "v_stage_count": number(vee.placement.stages).via(
+            f"卡数 × 每卡段数 = {vee.ranks} × {vee.placement.chunks}（V 形对折）"
+        ),
+        "v_m": number(DUALPIPE_V_M).via(f"{readme}，微批次数"),
+        "pairs": number(pairs).via("模拟 DualPipeV：数 F&B 配对块"),
+        "v_idle": _count(vee.idle_time(0)).via(
+            f"模拟：卡 0 空等，= (PP/2 − 1)(F&B + B − 3W)，PP = {vee.placement.stages}"
+        ),
+        "v_peak": _count(vee.peak_in_flight(0, 1)).via("模拟：卡 0 最多同时存着几块的激活"),
+        "pp": number(pp_stages).via("输入：本课代入 V3 表的流水线段数 PP"),
+        "f": _count(V3_TIMES.f).via("输入：本课口径，前向 F 的格数"),
+        "b": _count(V3_TIMES.b).via("输入：本课口径，整段反向 B 的格数"),
+        "b_cells": _cells(V3_TIMES.b).via("输入：本课口径，整段反向 B 的格数"),
+        "w": _count(V3_TIMES.w).via("输入：本课口径，权重梯度 W 的格数"),
+        "fb": _count(V3_TIMES.pair).via(f"F + B = {f} + {b}：F&B 按前向加反向算"),
+        "one_f_one_b_units": _count(rows["1F1B"]["bubble"]).via(
+            f"(PP − 1)(F + B) = {pp_stages - 1} × ({f} + {b})（模拟核过）"
+        ),
+        "zb1p_units": _count(rows["ZB1P"]["bubble"]).via(
+            f"(PP − 1)(F + B − 2W) = {pp_stages - 1} × ({f} + {b} − 2 × {w})（模拟核过）"
+        ),
+        "dualpipe_units": _count(rows["DualPipe"]["bubble"]).via(
+            f"(PP/2 − 1)(F&B + B − 3W) = {pp_stages // 2 - 1} × ({fb} + {b} − 3 × {w})（模拟核过）"
+        ),
         "table": data(table),
         "chimera_timeline": _timeline(chimera),
         "base_timeline": _timeline(base),
@@ -640,7 +709,7 @@ def summary_runs(p: int = P, m: int = M, v: int = V) -> list[tuple[str, pp.Timel
     source=f"本章模拟器，p = {P}、m = {M}；公式见 Narayanan 2021、Qi 2024、Li & Hoefler 2021、DeepSeek-V3 表 2；"
     "学习笔记「scheduler」",
 )
-def pipeline_summary(check: Check, p: int = P, m: int = M, v: int = V):
+def pipeline_summary(check: Check, p: int = P, m: int = M, v: int = V, cite=catalogue.cite):
     peaks = {
         "m": m,
         "p": p,
@@ -676,9 +745,10 @@ def pipeline_summary(check: Check, p: int = P, m: int = M, v: int = V):
         h2,
     )
     return {
-        "p": number(p),
-        "m": number(m),
-        "v": number(v),
+        "p": number(p).via(f"{NOTES}，卡数 p"),
+        "m": number(m).via(f"{NOTES}，每步的微批次数 m"),
+        "v": number(v).via(f"{NOTES}，交错 1F1B 每张卡的块数 v"),
+        "v3_weights": cite("pipeline_bidirectional.dualpipe_v_weights"),
         "rows": data(rows),
         "slot_note": data("Chimera 按论文口径：F、B 各占一格"),
     }
@@ -721,17 +791,25 @@ def moe_flow(check: Check, tokens: int = MOE_TOKENS, top_k: int = v3.TOP_K, shar
     combined = next(k for k in v3.MOE_KEPT if k.label == "专家输出（合并前）")
     check.equal("dispatched width", dispatched.width, copies[0] * v3.HIDDEN)
     check.equal("expert outputs width", combined.width, copies[0] * v3.HIDDEN)
+
+    def gib(kept: v3.Kept) -> str:
+        """One kept tensor's size, as v3.Tensor.gib computes it."""
+        (tensor,) = kept.parts
+        return f"{v3.SEQ:,} token × {copies[0]} × {v3.HIDDEN:,} × {tensor.nbytes} B ÷ 2³⁰"
+
     return {
-        "tokens": number(tokens),
-        "experts": number(v3.ROUTED_EXPERTS),
-        "top_k": number(top_k),
-        "shared": number(shared),
-        "copies": number(copies[0]),
-        "weight_sum": number(1),
-        "hidden": number(v3.HIDDEN),
-        "dispatched": number(dispatched.gib, 2, "GiB", "G"),
-        "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K"),
-        "combined": number(combined.gib, 2, "GiB", "G"),
+        "tokens": number(tokens).via("输入：示意的 token 数", schematic=True),
+        "experts": number(v3.ROUTED_EXPERTS).via("输入：DeepSeek-V3，路由专家数"),
+        "top_k": number(top_k).via("输入：DeepSeek-V3，每个 token 挑的路由专家数"),
+        "shared": number(shared).via("输入：DeepSeek-V3，共享专家数"),
+        "copies": number(copies[0]).via(f"top-k + 共享 = {top_k} + {shared}（派发时逐 token 数过）"),
+        "weight_sum": number(1).via("挑出的分数归一化成权重后相加（每个 token 核过）"),
+        "hidden": number(v3.HIDDEN).via("输入：DeepSeek-V3 的隐藏维度（config 的 hidden_size）"),
+        "dispatched": number(dispatched.gib, 2, "GiB", "G").via(gib(dispatched)),
+        "seq": Fact(v3.SEQ, f"{v3.SEQ // 1024}K", f"{numbers.zh_int(v3.SEQ // 1024)}K").via(
+            "输入：本课的长序列，与反向传播那一章同"
+        ),
+        "combined": number(combined.gib, 2, "GiB", "G").via(gib(combined)),
         "chosen": data(routing.chosen.tolist()),
         "weights": data(np.round(routing.weights, 4).tolist()),
     }
