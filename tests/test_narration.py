@@ -188,6 +188,21 @@ def test_a_literal_the_voice_would_misread_is_refused(narration_dir, literal):
         cues.chapter_cues("backprop")
 
 
+@pytest.mark.parametrize("spoken", ["一百二十八个", "三十二次", "将近一万年", "一九九一年", "百分之八十"])
+def test_a_number_spoken_as_hanzi_is_refused_as_unchecked(narration_dir, spoken):
+    write_backprop(narration_dir, f'[[gates_circuit]]\nid = "one"\ntext = "一共{spoken}。"\n')
+    with pytest.raises(NarrationError, match=r"cue 'one': the number .* is spoken as Hanzi, where nothing checks it"):
+        cues.chapter_cues("backprop")
+
+
+@pytest.mark.parametrize(
+    "words", ["八位专家", "几十层", "十分重要", "{grad_a} 万亿次", "十的 {grad_a} 次方", "两三个", "第一步"]
+)
+def test_small_counts_and_words_that_only_look_like_numbers_pass(narration_dir, words):
+    write_backprop(narration_dir, f'[[gates_circuit]]\nid = "one"\ntext = "{words}。"\n')
+    assert cues.chapter_cues("backprop")["gates_circuit"][0].id == "one"
+
+
 def test_the_refusal_quotes_the_cue_as_written_with_the_literal_marked(narration_dir):
     write_backprop(narration_dir, '[[gates_circuit]]\nid = "one"\ntext = "[重|chong2]算 {grad_a}，约 1.9 倍。"\n')
     with pytest.raises(NarrationError) as err:

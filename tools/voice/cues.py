@@ -42,6 +42,12 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 # signs, spells notation): such numbers must come in through a placeholder.
 _MISREAD = re.compile(r"\d[.,]\d|\d\s*[eE][-+]?\d|(?<![A-Za-z0-9])[-−]\d|[−⁰¹²³⁴⁵⁶⁷⁸⁹≈＝=＋×÷%]")
 _MASK = "□"  # stands in for what the misread check sets aside; in no class of _MISREAD
+# A number written as Hanzi (「一百二十八个」) reads well but is not a fact: nothing computes or checks it. One
+# of 10 or more (a unit 十百千万亿 in it), or three digits or more (「一九九一」), must come in through a
+# placeholder. Words that only look like numbers, approximate counts (几十, 数百, 上千), the unit after a
+# placeholder ({n} 万亿) and 「十的 {n} 次方」 (ten to a fact's power) pass.
+_NUMERAL = re.compile(r"(?<![几数上□零一二两三四五六七八九十百千万亿])(?<!□ )[零一二两三四五六七八九十百千万亿]+")
+_NUMERAL_WORDS = re.compile("十分|万一|千万|百分之|十字|成千上万|千方百计|一五一十|十的")
 
 
 class NarrationError(Exception):
@@ -199,6 +205,13 @@ def _fill(text: str, figure_id: str, where: str) -> tuple[str, str]:
             f"“{text[:start]}«{text[start:end]}»{text[end:]}”: "
             "put the number in tools and speak it through a {placeholder}"
         )
+    if unchecked := _unchecked_numeral(text):
+        start, end = unchecked.span()
+        raise NarrationError(
+            f"{where}: the number {unchecked.group()!r} in “{text[:start]}«{text[start:end]}»{text[end:]}” is "
+            "spoken as Hanzi, where nothing checks it: make it a fact of the figure and speak it through a "
+            "{placeholder}, or say the sentence without it"
+        )
     if misread := _MISREAD.search(readings.strip_fixes(said)):
         raise NarrationError(
             f"{where}: the voice would misread {misread.group()!r}, which the [say] section of "
@@ -215,6 +228,17 @@ def _misread_as_written(text: str) -> re.Match | None:
         lambda m: _MASK + m.group(1) + _MASK * (len(m.group()) - len(m.group(1)) - 1), masked
     )
     return _MISREAD.search(masked)
+
+
+def _unchecked_numeral(text: str) -> re.Match | None:
+    """The first Hanzi number of 10 or more (or of three digits or more) in a cue's text as written, outside
+    placeholders and the words that only look like numbers; its span is the text's."""
+    masked = _PLACEHOLDER.sub(lambda m: _MASK * len(m.group()), text)
+    masked = _NUMERAL_WORDS.sub(lambda m: "◇" * len(m.group()), masked)
+    for match in _NUMERAL.finditer(masked):
+        if re.search("[十百千万亿]", match.group()) or len(match.group()) >= 3:
+            return match
+    return None
 
 
 RECORDING_FORMAT = "a PCM WAV file (8-, 16-, 24- or 32-bit integer samples; any rate; mono or stereo)"
