@@ -48,6 +48,23 @@ TILE, MX_BLOCK, NV_BLOCK = 128, 32, 16
 FP32_BITS = 32
 
 
+def _count(n: int) -> Fact:
+    """A count before a measure word: 2 is 两 (两次, not 二次)."""
+    text = numbers.signed(n)
+    return Fact(n, text, numbers.zh_quantity(text))
+
+
+def _closed(x: float) -> str:
+    """A format's value as mantissa × power of two, the way the FP8 paper's Table 1 writes it: 448 -> 1.75 × 2⁸."""
+    mantissa, exponent = math.frexp(x)
+    return f"{2 * mantissa:g} × 2{numbers.superscript(exponent - 1)}"
+
+
+def _pow2(exponent_text: str) -> str:
+    """2 to a formula's exponent, written out: 2^(1 − 7)."""
+    return f"2^({exponent_text})"
+
+
 def _cell(value: float, digits: int) -> str:
     return numbers.signed(value, digits)
 
@@ -160,45 +177,77 @@ def fp8_number_line(check: Check, formats: tuple[lowp.Format, ...] = (E4M3, E5M2
     )
     subnormals = e4.positive[e4.positive < e4.min_normal]
     check.equal("E4M3 subnormals: 1 … 7 × 2⁻⁹, evenly spaced", subnormals.tolist(), [k * 2.0**-9 for k in range(1, 8)])
+    fp16_bits = np.finfo(np.float16).bits
+    step = 2**e4.mantissa_bits
+
+    def count(f: lowp.Format) -> str:
+        return f"{f.name} 的 {2**f.bits} 个码逐个解出，其中正的有限值的个数"
+
+    def least_normal(f: lowp.Format) -> str:
+        return f"{_pow2(f'1 − {f.bias}')}：指数字段为 1、尾数全零（bias = {f.bias}）"
+
+    def least_sub(f: lowp.Format) -> str:
+        return f"{_pow2(f'1 − {f.bias} − {f.mantissa_bits}')}：指数字段为 0、尾数最末一位为 1"
+
+    def binades(f: lowp.Format) -> str:
+        return f"{f.name} 的正数占了几个 [2ᵏ, 2ᵏ⁺¹) 区间"
+
+    def rounded(f: str) -> str:
+        return f"{probe:g} 就近舍入到 {f}，平局取偶"
+
     return {
-        "sign_bits": number(1),
-        "exponent_bits": number(e4.exponent_bits),
-        "mantissa_bits": number(e4.mantissa_bits),
-        "e4m3_count": number(len(e4.positive)),
-        "e5m2_count": number(len(e5.positive)),
-        "e2m1_count": number(len(e2.positive)),
-        "e4m3_max": number(e4.max),
-        "e5m2_max": number(e5.max),
-        "e2m1_max": number(e2.max),
-        "e4m3_min_normal": power(2, 1 - e4.bias),
-        "e4m3_min_sub": power(2, 1 - e4.bias - e4.mantissa_bits),
-        "e5m2_min_normal": power(2, 1 - e5.bias),
-        "e5m2_min_sub": power(2, 1 - e5.bias - e5.mantissa_bits),
-        "e4m3_step": power(2, -e4.mantissa_bits),
-        "e4m3_next": number(e4.next_after_one(), 3),
-        "e5m2_next": number(e5.next_after_one(), 2),
-        "e2m1_next": number(e2.next_after_one(), 1),
-        "e4m3_binades": number(e4.binades),
-        "e5m2_binades": number(e5.binades),
-        "e2m1_binades": number(e2.binades),
-        "more_binades": number(e5.binades - e4.binades),
-        "ieee_max": number(ieee.max),
-        "ieee_binades": number(ieee.binades),
-        "reclaimed": number(len(reclaimed)),
-        "reclaimed_low": number(float(reclaimed[0])),
-        "e4m3_range": number(ranges[0], 2),
-        "e5m2_range": number(ranges[1], 2),
-        "probe": number(probe, 4),
-        "on_e4m3": number(on["E4M3"], 5),
-        "on_e5m2": number(on["E5M2"], 3),
-        "on_fp16": number(on["FP16"], 8),
-        "on_bf16": number(on["BF16"], 8),
-        "per_binade_e4m3": number(per_binade[0]),
-        "per_binade_e5m2": number(per_binade[1]),
-        "fp4_bits": number(e2.bits),
-        "e2m1_min": number(e2.min_subnormal, 1),
-        "draws": number(DRAWS),
-        "mismatches": number(0),
+        "sign_bits": number(1).via("输入：格式定义，一位符号"),
+        "fp8_bits": number(e4.bits).via(
+            f"{int(e4.signed)} + {e4.exponent_bits} + {e4.mantissa_bits}：符号、指数、尾数"
+        ),
+        "exponent_bits": number(e4.exponent_bits).via("输入：E4M3 的定义"),
+        "mantissa_bits": number(e4.mantissa_bits).via("输入：E4M3 的定义"),
+        "e4m3_count": number(len(e4.positive)).via(count(e4)),
+        "e5m2_count": number(len(e5.positive)).via(count(e5)),
+        "e2m1_count": number(len(e2.positive)).via(count(e2)),
+        "e4m3_max": number(e4.max).via(f"{_closed(e4.max)}：全一的码是 NaN，它前一个码"),
+        "e5m2_max": number(e5.max).via(f"{_closed(e5.max)}：最高指数留给 inf/NaN，次高指数、尾数全一"),
+        "e2m1_max": number(e2.max).via(f"{_closed(e2.max)}：没有特殊值，全一的码"),
+        "e4m3_min_normal": power(2, 1 - e4.bias).via(least_normal(e4)),
+        "e4m3_min_sub": power(2, 1 - e4.bias - e4.mantissa_bits).via(least_sub(e4)),
+        "e5m2_min_normal": power(2, 1 - e5.bias).via(least_normal(e5)),
+        "e5m2_min_sub": power(2, 1 - e5.bias - e5.mantissa_bits).via(least_sub(e5)),
+        "e4m3_step": power(2, -e4.mantissa_bits).via(f"2^−m，m = {e4.mantissa_bits} 位尾数：1 与下一个数之差"),
+        "e4m3_step_fraction": Fact(2.0**-e4.mantissa_bits, f"1/{step}", f"{numbers.zh_int(step)}分之一").via(
+            f"2^−{e4.mantissa_bits} = 1/{step}"
+        ),
+        "e4m3_next": number(e4.next_after_one(), 3).via(f"1 + 2^−{e4.mantissa_bits}"),
+        "e5m2_next": number(e5.next_after_one(), 2).via(f"1 + 2^−{e5.mantissa_bits}"),
+        "e2m1_next": number(e2.next_after_one(), 1).via(f"1 + 2^−{e2.mantissa_bits}"),
+        "e4m3_binades": number(e4.binades).via(binades(e4)),
+        "e5m2_binades": number(e5.binades).via(binades(e5)),
+        "e2m1_binades": number(e2.binades).via(binades(e2)),
+        "more_binades": number(e5.binades - e4.binades).via(f"{e5.binades} − {e4.binades}"),
+        "ieee_max": number(ieee.max).via(f"{_closed(ieee.max)}：最高指数整个让给特殊值时的最大值"),
+        "ieee_binades": number(ieee.binades).via(binades(ieee)),
+        "reclaimed": number(len(reclaimed)).via(f"E4M3 里大于 {ieee.max:g} 的正数个数"),
+        "reclaimed_low": number(float(reclaimed[0])).via(f"E4M3 里大于 {ieee.max:g} 的最小正数"),
+        "e4m3_range": number(ranges[0], 2).via(
+            f"log₂({e4.max:g} / {numbers.power(2, least)[0]})：最大值 / 最小非规格化数"
+        ),
+        "e5m2_range": number(ranges[1], 2).via(
+            f"log₂({e5.max:g} / {numbers.power(2, 1 - e5.bias - e5.mantissa_bits)[0]})：最大值 / 最小非规格化数"
+        ),
+        "probe": number(probe, 4).via("输入：本课自设"),
+        "probe_formats": number(len(on)).via(f"{'、'.join(on)}：这个数落到的格式个数"),
+        "on_e4m3": number(on["E4M3"], 5).via(rounded("E4M3")),
+        "on_e5m2": number(on["E5M2"], 3).via(rounded("E5M2")),
+        "on_fp16": number(on["FP16"], 8).via(rounded("FP16") + "（numpy float16）"),
+        "on_bf16": number(on["BF16"], 8).via(rounded("BF16") + "（bf16 章的位舍入）"),
+        "per_binade_e4m3": number(per_binade[0]).via(f"2^m = 2{numbers.superscript(e4.mantissa_bits)}：每段的尾数取值"),
+        "per_binade_e5m2": number(per_binade[1]).via(f"2^m = 2{numbers.superscript(e5.mantissa_bits)}：每段的尾数取值"),
+        "fp16_bits": number(fp16_bits).via("FP16 的位数（numpy float16）"),
+        "fp4_bits": number(e2.bits).via(
+            f"{int(e2.signed)} + {e2.exponent_bits} + {e2.mantissa_bits}：E2M1 的符号、指数、尾数"
+        ),
+        "e2m1_min": number(e2.min_subnormal, 1).via(least_sub(e2)),
+        "draws": number(DRAWS).via("输入：本课自设的抽样数"),
+        "mismatches": number(0).via(f"{DRAWS:,} 次抽样里查表舍入与 ml_dtypes、公式不同的个数：检查保证一个也没有"),
         "e4m3_values": data(e4.positive.tolist()),
         "e5m2_values": data(e5.positive.tolist()),
         "e2m1_values": data(e2.positive.tolist()),
@@ -266,9 +315,11 @@ def scaling_sweep(rs=R_SWEEP) -> list[dict]:
 def fp8_scaling_granularity(check: Check, rs: tuple[int, ...] = R_SWEEP, zeros: dict = SWEEP_ZEROS):
     rows = scaling_sweep(rs)
     outliers = rows[0]["outliers"]
-    body_size = 64 * (1024 - len(outliers))
+    tokens, channels = lowp.outlier_tensor(rs[0])[0].shape
+    body_size = tokens * (channels - len(outliers))
     check.equal("outlier channels (default_rng(8))", outliers, [127, 188, 454, 709])
-    check.equal("tiles holding an outlier", sorted({c // TILE for c in outliers}), [0, 1, 3, 5])
+    outlier_tiles = sorted({c // TILE for c in outliers})
+    check.equal("tiles holding an outlier", outlier_tiles, [0, 1, 3, 5])
     for key, name in (("tensor", "E4M3 per tensor"), ("tiles", "E4M3 1×128"), ("e5m2", "E5M2 per tensor")):
         check.equal(
             f"{name}: zeros per R (an independent script)", tuple(row[key]["zeros"] for row in rows), zeros[name]
@@ -283,7 +334,8 @@ def fp8_scaling_granularity(check: Check, rs: tuple[int, ...] = R_SWEEP, zeros: 
     )
     # A second route at R = 10⁴: what rounds to 0 is below half the least subnormal, 2⁻¹⁰, after scaling.
     at = next(row for row in rows if row["r"] == 10_000)
-    threshold = 2.0**-10 * at["amax"] / E4M3.max
+    flush = round(math.log2(E4M3.min_subnormal)) - 1
+    threshold = 2.0**flush * at["amax"] / E4M3.max
     gaussian = math.erf(threshold / math.sqrt(2))
     measured = at["tensor"]["zeros"] / body_size
     check.close("R = 10⁴: Gaussian prediction of the zero fraction", gaussian, measured, abs=0.003)
@@ -298,30 +350,47 @@ def fp8_scaling_granularity(check: Check, rs: tuple[int, ...] = R_SWEEP, zeros: 
         for row in rows
     ]
     last, first = rows[-1], rows[0]
+    r_first, r_last, r_at = (_r_text(row["r"]) for row in (first, last, at))
+    body = f"非离群的 {body_size:,} 个数"
+    zeros_how = "{how}缩放后存成 0 的非离群值个数，R = {r}"
+    error_how = "‖q − x‖ / ‖x‖，{body}，{how}，R = {r}"
     return {
-        "tokens": number(64),
-        "channels": number(1024),
-        "outlier_count": number(len(outliers)),
-        "body_size": number(body_size),
-        "tile": number(TILE),
-        "tiles_per_row": number(1024 // TILE),
-        "e4m3_max": number(E4M3.max),
-        "r_first": _r_fact(rs[0]),
-        "r_last": _r_fact(rs[-1]),
-        "r_ten_thousand": _r_fact(10_000),
-        "tensor_zeros_last": number(last["tensor"]["zeros"]),
-        "tensor_zero_share_at_1e4": percent(measured, 1),
-        "tensor_zero_share_last": percent(last["tensor"]["zeros"] / body_size, 0),
-        "tensor_error_first": number(first["tensor"]["error"], 4),
-        "tensor_error_last": number(last["tensor"]["error"], 4),
-        "tiles_error_last": number(last["tiles"]["error"], 4),
-        "tiles_zeros_last": number(last["tiles"]["zeros"]),
-        "e5m2_error": number(at["e5m2"]["error"], 4),
-        "e5m2_zeros_last": number(last["e5m2"]["zeros"]),
-        "flush_exponent": power(2, -10),
-        "threshold": number(threshold, 4),
-        "gaussian": percent(gaussian, 2),
-        "measured": percent(measured, 2),
+        "tokens": number(tokens).via("输入：本课自设的张量形状（行）"),
+        "channels": number(channels).via("输入：本课自设的张量形状（列）"),
+        "outlier_count": number(len(outliers)).via("输入：本课自设；哪几列由固定种子抽出"),
+        "outlier_tiles": number(len(outlier_tiles)).via(f"离群列 {outliers} 落在的 1×{TILE} 段数"),
+        "body_size": number(body_size).via(f"{tokens} × ({channels} − {len(outliers)})"),
+        "tile": number(TILE).via("输入：DeepSeek-V3 §3.3.2 的 1×128 分块"),
+        "tiles_per_row": number(channels // TILE).via(f"{channels} / {TILE}"),
+        "e4m3_max": number(E4M3.max).via(f"E4M3 的最大值 {_closed(E4M3.max)}：最大的 |x| 被放到这里"),
+        "r_first": _r_fact(rs[0]).via("输入：本课自设的离群值倍数"),
+        "r_last": _r_fact(rs[-1]).via("输入：本课自设的离群值倍数"),
+        "r_ten_thousand": _r_fact(10_000).via("输入：本课自设的离群值倍数"),
+        "tensor_zeros_last": number(last["tensor"]["zeros"]).via(zeros_how.format(how="E4M3 整张", r=r_last)),
+        "tensor_zero_share_at_1e4": percent(measured, 1).via(f"{at['tensor']['zeros']} / {body_size}，R = {r_at}"),
+        "tensor_zero_share_last": percent(last["tensor"]["zeros"] / body_size, 0).via(
+            f"{last['tensor']['zeros']} / {body_size}，R = {r_last}"
+        ),
+        "tensor_error_first": number(first["tensor"]["error"], 4).via(
+            error_how.format(body=body, how="E4M3 整张", r=r_first)
+        ),
+        "tensor_error_last": number(last["tensor"]["error"], 4).via(
+            error_how.format(body=body, how="E4M3 整张", r=r_last)
+        ),
+        "tiles_error_last": number(last["tiles"]["error"], 4).via(
+            error_how.format(body=body, how=f"E4M3 每 1×{TILE}", r=r_last)
+        ),
+        "tiles_zeros_last": number(last["tiles"]["zeros"]).via(zeros_how.format(how=f"E4M3 每 1×{TILE} ", r=r_last)),
+        "e5m2_error": number(at["e5m2"]["error"], 4).via(error_how.format(body=body, how="E5M2 整张", r=r_at)),
+        "e5m2_zeros_last": number(last["e5m2"]["zeros"]).via(zeros_how.format(how="E5M2 整张", r=r_last)),
+        "flush_exponent": power(2, flush).via(
+            f"E4M3 最小非规格化数 {numbers.power(2, flush + 1)[0]} 的一半：再小就舍入成 0"
+        ),
+        "threshold": number(threshold, 4).via(
+            f"{numbers.power(2, flush)[0]} × amax / {E4M3.max:g}，amax = {at['amax']:.1f}，R = {r_at}"
+        ),
+        "gaussian": percent(gaussian, 2).via(f"P(|x| < {threshold:.4f}) = erf({threshold:.4f} / √2)，x ~ N(0, 1)"),
+        "measured": percent(measured, 2).via(f"{at['tensor']['zeros']} / {body_size}，R = {r_at}"),
         "table": data(table),
         "hist": data({"low": HIST_LOW, "step": HIST_STEP, "rows": [row["tensor"]["hist"] for row in rows]}),
         "tile_hist": data([row["tiles"]["hist"] for row in rows]),
@@ -407,10 +476,11 @@ def fp8_block_formats(check: Check, r: float = R_BLOCKS, page: dict = BLOCK_PAGE
     # The estimate: a block polluted by an outlier loses all of its body (error 1), a clean one keeps R = 1's error.
     x, outliers = lowp.outlier_tensor(r)
     clean = block_errors(1)
-    polluted, estimates = {}, {}
+    polluted, estimates, polluted_how = {}, {}, {}
     for key, width in (("e2m1_tiles", TILE), ("mxfp4", MX_BLOCK), ("nvfp4", NV_BLOCK)):
         blocks = 1024 // width
         polluted[key] = len({c // width for c in outliers}) / blocks
+        polluted_how[key] = f"含离群值的块 / 每行的块：{len({c // width for c in outliers})} / {blocks}"
         e = clean[key][0]
         estimates[key] = math.sqrt(polluted[key] + (1 - polluted[key]) * e**2)
         check.that(
@@ -472,44 +542,73 @@ def fp8_block_formats(check: Check, r: float = R_BLOCKS, page: dict = BLOCK_PAGE
         }
         for key, name, fmt, _ in BLOCK_FORMATS
     ]
+    names = {key: name for key, name, _, _ in BLOCK_FORMATS}
+    emax = math.floor(math.log2(E2M1.max))
+    sign = "−" if kept < 0 else ""
+    estimate_how = "√(p + (1 − p)·e₁²)，p = {p:g} 的块全丢，e₁ = {e:.4f}（R = 1 的误差）"
+    bits_how = "{e} + {s} / {b}：元素位数 + 刻度位数 / 块大小"
+    nv_scale = f"amax_b / {E2M1.max:g} / g 存成 E4M3"
+    saturating_how = "块最大值 / 2^共享指数 > {m:g} 的块比例（{f} 元素）"
     return {
-        "r": number(r),
-        "tile": number(TILE),
-        "mx_block": number(MX_BLOCK),
-        "nv_block": number(NV_BLOCK),
-        "weight_block": Fact(f"{TILE}×{TILE}", f"{TILE}×{TILE}", "一百二十八乘一百二十八"),
-        "row": number(x.shape[1]),
-        "bits_v3_act": number(bits["v3_act"], 2),
-        "bits_v3_weight": number(bits["v3_weight"], 3),
-        "bits_mxfp8": number(bits["mxfp8"], 2),
-        "bits_mxfp4": number(bits["mxfp4"], 2),
-        "bits_nvfp4": number(bits["nvfp4"], 1),
-        **{f"err_{key}": number(measured[key][0], 2 if fmt is E2M1 else 3) for key, _, fmt, _ in BLOCK_FORMATS},
-        **{f"zeros_{key}": percent(measured[key][1], 0) for key, _, fmt, _ in BLOCK_FORMATS if fmt is E2M1},
-        "polluted_tiles": number(polluted["e2m1_tiles"], 1),
-        "polluted_mx": number(polluted["mxfp4"], 3),
-        "polluted_nv": number(polluted["nvfp4"], 4),
-        "estimate_tiles": number(estimates["e2m1_tiles"], 2),
-        "estimate_mx": number(estimates["mxfp4"], 2),
-        "estimate_nv": number(estimates["nvfp4"], 2),
-        "g": number(g, 5),
-        "scale_code": number(code),
-        "block_scale": number(code * g, 3),
-        "clean_code": number(clean_code, 1),
-        "outlier": number(float(block[-1]), 2),
-        "outlier_back": number(float(kept), 2),
-        "neighbours": number(len(neighbours)),
-        "neighbours_zero": number(int(np.sum(neighbours == 0))),
-        "survivor": number(float(0.5 * code * g), 2),
-        "clean_zeros": number(int(np.sum(clean_back == 0))),
-        "clean_error": number(lowp.relative_error(clean_back, x[0, :16]), 3),
-        "mx_scale": number(mx_scale),
-        "mx_outlier_back": number(float(mx[-1])),
-        "mx_neighbours": number(len(mx) - 1),
-        "mx_neighbours_zero": number(int(np.sum(mx[:-1] == 0))),
-        "mx_saturating_e4m3": percent(saturating["E4M3"], 1),
-        "mx_saturating_e2m1": percent(saturating["E2M1"], 1),
-        "headroom": number(E4M3.max / E2M1.max, 2),
+        "r": number(r).via("输入：本课自设的离群值倍数"),
+        "fp4_bits": number(E2M1.bits).via(f"E2M1：{int(E2M1.signed)} + {E2M1.exponent_bits} + {E2M1.mantissa_bits} 位"),
+        "fp8_bits": number(E4M3.bits).via(f"E4M3：{int(E4M3.signed)} + {E4M3.exponent_bits} + {E4M3.mantissa_bits} 位"),
+        "tile": number(TILE).via("输入：DeepSeek-V3 §3.3.2 的 1×128 激活分块"),
+        "mx_block": number(MX_BLOCK).via("输入：OCP MX v1.0 的块大小"),
+        "nv_block": number(NV_BLOCK).via("输入：NVFP4 的块大小"),
+        "weight_block": Fact(f"{TILE}×{TILE}", f"{TILE}×{TILE}", "一百二十八乘一百二十八").via(
+            "输入：DeepSeek-V3 §3.3.2 的权重分块"
+        ),
+        "row": number(x.shape[1]).via("输入：本课自设的张量每行的数"),
+        "bits_v3_act": number(bits["v3_act"], 2).via(bits_how.format(e=E4M3.bits, s=FP32_BITS, b=TILE)),
+        "bits_v3_weight": number(bits["v3_weight"], 3).via(bits_how.format(e=E4M3.bits, s=FP32_BITS, b=TILE * TILE)),
+        "bits_mxfp8": number(bits["mxfp8"], 2).via(bits_how.format(e=E4M3.bits, s=E8M0.bits, b=MX_BLOCK)),
+        "bits_mxfp4": number(bits["mxfp4"], 2).via(bits_how.format(e=E2M1.bits, s=E8M0.bits, b=MX_BLOCK)),
+        "bits_nvfp4": number(bits["nvfp4"], 1).via(
+            bits_how.format(e=E2M1.bits, s=E4M3.bits, b=NV_BLOCK) + "，不计整张张量的一个 FP32 刻度"
+        ),
+        **{
+            f"err_{key}": number(measured[key][0], 2 if fmt is E2M1 else 3).via(
+                f"‖q − x‖ / ‖x‖，非离群值，{name}，R = {r:g}"
+            )
+            for key, name, fmt, _ in BLOCK_FORMATS
+        },
+        **{
+            f"zeros_{key}": percent(measured[key][1], 0).via(f"非离群值里存成 0 的比例，{name}，R = {r:g}")
+            for key, name, fmt, _ in BLOCK_FORMATS
+            if fmt is E2M1
+        },
+        "polluted_tiles": number(polluted["e2m1_tiles"], 1).via(polluted_how["e2m1_tiles"]),
+        "polluted_mx": number(polluted["mxfp4"], 3).via(polluted_how["mxfp4"]),
+        "polluted_nv": number(polluted["nvfp4"], 4).via(polluted_how["nvfp4"]),
+        **{
+            f"estimate_{short}": number(estimates[key], 2).via(
+                f"{names[key]}：" + estimate_how.format(p=polluted[key], e=clean[key][0])
+            )
+            for short, key in (("tiles", "e2m1_tiles"), ("mx", "mxfp4"), ("nv", "nvfp4"))
+        },
+        "g": number(g, 5).via(f"amax / ({E4M3.max:g} × {E2M1.max:g})：NVFP4 整张张量的 FP32 刻度"),
+        "scale_code": number(code).via(f"{nv_scale}，离群值所在的块"),
+        "block_scale": number(code * g, 3).via(f"{code:g} × g"),
+        "clean_code": number(clean_code, 1).via(f"{nv_scale}，第一块（没有离群值）"),
+        "outlier": number(float(block[-1]), 2).via("该块最后一个数：离群值"),
+        "outlier_back": number(float(kept), 2).via(f"{sign}{E2M1.max:g} × {code:g} × g：E2M1 的最大值乘块刻度"),
+        "neighbours": number(len(neighbours)).via(f"{NV_BLOCK} − 1：块里除离群值外的数"),
+        "neighbours_zero": number(int(np.sum(neighbours == 0))).via("这些邻居里存回为 0 的个数"),
+        "survivor": number(float(0.5 * code * g), 2).via(
+            f"{E2M1.min_subnormal:g} × {code:g} × g：E2M1 最小的正数乘块刻度"
+        ),
+        "clean_zeros": number(int(np.sum(clean_back == 0))).via("第一块（没有离群值）存回为 0 的个数"),
+        "clean_error": number(lowp.relative_error(clean_back, x[0, :16]), 3).via("第一块的 ‖q − x‖ / ‖x‖"),
+        "mx_scale": number(mx_scale).via(f"2^(⌊log₂ amax_b⌋ − {emax})：E8M0 共享指数，{emax} 是 E2M1 的最大指数"),
+        "mx_outlier_back": number(float(mx[-1])).via(
+            f"{sign}{E2M1.max:g} × {mx_scale:g}：块最大值被截到 E2M1 的最大值"
+        ),
+        "mx_neighbours": number(len(mx) - 1).via(f"{MX_BLOCK} − 1"),
+        "mx_neighbours_zero": number(int(np.sum(mx[:-1] == 0))).via("MXFP4 这一块里存回为 0 的邻居数"),
+        "mx_saturating_e4m3": percent(saturating["E4M3"], 1).via(saturating_how.format(m=E4M3.max, f="E4M3")),
+        "mx_saturating_e2m1": percent(saturating["E2M1"], 1).via(saturating_how.format(m=E2M1.max, f="E2M1")),
+        "headroom": number(E4M3.max / E2M1.max, 2).via(f"{E4M3.max:g} / {E2M1.max:g}"),
         "bars": data(bars),
         "strips": data(
             {key: _strip(_stored(x, fmt, how)[0]) for key, _, fmt, how in BLOCK_FORMATS} | {"x": _strip(x[0])}
@@ -527,6 +626,7 @@ HISTORY = 16  # ours; Transformer Engine 2.x's default amax_history_len is 1024
 TE_HISTORY = 1024
 AMAX_PAGE = (1.0000, 1.0773, 16.1206, 152.9928, 20.2183)  # an independent script: amax at steps 0, 40, 60, 90, 119
 AMAX_STEPS = (0, 40, 60, 90, 119)
+RAMP_START, RAMP_END, RAMP_RATE, SPIKE = 40, 60, 1.15, 8  # the made-up trace: a ramp over [40, 60), an 8× spike
 
 
 def _clipped_steps(run: lowp.ScalingRun) -> list[int]:
@@ -540,11 +640,13 @@ def _clipped_steps(run: lowp.ScalingRun) -> list[int]:
     "scale = (FP8_MAX / amax) / 2^margin；DeepSeek-V3 §3.3.2 在线量化；amax 轨迹为示意，窗口 16 步为本课自设",
 )
 def fp8_delayed_scaling(check: Check, history: int = HISTORY, spike_at: int = 90):
-    z, amax = lowp.amax_trace(spike=(spike_at, 8.0))
+    ramp_start, ramp_end, ramp_rate, spike_factor = RAMP_START, RAMP_END, RAMP_RATE, SPIKE
+    z, amax = lowp.amax_trace(ramp=(ramp_start, ramp_end, ramp_rate), spike=(spike_at, float(spike_factor)))
+    margin = 1
     with threadpool_limits(1):
         runs = {
             "m0": lowp.delayed_scaling(z, amax, history, margin=0),
-            "m1": lowp.delayed_scaling(z, amax, history, margin=1),
+            "m1": lowp.delayed_scaling(z, amax, history, margin=margin),
             "recent": lowp.delayed_scaling(z, amax, history, algo="most_recent"),
             "current": lowp.delayed_scaling(z, amax, history, algo="current"),
         }
@@ -555,7 +657,12 @@ def fp8_delayed_scaling(check: Check, history: int = HISTORY, spike_at: int = 90
         check.close(f"scale at step {t} = 448 / window max / 2^margin", float(runs["m1"].scale[t]), 448 / guess / 2)
     m0, m1 = _clipped_steps(runs["m0"]), _clipped_steps(runs["m1"])
     check.equal("margin 0: clipped steps", len(m0), 38)
-    check.that("margin 0: every ramp step clips", set(range(40, 60)) <= set(m0), "steps 40–59 clipped", m0)
+    check.that(
+        "margin 0: every ramp step clips",
+        set(range(ramp_start, ramp_end)) <= set(m0),
+        f"steps {ramp_start}–{ramp_end - 1} clipped",
+        m0,
+    )
     check.equal("margin 1: only the spike clips", m1, [spike_at])
     check.equal("most_recent: clipped steps", len(_clipped_steps(runs["recent"])), 66)
     check.equal("current scaling never clips", _clipped_steps(runs["current"]), [])
@@ -567,30 +674,48 @@ def fp8_delayed_scaling(check: Check, history: int = HISTORY, spike_at: int = 90
     check.close("margin 1 at the spike: clipped share", float(runs["m1"].clipped[spike_at]), 0.3516, abs=5e-5)
     check.close("margin 0 at the spike: error", float(runs["m0"].error[spike_at]), 0.6715, abs=5e-5)
     check.close("margin 1 at the spike: error", float(runs["m1"].error[spike_at]), 0.4233, abs=5e-5)
-    ramp = amax[60] / amax[40]
+    ramp = amax[ramp_end] / amax[ramp_start]
+    trace = "示意 amax 轨迹（lowp.amax_trace）"
+    clipped = "有数被截断（|x·scale| > {m:g}）的步数，{how}"
+    window = f"窗口 {history} 步"
+    spike_how = "第 {t} 步（尖峰）{what}，{how}"
     return {
-        "steps": number(len(amax)),
-        "history": number(history),
-        "te_history": number(TE_HISTORY),
-        "ramp_steps": number(20),
-        "ramp_rate": number(1.15, 2),
-        "spike": times(8),
-        "spike_at": number(spike_at),
-        "amax_0": number(float(amax[0]), 2),
-        "amax_60": number(float(amax[60]), 1),
-        "amax_spike": number(float(amax[spike_at]), 1),
-        "ramp_growth": times(float(ramp), 1),
-        "clipped_m0": number(len(m0)),
-        "clipped_m1": number(len(m1)),
-        "clipped_recent": number(len(_clipped_steps(runs["recent"]))),
-        "clipped_current": number(0),
-        "spike_clipped_m0": percent(float(runs["m0"].clipped[spike_at]), 1),
-        "spike_clipped_m1": percent(float(runs["m1"].clipped[spike_at]), 1),
-        "spike_error_m0": number(float(runs["m0"].error[spike_at]), 2),
-        "spike_error_m1": number(float(runs["m1"].error[spike_at]), 2),
-        "after_error": number(float(after.max()), 4),
-        "current_error": number(current_max, 4),
-        "margin_factor": times(2),
+        "steps": number(len(amax)).via(f"输入：{trace}的步数", schematic=True),
+        "history": number(history).via("输入：本课自设的窗口长度"),
+        "te_history": number(TE_HISTORY).via("输入：Transformer Engine 2.x 的默认 amax_history_len"),
+        "ramp_steps": number(ramp_end - ramp_start).via(f"输入：{trace}上升段的步数", schematic=True),
+        "ramp_rate": number(ramp_rate, 2).via(f"输入：{trace}上升段每步的倍数", schematic=True),
+        "spike": times(spike_factor).via(f"输入：{trace}尖峰的倍数", schematic=True),
+        "spike_at": number(spike_at).via(f"输入：{trace}尖峰所在的步", schematic=True),
+        "amax_0": number(float(amax[0]), 2).via(f"{trace}第 0 步的值", schematic=True),
+        "amax_60": number(float(amax[ramp_end]), 1).via(f"{trace}第 {ramp_end} 步的值", schematic=True),
+        "amax_spike": number(float(amax[spike_at]), 1).via(f"{trace}第 {spike_at} 步的值", schematic=True),
+        "ramp_growth": times(float(ramp), 1).via(
+            f"amax[{ramp_end}] / amax[{ramp_start}] = {amax[ramp_end]:.2f} / {amax[ramp_start]:.2f}"
+        ),
+        "clipped_m0": number(len(m0)).via(clipped.format(m=E4M3.max, how=f"{window}、余量 0")),
+        "clipped_m1": number(len(m1)).via(clipped.format(m=E4M3.max, how=f"{window}、余量 {margin}")),
+        "clipped_recent": number(len(_clipped_steps(runs["recent"]))).via(
+            clipped.format(m=E4M3.max, how="只看上一步的 amax")
+        ),
+        "clipped_current": number(0).via("当场缩放（用这一步自己的 amax）截断的步数：检查保证一步也没有"),
+        "spike_clipped_m0": percent(float(runs["m0"].clipped[spike_at]), 1).via(
+            spike_how.format(t=spike_at, what=f"|x·scale| > {E4M3.max:g} 的比例", how="余量 0")
+        ),
+        "spike_clipped_m1": percent(float(runs["m1"].clipped[spike_at]), 1).via(
+            spike_how.format(t=spike_at, what=f"|x·scale| > {E4M3.max:g} 的比例", how=f"余量 {margin}")
+        ),
+        "spike_error_m0": number(float(runs["m0"].error[spike_at]), 2).via(
+            spike_how.format(t=spike_at, what="的 ‖q − x‖ / ‖x‖", how="余量 0")
+        ),
+        "spike_error_m1": number(float(runs["m1"].error[spike_at]), 2).via(
+            spike_how.format(t=spike_at, what="的 ‖q − x‖ / ‖x‖", how=f"余量 {margin}")
+        ),
+        "after_error": number(float(after.max()), 4).via(
+            f"尖峰后 {history} 步里 ‖q − x‖ / ‖x‖ 的最大值，余量 {margin}"
+        ),
+        "current_error": number(current_max, 4).via("当场缩放：各步 ‖q − x‖ / ‖x‖ 的最大值"),
+        "margin_factor": times(2**margin).via(f"2^margin，margin = {margin}"),
         "amax": data(amax.tolist()),
         "guess_m0": data((E4M3.max / runs["m0"].scale).tolist()),
         "guess_m1": data((E4M3.max / runs["m1"].scale).tolist()),
@@ -603,6 +728,7 @@ def fp8_delayed_scaling(check: Check, history: int = HISTORY, spike_at: int = 90
 # -- fp8_accumulation_promotion ------------------------------------------------------------
 
 KS = (512, 1024, 2048, 4096, 8192, 16384)
+ACC_DOTS = 128  # dot products per K in the toy, the worst of them is plotted
 ACC_BITS, N_C, WGMMA_K = 14, 128, 32  # V3 §3.3.2: ~14 bits kept, promotion every 128 = 4 WGMMAs of K = 32
 ACC_PAGE = {  # an independent script: max relative error over 128 dot products, 4 decimals
     "plain": (0.0064, 0.0155, 0.0336, 0.0699, 0.1386, 0.2542),
@@ -646,7 +772,7 @@ def _swamp_example(bits: int = ACC_BITS) -> dict:
 )
 def fp8_accumulation_promotion(check: Check, bits: int = ACC_BITS, every: int = N_C, ks: tuple[int, ...] = KS):
     with threadpool_limits(1):
-        plain, promoted = lowp.accumulation_errors(ks, bits=bits, promote_every=every)
+        plain, promoted = lowp.accumulation_errors(ks, rows=ACC_DOTS, bits=bits, promote_every=every)
     for name, measured in (("plain", plain), ("promoted", promoted)):
         for k, value, page in zip(ks, measured, ACC_PAGE[name]):
             check.close(f"{name} max relative error at K = {k} (an independent script)", float(value), page, abs=5e-5)
@@ -683,26 +809,33 @@ def fp8_accumulation_promotion(check: Check, bits: int = ACC_BITS, every: int = 
         {"k": k, "plain": float(p), "promoted": float(q), "plain_text": percent(float(p), 1).text}
         for k, p, q in zip(ks, plain, promoted)
     ]
+    step = numbers.power(2, int(math.log2(example["ulp"])))[0]
+    worst = f"max |累加结果 − 精确和| / 精确和，{ACC_DOTS} 个点积，{{how}}，K = {{k}}"
+    plain_how, promoted_how = f"{bits} 位累加", f"每 {every} 个提升到 FP32"
     return {
-        "bits": number(bits),
-        "every": number(every),
-        "wgmma": number(every // WGMMA_K),
-        "wgmma_k": number(WGMMA_K),
-        "dots": number(128),
-        "k_first": number(ks[0]),
-        "k_v3": number(4096),
-        "k_last": number(ks[-1]),
-        "plain_first": percent(float(plain[0]), 1),
-        "plain_v3": percent(float(plain[at]), 1),
-        "plain_last": percent(float(plain[-1]), 0),
-        "promoted_v3": percent(float(promoted[at]), 2),
-        "ratio": times(float(ratio), 0),
-        "v3_measured": Fact(V3_MEASURED, "≈ 2%", "接近百分之二"),
-        "example_sum": number(example["sum"], 1),
-        "example_product": number(example["product"], 4),
-        "example_step": power(2, int(math.log2(example["ulp"]))),
-        "example_kept": number(example["product"] - lost, 4),
-        "example_lost": number(lost, 4),
+        "bits": number(bits).via("输入：DeepSeek-V3 §3.3.2，H800 上 FP8 矩阵乘约保留的位数"),
+        "every": number(every).via("输入：DeepSeek-V3 §3.3.2 的提升间隔 N_C"),
+        "wgmma": number(every // WGMMA_K).via(f"{every} / {WGMMA_K}"),
+        "wgmma_k": number(WGMMA_K).via("输入：一次 WGMMA 的 K（DeepSeek-V3 §3.3.2）"),
+        "dots": number(ACC_DOTS).via("输入：本课玩具模型每个 K 算的点积个数"),
+        "k_first": number(ks[0]).via("输入：本课自设的 K"),
+        "k_v3": number(4096).via("输入：DeepSeek-V3 §3.3.2 报告误差时的 K"),
+        "k_last": number(ks[-1]).via("输入：本课自设的 K"),
+        "plain_first": percent(float(plain[0]), 1).via(worst.format(how=plain_how, k=ks[0])),
+        "plain_v3": percent(float(plain[at]), 1).via(worst.format(how=plain_how, k=ks[at])),
+        "plain_last": percent(float(plain[-1]), 0).via(worst.format(how=plain_how, k=ks[-1])),
+        "promoted_v3": percent(float(promoted[at]), 2).via(worst.format(how=promoted_how, k=ks[at])),
+        "ratio": times(float(ratio), 0).via(f"{plain[at]:.4f} / {promoted[at]:.4f}，K = {ks[at]}"),
+        "v3_measured": Fact(V3_MEASURED, "≈ 2%", "接近百分之二").via("输入：DeepSeek-V3 §3.3.2，H800 上的实测"),
+        "example_sum": number(example["sum"], 1).via(f"玩具模型里一个点积累加途中的部分和（每加一次截到 {bits} 位）"),
+        "example_product": number(example["product"], 4).via("下一个乘积：两个 E4M3 数相乘，精确"),
+        "example_step": power(2, int(math.log2(example["ulp"]))).via(
+            f"2^(⌊log₂ 部分和⌋ − {bits} + 1) = 2^({example['sum_exp']} − {bits - 1})：部分和的最小刻度"
+        ),
+        "example_kept": number(example["product"] - lost, 4).via(
+            f"乘积二进制的前 {kept_bits} 位 {example['product_bits'][:kept_bits]} × {step}：落在部分和刻度上的部分"
+        ),
+        "example_lost": number(lost, 4).via("部分和 + 乘积 − 截断后的和"),
         "swamp": data(example),
         "curve": data(curve),
         "y_ticks": data([{"at": v, "text": percent(v, 1 if v < 0.01 else 0).text} for v in (0.001, 0.01, 0.1)]),
@@ -713,6 +846,8 @@ def fp8_accumulation_promotion(check: Check, bits: int = ACC_BITS, every: int = 
 # -- fp8_linear_three_gemms ----------------------------------------------------------------
 
 H100_FP8_DENSE, H100_BF16_DENSE = 1978.9, 989.4  # TFLOPS, H100 SXM dense peaks, from a public specification table
+GEMMS = ("前向", "求输入的梯度", "求权重的梯度")  # a Linear's three matrix products
+BF16_BITS = 16
 
 
 @CHAPTER.figure(
@@ -724,14 +859,16 @@ H100_FP8_DENSE, H100_BF16_DENSE = 1978.9, 989.4  # TFLOPS, H100 SXM dense peaks,
 def fp8_linear_three_gemms(check: Check, fp8: float = H100_FP8_DENSE, bf16_peak: float = H100_BF16_DENSE):
     ratio = fp8 / bf16_peak
     check.close("FP8 over BF16 dense peak (theoretically doubles, V3 §3.3.1)", ratio, 2.0, abs=5e-4)
-    check.equal("FP8 bytes per value over BF16", E4M3.bits / 16, 0.5)
+    check.equal("FP8 bytes per value over BF16", E4M3.bits / BF16_BITS, 0.5)
+    peak = "输入：H100 SXM 稠密峰值，公开规格表"
     return {
-        "gemms": number(3),
-        "tile": Fact("1×128", "1×128", "一乘一百二十八"),
-        "tile_t": Fact("128×1", "128×1", "一百二十八乘一"),
-        "block": Fact("128×128", "128×128", "一百二十八乘一百二十八"),
-        "fp8_peak": number(fp8, 1, "TFLOPS", "T flops"),
-        "bf16_peak": number(bf16_peak, 1, "TFLOPS", "T flops"),
-        "ratio": times(ratio, 3),
-        "cache_share": Fact(0.5, "½", "一半"),
+        "gemms": number(len(GEMMS)).via("、".join(GEMMS)),
+        "backward_gemms": _count(len(GEMMS[1:])).via("、".join(GEMMS[1:])),
+        "tile": Fact("1×128", "1×128", "一乘一百二十八").via("输入：DeepSeek-V3 §3.3.2 的激活分块"),
+        "tile_t": Fact("128×1", "128×1", "一百二十八乘一").via("1×128 转置：求权重梯度时沿 token 方向分块"),
+        "block": Fact("128×128", "128×128", "一百二十八乘一百二十八").via("输入：DeepSeek-V3 §3.3.2 的权重分块"),
+        "fp8_peak": number(fp8, 1, "TFLOPS", "T flops").via(peak),
+        "bf16_peak": number(bf16_peak, 1, "TFLOPS", "T flops").via(peak),
+        "ratio": times(ratio, 3).via(f"{fp8:g} / {bf16_peak:g}"),
+        "cache_share": Fact(0.5, "½", "一半").via(f"{E4M3.bits} 位 / {BF16_BITS} 位"),
     }
