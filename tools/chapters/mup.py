@@ -14,14 +14,15 @@ Table 8, as the maintainers say in microsoft/mup issue 7) trains the same functi
 
 from __future__ import annotations
 
+import itertools
 from functools import cache
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from tools.course import catalogue
+from tools.course import catalogue, numbers
 from tools.course.catalogue import Chapter
-from tools.course.facts import Check, data, number, percent, power
+from tools.course.facts import Check, Fact, data, number, percent, power
 from tools.models import mup_mlp as mlp
 from tools.models import wide_init as wi
 
@@ -35,7 +36,7 @@ CHAPTER = Chapter(
     ),
 )
 
-MATRIX_WIDTHS = (16, 64, 256, 1024)
+MATRIX_WIDTHS, MATRIX_VECTORS = (16, 64, 256, 1024), 1000  # the widths, and how many random x per width
 DEPTH_WIDTH, DEPTH_LAYERS = 512, 20
 FAN_IN, FAN_OUT = 512, 2048
 STEP_WIDTHS = (64, 256, 1024, 4096)
@@ -48,6 +49,7 @@ RECT_VARIANCES = {"fan_in": 1 / FAN_IN, "fan_out": 1 / FAN_OUT, "xavier": 2 / (F
 STEP_LR_EXPONENT = -5  # η = 2⁻⁵: μP's best learning rate (mup_lr_transfer)
 
 TOY = "玩具模型，自设任务"
+PARAMETRIZATIONS_SHOWN = {"sp": "SP", "mup": "μP"}
 NOTES = "学习笔记「MuP」"
 MUP_PACKAGE = "Tensor Programs V（arXiv 2203.03466），按官方 mup 包（github.com/microsoft/mup）的实现"
 
@@ -100,6 +102,12 @@ def _close_all(check: Check, name: str, computed, expected, digits: int) -> None
         check.close(f"{name} [{i}] (independent run)", float(c), float(e), rel=0.0, abs=0.5 * 10**-digits + 1e-12)
 
 
+def _count(n: int) -> Fact:
+    """A count before a measure word: 2 个 is said 两个."""
+    text = numbers.signed(n)
+    return Fact(n, text, numbers.zh_quantity(text))
+
+
 def _series(values, digits: int) -> list[str]:
     return [number(float(v), digits).text for v in values]
 
@@ -110,7 +118,7 @@ def _series(values, digits: int) -> list[str]:
 @cache
 def _matrix_stats() -> tuple[wi.MatrixStats, ...]:
     with threadpool_limits(1):
-        return tuple(wi.matrix_stats(n) for n in MATRIX_WIDTHS)
+        return tuple(wi.matrix_stats(n, MATRIX_VECTORS) for n in MATRIX_WIDTHS)
 
 
 def _histogram(values: np.ndarray, edges: np.ndarray) -> list[float]:
@@ -153,31 +161,34 @@ def mup_random_matrix(check: Check, widths: tuple[int, ...] = MATRIX_WIDTHS, sta
         "σ_max grows towards 2 and under 15% of σ lie in 1 ± 0.1 at the widest",
         (stats[-1].singular_values[0], stats[-1].near_one),
     )
+    qr_n = 256
     with threadpool_limits(1):
-        qr = check.residual("orthogonal matrix (QR): max |σ − 1|, n = 256", wi.orthogonal_deviation(256), 1e-14)
+        qr = check.residual("orthogonal matrix (QR): max |σ − 1|, n = 256", wi.orthogonal_deviation(qr_n), 1e-14)
     cos_edges = np.linspace(-0.6, 0.6, 49)
     sigma_edges = np.linspace(0, 2.1, 43)
+    vectors, one, band = number(MATRIX_VECTORS), number(1), number(0.1, 1)
     facts = {
         "widths": data(list(widths)),
+        "width_count": number(len(widths)).via(f"输入：本课取的宽度 {', '.join(map(str, widths))}"),
         "qr": qr,
-        "qr_n": number(256),
-        "vectors": number(1000),
+        "qr_n": number(qr_n).via("输入：QR 分解对照时取的宽度"),
+        "vectors": vectors.via("输入：每个宽度乘上去的随机向量个数"),
         "cos_edges": data(cos_edges.tolist()),
-        "one": number(1),  # the length ratio and the singular value an orthogonal matrix keeps
-        "band": number(0.1, 1),  # the half-width of the band round 1 whose share of σ is counted
+        "one": one.via("输入：正交矩阵保持的长度比，也是它的奇异值"),
+        "band": band.via(f"输入：数奇异值时，{one} 两边的半宽"),
         "sigma_ticks": data([(v, number(v).text) for v in (0, 1, 2)]),
         "sigma_edges": data(sigma_edges.tolist()),
     }
     for s in stats:
         n = s.n
         facts |= {
-            f"n_{n}": number(n),
-            f"cosine_{n}": number(s.cosine_spread, 3),
-            f"length_{n}": number(s.length_spread, 3),
-            f"gain_{n}": number(s.gain_spread, 3),
-            f"sigma_max_{n}": number(float(s.singular_values[0]), 2),
-            f"sigma_min_{n}": number(float(s.singular_values[-1]), 4),
-            f"near_one_{n}": percent(s.near_one, 1),
+            f"n_{n}": number(n).via("输入：本课取的宽度"),
+            f"cosine_{n}": number(s.cosine_spread, 3).via(f"std（各列两两夹角的余弦）× √n，n = {n:,}"),
+            f"length_{n}": number(s.length_spread, 3).via(f"std（各列长度的平方）÷ √(2/n)，n = {n:,}"),
+            f"gain_{n}": number(s.gain_spread, 3).via(f"std（‖Wx‖ ÷ ‖x‖，{vectors} 个随机 x）× √(2n)，n = {n:,}"),
+            f"sigma_max_{n}": number(float(s.singular_values[0]), 2).via(f"W 的最大奇异值（SVD），n = {n:,}"),
+            f"sigma_min_{n}": number(float(s.singular_values[-1]), 4).via(f"W 的最小奇异值（SVD），n = {n:,}"),
+            f"near_one_{n}": percent(s.near_one, 1).via(f"{n:,} 个奇异值里落在 {one} ± {band} 内的比例"),
             f"cos_hist_{n}": data(_histogram(s.cosines, cos_edges)),
             f"sigmas_{n}": data(s.singular_values.round(4).tolist()),
         }
@@ -240,6 +251,7 @@ def mup_rms_through_depth(check: Check, width: int = DEPTH_WIDTH, layers: int = 
         digits = 0 if value.is_integer() else 1 if (10 * value).is_integer() else 3
         return number(value, digits).text
 
+    labels = {"fan_in": "1/fan_in", "fan_out": "1/fan_out", "xavier": "2/(fan_in+fan_out)"}
     rows = [
         {
             "name": label,
@@ -250,32 +262,44 @@ def mup_rms_through_depth(check: Check, width: int = DEPTH_WIDTH, layers: int = 
             "forward_value": rect[name][0],
             "backward_value": rect[name][1],
         }
-        for name, label in (("fan_in", "1/fan_in"), ("fan_out", "1/fan_out"), ("xavier", "2/(fan_in+fan_out)"))
+        for name, label in labels.items()
     ]
+    n, depth, fan_in, fan_out = number(width), number(layers), number(FAN_IN), number(FAN_OUT)
+    input_rms = number(float(walks["one"][0]), 2)
+    walk = f"穿过 {layers} 层 {width} × {width} 的 W 后 RMS 的 log₁₀（模拟），W ~ N(0, "
+    relu_walk = f"{layers} 层「ReLU 再乘 W」后的 RMS（模拟），W ~ N(0, "
+    per_layer = f"每层乘 √(n·方差) = √{width}"
+
+    def rectangular(name: str, side: int) -> str:
+        ratio = ("RMS(W·x) ÷ RMS(x)", "RMS(Wᵀ·g) ÷ RMS(g)")[side]
+        return f"{ratio}，{fan_in} → {fan_out} 的一层，方差 {labels[name]}（模拟）"
+
     return {
-        "width": number(width),
-        "layers": number(layers),
-        "unit": number(1),  # the RMS ratio a layer should keep, forward and backward
-        "gain": number(float(np.sqrt(width)), 1),
-        "log_one_over_n": number(float(logs["one_over_n"][-1]), 2),
-        "log_one": number(float(logs["one"][-1]), 2),
-        "log_one_over_n2": number(float(logs["one_over_n2"][-1]), 2),
-        "closed": number(float(closed), 2),
-        "input_rms": number(float(walks["one"][0]), 2),
-        "relu_one_over_n": number(float(relu["one_over_n"][-1]), 5),
-        "relu_closed": number(float(relu_closed), 5),
-        "relu_he": number(float(relu["he"][-1]), 2),
-        "halving": power(2, -layers // 2),
-        "fan_in": number(FAN_IN),
-        "fan_out": number(FAN_OUT),
+        "width": n.via("输入：本课取的宽度"),
+        "layers": depth.via("输入：本课取的层数"),
+        "unit": number(1).via("输入：一层前向、反向都该保持的 RMS 比"),
+        "gain": number(float(np.sqrt(width)), 1).via(f"√n = √{width}"),
+        "log_one_over_n": number(float(logs["one_over_n"][-1]), 2).via(f"{walk}1/n)"),
+        "log_one": number(float(logs["one"][-1]), 2).via(f"{walk}1)"),
+        "log_one_over_n2": number(float(logs["one_over_n2"][-1]), 2).via(f"{walk}1/n²)"),
+        "closed": number(float(closed), 2).via(f"{per_layer}：{layers} × log₁₀ √{width}"),
+        "input_rms": input_rms.via(f"宽 {width} 的输入向量 x 的 RMS（种子随机数）"),
+        "relu_one_over_n": number(float(relu["one_over_n"][-1]), 5).via(f"{relu_walk}1/n)"),
+        "relu_closed": number(float(relu_closed), 5).via(
+            f"ReLU 每层让平方的平均减半：(√½){numbers.superscript(layers)} × {input_rms}"
+        ),
+        "relu_he": number(float(relu["he"][-1]), 2).via(f"{relu_walk}2/n)，He 初始化"),
+        "halving": power(2, -layers // 2).via(f"每层平方减半，{layers} 层：RMS 乘 (√½){numbers.superscript(layers)}"),
+        "fan_in": fan_in.via("输入：本课取的输入宽度"),
+        "fan_out": fan_out.via("输入：本课取的输出宽度"),
         "walks": data({name: w.tolist() for name, w in logs.items()}),
         "x_ticks": data([(0, number(0).text), (layers, number(layers).text)]),
         "relu_walks": data({name: np.log10(w).tolist() for name, w in relu.items()}),
         "rect": data(rows),
-        "fan_in_forward": number(rect["fan_in"][0], 2),
-        "fan_in_backward": number(rect["fan_in"][1], 2),
-        "fan_out_forward": number(rect["fan_out"][0], 2),
-        "fan_out_backward": number(rect["fan_out"][1], 2),
+        "fan_in_forward": number(rect["fan_in"][0], 2).via(rectangular("fan_in", 0)),
+        "fan_in_backward": number(rect["fan_in"][1], 2).via(rectangular("fan_in", 1)),
+        "fan_out_forward": number(rect["fan_out"][0], 2).via(rectangular("fan_out", 0)),
+        "fan_out_backward": number(rect["fan_out"][1], 2).via(rectangular("fan_out", 1)),
     }
 
 
@@ -338,9 +362,17 @@ def mup_adam_update_scale(check: Check, lr_exponent: int = STEP_LR_EXPONENT, ste
     taylor = {p: max(abs(actual - first) / first for (_, (first, actual)) in losses[p]) for p in losses}
     taylor_sp = check.residual("Taylor term vs measured ΔL at η = 10⁻⁶, SP", taylor["sp"], 1e-2)
     taylor_mup = check.residual("Taylor term vs measured ΔL at η = 10⁻⁶, μP", taylor["mup"], 1e-4)
+    ratios = {b / a for a, b in itertools.pairwise(ns)}
+    check.that("the widths grow by one factor", len(ratios) == 1, "one ratio between neighbours", ratios)
+    lr_fact, span = power(2, lr_exponent), f"n = {ns[0]} … {ns[-1]:,}"
+    loglog = "log 对 log n 的最小二乘斜率，"
+    loss_span = f"宽度 {COORD_WIDTHS[0]} … {COORD_WIDTHS[-1]:,}"
+    first_order = "走一步 Adam 的一阶项 η'·‖∇W₂ L‖₁"
+    sp_rate, mup_rate = f"η' = η = {lr_fact}", f"η' = {lr_fact} × {mlp.N0}/n"
     facts = {
-        "lr": power(2, lr_exponent),
+        "lr": lr_fact.via("输入：本课取的学习率，即 mup_lr_transfer 里 μP 的最优值"),
         "widths": data(ns),
+        "width_step": number(ratios.pop()).via(f"相邻宽度之比：{ns[1]} ÷ {ns[0]}"),
         "x_ticks": data([(float(np.log2(n)), number(n).text) for n in ns]),
         "loss_widths": data(list(COORD_WIDTHS)),
         "loss_ticks": data([(float(np.log2(n)), number(n).text) for n in COORD_WIDTHS]),
@@ -349,26 +381,32 @@ def mup_adam_update_scale(check: Check, lr_exponent: int = STEP_LR_EXPONENT, ste
         "random": data(random),
         "loss_sp": data(sp),
         "loss_mup": data(mu),
-        "slope_init": number(slopes[0], 2),
-        "slope_update": number(slopes[1], 2),
-        "slope_random": number(slopes[2], 2),
-        "loss_slope_sp": number(loss_slopes[0], 2),
-        "loss_slope_mup": number(loss_slopes[1], 2),
+        "slope_init": number(slopes[0], 2).via(f"RMS(W·x) 的 {loglog}{span}"),
+        "slope_update": number(slopes[1], 2).via(f"RMS(ΔW·x) 的 {loglog}{span}"),
+        "slope_random": number(slopes[2], 2).via(f"RMS(R·x) 的 {loglog}{span}"),
+        "loss_slope_sp": number(loss_slopes[0], 2).via(f"SP 一阶 ΔL 的 {loglog}{loss_span}"),
+        "loss_slope_mup": number(loss_slopes[1], 2).via(f"μP 一阶 ΔL 的 {loglog}{loss_span}"),
         "sign_gap": sign_gap,
         "taylor_sp": taylor_sp,
         "taylor_mup": taylor_mup,
-        "base": number(mlp.N0),
-        "widest": number(COORD_WIDTHS[-1]),
+        "base": number(mlp.N0).via("输入：基准宽度（mup 包的 base shape），SP 与 μP 在此相同"),
+        "widest": number(COORD_WIDTHS[-1]).via("输入：本课取的最大宽度"),
     }
     for s in steps:
         facts |= {
-            f"n_{s.n}": number(s.n),
-            f"init_{s.n}": number(s.init, 2),
-            f"update_{s.n}": number(s.update, 1 if s.update >= 10 else 2),
-            f"random_{s.n}": number(s.random, 2),
+            f"n_{s.n}": number(s.n).via("输入：本课取的宽度"),
+            f"init_{s.n}": number(s.init, 2).via(f"初始化时 RMS(W·x)，W ~ N(0, 1/n)，n = {s.n:,}（模拟）"),
+            f"update_{s.n}": number(s.update, 1 if s.update >= 10 else 2).via(
+                f"Adam 第一步后 RMS(ΔW·x) = η‖x‖₁，η = {lr_fact}，n = {s.n:,}"
+            ),
+            f"random_{s.n}": number(s.random, 2).via(f"RMS(R·x)，R 是随机 ±η 矩阵，η = {lr_fact}，n = {s.n:,}（模拟）"),
         }
-    facts |= {"loss_sp_first": number(sp[0], 2), "loss_sp_last": number(sp[-1], 0)}
-    facts |= {"loss_mup_low": number(min(mu), 2), "loss_mup_high": number(max(mu), 2)}
+    facts |= {
+        "loss_sp_first": number(sp[0], 2).via(f"SP，宽度 {COORD_WIDTHS[0]}：{first_order}，{sp_rate}"),
+        "loss_sp_last": number(sp[-1], 0).via(f"SP，宽度 {COORD_WIDTHS[-1]:,}：{first_order}，{sp_rate}"),
+        "loss_mup_low": number(min(mu), 2).via(f"μP，{loss_span}：{first_order} 的最小值，{mup_rate}"),
+        "loss_mup_high": number(max(mu), 2).via(f"μP，{loss_span}：{first_order} 的最大值，{mup_rate}"),
+    }
     return facts
 
 
@@ -430,27 +468,40 @@ def mup_coord_check(check: Check, cite=catalogue.cite, runs=None) -> dict:
     for p in runs:
         _close_all(check, f"{p} h2 slopes", slopes[p]["h2"], INDEPENDENT_COORD[f"{p}_h2_slopes"], 2)
         _close_all(check, f"{p} output slopes", slopes[p]["y"], INDEPENDENT_COORD[f"{p}_y_slopes"], 2)
+    seeds, narrow, wide = number(len(COORD_SEEDS)), number(COORD_WIDTHS[0]), number(COORD_WIDTHS[-1])
+    mean = f"{seeds} 个种子的平均（模拟）"
+    last = COORD_STEPS
+
+    def size(p: str, name: str, t: int, width: str) -> str:
+        return f"{PARAMETRIZATIONS_SHOWN[p]}，第 {t} 步后 mean|{name}|，宽度 {width}，{mean}"
+
+    def spread(name: str, t: int, which: str) -> str:
+        return f"μP，第 {t} 步后 mean|{name}|，宽度 {narrow} … {wide} 中的{which}，{mean}"
+
     facts = {
         "lr": best,
-        "steps": number(COORD_STEPS),
-        "seeds": number(len(COORD_SEEDS)),
+        "steps": number(COORD_STEPS).via("输入：坐标检查走的 Adam 步数"),
+        "seeds": seeds.via("输入：取平均的随机种子个数"),
+        "seed_count": _count(len(COORD_SEEDS)).via("输入：取平均的随机种子个数"),
         "widths": data(list(COORD_WIDTHS)),
-        "narrow": number(COORD_WIDTHS[0]),
-        "wide": number(COORD_WIDTHS[-1]),
+        "narrow": narrow.via("输入：本课取的最小宽度"),
+        "wide": wide.via("输入：本课取的最大宽度"),
         "readout": readout,
         "l1": data({p: {name: np.log2(v).tolist() for name, v in runs[p].items()} for p in runs}),
         "x_ticks": data([(float(np.log2(n)), number(n).text) for n in COORD_WIDTHS]),
-        "sp_y_narrow": number(runs["sp"]["y"][1, 0], 2),
-        "sp_y_wide": number(runs["sp"]["y"][1, -1], 0),
-        "sp_h2_narrow": number(runs["sp"]["h2"][3, 0], 2),
-        "sp_h2_wide": number(runs["sp"]["h2"][3, -1], 1),
-        "mup_h2_low": number(runs["mup"]["h2"][3].min(), 2),
-        "mup_h2_high": number(runs["mup"]["h2"][3].max(), 2),
+        "sp_y_narrow": number(runs["sp"]["y"][1, 0], 2).via(size("sp", "y", 1, narrow.text)),
+        "sp_y_wide": number(runs["sp"]["y"][1, -1], 0).via(size("sp", "y", 1, wide.text)),
+        "sp_h2_narrow": number(runs["sp"]["h2"][last, 0], 2).via(size("sp", "h2", last, narrow.text)),
+        "sp_h2_wide": number(runs["sp"]["h2"][last, -1], 1).via(size("sp", "h2", last, wide.text)),
+        "mup_h2_low": number(runs["mup"]["h2"][last].min(), 2).via(spread("h2", last, "最小值")),
+        "mup_h2_high": number(runs["mup"]["h2"][last].max(), 2).via(spread("h2", last, "最大值")),
     }
     for p in runs:
         for name in ("h2", "y"):
             for t in range(COORD_STEPS + 1):
-                facts[f"{p}_{name}_slope_{t}"] = number(slopes[p][name][t], 2)
+                facts[f"{p}_{name}_slope_{t}"] = number(slopes[p][name][t], 2).via(
+                    f"{PARAMETRIZATIONS_SHOWN[p]}，第 {t} 步后：log₂ mean|{name}| 对 log₂ 宽度的最小二乘斜率"
+                )
     return facts
 
 
@@ -476,6 +527,8 @@ def _sweep() -> dict[tuple[str, int], np.ndarray]:
 def mup_lr_transfer(check: Check, sweep=None) -> dict:
     sweep = sweep if sweep is not None else _sweep()
     exponents = list(SWEEP_EXPONENTS)
+    steps_up = {b - a for a, b in itertools.pairwise(exponents)}
+    check.that("each learning rate doubles the one before", steps_up == {1}, "exponents step by 1", steps_up)
     for key, curve in sweep.items():
         check.that(f"{key} every loss finite", bool(np.isfinite(curve).all()), "no run diverged", curve)
         _close_all(check, f"log₁₀ MSE {key}", curve, INDEPENDENT_SWEEP[key], 2)
@@ -497,24 +550,35 @@ def mup_lr_transfer(check: Check, sweep=None) -> dict:
         "width 128 and 256 below width 32 and 64",
         mu_at,
     )
+    steps = number(SWEEP_STEPS)
+    curve = f"{steps} 步 Adam 后的 log₁₀ MSE（模拟）"
+    lowest = f"{power(2, exponents[0])} … {power(2, exponents[-1])} 中使 {steps} 步后 log₁₀ MSE 最低的学习率（模拟）"
+    at_lr = power(2, exponents[at])
     facts = {
         "exponents": data(exponents),
+        "lr_low": power(2, exponents[0]).via("输入：扫描的最小学习率"),
+        "lr_count": number(len(exponents)).via(
+            f"{power(2, exponents[0])} … {power(2, exponents[-1])}，每个是前一个的 2 倍"
+        ),
+        "width_count": number(len(SWEEP_WIDTHS)).via(f"输入：本课取的宽度 {', '.join(map(str, SWEEP_WIDTHS))}"),
         "x_ticks": data([(e, power(2, e).text) for e in (exponents[0], -9, -5, exponents[-1])]),
         "y_ticks": data([(v, number(v).text) for v in (-3, 0, 3)]),
         "widths": data(list(SWEEP_WIDTHS)),
         "curves": data({f"{p}_{n}": sweep[p, n].tolist() for p in mlp.PARAMETRIZATIONS for n in SWEEP_WIDTHS}),
-        "best_mup": power(2, best["mup"][0]),
-        "steps": number(SWEEP_STEPS),
-        "sp_wide_own": number(float(sweep["sp", SWEEP_WIDTHS[-1]].min()), 2),
-        "sp_wide_copied": number(sp_at[-1], 2),
-        "mup_wide_at": number(mu_at[-1], 2),
+        "best_mup": power(2, best["mup"][0]).via(f"μP，{len(SWEEP_WIDTHS)} 个宽度都一样：{lowest}"),
+        "steps": steps.via("输入：每个学习率训练的步数"),
+        "sp_wide_own": number(float(sweep["sp", SWEEP_WIDTHS[-1]].min()), 2).via(
+            f"SP，宽度 {SWEEP_WIDTHS[-1]}：{len(exponents)} 个学习率里最低的 {curve}"
+        ),
+        "sp_wide_copied": number(sp_at[-1], 2).via(f"SP，宽度 {SWEEP_WIDTHS[-1]}，η = {at_lr}：{curve}"),
+        "mup_wide_at": number(mu_at[-1], 2).via(f"μP，宽度 {SWEEP_WIDTHS[-1]}，η = {at_lr}：{curve}"),
     }
     for n, sp_best, mu_best, sp_value, mu_value in zip(SWEEP_WIDTHS, best["sp"], best["mup"], sp_at, mu_at):
         facts |= {
-            f"n_{n}": number(n),
-            f"best_sp_{n}": power(2, sp_best),
-            f"best_mup_{n}": power(2, mu_best),
-            f"sp_at_{n}": number(sp_value, 2),
-            f"mup_at_{n}": number(mu_value, 2),
+            f"n_{n}": number(n).via("输入：本课取的宽度"),
+            f"best_sp_{n}": power(2, sp_best).via(f"SP，宽度 {n}：{lowest}"),
+            f"best_mup_{n}": power(2, mu_best).via(f"μP，宽度 {n}：{lowest}"),
+            f"sp_at_{n}": number(sp_value, 2).via(f"SP，宽度 {n}，η = {at_lr}：{curve}"),
+            f"mup_at_{n}": number(mu_value, 2).via(f"μP，宽度 {n}，η = {at_lr}：{curve}"),
         }
     return facts
