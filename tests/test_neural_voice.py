@@ -1,0 +1,163 @@
+"""The neural voice: our pinyin as the Baker phones it takes (sandhi, Latin terms, digits), its engine and
+worker (time limit, crash, fallback to espeak-ng), and, when `make voice` has set it up, one cue spoken."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import wave
+
+import numpy as np
+import pytest
+from helpers import BIN, run
+from pydub import AudioSegment
+
+from tools.voice import audio, cues, speech
+from tools.voice.neural import phones
+from tools.voice.neural.engine import HOME, MODEL_FILES, Neural
+
+INSTALLED = Neural().missing()
+needs_voice = pytest.mark.skipif(bool(INSTALLED), reason=f"the neural voice is not set up ({INSTALLED}): make voice")
+
+
+def said(pinyin: str) -> str:
+    """The phones without the phrase marks, for short asserts."""
+    return " ".join(p for phrase in phones.phrases(pinyin) for p in phrase.phones if p not in ("sil", "#0"))
+
+
+def test_our_reading_of_chong2_suan4_reaches_the_model_not_zhong4():
+    assert phones.phones("chong2 suan4 yi2 bian4, wu4 cha1 lei3 jia1") == (
+        "sil ch ong2 #0 s uan4 #0 ^ i2 #0 b ian4 sil , | sil ^ u4 #0 ch a1 #0 l ei3 #0 j ia1 sil"
+    )
+
+
+@pytest.mark.parametrize(
+    ("pinyin", "expected"),
+    [
+        ("zhan3 lan3 guan3", "zh an2 l an2 g uan3"),  # a run of third tones: all but the last rise
+        ("ni3 hao3, hao3", "n i2 h ao3 h ao3"),  # a pause ends the run
+        ("hao3 F", "h ao3 ^ ai2 f u5"),  # a Latin term ends it too
+        ("yi2 ge4 bu2 dui4", "^ i2 g e4 b u2 d uei4"),  # 一 and 不 come changed from our readings, kept
+        ("lv4 nv3 jue2 qu4 xun2 yong4 wen4 er2", "l v4 n v3 j ve2 q v4 x vn2 ^ iong4 ^ uen4 ^ er2"),
+        ("zhi1 ci2 ri4 liu4 gui4", "zh iii1 c ii2 r iii4 l iou4 g uei4"),
+        ("dianr3 r5", "d ian3 er5 ^ er5"),  # 儿化
+    ],
+)
+def test_pinyin_becomes_baker_phones_with_third_tone_sandhi(pinyin, expected):
+    assert said(pinyin) == expected
+
+
+@pytest.mark.parametrize(
+    ("term", "expected"),
+    [
+        ("FP8", "^ ai2 f u5 p i1 b a1"),  # the lexicon: F P 八
+        ("bf16", "b i4 ^ ai2 f u5 sh iii2 l iou4"),  # B F 十六
+        ("TTFT", "t i4 t i4 ^ ai2 f u5 t i4"),
+        ("ZeRO", "z e2 r ou2"),  # the lexicon: zero, an English word
+        ("GPU", "j i4 p i1 ^ iou1"),
+        ("卡 0", "k a3 l ing2"),  # a digit left in the text
+        ("8-bit Adam", "b a1 b i3 t e4 ^ ia4 d ang1"),
+        ("DeepSeek", "d i1 p u3 x i1 k e4"),
+    ],
+)
+def test_latin_terms_and_digits_are_said_in_mandarin_syllables(term, expected):
+    _, reading = cues.free_text(term)
+    assert said(reading.pinyin) == expected
+
+
+def test_something_that_is_neither_pinyin_nor_latin_is_refused_by_name():
+    with pytest.raises(phones.PhoneError, match="β"):
+        phones.phrases("ni3 β")
+    with pytest.raises(speech.SpeechError, match="cannot say"):
+        Neural().phonemes("ni3 β")
+
+
+def test_every_letter_and_word_spelling_is_mandarin_the_model_can_say():
+    for spelling in [*phones.LETTERS.values(), *phones.WORDS.values(), *phones.DIGITS.values()]:
+        for syllable in spelling.split():
+            assert re.fullmatch(r"[a-z]+[1-5]", syllable), spelling
+            phones.split_syllable(syllable[:-1])
+
+
+@needs_voice
+def test_the_syllable_split_agrees_with_the_models_own_pinyin_table():
+    table = json.loads((HOME / "models" / "baker_mapper.json").read_text(encoding="utf-8"))
+    assert {s: phones.split_syllable(s) for s in table["pinyin_dict"]} == {
+        s: tuple(v) for s, v in table["pinyin_dict"].items()
+    }
+
+
+def test_the_engine_is_registered_and_auto_falls_back_to_espeak_saying_why(monkeypatch, tmp_path):
+    monkeypatch.setattr("tools.voice.neural.engine.HOME", tmp_path)
+    assert speech.from_env("neural").name == "neural"
+    assert speech.from_env("auto").name == "espeak-ng"
+    assert "not set up" in speech.describe("auto")
+    assert "make voice" in speech.describe("auto")
+    with pytest.raises(speech.SpeechError, match="make voice"):
+        Neural(tmp_path).synthesize("ni3 hao3", tmp_path / "x.wav")
+
+
+def test_the_cache_key_holds_the_model_files_sha256_the_seed_and_the_pauses(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in MODEL_FILES:
+        (models / name).write_bytes(name.encode())
+    parts = Neural(tmp_path).cache_parts()
+    assert {*MODEL_FILES, "seed", "speed", "pauses"} <= set(parts)
+    assert Neural(tmp_path, seed=1).cache_parts() != parts
+    (models / "mb_melgan.onnx").write_bytes(b"another model")
+    assert Neural(tmp_path).cache_parts()["mb_melgan.onnx"] != parts["mb_melgan.onnx"]
+    assert "differ from the sha256" in Neural(tmp_path, worker=[sys.executable]).missing()
+
+
+def _fake_worker(tmp_path, body: str) -> Neural:
+    """An engine whose worker is a script that says it is ready, then does `body` for each request."""
+    script = tmp_path / "worker.py"
+    script.write_text(f"import sys, time\nprint('{{}}', flush=True)\nfor line in sys.stdin:\n    {body}\n")
+    engine = Neural(tmp_path, worker=[sys.executable, str(script)])
+    engine.missing = lambda: ""
+    return engine
+
+
+def test_a_hung_worker_is_killed_at_the_speech_time_limit_and_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("LECTURE_LIMIT_SPEECH", "1")
+    engine = _fake_worker(tmp_path, "time.sleep(60)")
+    with pytest.raises(speech.SpeechError, match=r"worker.*LECTURE_LIMIT_SPEECH") as err:
+        engine.synthesize("ni3 hao3", tmp_path / "x.wav")
+    assert "was still running after its time limit of 1 s" in str(err.value)
+    assert engine._worker.process.poll() is not None  # stopped, not left running
+
+
+def test_a_crashed_worker_is_named_with_its_exit_and_the_next_cue_starts_a_new_one(tmp_path):
+    engine = _fake_worker(tmp_path, "sys.stderr.write('out of memory'); sys.exit(3)")
+    for _ in range(2):
+        with pytest.raises(speech.SpeechError, match=r"worker .* died \(exit 3\): out of memory"):
+            engine.synthesize("ni3 hao3", tmp_path / "x.wav")
+
+
+@needs_voice
+def test_the_neural_voice_speaks_a_short_cue_at_24_khz_the_same_each_time(tmp_path):
+    engine = speech.from_env("neural")
+    for name in ("a.wav", "b.wav"):
+        engine.synthesize("chong2 suan4 yi2 bian4, wu4 cha1 lei3 jia1", tmp_path / name)
+    with wave.open(str(tmp_path / "a.wav")) as wav:
+        assert (wav.getframerate(), wav.getnchannels()) == (24000, 1)
+        seconds = wav.getnframes() / wav.getframerate()
+        samples = np.frombuffer(wav.readframes(wav.getnframes()), "<i2") / 32768
+    assert 1.5 < seconds < 4.0  # eight syllables and a pause
+    assert np.sqrt(np.mean(samples**2)) > 0.02  # speech, not silence
+    assert (tmp_path / "a.wav").read_bytes() == (tmp_path / "b.wav").read_bytes()
+    cleaned = audio.clean(AudioSegment.from_wav(tmp_path / "a.wav"))
+    assert cleaned.frame_rate == 44100
+    assert len(cleaned) > 1500
+
+
+@needs_voice
+def test_lecture_say_with_the_neural_engine_shows_its_phones_and_writes_24_khz(tmp_path):
+    done = run([str(BIN / "lecture"), "say", "重算一遍，误差累加", "--engine", "neural", "--phonemes"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith("sil ch ong2 #0 s uan4")
+    with wave.open(str(tmp_path / "say.wav")) as wav:
+        assert wav.getframerate() == 24000
+    assert ", neural)" in done.stderr
