@@ -691,7 +691,7 @@ def fp8_delayed_scaling(check: Check, history: int = HISTORY, spike_at: int = 90
         "amax_60": number(float(amax[ramp_end]), 1).via(f"{trace}第 {ramp_end} 步的值", schematic=True),
         "amax_spike": number(float(amax[spike_at]), 1).via(f"{trace}第 {spike_at} 步的值", schematic=True),
         "ramp_growth": times(float(ramp), 1).via(
-            f"amax[{ramp_end}] / amax[{ramp_start}] = {amax[ramp_end]:.2f} / {amax[ramp_start]:.2f}"
+            f"amax[{ramp_end}] / amax[{ramp_start}] = {amax[ramp_end]:.4g} / {amax[ramp_start]:.4g}"
         ),
         "clipped_m0": number(len(m0)).via(clipped.format(m=E4M3.max, how=f"{window}、余量 0")),
         "clipped_m1": number(len(m1)).via(clipped.format(m=E4M3.max, how=f"{window}、余量 {margin}")),
@@ -825,7 +825,7 @@ def fp8_accumulation_promotion(check: Check, bits: int = ACC_BITS, every: int = 
         "plain_v3": percent(float(plain[at]), 1).via(worst.format(how=plain_how, k=ks[at])),
         "plain_last": percent(float(plain[-1]), 0).via(worst.format(how=plain_how, k=ks[-1])),
         "promoted_v3": percent(float(promoted[at]), 2).via(worst.format(how=promoted_how, k=ks[at])),
-        "ratio": times(float(ratio), 0).via(f"{plain[at]:.4f} / {promoted[at]:.4f}，K = {ks[at]}"),
+        "ratio": times(float(ratio), 0).via(f"{plain[at]:.3g} / {promoted[at]:.3g}，K = {ks[at]}"),
         "v3_measured": Fact(V3_MEASURED, "≈ 2%", "接近百分之二").via("输入：DeepSeek-V3 §3.3.2，H800 上的实测"),
         "example_sum": number(example["sum"], 1).via(f"玩具模型里一个点积累加途中的部分和（每加一次截到 {bits} 位）"),
         "example_product": number(example["product"], 4).via("下一个乘积：两个 E4M3 数相乘，精确"),
