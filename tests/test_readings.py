@@ -67,6 +67,7 @@ POLYPHONES = [
     ("不一样", "bu4 yi2 yang4"),
     ("一点五，零点一五", "yi1 dian3 wu3, ling2 dian3 yi1 wu3"),
     ("一九六四年，二零一一年", "yi1 jiu3 liu4 si4 nian2, er4 ling2 yi1 yi1 nian2"),
+    ("二的负一次方，十的一次方，负一百", "er4 de5 fu4 yi1 ci4 fang1, shi2 de5 yi1 ci4 fang1, fu4 yi4 bai3"),
     ("二加二加一加一加四", "er4 jia1 er4 jia1 yi1 jia1 yi1 jia1 si4"),
     ("它乘以一减它", "ta1 cheng2 yi3 yi1 jian3 ta1"),
     ("是 零点三 减一", "shi4 ling2 dian3 san1 jian3 yi1"),

@@ -275,6 +275,10 @@ def _yi(pieces: list[Piece], at: int) -> str:
         return "yi1"  # 减一。 第一
     if before and before.hanzi in _DIGITS | set("十点"):
         return "yi1"  # 十一, 二零一一, 零点一五
+    if before and before.hanzi in "负正" and not (after and after.hanzi in "百千万亿"):
+        return "yi1"  # 负一, 二的负一次方 (but 负一百 is yi4)
+    if after and after.hanzi == "次" and after_next and after_next.hanzi == "方":
+        return "yi1"  # 十的一次方: an exponent, not "once"
     if after and (
         after.hanzi in _DIGITS | _ARITHMETIC | {"十"}
         or (after.hanzi == "点" and after_next and after_next.hanzi in _DIGITS)
