@@ -69,6 +69,19 @@ def test_lecture_facts_json_lists_every_figure_with_values(capsys):
     assert grad_c["how"].endswith("−1 × 1")  # the formula with its inputs, for the numbers panel
 
 
+def test_every_shown_fact_says_how_it_is_computed_and_where_it_comes_from():
+    """The site's numbers panel gives each number its formula (or what input it is) and its source."""
+    without_how, without_source = [], []
+    for fig in catalogue.figures():
+        for name, fact in catalogue.facts(fig.id).items():
+            if fact.text and not fact.how.strip():
+                without_how.append(f"{fig.id}.{name}")
+            if fact.text and not (fact.source or fig.source).strip():
+                without_source.append(f"{fig.id}.{name}")
+    assert without_how == [], "give each a .via(...) in its builder"
+    assert without_source == [], "give the figure a source= or the fact its own"
+
+
 @pytest.mark.slow  # the layout lint runs every figure with animations skipped (cached in .cache/stills)
 @pytest.mark.xdist_group("course_stills")  # beside the last-frame tests, which read the same stills
 def test_lecture_check_passes_on_the_repository():
