@@ -102,7 +102,7 @@ def test_every_reference_is_relative_and_inside_the_kit(kit):
             if ref.startswith("data:") or ref.startswith("#"):
                 continue
             assert not re.match(r"^[a-z]+:|^/", ref), f"{page.name}: {ref}"
-            assert (page.parent / ref).resolve().is_file(), f"{page.name}: {ref}"
+            assert (page.parent / ref.split("#")[0]).resolve().is_file(), f"{page.name}: {ref}"
     for text in [p.read_text(encoding="utf-8") for p in (*pages, kit / "kit.css", kit / "kit.js", kit / "embed.json")]:
         assert not re.search(r"https?://|//[a-z0-9]", text)
 
@@ -346,3 +346,154 @@ def test_pasted_video_snippet_loads_the_caption_file(watched, kit, embed):
     assert [c["text"] for c in video["tracks"][0]["cues"]] == _captions_of(kit / entry["captions"]["vtt"])
     assert watched.errors == []
     assert watched.outside() == []
+
+
+# -- the transcript, the numbers panel, search and #t= in a real browser, on the real backprop build --------
+
+
+@pytest.fixture(scope="module")
+def course(backprop_build):
+    """The kit `lecture build` wrote for the whole backprop chapter, served on 127.0.0.1, and its embed.json."""
+    kit = backprop_build.out / "site"
+    server = serve.make_server(kit, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/", json.loads((kit / "embed.json").read_text("utf-8"))
+    server.shutdown()
+    server.server_close()
+
+
+FIGURE = "vanishing_gradients"
+NOW = "() => document.querySelector('video').currentTime"
+NEAR = "([t, d]) => Math.abs(document.querySelector('video').currentTime - t) < d"
+
+
+def _open(browser, base: str, path: str, **context) -> Watched:
+    watched = Watched(browser, base)
+    if context:
+        watched.context.close()
+        watched.context = browser.new_context(viewport={"width": 1280, "height": 900}, **context)
+        watched.context.route("**/*", watched._route)
+        watched.page = watched.context.new_page()
+        watched.page.on("pageerror", lambda e: watched.errors.append(str(e)))
+    watched.page.goto(base + path)
+    return watched
+
+
+def test_a_transcript_line_seeks_its_clip_by_click_and_by_keyboard(browser, course):
+    base, embed = course
+    lines = embed["figures"][FIGURE]["transcript"]
+    watched = _open(browser, base, f"embed/{FIGURE}.html")
+    page = watched.page
+    page.wait_for_function(LOADED, timeout=30_000)
+    cues = page.locator(".transcript a.cue")
+    assert cues.count() == len(lines) > 4
+    cues.nth(2).click()
+    page.wait_for_function(NEAR, arg=[lines[2]["start"], 0.2], timeout=10_000)
+    assert page.evaluate("location.hash") == f"#t={lines[2]['start']:.3f}"
+    page.evaluate("() => { const v = document.querySelector('video'); v.pause(); v.currentTime = 0; }")
+    cues.nth(0).focus()
+    for _ in range(3):
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.cue") == lines[3]["cue"]
+    page.keyboard.press("Enter")
+    page.wait_for_function(NEAR, arg=[lines[3]["start"], 0.2], timeout=10_000)
+    assert watched.errors == []
+    watched.context.close()
+
+
+def test_the_highlighted_line_follows_playback(browser, course):
+    base, embed = course
+    lines = embed["figures"][FIGURE]["transcript"]
+    watched = _open(browser, base, f"embed/{FIGURE}.html")
+    page = watched.page
+    page.wait_for_function(LOADED, timeout=30_000)
+    page.evaluate(f"() => {{ document.querySelector('video').currentTime = {lines[4]['start'] + 0.3}; }}")
+    page.wait_for_selector(f'.transcript li.current a[data-cue="{lines[4]["cue"]}"]', timeout=10_000)
+    page.evaluate(
+        "([t]) => { const v = document.querySelector('video'); v.muted = true; v.currentTime = t; v.play(); }",
+        [lines[5]["start"] - 0.4],
+    )
+    page.wait_for_selector(f'.transcript li.current a[data-cue="{lines[5]["cue"]}"]', timeout=10_000)
+    assert page.locator(".transcript li.current").count() == 1
+    watched.context.close()
+
+
+def test_the_numbers_panel_lists_the_facts_lecture_facts_prints(browser, course):
+    base, _ = course
+    table = json.loads(run([str(BIN / "lecture"), "facts", "--json"]).stdout)[FIGURE]
+    watched = _open(browser, base, f"embed/{FIGURE}.html")
+    page = watched.page
+    panel = page.locator(".numbers")
+    assert panel.locator("[data-fact]").evaluate_all("els => els.map(e => e.dataset.fact)") == list(table)
+    text = panel.inner_text()
+    assert "0.8⁵⁹" in text
+    for name, fact in table.items():
+        row = panel.locator(f'[data-fact="{name}"]').inner_text()
+        assert fact["text"] in row
+        assert fact.get("how", "") in row
+    watched.context.close()
+
+
+def test_search_finds_a_number_and_opens_its_clip_at_that_second(browser, course):
+    base, embed = course
+    lines = embed["figures"][FIGURE]["transcript"]
+    spoken = next(line for line in lines if "shrink_end" in line["cites"])
+    watched = _open(browser, base, "index.html")
+    page = watched.page
+    page.fill("#search-box", "1.9156")
+    page.wait_for_selector(".search-results li", timeout=20_000)
+    first = page.locator(".search-results li a").first
+    assert first.get_attribute("href") == f"embed/{FIGURE}.html#t={spoken['start']:.3f}"
+    assert embed["figures"][FIGURE]["title"] in first.inner_text()
+    first.click()
+    page.wait_for_url(f"**/embed/{FIGURE}.html#t=*")
+    page.wait_for_function(NEAR, arg=[spoken["start"], 0.2], timeout=20_000)
+    assert watched.errors == []
+    assert watched.outside() == []
+    watched.context.close()
+
+
+def test_t_in_the_address_starts_the_clip_there(browser, course):
+    base, _ = course
+    watched = _open(browser, base, f"embed/{FIGURE}.html#t=12.5")
+    watched.page.wait_for_function(NEAR, arg=[12.5, 0.05], timeout=20_000)
+    watched.context.close()
+
+
+def test_with_scripts_off_the_transcript_and_the_numbers_are_there(browser, course):
+    base, embed = course
+    watched = _open(browser, base, f"embed/{FIGURE}.html", java_script_enabled=False)
+    text = watched.page.locator("body").inner_text()
+    for line in embed["figures"][FIGURE]["transcript"]:
+        assert line["text"] in text
+    assert "0.8⁵⁹" in text
+    watched.context.close()
+
+
+def test_a_hostile_catalogue_entry_renders_as_text(browser, tmp_path, monkeypatch):
+    import test_site_pages as pages
+
+    monkeypatch.setattr(catalogue, "TOPICS", (catalogue.Topic(pages.HOSTILE, pages.HOSTILE, ("backprop",)),))
+    out = tmp_path / "480p15"
+    cue = [{"cue": "c1", "start": 1.0, "duration": 2.0, "text": pages.HOSTILE, "cites": ["links"]}]
+    fact = {"links": {"value": 1, "text": pages.HOSTILE, "spoken": "一", "how": pages.HOSTILE}}
+    entry = pages._figure(out, "backprop", FIGURE, cues=cue, facts=fact, source=pages.HOSTILE)
+    kit = pages._kit(out, [manifest.ChapterList("backprop", pages.HOSTILE, [FIGURE], pages.HOSTILE)], {FIGURE: entry})
+    server = serve.make_server(kit, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        dialogs: list[str] = []
+        for path in ("index.html", f"embed/{FIGURE}.html"):
+            watched = _open(browser, base, path)
+            watched.page.on("dialog", lambda d: dialogs.append(d.message))
+            watched.page.reload()  # with the dialog watched from the start
+            assert watched.page.evaluate("document.scripts.length") == 1
+            assert watched.page.evaluate("document.querySelectorAll('b').length") == 0
+            assert pages.HOSTILE in watched.page.locator("body").inner_text()
+            assert dialogs == []
+            watched.context.close()
+    finally:
+        server.shutdown()
+        server.server_close()

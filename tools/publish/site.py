@@ -31,8 +31,10 @@ import base64
 import itertools
 import json
 import os
+import re
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -349,9 +351,7 @@ def search_records(entries: dict[str, PublishedFigure]) -> list[dict]:
         page = f"embed/{fig_id}.html"
         for line in entry.cues:
             at = f"{line['start']:.3f}"
-            records.append(
-                {"content": line["text"], "page": f"{page}#t={at}", "time": _clock(line["start"]), "title": entry.title}
-            )
+            records.append({"content": line["text"], "page": f"{page}#t={at}", "title": entry.title})
         for fact in numbers_panel(entry)["facts"]:
             if fact["drawn"]:
                 continue
@@ -361,7 +361,6 @@ def search_records(entries: dict[str, PublishedFigure]) -> list[dict]:
                 {
                     "content": content,
                     "page": f"{page}#t={first['start']:.3f}" if first else f"{page}#fact-{fig_id}-{fact['name']}",
-                    "time": _clock(first["start"]) if first else "",
                     "title": entry.title,
                 }
             )
@@ -376,16 +375,29 @@ async def _write_search(records: list[dict], folder: Path) -> None:
     config = IndexConfig(force_language="zh", output_path=str(folder))
     async with PagefindIndex(config=config) as index:
         for number, record in enumerate(records):
-            meta = {key: record[key] for key in ("page", "time", "title")}
-            # Pagefind keeps one record per URL, and a fact often opens the second its line opens: the URL
-            # it indexes is made unique; the link a hit opens is `page`, in the record's meta.
+            # Pagefind searches a record's meta too, so the link and time go in its URL, which it does not
+            # search; kit.js reads them back from there. It keeps one record per URL, and a fact often opens
+            # the second its line opens: `&record=N` makes each URL unique.
             url = f"{record['page']}&record={number}"
-            await index.add_custom_record(url=url, content=record["content"], language="zh", meta=meta)
+            await index.add_custom_record(
+                url=url, content=_searchable(record["content"]), language="zh", meta={"title": record["title"]}
+            )
+
+
+def _searchable(text: str) -> str:
+    """Pagefind reads 1.91562e-06 as one word that 1.9156 does not begin: the mantissa is made a word of its own."""
+    return re.sub(r"(\d)e([-+]\d+)", r"\1 e\2", text)
+
+
+def _write_in_thread(records: list[dict], folder: Path) -> None:
+    """Pagefind's API is async; asyncio.run refuses a thread whose event loop is running (a caller's own)."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, _write_search(records, folder)).result()
 
 
 def write_search(entries: dict[str, PublishedFigure], folder: Path) -> None:
     """The static search index of every transcript line and fact, and Pagefind's script, into `folder`."""
-    asyncio.run(_write_search(search_records(entries), folder))
+    _write_in_thread(search_records(entries), folder)
     for pattern in SEARCH_UNUSED:
         for path in folder.glob(pattern):
             path.unlink()

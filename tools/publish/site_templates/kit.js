@@ -96,13 +96,16 @@
       list.textContent = "";
       status.textContent = query ? "「" + query + "」：" + found.length + " 处" : "";
       found.forEach(function (hit) {
+        // The record's URL is the page and second it opens (site.py), made unique with &record=N.
+        var page = hit.url.replace(/^\//, "").replace(/&record=\d+$/, "");
+        var at = /#t=(\d+)/.exec(page);
         var item = document.createElement("li");
         var link = document.createElement("a");
-        link.href = hit.meta.page;
+        link.href = page;
         link.className = "hit";
         var where = document.createElement("span");
         where.className = "at";
-        where.textContent = hit.meta.time;
+        where.textContent = at ? Math.floor(at[1] / 60) + ":" + ("0" + (at[1] % 60)).slice(-2) : "数字";
         link.appendChild(where);
         link.appendChild(document.createTextNode(hit.meta.title));
         var line = document.createElement("div");
