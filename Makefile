@@ -25,7 +25,7 @@ TEST_PACKAGES := $(SYSTEM_PACKAGES) chromium
 # VOICE=auto speaks with the neural voice when it is set up (`make voice`, tried here first), else with
 # espeak-ng; VOICE=espeak (or silent, command, neural) chooses outright. The neural voice's corpus is for
 # non-commercial use only (CONTRIBUTING: Voices and settings).
-VOICE ?= auto
+VOICE ?= $(or $(LECTURE_VOICE),auto)
 
 videos: system $(STAMP)
 	@case "$(VOICE)" in auto|neural) $(MAKE) --no-print-directory voice \

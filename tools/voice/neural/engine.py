@@ -80,7 +80,11 @@ class _Worker:
                 + (f": {' / '.join(said)}" if said else "")
                 + "; run make voice to set it up again"
             )
-        return json.loads(line)
+        try:
+            return json.loads(line)
+        except ValueError:
+            self.stop()
+            raise SpeechError(f"{what}: the neural voice's worker answered {line.strip()[:200]!r}, not JSON") from None
 
     def ask(self, request: dict, limit: settings.Limit, what: str) -> dict:
         try:
