@@ -137,6 +137,18 @@ def test_a_crashed_worker_is_named_with_its_exit_and_the_next_cue_starts_a_new_o
             engine.synthesize("ni3 hao3", tmp_path / "x.wav")
 
 
+def test_a_recording_wins_over_the_neural_voice_set_up_or_not(isolated, tmp_path):
+    recording = tmp_path / "take.wav"
+    with wave.open(str(recording), "w") as wav:
+        wav.setnchannels(1), wav.setsampwidth(2), wav.setframerate(44100)
+        wav.writeframes((np.sin(np.linspace(0, 2000, 44100)) * 8000).astype(np.int16).tobytes())
+    cue = cues.Cue(
+        "backprop", "gates_circuit", "gates_intro", "梯度是 4。", "梯度是 四。", "ti1 du4 shi4 si4.", recording
+    )
+    sound = audio.cue_audio(cue, Neural(tmp_path / "not-set-up"))
+    assert sound.source == "recording"
+
+
 @needs_voice
 def test_the_neural_voice_speaks_a_short_cue_at_24_khz_the_same_each_time(tmp_path):
     engine = speech.from_env("neural")
