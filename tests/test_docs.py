@@ -21,7 +21,7 @@ from tools.course.facts import Check, FactError
 MARKDOWN = sorted(
     p
     for p in ROOT.rglob("*.md")
-    if not {".venv", ".git", "renders", "media", ".cache", ".pytest_cache", "node_modules"} & set(p.parts)
+    if not {".venv", ".voice", ".git", "renders", "media", ".cache", ".pytest_cache", "node_modules"} & set(p.parts)
 )
 LINK = re.compile(r"\]\(([^)\s]+)\)")  # [text](target)
 ANCHOR = re.compile(r'<a id="([^"]+)"></a>|^#+ (.+)$', re.M)
