@@ -119,7 +119,7 @@ $(VOICE_STAMP): $(VOICE_LOCK)
 	$(VOICE_HOME)/venv/bin/python -m pip install $(WHEELS_ONLY) -r $(VOICE_LOCK)
 	touch $@
 
-$(VOICE_MODELS): $(VOICE_CONVERT_LOCK) $(VOICE_SUMS) tools/voice/neural/convert.py
+$(VOICE_MODELS): $(VOICE_CONVERT_LOCK) $(VOICE_SUMS)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { echo "converting the voice"\
 	  "needs Python 3.11 (tensorflow-cpu 2.15.1 has no wheel for $$($(PYTHON) -V)): make voice PYTHON=python3.11"; exit 1; }
 	rm -rf $(VOICE_HOME)/convert $(VOICE_HOME)/models

