@@ -163,3 +163,84 @@ def test_a_narration_edit_redraws_no_still(tmp_path):
         os.killpg(server.pid, signal.SIGINT)
         server.communicate(timeout=60)
     assert server.returncode == 0
+
+
+def _attributes(mobject, seen: dict) -> list:
+    """Everything a mobject's copy holds, as plain values (arrays as lists), with which objects are shared:
+    a later reference to an object met before is written as its first index."""
+    import enum
+
+    import numpy as np
+
+    def plain(value):
+        if id(value) in seen:
+            return ("same as", seen[id(value)])
+        if isinstance(value, (list, np.ndarray)) or hasattr(value, "__dict__"):
+            seen[id(value)] = len(seen)
+        if isinstance(value, np.ndarray):
+            return ("array", value.dtype.str, value.shape, value.tolist())
+        if isinstance(value, list):
+            return [plain(item) for item in value]
+        if isinstance(value, (int, float, str, bool, type(None), enum.Enum)):
+            return value
+        if type(value).__module__.startswith("svgelements"):
+            return ("path", str(value))
+        if hasattr(value, "__dict__"):
+            return (type(value).__name__, {k: plain(v) for k, v in sorted(vars(value).items()) if k != "original_id"})
+        return repr(value)
+
+    return plain(mobject)
+
+
+def test_the_fast_mobject_copy_holds_what_manims_copy_holds():
+    """tools/publish/mobject_copy.py: a copy made the fast way equals manim's own, shared parts shared alike
+    (a text's glyphs, a coloured shape, a group that holds one array twice), and is as independent of the
+    original (only a glyph's parsed SVG path, read when the glyph is made, is shared)."""
+    import copy
+
+    import manim
+    import numpy as np
+
+    from tools.publish import mobject_copy
+
+    text = manim.Text("步长 x²", font="DejaVu Sans").set_color(manim.YELLOW)
+    square = manim.Square(color=manim.BLUE, fill_opacity=0.4).shift(manim.LEFT)
+    group = manim.VGroup(text, square, manim.Dot().set_stroke(manim.RED, 2))
+    group.shared = [square.points, square.points]
+    plain_copy = copy.deepcopy(group)
+    plain_deepcopy = manim.Mobject.__deepcopy__
+    try:
+        mobject_copy.install()
+        fast_copy = group.copy()
+    finally:
+        manim.Mobject.__deepcopy__ = plain_deepcopy
+    assert _attributes(fast_copy, {}) == _attributes(plain_copy, {})
+    assert fast_copy.shared[0] is fast_copy.shared[1]
+    original = _mutable_parts(group)
+    assert _mutable_parts(fast_copy) & original == _mutable_parts(plain_copy) & original  # e.g. enum members
+    fast_copy[1].points[0, 0] = 99.0
+    assert square.points[0, 0] != 99.0
+    assert np.isfinite(square.points).all()
+    assert fast_copy[0][0].path_obj is text[0].path_obj
+
+
+def _mutable_parts(mobject) -> set[int]:
+    """The ids of every list, array and object a mobject's family holds (a glyph's SVG path left out)."""
+    import numpy as np
+
+    found: set[int] = set()
+
+    def visit(value) -> None:
+        if id(value) in found or (not isinstance(value, (list, np.ndarray)) and not hasattr(value, "__dict__")):
+            return
+        found.add(id(value))
+        if isinstance(value, list):
+            for item in value:
+                visit(item)
+        elif hasattr(value, "__dict__"):
+            for name, item in vars(value).items():
+                if name != "path_obj":
+                    visit(item)
+
+    visit(mobject)
+    return found

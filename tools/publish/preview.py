@@ -154,15 +154,18 @@ def _warm_main() -> None:
 
 
 def _preload() -> None:
-    """Import what a run needs and what no save changes: manim, the tools, the chapter builders, the
-    pinyin dictionaries (each best effort: a chapter someone is writing may not import yet)."""
+    """Import what a run needs and what no save changes: manim (its mobjects copied the fast way), the tools,
+    the chapter builders, the pinyin dictionaries (each best effort: a chapter someone is writing may not
+    import yet), and the drawing stack of the stills' key (the versions of manim, cairo, the fonts)."""
     import manim
     import manim.__main__
 
-    from tools.publish import build
+    from tools.publish import build, mobject_copy
     from tools.voice import readings
 
     del manim, build
+    mobject_copy.install()
+    stills.drawing_stack()
     for name in catalogue.CHAPTER_ORDER:  # by name: catalogue.chapters() would keep them (it is cached)
         with contextlib.suppress(Exception):
             importlib.import_module(f"tools.chapters.{name}")
