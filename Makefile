@@ -30,7 +30,6 @@ VOICE ?= $(or $(LECTURE_VOICE),auto)
 videos: system $(STAMP)
 	@case "$(VOICE)" in auto|neural) $(MAKE) --no-print-directory voice \
 	  || echo "the neural voice could not be set up (see above)";; esac
-	LECTURE_VOICE=$(VOICE) $(VENV)/bin/lecture voice
 	LECTURE_VOICE=$(VOICE) $(VENV)/bin/lecture build -q $(QUALITY) -j $(JOBS)
 
 test: system-test $(STAMP)

@@ -238,3 +238,15 @@ def test_a_figures_explanations_are_refreshed_only_while_it_shows_the_same_numbe
     other = {**stale, "grad_c": {**stale["grad_c"], "text": "−2"}}
     unchanged = _figure(tmp_path, "backprop", "gates_circuit", facts=other, checks=[], source="")
     assert figure_notes.refreshed(unchanged) == unchanged  # it shows another number: rendered again first
+
+
+def test_the_site_credits_the_voice_that_speaks_and_its_corpus_terms(tmp_path):
+    out = tmp_path / "480p15"
+    figures = {"vanishing_gradients": _figure(out, "backprop", "vanishing_gradients", voices=["neural", "recording"])}
+    path = _kit(out, [ChapterList("backprop", "反向传播", ["vanishing_gradients"], "专题四　训练一步的账")], figures)
+    for page in (path / "index.html", path / "embed" / "vanishing_gradients.html"):
+        text = "".join(_parsed(page).text)
+        assert "标贝（Baker）中文标准女声语音库" in text
+        assert "只许非商业使用" in text
+        assert "旁白：真人录音" in text
+        assert "espeak-ng" not in text  # only the voices that speak here

@@ -69,14 +69,18 @@ class Narration:
     keys: dict[str, list[str]]  # each figure's cue audio keys, in cue order
     seconds: dict[str, float]  # each figure's narration, all cues end to end
     paths: dict[str, dict[str, Path]]  # each figure's cue audio files, by cue id (shipped to cluster workers)
+    voices: dict[str, list[str]]  # who speaks each figure's cues: engine names, or "recording" (the site credits them)
 
 
 def narrate(figures: list[Figure], say: Say) -> Narration:
-    """Make (or find cached) every cue's audio; warn about a recording far longer than its text."""
+    """Make (or find cached) every cue's audio, saying first which voice speaks; warn about a recording far
+    longer than its text."""
+    say(speech.describe())
     engine = speech.from_env()
     keys: dict[str, list[str]] = {}
     seconds: dict[str, float] = {}
     paths: dict[str, dict[str, Path]] = {}
+    voices: dict[str, set[str]] = {}
     all_cues = [c for fig in figures for c in cues.figure_cues(fig.id)]
     for n, cue in enumerate(all_cues, 1):
         sound = audio.cue_audio(cue, engine)
@@ -84,6 +88,7 @@ def narrate(figures: list[Figure], say: Say) -> Narration:
             say(f"  cached audio of cue {cue.id} could not be decoded: {sound.damaged}; deleted and made again")
         keys.setdefault(cue.figure, []).append(sound.key)
         paths.setdefault(cue.figure, {})[cue.id] = sound.path
+        voices.setdefault(cue.figure, set()).add(sound.source)
         seconds[cue.figure] = seconds.get(cue.figure, 0.0) + sound.duration
         say(
             f"  narration {n}/{len(all_cues)} {cue.id}: {sound.duration:.1f} s "
@@ -97,7 +102,7 @@ def narrate(figures: list[Figure], say: Say) -> Narration:
                 f"  warning: the recording for cue {cue.id} ({cue.recording}) lasts {sound.duration:.1f} s; "
                 f"its text takes about {expected:.1f} s to say"
             )
-    return Narration(keys, seconds, paths)
+    return Narration(keys, seconds, paths, {fig: sorted(names) for fig, names in voices.items()})
 
 
 def _too_long(fig: Figure, seconds: float, what: str) -> BuildError:
@@ -136,6 +141,7 @@ def _publish(
     tracker: progress.BuildProgress,
     rendered: render.Rendered,
     render_seconds: float,
+    voices: list[str],
 ) -> PublishedFigure:
     """Stage a rendered figure's files, then move them in and record them under the lock.
 
@@ -152,7 +158,7 @@ def _publish(
             raise _too_long(fig, info.video_seconds, "the rendered video runs")
         with manifest.updating(out_dir) as man:
             files = clip.move_in(staged, target_dir, f"{fig.chapter}/")
-            entry = clip.entry(fig, info, files, key.digest, key.parts, render_seconds, cue_lines)
+            entry = clip.entry(fig, info, files, key.digest, key.parts, render_seconds, cue_lines, voices)
             manifest.write_sidecar(out_dir, entry)
             if (old := man.figures.get(fig.id)) is not None:
                 _remove_figure(old, out_dir, keep={f.path for f in files.values()} | {entry.sidecar})
@@ -233,7 +239,14 @@ class _Renders:
                 del self._running[fig.id]
             with job:
                 _publish(
-                    fig, self.quality, key, self.allow_long, self.tracker, job.whole(part.work), job.render_seconds()
+                    fig,
+                    self.quality,
+                    key,
+                    self.allow_long,
+                    self.tracker,
+                    job.whole(part.work),
+                    job.render_seconds(),
+                    self.narration.voices[fig.id],
                 )
 
     def _split_one(self) -> Callable[[], None] | None:

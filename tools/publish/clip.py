@@ -74,9 +74,17 @@ def stage_clip(fig: Figure, rendered: Rendered, staged: Path) -> media.Probe:
 
 
 def entry(
-    fig: Figure, info: media.Probe, files: Files, key: str, key_parts: dict, render_seconds: float, cue_lines: list
+    fig: Figure,
+    info: media.Probe,
+    files: Files,
+    key: str,
+    key_parts: dict,
+    render_seconds: float,
+    cue_lines: list,
+    voices: list[str],
 ) -> PublishedFigure:
-    """The figure's manifest record; `cue_lines` is its transcript (figure_notes.transcript)."""
+    """The figure's manifest record; `cue_lines` is its transcript (figure_notes.transcript), `voices` who
+    speaks its cues."""
     attachments = {a.suffix: {"label": a.label, "how_to": a.how_to} for a in fig.attachments}
     return PublishedFigure(
         fig.chapter,
@@ -94,4 +102,5 @@ def entry(
         fig.source,
         cue_lines,
         figure_notes.checks(fig.id),
+        voices,
     )

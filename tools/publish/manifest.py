@@ -62,6 +62,7 @@ class PublishedFigure:
     source: str = ""
     cues: list[dict] = field(default_factory=list)
     checks: list[dict] = field(default_factory=list)
+    voices: list[str] = field(default_factory=list)  # who speaks its cues: engine names, or "recording"
 
     def present(self, out_dir: Path) -> bool:
         return present(self.files, out_dir)

@@ -43,6 +43,7 @@ import jinja2
 from tools.course import catalogue
 from tools.course.shown import shown
 from tools.publish.manifest import ChapterVideo, Manifest, PublishedFigure
+from tools.voice import speech
 
 KIT = "site"
 FIGURE_FILES = {"mp4", "srt", "vtt", "png", "webp"}
@@ -73,6 +74,12 @@ def course_title() -> str:
     """The site's title, from the catalogue's topics: 专题四至专题八 (one topic: its own label)."""
     topics = catalogue.TOPICS
     return topics[0].label if len(topics) == 1 else f"{topics[0].number}至{topics[-1].number}"
+
+
+def credits(entries: list[PublishedFigure]) -> list[str]:
+    """Who speaks the figures shown, one line per voice (the neural voice's corpus terms among them)."""
+    voices = sorted({voice for entry in entries for voice in entry.voices})
+    return [speech.CREDITS.get(voice, f"旁白：{voice}") for voice in voices]
 
 
 def _clock(seconds: float) -> str:
@@ -201,6 +208,7 @@ def _figure_view(fig_id: str, entry: PublishedFigure, number: int, topic: str, c
         ],
         "lines": entry.cues,
         "panel": numbers_panel(entry),
+        "credits": credits([entry]),
     }
 
 
@@ -265,6 +273,7 @@ def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[st
         "duration": sum(entry.duration for entry in entries.values()),
         "quality": man.quality,
         "topics": topics,
+        "credits": credits(list(entries.values())),
     }
     return _render("gallery.html.j2", title=f"{course['title']} · 视频", root="", page_kind="gallery", course=course)
 

