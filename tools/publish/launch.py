@@ -11,9 +11,13 @@ Each render runs in a process group of its own under a time limit (tools/files.p
 past it, or when the build fails or is stopped, the whole group is killed.
 
 glibc reads ``MALLOC_PERTURB_`` (render.MALLOC_FILL) when a process starts,
-so the server is started with the value the first render asks for; a render
-that asks for another, and a render from a daemonic process (a Dask worker
-may not have children of its own), runs ``python -m manim`` as before.
+so the server is started with the value the first render asks for. A render
+that asks for another restarts the server when none of its forks is running
+(the layout lint, run at 480p, starts it with the -q l value; a -q h build then
+restarts it once), else runs ``python -m manim`` as before; so does a render
+from a daemonic process (a Dask worker may not have children of its own).
+
+The server and its forks copy mobjects the fast way (tools/publish/mobject_copy.py).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ AT_START = ("MALLOC_PERTURB_",)  # read once, when a process starts: the server'
 _context = multiprocessing.get_context("forkserver")
 _lock = threading.Lock()
 _server_env: dict[str, str] | None = None  # the AT_START variables the server was started with
+_forks_running = 0  # forks of the server not yet joined: it is not restarted under them
 
 
 def run_manim(args: list[str], env: dict[str, str], log: Path, limit: Limit | None = None, what: str = "manim") -> int:
@@ -42,16 +47,19 @@ def run_manim(args: list[str], env: dict[str, str], log: Path, limit: Limit | No
     (the figure or its part)."""
     limit = limit or settings.time_limit("render")
     command = f"`manim {' '.join(args)}` (log {log})"
-    if _server_for(env):
-        process = _context.Process(target=_manim_main, args=(args, env, str(log)), name=f"manim {log.stem}")
-        process.start()
+    if _claim_server(env):
+        try:
+            process = _context.Process(target=_manim_main, args=(args, env, str(log)), name=f"manim {log.stem}")
+            process.start()
 
-        def ended(seconds: float) -> bool:
-            process.join(seconds)
-            return process.exitcode is not None
+            def ended(seconds: float) -> bool:
+                process.join(seconds)
+                return process.exitcode is not None
 
-        wait_limited(process.pid, ended, limit, what, command, process.join)
-        return process.exitcode
+            wait_limited(process.pid, ended, limit, what, command, process.join)
+            return process.exitcode
+        finally:
+            _release_server()
     with open(log, "w", encoding="utf-8") as stream:
         return run_limited(
             [sys.executable, "-m", "manim", *args],
@@ -78,6 +86,33 @@ def _server_for(env: dict[str, str]) -> bool:
             _start_server(_at_start(env))
             _server_env = _at_start(env)
         return _server_env == _at_start(env)
+
+
+def _claim_server(env: dict[str, str]) -> bool:
+    """Whether this render forks from the server (counted as running until released): as _server_for says,
+    or after restarting a server started with other AT_START values when none of its forks is running."""
+    global _server_env, _forks_running
+    forkable = _server_for(env)
+    with _lock:
+        if (
+            not forkable
+            and _server_env is not None
+            and _forks_running == 0
+            and not multiprocessing.current_process().daemon
+        ):
+            multiprocessing.forkserver._forkserver._stop()
+            _start_server(_at_start(env))
+            _server_env = _at_start(env)
+            forkable = True
+        forkable = forkable and _server_env == _at_start(env)
+        _forks_running += forkable
+        return forkable
+
+
+def _release_server() -> None:
+    global _forks_running
+    with _lock:
+        _forks_running -= 1
 
 
 def _start_server(wanted: dict[str, str]) -> None:

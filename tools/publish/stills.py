@@ -17,9 +17,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +28,7 @@ from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.files import TimeLimitError, content_key, file_sha256, run_limited, write_atomically
-from tools.publish import render
+from tools.publish import launch, render
 from tools.publish.render import BuildError
 from tools.voice import audio, cues, speech
 
@@ -107,12 +104,12 @@ def _batches(figures: list[Figure], jobs: int) -> list[list[Figure]]:
 
 
 def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
+    """One manim run of the batch, forked from the render server (tools/publish/launch.py: manim imported
+    once, mobjects copied the fast way). It asks for the -q l renders' environment, a 480p run as they are,
+    so a -q l build's renders fork from the server the lint started."""
     media, looks, log = work / "media", work / "looks.jsonl", work / "manim.log"
     work.mkdir(parents=True)
-    command = [
-        sys.executable,
-        "-m",
-        "manim",
+    args = [
         "render",
         "-s",
         "-q",
@@ -126,26 +123,22 @@ def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
         str(catalogue.chapter(batch[0].chapter).scene_file),
         *(fig.scene_class for fig in batch),
     ]
-    env = {**os.environ, "LECTURE_VOICE": "silent", settings.LAYOUT_OUT_ENV: str(looks), "PYTHONUNBUFFERED": "1"}
-    env.pop(settings.AUDIO_OUT_ENV, None)
+    env = {
+        **render.render_env("l", work / "track.wav", work / "progress"),
+        "LECTURE_VOICE": "silent",
+        settings.LAYOUT_OUT_ENV: str(looks),
+    }
+    for name in (settings.AUDIO_OUT_ENV, settings.PROGRESS_OUT_ENV):
+        env.pop(name, None)
     names = ", ".join(f"{fig.chapter}/{fig.id}" for fig in batch)
     limit = settings.time_limit("stills", 30.0 * len(batch))
-    with open(log, "w", encoding="utf-8") as stream:
-        try:
-            done = run_limited(
-                command,
-                limit,
-                f"running {names} with animations skipped",
-                cwd=settings.ROOT,
-                stdout=stream,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-        except TimeLimitError as err:
-            raise BuildError(f"{err} (log {log})") from None
-    if done.returncode != 0:
+    try:
+        code = launch.run_manim(args, env, log, limit, f"running {names} with animations skipped")
+    except TimeLimitError as err:
+        raise BuildError(f"{err} (log {log})") from None
+    if code != 0:
         tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
-        raise BuildError(f"manim failed with animations skipped on {names} (exit {done.returncode}):\n{tail}")
+        raise BuildError(f"manim failed with animations skipped on {names} (exit {code}):\n{tail}")
     records: dict[str, list[dict]] = {fig.id: [] for fig in batch}
     if looks.exists():
         for line in looks.read_text(encoding="utf-8").splitlines():
