@@ -124,12 +124,11 @@
       }).then(function (search) {
         return Promise.all(search.results.slice(0, 40).map(function (r) { return r.data(); }));
       }).then(function (found) {
-        // Pagefind splits 1.9156 into words and ranks by them: hits that hold the query as typed come first.
+        // Pagefind splits 1.9156 into words and finds every 1: where some hits hold the query as typed,
+        // only those are shown.
         var wanted = query.toLowerCase();
-        var literal = function (hit) { return hit.content.toLowerCase().indexOf(wanted) >= 0 ? 0 : 1; };
-        found = found.map(function (hit, i) { return [literal(hit), i, hit]; })
-          .sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; })
-          .map(function (ranked) { return ranked[2]; });
+        var literal = found.filter(function (hit) { return hit.content.toLowerCase().indexOf(wanted) >= 0; });
+        if (literal.length) found = literal;
         if (ticket === asked) show(query, found.slice(0, 20));
       }).catch(function () {
         status.textContent = "搜索索引打不开：请用 lecture serve 或任何静态网站服务器打开本页，不要直接打开文件。";
