@@ -380,12 +380,20 @@ def _open(browser, base: str, path: str, **context) -> Watched:
     return watched
 
 
-def test_a_transcript_line_seeks_its_clip_by_click_and_by_keyboard(browser, course):
+@pytest.fixture
+def figure_page(browser, course):
+    """The embed page of FIGURE, loaded, and its transcript's lines as embed.json gives them."""
     base, embed = course
-    lines = embed["figures"][FIGURE]["transcript"]
     watched = _open(browser, base, f"embed/{FIGURE}.html")
+    watched.page.wait_for_function(LOADED, timeout=30_000)
+    yield watched, embed["figures"][FIGURE]["transcript"]
+    assert watched.errors == []
+    watched.context.close()
+
+
+def test_a_transcript_line_seeks_its_clip_by_click_and_by_keyboard(figure_page):
+    watched, lines = figure_page
     page = watched.page
-    page.wait_for_function(LOADED, timeout=30_000)
     cues = page.locator(".transcript a.cue")
     assert cues.count() == len(lines) > 4
     cues.nth(2).click()
@@ -398,16 +406,11 @@ def test_a_transcript_line_seeks_its_clip_by_click_and_by_keyboard(browser, cour
     assert page.evaluate("document.activeElement.dataset.cue") == lines[3]["cue"]
     page.keyboard.press("Enter")
     page.wait_for_function(NEAR, arg=[lines[3]["start"], 0.2], timeout=10_000)
-    assert watched.errors == []
-    watched.context.close()
 
 
-def test_the_highlighted_line_follows_playback(browser, course):
-    base, embed = course
-    lines = embed["figures"][FIGURE]["transcript"]
-    watched = _open(browser, base, f"embed/{FIGURE}.html")
+def test_the_highlighted_line_follows_playback(figure_page):
+    watched, lines = figure_page
     page = watched.page
-    page.wait_for_function(LOADED, timeout=30_000)
     page.evaluate(f"() => {{ document.querySelector('video').currentTime = {lines[4]['start'] + 0.3}; }}")
     page.wait_for_selector(f'.transcript li.current a[data-cue="{lines[4]["cue"]}"]', timeout=10_000)
     page.evaluate(
@@ -416,7 +419,6 @@ def test_the_highlighted_line_follows_playback(browser, course):
     )
     page.wait_for_selector(f'.transcript li.current a[data-cue="{lines[5]["cue"]}"]', timeout=10_000)
     assert page.locator(".transcript li.current").count() == 1
-    watched.context.close()
 
 
 def test_the_numbers_panel_lists_the_facts_lecture_facts_prints(browser, course):
