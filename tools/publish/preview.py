@@ -108,10 +108,12 @@ def refused(err: BaseException) -> str:
 # A child has a process group of its own, dies with the warm process, and runs one job function below.
 
 
-def _warm_main() -> None:
+def _warm_main(figure_id: str | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C is the preview's to handle
     started = time.time()
     _preload()
+    if figure_id:
+        _precompute(figure_id)
     os.chdir(settings.ROOT)
     out = sys.stdout
     out.write(json.dumps({"ready": time.time() - started}) + "\n")
@@ -175,6 +177,15 @@ def _preload() -> None:
         readings._standard_readings("的")
 
 
+def _precompute(figure_id: str) -> None:
+    """The figure's facts and cues, which every run needs first: a run inherits them while the chapter
+    builders and the narration are as they were when the warm process started (see _purge)."""
+    from tools.voice import cues
+
+    with contextlib.suppress(Exception):  # a failing fact or cue: the run computes it again and says why
+        cues.figure_cues(figure_id)
+
+
 def _load_shapes(folder: Path, loaded: set[str]) -> None:
     """Take in the text shapes the runs so far parsed (manim's SVG cache), so the next fork starts with them."""
     from manim.mobject.svg import svg_mobject
@@ -215,7 +226,9 @@ def _keep_new_shapes(known: set, target: Path) -> None:
 
 def _purge(started: float) -> None:
     """Forget the project modules saved since the warm process imported them, and those that import them:
-    every scene module (they import each other), a chapter builder and the builders that import it."""
+    every scene module (they import each other), a chapter builder and the builders that import it; and
+    what was computed from them: the facts and the chapters after a builder changed, the cues after that
+    or after a narration file (or the lexicon) changed. A scene edit keeps the facts and cues."""
     changed = set()
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
@@ -236,8 +249,19 @@ def _purge(started: float) -> None:
         sys.modules.pop(name, None)
     from tools.voice import cues
 
-    for cached in (catalogue.chapters, catalogue.facts, cues.lexicon, cues.chapter_cues):  # read from those files
+    builders = any(name.startswith("tools.chapters.") for name in changed)
+    words = builders or any(_saved_since(path, started) for path in settings.NARRATION_DIR.glob("*.toml"))
+    for cached in (catalogue.chapters, catalogue.facts) if builders else ():
         cached.cache_clear()
+    for cached in (cues.lexicon, cues.chapter_cues) if words else ():
+        cached.cache_clear()
+
+
+def _saved_since(path: Path, started: float) -> bool:
+    try:
+        return os.stat(path).st_mtime >= started
+    except OSError:
+        return True
 
 
 def _child(job: dict, started: float) -> None:
@@ -320,7 +344,7 @@ class Run:
 class Warm:
     """The warm process, seen from the preview: start runs in it, learn when they end."""
 
-    def __init__(self, say: Say, shapes: Path):
+    def __init__(self, say: Say, shapes: Path, fig: Figure):
         self.say = say
         self.shapes = shapes  # the text shapes runs parsed, by this process's string hashes (pickles)
         shapes.mkdir(exist_ok=True)
@@ -332,7 +356,12 @@ class Warm:
         log = open(shapes.parent / "warm.log", "w", encoding="utf-8")  # noqa: SIM115 -- kept open for the process
         self._log = log
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from tools.publish.preview import _warm_main; _warm_main()"],
+            [
+                sys.executable,
+                "-c",
+                "import sys; from tools.publish.preview import _warm_main; _warm_main(sys.argv[1])",
+                fig.id,
+            ],
             cwd=settings.ROOT,
             env=env,
             stdin=subprocess.PIPE,
@@ -656,7 +685,7 @@ class Preview:
         self._session = contextlib.ExitStack()
         self.folder = self._session.enter_context(scratch.owned_folder(preview_dir(), "session-"))
         self.media = self.folder / "media"
-        self.warm = Warm(say, self.folder / "shapes")
+        self.warm = Warm(say, self.folder / "shapes", fig)
 
     # each run in a work folder of its own, locked while in use, removed after
     def _work(self, prefix: str) -> tuple[Path, contextlib.ExitStack]:
