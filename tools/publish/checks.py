@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish import clip, fonts, layout, scene_source
+from tools.publish import clip, fonts, layout, scene_source, stills
 from tools.publish.render import BuildError
 from tools.voice import cues, pacing
 from tools.voice.cues import NarrationError
@@ -127,6 +127,8 @@ def run(
     """Run STEPS in order over the figures: all of them, all but the layout lint (`layout` False), or the
     one step named `only`. Returns what they counted."""
     checking = Checking(figures, jobs, say)
+    if layout and only in (None, LAYOUT):
+        stills.warm_up()  # the render server imports manim while the quick steps run
     for name, step in STEPS.items():
         if (only is None or name == only) and (layout or name != LAYOUT):
             step(checking)

@@ -88,6 +88,11 @@ def _server_for(env: dict[str, str]) -> bool:
         return _server_env == _at_start(env)
 
 
+def start_server(env: dict[str, str]) -> None:
+    """Start the server for renders with `env` now (it imports manim in the background), if none runs yet."""
+    _server_for(env)
+
+
 def _claim_server(env: dict[str, str]) -> bool:
     """Whether this render forks from the server (counted as running until released): as _server_for says,
     or after restarting a server started with other AT_START values when none of its forks is running."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -93,9 +94,10 @@ def still_key(fig: Figure) -> str:
 
 
 def _batches(figures: list[Figure], jobs: int) -> list[list[Figure]]:
-    """Figures in batches of one chapter each (one manim process imports one scene file),
-    about twice as many as `jobs`, so the processes share the work about evenly."""
-    size = max(1, math.ceil(len(figures) / (2 * max(1, jobs))))
+    """Figures in batches of one chapter each (one manim process imports one scene file), about three
+    times as many as `jobs` (a fork of the render server starts in a fraction of a second), so the
+    processes share the work about evenly: one chapter's lint runs one figure per fork."""
+    size = max(1, math.ceil(len(figures) / (3 * max(1, jobs))))
     batches: list[list[Figure]] = []
     for chapter in dict.fromkeys(fig.chapter for fig in figures):
         own = [fig for fig in figures if fig.chapter == chapter]
@@ -123,13 +125,7 @@ def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
         str(catalogue.chapter(batch[0].chapter).scene_file),
         *(fig.scene_class for fig in batch),
     ]
-    env = {
-        **render.render_env("l", work / "track.wav", work / "progress"),
-        "LECTURE_VOICE": "silent",
-        settings.LAYOUT_OUT_ENV: str(looks),
-    }
-    for name in (settings.AUDIO_OUT_ENV, settings.PROGRESS_OUT_ENV):
-        env.pop(name, None)
+    env = {**_lint_env(), settings.LAYOUT_OUT_ENV: str(looks)}
     names = ", ".join(f"{fig.chapter}/{fig.id}" for fig in batch)
     limit = settings.time_limit("stills", 30.0 * len(batch))
     try:
@@ -151,6 +147,19 @@ def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
             raise BuildError(f"manim wrote no last frame for {fig.chapter}/{fig.id} (batch {names})")
         result[fig.id] = Still(records[fig.id], pngs[0])
     return result
+
+
+def _lint_env() -> dict[str, str]:
+    """A lint run's environment: a -q l render's (so they fork from one server), the silent voice, no track."""
+    env = {**render.render_env("l", Path(os.devnull), Path(os.devnull)), "LECTURE_VOICE": "silent"}
+    for name in (settings.AUDIO_OUT_ENV, settings.PROGRESS_OUT_ENV):
+        env.pop(name, None)
+    return env
+
+
+def warm_up() -> None:
+    """Start the render server now, so that it imports manim while the quick checks run."""
+    launch.start_server(_lint_env())
 
 
 def run(figures: list[Figure], work: Path, jobs: int = 2) -> dict[str, Still]:
