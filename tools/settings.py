@@ -117,6 +117,7 @@ LIMITS = {
     "join": (120.0, "2 s per second of video joined"),
     "cluster": (360.0, "the render's own limit, plus a minute to ship its files"),
     "fontconfig": (60.0, "a query of fontconfig (fc-match): its floor"),
+    "search": (120.0, "0.1 s per search record Pagefind indexes"),
 }
 LIMIT_SCALE_ENV = "LECTURE_LIMIT_SCALE"
 

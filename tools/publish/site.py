@@ -26,22 +26,23 @@ The kit is written to a staging folder and swapped in: never half-written.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import itertools
 import json
 import os
 import re
 import shutil
+import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
+from tools import settings
 from tools.course import catalogue
 from tools.course.shown import shown
+from tools.files import TimeLimitError, run_limited
 from tools.publish.manifest import ChapterVideo, Manifest, PublishedFigure
 from tools.voice import speech
 
@@ -376,37 +377,39 @@ def search_records(entries: dict[str, PublishedFigure]) -> list[dict]:
     return records
 
 
-async def _write_search(records: list[dict], folder: Path) -> None:
-    from pagefind.index import IndexConfig, PagefindIndex
-
-    # The index is written where the config says when the block ends (an explicit write_files would be
-    # followed by a second write, into ./pagefind of the working directory).
-    config = IndexConfig(force_language="zh", output_path=str(folder))
-    async with PagefindIndex(config=config) as index:
-        for number, record in enumerate(records):
-            # Pagefind searches a record's meta too, so the link and time go in its URL, which it does not
-            # search; kit.js reads them back from there. It keeps one record per URL, and a fact often opens
-            # the second its line opens: `&record=N` makes each URL unique.
-            url = f"{record['page']}&record={number}"
-            await index.add_custom_record(
-                url=url, content=_searchable(record["content"]), language="zh", meta={"title": record["title"]}
-            )
-
-
 def _searchable(text: str) -> str:
-    """Pagefind reads 1.91562e-06 as one word that 1.9156 does not begin: the mantissa is made a word of its own."""
-    return re.sub(r"(\d)e([-+]\d+)", r"\1 e\2", text)
-
-
-def _write_in_thread(records: list[dict], folder: Path) -> None:
-    """Pagefind's API is async; asyncio.run refuses a thread whose event loop is running (a caller's own)."""
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, _write_search(records, folder)).result()
+    """The text as Pagefind should read it. Pagefind splits 1.91562 at its point but reads the query 1.9156 as
+    19156: each decimal number is followed by its digits without the point, and a mantissa is made a word of
+    its own (1.91562e-06)."""
+    text = re.sub(r"(\d)e([-+]\d+)", r"\1 e\2", text)
+    return re.sub(r"\d+(?:\.\d+)+", lambda m: f"{m.group()} {m.group().replace('.', '')}", text)
 
 
 def write_search(entries: dict[str, PublishedFigure], folder: Path) -> None:
-    """The static search index of every transcript line and fact, and Pagefind's script, into `folder`."""
-    _write_in_thread(search_records(entries), folder)
+    """The static search index of every transcript line and fact, and Pagefind's script, into `folder`.
+
+    Each record is a small page `<n>.html` of its own, indexed by Pagefind's command line (its Python API
+    answers one record per tenth of a second); `records.json` gives the page and second record n opens and
+    its text as written (the index holds it as Pagefind should read it), which kit.js shows. The link is
+    kept out of the index, which would find its digits (1.9156 found every line at 0:19).
+    """
+    records = search_records(entries)
+    page = _ENV.get_template("search_record.html.j2")
+    with tempfile.TemporaryDirectory(prefix="lecture-search-") as source:
+        for number, record in enumerate(records):
+            text = page.render(title=record["title"], content=_searchable(record["content"]))
+            (Path(source) / f"{number}.html").write_text(text, encoding="utf-8")
+        command = [sys.executable, "-m", "pagefind", "--site", source, "--output-path", str(folder)]
+        command += ["--force-language", "zh", "--silent"]
+        limit = settings.time_limit("search", 0.1 * len(records))
+        try:
+            done = run_limited(command, limit, "the search index")
+        except TimeLimitError as err:
+            raise KitError(str(err)) from None
+    if done.returncode != 0:
+        raise KitError(f"Pagefind could not index the site: {done.stderr.decode(errors='replace').strip()}")
+    shown_records = [{"page": record["page"], "text": record["content"]} for record in records]
+    (folder / "records.json").write_text(json.dumps(shown_records, ensure_ascii=False), encoding="utf-8")
     for pattern in SEARCH_UNUSED:
         for path in folder.glob(pattern):
             path.unlink()

@@ -83,36 +83,53 @@
   if (box) {
     var status = document.querySelector(".search-status");
     var list = document.querySelector(".search-results");
-    var engine = null, asked = 0;
+    var engine = null, records = null, asked = 0;
     var load = function () {
       if (!engine) {
-        engine = import("./pagefind/pagefind.js").then(function (pagefind) {
-          return pagefind.init().then(function () { return pagefind; });
-        });
+        // Each record is a page n.html of the index; records.json gives the page and second it opens and
+        // its text as written.
+        engine = fetch("./pagefind/records.json").then(function (answer) { return answer.json(); })
+          .then(function (found) {
+            records = found;
+            return import("./pagefind/pagefind.js");
+          }).then(function (pagefind) {
+            return pagefind.init().then(function () { return pagefind; });
+          });
       }
       return engine;
+    };
+    // The record's text with each place the query is, marked (built as text nodes: nothing is parsed as HTML).
+    var marked = function (text, query) {
+      var line = document.createElement("div"), lower = text.toLowerCase(), wanted = query.toLowerCase();
+      var at = 0, next;
+      line.className = "meta";
+      while (wanted && (next = lower.indexOf(wanted, at)) >= 0) {
+        line.appendChild(document.createTextNode(text.slice(at, next)));
+        var mark = document.createElement("mark");
+        mark.textContent = text.slice(next, next + wanted.length);
+        line.appendChild(mark);
+        at = next + wanted.length;
+      }
+      line.appendChild(document.createTextNode(text.slice(at)));
+      return line;
     };
     var show = function (query, found) {
       list.textContent = "";
       status.textContent = query ? "「" + query + "」：" + found.length + " 处" : "";
       found.forEach(function (hit) {
-        // The record's URL is the page and second it opens (site.py), made unique with &record=N.
-        var page = hit.url.replace(/^\//, "").replace(/&record=\d+$/, "");
-        var at = /#t=(\d+)/.exec(page);
+        var record = hit.record;
+        var at = /#t=(\d+)/.exec(record.page);
         var item = document.createElement("li");
         var link = document.createElement("a");
-        link.href = page;
+        link.href = record.page;
         link.className = "hit";
         var where = document.createElement("span");
         where.className = "at";
         where.textContent = at ? Math.floor(at[1] / 60) + ":" + ("0" + (at[1] % 60)).slice(-2) : "数字";
         link.appendChild(where);
         link.appendChild(document.createTextNode(hit.meta.title));
-        var line = document.createElement("div");
-        line.className = "meta";
-        line.innerHTML = hit.excerpt; // Pagefind escapes the text and marks the match with <mark>
         item.appendChild(link);
-        item.appendChild(line);
+        item.appendChild(marked(record.text, query));
         list.appendChild(item);
       });
     };
@@ -124,10 +141,11 @@
       }).then(function (search) {
         return Promise.all(search.results.slice(0, 40).map(function (r) { return r.data(); }));
       }).then(function (found) {
-        // Pagefind splits 1.9156 into words and finds every 1: where some hits hold the query as typed,
-        // only those are shown.
+        found.forEach(function (hit) { hit.record = records[parseInt(/(\d+)(?:\.html)?\/?$/.exec(hit.url)[1], 10)]; });
+        // Pagefind may find more than the query as typed (each word of it): where some hits hold it as
+        // typed, only those are shown.
         var wanted = query.toLowerCase();
-        var literal = found.filter(function (hit) { return hit.content.toLowerCase().indexOf(wanted) >= 0; });
+        var literal = found.filter(function (hit) { return hit.record.text.toLowerCase().indexOf(wanted) >= 0; });
         if (literal.length) found = literal;
         if (ticket === asked) show(query, found.slice(0, 20));
       }).catch(function () {
