@@ -250,3 +250,11 @@ def test_the_site_credits_the_voice_that_speaks_and_its_corpus_terms(tmp_path):
         assert "只许非商业使用" in text
         assert "旁白：真人录音" in text
         assert "espeak-ng" not in text  # only the voices that speak here
+
+
+def test_a_kit_with_nothing_to_search_has_no_search_box_and_no_index(tmp_path):
+    out = tmp_path / "480p15"
+    figures = {"vanishing_gradients": _figure(out, "backprop", "vanishing_gradients", facts={}, cues=[])}
+    path = _kit(out, [ChapterList("backprop", "反向传播", ["vanishing_gradients"], "专题四　训练一步的账")], figures)
+    assert not (path / site.SEARCH).exists()
+    assert 'id="search-box"' not in (path / "index.html").read_text(encoding="utf-8")

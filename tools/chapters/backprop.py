@@ -152,7 +152,7 @@ def finite_differences(
         "year_seconds": number(timespan.JULIAN_YEAR, 0, "秒").via(
             f"儒略年：{numbers.signed(timespan.JULIAN_YEAR / timespan.DAY, 2)} × {numbers.signed(timespan.DAY)} 秒"
         ),
-        "years": shown_years.via(f"{numbers.signed(seconds)} 秒 ÷ {numbers.signed(timespan.JULIAN_YEAR)} 秒"),
+        "years": shown_years.via(f"{scientific(seconds, 0)} 秒 ÷ {numbers.signed(timespan.JULIAN_YEAR)} 秒"),
         "nearly": Fact(high, "将近一万年", "将近一万年").via(f"{shown_years} 落在 {low:,} 与 {high:,} 年之间"),
         "counter": data(counter),
     }

@@ -232,7 +232,9 @@ def _chapter_lines(video: ChapterVideo, entries: dict[str, PublishedFigure]) -> 
     return lines
 
 
-def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo], out_dir: Path):
+def _gallery(
+    man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo], out_dir: Path, search: bool
+):
     topics = []
     for topic, chapters in itertools.groupby(man.chapters, key=lambda ch: ch.topic):
         shown_chapters = []
@@ -275,6 +277,7 @@ def _gallery(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[st
         "quality": man.quality,
         "topics": topics,
         "credits": credits(list(entries.values())),
+        "search": search,
     }
     return _render("gallery.html.j2", title=f"{course['title']} · 视频", root="", page_kind="gallery", course=course)
 
@@ -385,7 +388,7 @@ def _searchable(text: str) -> str:
     return re.sub(r"\d+(?:\.\d+)+", lambda m: f"{m.group()} {m.group().replace('.', '')}", text)
 
 
-def write_search(entries: dict[str, PublishedFigure], folder: Path) -> None:
+def write_search(records: list[dict], folder: Path) -> None:
     """The static search index of every transcript line and fact, and Pagefind's script, into `folder`.
 
     Each record is a small page `<n>.html` of its own, indexed by Pagefind's command line (its Python API
@@ -393,7 +396,6 @@ def write_search(entries: dict[str, PublishedFigure], folder: Path) -> None:
     its text as written (the index holds it as Pagefind should read it), which kit.js shows. The link is
     kept out of the index, which would find its digits (1.9156 found every line at 0:19).
     """
-    records = search_records(entries)
     page = _ENV.get_template("search_record.html.j2")
     with tempfile.TemporaryDirectory(prefix="lecture-search-") as source:
         for number, record in enumerate(records):
@@ -438,12 +440,14 @@ def write_kit(out_dir: Path, man: Manifest) -> Kit:
         for fig_id, entry in entries.items():
             view = _figure_view(fig_id, entry, 0, *titles[fig_id], out_dir) | {"vtt": entry.files["vtt"].path}
             (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(view), encoding="utf-8")
-        (stage / "index.html").write_text(_gallery(man, entries, videos, out_dir), encoding="utf-8")
+        records = search_records(entries)  # none when no figure has a transcript or a number: no search then
+        (stage / "index.html").write_text(_gallery(man, entries, videos, out_dir, bool(records)), encoding="utf-8")
         kit_json = json.dumps(_embed_json(man, entries, videos), ensure_ascii=False, indent=2)
         (stage / "embed.json").write_text(kit_json, encoding="utf-8")
         for name in STATIC:
             shutil.copyfile(TEMPLATES / name, stage / name)
-        write_search(entries, stage / SEARCH)
+        if records:
+            write_search(records, stage / SEARCH)
     except BaseException:
         shutil.rmtree(stage)
         raise

@@ -136,6 +136,13 @@ class Neural:
         return content_key([sources, lock])
 
     def cache_parts(self) -> dict[str, str]:
+        """Refuses (SpeechError) where the models are not there: without them there is no key to make (a changed
+        model makes another key)."""
+        if absent := [name for name in MODEL_FILES if not (self.home / "models" / name).is_file()]:
+            raise SpeechError(
+                f"the neural voice cannot speak here: {', '.join(absent)} not in {self.home / 'models'}; "
+                "`make voice` sets it up"
+            )
         return {
             "seed": str(self.seed),
             "speed": str(self.speed),
