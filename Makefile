@@ -94,6 +94,10 @@ PINS := $(VENV)/lock-pins.txt
 LOCKED := --universal --generate-hashes --custom-compile-command "make lock"
 lock: $(TOOLS)
 	$(UV) --group build $(LOCKED) $(UPGRADE) -o $(BUILD_LOCK)
+	@# Stamped with the pyproject.toml it was refreshed from: its build group alone shapes the pins, so without
+	@# the stamp a refresh after another edit of pyproject.toml would leave the file as it was, and no one could
+	@# tell that it had been checked against the newer one.
+	sed -i "2a #    from pyproject.toml $$(sha256sum pyproject.toml | cut -c1-12)" $(BUILD_LOCK)
 	{ [ ! -f $(LOCK) ] || cp $(LOCK) $(PINS); } && \
 	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) --no-header --no-annotate $(UPGRADE) -o $(PINS) && \
 	$(UV) pyproject.toml --all-extras -c $(BUILD_LOCK) -c $(PINS) $(LOCKED) -o $(LOCK)
