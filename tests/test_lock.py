@@ -7,6 +7,8 @@ file checked against its hash. A range edited in pyproject.toml without `make lo
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -39,8 +41,9 @@ class Pin:
 
 def _pins(lock: str) -> list[Pin]:
     """The entries of a lock as uv writes them: `name==version ; marker \\`, hash lines, then `# via` lines."""
-    pins, text = [], (ROOT / lock).read_text(encoding="utf-8")
-    for entry in re.split(r"\n(?=[A-Za-z0-9])", text.split("\n", 2)[2]):
+    pins, lines = [], (ROOT / lock).read_text(encoding="utf-8").splitlines()
+    body = "\n".join(itertools.dropwhile(lambda line: line.startswith("#"), lines))  # past the header
+    for entry in re.split(r"\n(?=[A-Za-z0-9])", body):
         head = re.match(r"([A-Za-z0-9._-]+)==([^\s;]+)(?:\s*;\s*([^\\]+?))?\s*\\", entry)
         assert head, f"{lock}: cannot read the entry {entry[:200]!r}"
         comments = [line.strip("# ") for line in entry.splitlines() if line.strip().startswith("#")]
@@ -115,3 +118,11 @@ def test_this_environment_has_every_locked_version():
             if installed != pin.version:
                 wrong.append(f"{pin.name}: {lock} has {pin.version}, installed {installed}")
     assert not wrong, "\n".join(wrong) + "\nset up again: make test (it reinstalls when a lock changes)"
+
+
+def test_the_build_lock_was_refreshed_from_this_pyproject():
+    """make lock stamps requirements-build.lock with the pyproject.toml it read; an edit since needs make lock."""
+    stamp = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
+    assert f"#    from pyproject.toml {stamp}" in (ROOT / "requirements-build.lock").read_text(encoding="utf-8"), (
+        "pyproject.toml changed since requirements-build.lock was refreshed: make lock"
+    )
