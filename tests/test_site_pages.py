@@ -164,7 +164,9 @@ def test_hostile_text_in_a_title_cue_fact_or_topic_comes_out_escaped(tmp_path, m
 
 def test_search_records_every_line_and_every_shown_fact_with_the_second_it_opens(tmp_path):
     entry = _figure(tmp_path, "backprop", "vanishing_gradients")
-    records = site.search_records({"vanishing_gradients": entry})
+    chapters = [ChapterList("backprop", "反向传播", ["vanishing_gradients"], "专题四　训练一步的账")]
+    views = site.figure_views(Manifest("480p15", chapters), {"vanishing_gradients": entry}, tmp_path)
+    records = site.search_records(views)
     assert [r["page"] for r in records] == [
         "embed/vanishing_gradients.html#t=0.000",
         "embed/vanishing_gradients.html#t=4.500",

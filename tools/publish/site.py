@@ -190,6 +190,16 @@ def numbers_panel(entry: PublishedFigure) -> dict:
     return {"figure": entry.figure, "source": entry.source, "facts": facts, "other_checks": other}
 
 
+def figure_views(man: Manifest, entries: dict[str, PublishedFigure], out_dir: Path) -> dict[str, dict]:
+    """What the pages show of each figure, made once for the gallery, its embed page and the search index."""
+    views = {}
+    for chapter in man.chapters:
+        for number, fig_id in enumerate(chapter.figures, 1):
+            if fig_id in entries:
+                views[fig_id] = _figure_view(fig_id, entries[fig_id], number, chapter.topic, chapter.title, out_dir)
+    return views
+
+
 def _figure_view(fig_id: str, entry: PublishedFigure, number: int, topic: str, chapter_title: str, out_dir: Path):
     files, size = entry.files, (entry.width, entry.height)
     return {
@@ -207,6 +217,7 @@ def _figure_view(fig_id: str, entry: PublishedFigure, number: int, topic: str, c
         "attachments": [
             {"path": _media(files[kind].path), **about} for kind, about in entry.attachments.items() if kind in files
         ],
+        "vtt": files["vtt"].path,
         "lines": entry.cues,
         "panel": numbers_panel(entry),
         "credits": credits([entry]),
@@ -233,18 +244,19 @@ def _chapter_lines(video: ChapterVideo, entries: dict[str, PublishedFigure]) -> 
 
 
 def _gallery(
-    man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo], out_dir: Path, search: bool
+    man: Manifest,
+    entries: dict[str, PublishedFigure],
+    views: dict[str, dict],
+    videos: dict[str, ChapterVideo],
+    out_dir: Path,
+    search: bool,
 ):
     topics = []
     for topic, chapters in itertools.groupby(man.chapters, key=lambda ch: ch.topic):
         shown_chapters = []
         for chapter in chapters:
             ids = chapter.figures
-            figures = [
-                _figure_view(fig_id, entries[fig_id], ids.index(fig_id) + 1, topic, chapter.title, out_dir)
-                for fig_id in ids
-                if fig_id in entries
-            ]
+            figures = [views[fig_id] for fig_id in ids if fig_id in views]
             video = None
             if chapter.id in videos:
                 item = videos[chapter.id]
@@ -357,26 +369,21 @@ def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict
     }
 
 
-def search_records(entries: dict[str, PublishedFigure]) -> list[dict]:
+def search_records(views: dict[str, dict]) -> list[dict]:
     """What search finds: every transcript line and every fact shown, each with the page (and second) it opens."""
     records = []
-    for fig_id, entry in entries.items():
-        page = f"embed/{fig_id}.html"
-        for line in entry.cues:
-            at = f"{line['start']:.3f}"
-            records.append({"content": line["text"], "page": f"{page}#t={at}", "title": entry.title})
-        for fact in numbers_panel(entry)["facts"]:
+    for fig_id, view in views.items():
+        page, title = view["page"], view["title"]
+        records += [
+            {"content": line["text"], "page": f"{page}#t={line['start']:.3f}", "title": title} for line in view["lines"]
+        ]
+        for fact in view["panel"]["facts"]:
             if fact["drawn"]:
                 continue
             first = fact["first"]
             content = " ".join(part for part in (fact["text"], fact["how"], fact["value"], fact["name"]) if part)
-            records.append(
-                {
-                    "content": content,
-                    "page": f"{page}#t={first['start']:.3f}" if first else f"{page}#fact-{fig_id}-{fact['name']}",
-                    "title": entry.title,
-                }
-            )
+            opens = f"{page}#t={first['start']:.3f}" if first else f"{page}#fact-{fig_id}-{fact['name']}"
+            records.append({"content": content, "page": opens, "title": title})
     return records
 
 
@@ -436,12 +443,12 @@ def write_kit(out_dir: Path, man: Manifest) -> Kit:
             for f in item.files.values():
                 _link(out_dir / f.path, stage / _media(f.path))
         (stage / "embed").mkdir()
-        titles = {fig_id: (ch.topic, ch.title) for ch in man.chapters for fig_id in ch.figures}
-        for fig_id, entry in entries.items():
-            view = _figure_view(fig_id, entry, 0, *titles[fig_id], out_dir) | {"vtt": entry.files["vtt"].path}
+        views = figure_views(man, entries, out_dir)
+        for fig_id, view in views.items():
             (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(view), encoding="utf-8")
-        records = search_records(entries)  # none when no figure has a transcript or a number: no search then
-        (stage / "index.html").write_text(_gallery(man, entries, videos, out_dir, bool(records)), encoding="utf-8")
+        records = search_records(views)  # none when no figure has a transcript or a number: no search then
+        gallery = _gallery(man, entries, views, videos, out_dir, bool(records))
+        (stage / "index.html").write_text(gallery, encoding="utf-8")
         kit_json = json.dumps(_embed_json(man, entries, videos), ensure_ascii=False, indent=2)
         (stage / "embed.json").write_text(kit_json, encoding="utf-8")
         for name in STATIC:
