@@ -8,12 +8,12 @@ against plain manim on the chapter.
 Everything runs in a scratch copy of the project with scratch cache and render folders and the silent
 voice (the repository's own folders are untouched). Per figure:
 
-- plain ``manim -ql scenes/<chapter>.py <Scene>``, best of ``--repeat``;
-- ``lecture preview`` is started and left to draw the stills and build the draft once (untimed);
-- ``--repeat`` times, a one-line change to the figure's scene (a dot of a new size in the top right corner,
-  so every cue's picture changes) is saved, and the page's state (``/state.json``, what the page fetches
-  on each event) is polled every 10 ms: the time until it shows the new stills, and until the draft is
-  playable. The median of the rounds is printed, with the figure's render time as the build recorded it;
+- ``lecture preview`` is started and left to draw the stills and render the draft once (untimed);
+- ``--repeat`` rounds, each: plain ``manim -ql scenes/<chapter>.py <Scene>`` timed (the preview idle), then
+  a one-line change to the figure's scene (a dot of a new size in the top right corner, so every cue's
+  picture changes) saved, and the page's state (``/state.json``) read on each server-sent event, as the page
+  does: the time until it shows the new stills, and until the draft is playable. Rounds interleave, so a
+  drift in the machine's speed falls on both sides; the medians are printed;
 - one cue's words are changed, and the stills the run redrew are listed (none should be: the screen at
   every cue is the same).
 
@@ -73,21 +73,25 @@ class Preview:
             start_new_session=True,
         )
         self.url = re.search(r"http://\S+/", self.process.stdout.readline()).group(0)
+        self.events = urllib.request.urlopen(self.url + "events", timeout=600)  # read until the preview stops
 
     def state(self) -> dict:
         with urllib.request.urlopen(self.url + "state.json") as response:
             return json.load(response)
 
-    def until(self, holds, limit: float = 600.0) -> tuple[float, dict]:
-        began = time.perf_counter()
-        while time.perf_counter() - began < limit:
-            state = self.state()
-            if holds(state):
-                return time.perf_counter(), state
+    def until(self, holds) -> tuple[float, dict]:
+        """Wait for the state to hold, as the page does: fetch it on each server-sent event (no polling, which
+        would take CPU from the run being timed); the time it first held and the state."""
+        state = self.state()
+        while not holds(state):
             if state["status"] == "failed":
                 raise SystemExit(f"the preview shows a failed check:\n{state['error']}")
-            time.sleep(0.01)
-        raise SystemExit(f"timed out: {self.state()}")
+            line = self.events.readline()
+            if not line:
+                raise SystemExit(f"the preview's events ended: {state}")
+            if line.startswith(b"data:"):
+                state = self.state()
+        return time.perf_counter(), state
 
     def save(self, path: Path, text: str) -> tuple[float, float, dict]:
         """Write `text` to `path`; seconds until the stills are up, until the draft plays, and the state."""
@@ -116,14 +120,14 @@ def scene_change(source: str, scene: str, n: int) -> str:
 def bench_figure(project: Path, env: dict, target: str, repeat: int, tmp: Path) -> dict:
     chapter, figure = target.split("/")
     scene = camel(figure)
-    manim_seconds = min(plain_manim(project, env, chapter, scene, tmp / "media") for _ in range(repeat))
     scene_file = project / "scenes" / f"{chapter}.py"
     original = scene_file.read_text(encoding="utf-8")
     session = Preview(project, env, target)
+    manim, stills, drafts, redrawn, cpu = [], [], [], [], []
     try:
         session.until(lambda s: s["status"] == "ok" and s["draft"].get("status") == "ready")
-        stills, drafts, redrawn, cpu = [], [], [], []
-        for n in range(repeat):
+        for n in range(repeat):  # each round: plain manim (the preview idle), then one save
+            manim.append(plain_manim(project, env, chapter, scene, tmp / "media"))
             to_stills, to_draft, state = session.save(scene_file, scene_change(original, scene, n))
             stills.append(to_stills)
             drafts.append(to_draft)
@@ -138,12 +142,11 @@ def bench_figure(project: Path, env: dict, target: str, repeat: int, tmp: Path) 
     finally:
         session.stop()
         scene_file.write_text(original, encoding="utf-8")
-    manifest = json.loads((Path(env["LECTURE_RENDERS"]) / "480p15" / "manifest.json").read_text(encoding="utf-8"))
     return {
         "figure": target,
         "cues": len(after["looks"]) - 1,
-        "manim": manim_seconds,
-        "render": manifest["figures"][figure]["render_seconds"],
+        "manim": statistics.median(manim),
+        "manim_all": manim,
         "stills": statistics.median(stills),
         "stills_all": stills,
         "stills_cpu": statistics.median(cpu),
@@ -186,15 +189,14 @@ def main() -> None:
             print(json.dumps(row), flush=True)
             rows.append(row)
         print(
-            "\n| figure | cues | save → every still (median; the run's CPU) | ÷ its -q l render "
-            "| save → playable draft (median) | plain `manim -ql` | draft ÷ manim | narration edit: stills redrawn |"
+            "\n| figure | cues | save → every still (median; the run's CPU) | plain `manim -ql` (median) "
+            "| stills ÷ manim | save → playable draft (median) | draft ÷ manim | narration edit: stills redrawn |"
         )
         print("|---|---:|---:|---:|---:|---:|---:|---|")
         for r in rows:
             print(
-                f"| {r['figure']} | {r['cues']} | {r['stills']:.2f} s ({r['stills_cpu']:.2f} s) "
-                f"| {r['stills'] / r['render']:.3f} "
-                f"({r['render']:.1f} s) | {r['draft']:.1f} s | {r['manim']:.1f} s | {r['draft'] / r['manim']:.2f} "
+                f"| {r['figure']} | {r['cues']} | {r['stills']:.2f} s ({r['stills_cpu']:.2f} s) | {r['manim']:.1f} s "
+                f"| {r['stills'] / r['manim']:.3f} | {r['draft']:.1f} s | {r['draft'] / r['manim']:.2f} "
                 f"| {len(r['narration_redrawn'])} of {r['cues'] + 1} |"
             )
         if not args.no_chapter:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import build_env, copy_project
 
-from tools.publish import preview
+from tools.publish import media, preview
 
 pytestmark = pytest.mark.slow  # manim runs, a draft render and a browser
 
@@ -110,6 +110,12 @@ def test_the_page_redraws_on_save_shows_a_failed_check_and_stops_cleanly(tmp_pat
         with urllib.request.urlopen(url + "draft.mp4") as clip:
             assert clip.headers["Content-Type"] == "video/mp4"
             assert len(clip.read()) > 10_000
+        # the draft plays picture and narration together, and is kept in the cache, not published
+        drafted = media.probe(tmp_path / "cache" / "preview" / "drafts" / f"{FIGURE.split('/')[1]}.mp4")
+        assert (drafted.video_codec, drafted.audio_codec) == ("h264", "aac")
+        assert abs(drafted.video_seconds - drafted.audio_seconds) < 0.1
+        assert drafted.video_seconds > 10
+        assert not list((tmp_path / "renders").glob("**/*.mp4"))
     finally:
         os.killpg(server.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole foreground group
         said = server.communicate(timeout=60)[0]

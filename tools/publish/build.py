@@ -176,6 +176,16 @@ def _publish(
     return entry
 
 
+@dataclass(frozen=True)
+class Draft:
+    """A render that lecture preview shows and nothing publishes: manim runs with `config_file` (encoded for
+    speed), without the fill that makes a build's bytes reproducible, and `deliver` gets the whole render
+    (parts joined, in a work folder removed after) in place of publishing."""
+
+    config_file: Path
+    deliver: Callable[[Figure, render.Rendered], None]
+
+
 class _Renders:
     """The build's renders on a WorkQueue, longest first, each figure published as soon as it is complete.
 
@@ -191,22 +201,24 @@ class _Renders:
         tracker: progress.BuildProgress,
         remote: Cluster | None,
         narration: Narration,
+        draft: Draft | None = None,
     ):
-        self.quality, self.allow_long, self.tracker, self.remote, self.narration = (
+        self.quality, self.allow_long, self.tracker, self.remote, self.narration, self.draft = (
             quality,
             allow_long,
             tracker,
             remote,
             narration,
+            draft,
         )
         self.queue = WorkQueue(jobs, idle=self._split_one)
-        self._running: dict[str, tuple[Figure, RenderKey, FigureRender]] = {}
+        self._running: dict[str, tuple[Figure, RenderKey | None, FigureRender]] = {}
         self._all: list[FigureRender] = []
         self._limits: dict[str, settings.Limit] = {}  # each figure's render time limit, for each of its parts
         self._lock = threading.Lock()
 
     def add(
-        self, fig: Figure, key: RenderKey, render_seconds: float, video_seconds: float, limit: settings.Limit
+        self, fig: Figure, key: RenderKey | None, render_seconds: float, video_seconds: float, limit: settings.Limit
     ) -> None:
         self._limits[fig.id] = limit
         self.queue.add(render_seconds, functools.partial(self._first, fig, key, render_seconds, video_seconds))
@@ -218,17 +230,27 @@ class _Renders:
             for job in self._all:
                 job.close()
 
-    def _first(self, fig: Figure, key: RenderKey, render_seconds: float, video_seconds: float) -> None:
+    def _first(self, fig: Figure, key: RenderKey | None, render_seconds: float, video_seconds: float) -> None:
         job = FigureRender(video_seconds, render_seconds, functools.partial(render.work_folder, fig, self.quality))
         with self._lock:
             self._running[fig.id] = (fig, key, job)
             self._all.append(job)
         self._render_part(fig, key, job, job.first())
 
-    def _render_part(self, fig: Figure, key: RenderKey, job: FigureRender, part: Part) -> None:
+    def _render_part(self, fig: Figure, key: RenderKey | None, job: FigureRender, part: Part) -> None:
         self.tracker.start(fig.id, part.progress_file)
         limit = self._limits[fig.id]
-        if self.remote is None:
+        if self.draft is not None:
+            rendered = render.render(
+                fig,
+                self.quality,
+                part.work,
+                start=part.start,
+                limit=limit,
+                config_file=self.draft.config_file,
+                reproducible=False,
+            )
+        elif self.remote is None:
             rendered = render.render(fig, self.quality, part.work, start=part.start, limit=limit)
         else:
             rendered = self.remote.render(
@@ -238,6 +260,9 @@ class _Renders:
             with self._lock:
                 del self._running[fig.id]
             with job:
+                if self.draft is not None:
+                    self.draft.deliver(fig, job.whole(part.work))
+                    return
                 _publish(
                     fig,
                     self.quality,
@@ -372,6 +397,19 @@ def _build(
     say(f"{len(todo)} rendered, {len(figures) - len(todo)} unchanged → {out_dir}")
     _finish(out_dir, say, figures)
     return manifest.load(out_dir)
+
+
+def render_draft(fig: Figure, jobs: int, say: Say, draft: Draft) -> None:
+    """Render `fig` at -q l as a build renders it (its narration made or found cached, split over `jobs`
+    processes), then hand it to `draft.deliver` rather than publish it: lecture preview's draft."""
+    quality = "l"
+    narration = narrate([fig], say)
+    seconds = narration.seconds[fig.id]
+    tracker = progress.BuildProgress({fig.id: seconds}, FPS[quality], say, False)
+    renders = _Renders(quality, jobs, True, tracker, None, narration, draft)
+    renders.add(fig, None, seconds, seconds, render.time_limit(quality, 0.0, seconds))
+    with tracker.shown():
+        renders.run()
 
 
 def rescan(quality: str, say: Say = print) -> manifest.Rescan:

@@ -16,7 +16,7 @@ import ast
 import shutil
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib.metadata import version
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.files import TimeLimitError, content_key, file_sha256, run_limited, source_digest, write_atomically
+from tools.publish import scene_source
 from tools.voice import cues
 
 STYLE = settings.SCENES_DIR / "style.py"
@@ -95,10 +96,17 @@ def resolve(family: str) -> Resolved:
     return Resolved(family, Path(file), int(index or 0), _charset(charset))
 
 
-def _literals(path: Path) -> list[str]:
+def _literals(path: Path) -> tuple[str, ...]:
     """Every string literal of a scene file, f-strings' literal parts included."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    return _literals_in(path.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=64)
+def _literals_in(source: str) -> tuple[str, ...]:
+    """By the file's text (lecture preview parses again only the scene file that was saved), from the parse
+    the checks of scene classes made of it."""
+    tree = scene_source.parsed(source)
+    return tuple(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
 
 
 def shown_text(figures: list[Figure]) -> dict[str, str]:
@@ -123,7 +131,9 @@ def shown_text(figures: list[Figure]) -> dict[str, str]:
     return where
 
 
-def _typst_families() -> set[str]:
+@cache
+def typst_families() -> set[str]:
+    """The font families Typst finds (a tenth of a second to list; they do not change while a process runs)."""
     import typst
 
     return {family.lower() for family in typst.Fonts().families()}
@@ -163,7 +173,7 @@ def _check_glyphs(main: Resolved, superscript: Resolved, shown: dict[str, str]) 
             f"{len(missing)} character(s) shown on screen have no glyph in "
             f"'{main.family}' ({main.file}) or '{superscript.family}' ({superscript.file}): {listed}"
         )
-    absent = [family for family in TYPST_FAMILIES if family.lower() not in _typst_families()]
+    absent = [family for family in TYPST_FAMILIES if family.lower() not in typst_families()]
     if absent:
         raise FontError(
             f"Typst, which sets the formulas, cannot find its font(s) {', '.join(absent)}: reinstall the typst package"

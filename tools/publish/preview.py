@@ -9,9 +9,9 @@ rendering and the layout lint's skipped-animation run again
 at once (server-sent events) and fetches the new state. A failed check
 shows on the page in the words ``lecture check`` prints, in place of the
 stills; the next save tries again. Once the stills are up, the draft is
-built as ``lecture build -q l --no-layout`` builds it (in two processes,
-published to ``renders/480p15/``); a newer save cancels a draft that is out
-of date.
+rendered as ``lecture build -q l`` renders the figure (in two processes),
+encoded for speed and kept in ``.cache/preview/drafts/``, not published; a
+newer save cancels a draft that is out of date.
 
 Speed comes from a warm process: it imports manim, the tools, the chapter
 builders and the pinyin dictionaries once, and every run is a fork of it
@@ -22,8 +22,7 @@ nothing, and a change to one label redraws only the cues that show it.
 
 Ctrl-C stops it: the runs in progress are stopped (their process groups
 killed), their work folders removed, and nothing half-written is left in
-``renders/`` or the cache (drafts are published as a build publishes, stills
-moved into ``.cache/preview/stills/`` whole).
+the cache (a draft and each still are moved into place whole).
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ import contextlib
 import importlib
 import json
 import os
-import pickle
 import re
 import select
 import shutil
@@ -53,7 +51,7 @@ from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.course.facts import FactError
 from tools.files import write_atomically
-from tools.publish import checks, layout, render, scratch, serve, stills
+from tools.publish import checks, fonts, layout, render, scratch, serve, stills
 from tools.publish.fonts import FontError
 from tools.publish.render import BuildError
 from tools.voice.cues import NarrationError
@@ -73,6 +71,9 @@ REFUSALS = (
     settings.SettingsError,
 )
 QUALITY = "l"  # drafts are -q l
+# A draft is watched once, here: libx264's fastest preset (a build encodes with manim.cfg's veryfast) cut
+# a part's render by about a sixth; its files are larger.
+DRAFT_ENCODER = {"preset": "ultrafast"}
 STOP_GRACE = 3.0  # seconds a stopped run has to clean up after SIGTERM before its group is killed
 
 
@@ -119,7 +120,6 @@ def _warm_main(figure_id: str | None = None) -> None:
     out.write(json.dumps({"ready": time.time() - started}) + "\n")
     out.flush()
     children: set[int] = set()
-    loaded: set[str] = set()
     inbox, pending = sys.stdin.fileno(), b""  # read raw: a buffered reader would hide a second line from select
     while True:
         readable, _, _ = select.select([inbox], [], [], 0.02) if b"\n" not in pending else ([inbox], [], [])
@@ -146,7 +146,6 @@ def _warm_main(figure_id: str | None = None) -> None:
                 continue
         line, pending = pending.split(b"\n", 1)
         job = json.loads(line)
-        _load_shapes(Path(job["shapes"]), loaded)
         pid = os.fork()
         if pid == 0:
             _child(job, started)
@@ -156,18 +155,24 @@ def _warm_main(figure_id: str | None = None) -> None:
 
 
 def _preload() -> None:
-    """Import what a run needs and what no save changes: manim (its mobjects copied the fast way), the tools,
-    the chapter builders, the pinyin dictionaries (each best effort: a chapter someone is writing may not
-    import yet), and the drawing stack of the stills' key (the versions of manim, cairo, the fonts)."""
+    """Import what a run needs and what no save changes: manim (its mobjects copied the fast way, parsed texts
+    kept by content: text_shapes.py), the tools, the chapter builders, the pinyin dictionaries (each best
+    effort: a chapter someone is writing may not import yet), the drawing stack of the stills' key (the
+    versions of manim, cairo, the fonts) and the fonts the glyph check reads."""
     import manim
     import manim.__main__
 
-    from tools.publish import build, mobject_copy
+    from tools.publish import build, mobject_copy, text_shapes
     from tools.voice import readings
 
     del manim, build
     mobject_copy.install()
+    text_shapes.install()
     stills.drawing_stack()
+    fonts.typst_families()
+    with contextlib.suppress(Exception):  # a missing font: the run's glyph check says so
+        for family in fonts.style_fonts().values():
+            fonts.resolve(family)
     for name in catalogue.CHAPTER_ORDER:  # by name: catalogue.chapters() would keep them (it is cached)
         with contextlib.suppress(Exception):
             importlib.import_module(f"tools.chapters.{name}")
@@ -178,50 +183,14 @@ def _preload() -> None:
 
 
 def _precompute(figure_id: str) -> None:
-    """The figure's facts and cues, which every run needs first: a run inherits them while the chapter
-    builders and the narration are as they were when the warm process started (see _purge)."""
+    """The figure's facts and cues, which every run needs first, and the string literals of the scene files
+    (the glyph check's): a run inherits them while the chapter builders, the narration and the scene files
+    are as they were when the warm process started (see _purge; a saved scene file is parsed again)."""
     from tools.voice import cues
 
     with contextlib.suppress(Exception):  # a failing fact or cue: the run computes it again and says why
         cues.figure_cues(figure_id)
-
-
-def _load_shapes(folder: Path, loaded: set[str]) -> None:
-    """Take in the text shapes the runs so far parsed (manim's SVG cache), so the next fork starts with them."""
-    from manim.mobject.svg import svg_mobject
-
-    for path in sorted(folder.glob("*.pickle")):
-        if path.name not in loaded:
-            loaded.add(path.name)
-            with contextlib.suppress(Exception), open(path, "rb") as stream:
-                svg_mobject.SVG_HASH_TO_MOB_MAP.update(pickle.load(stream))
-
-
-def _cache_text_shapes() -> set:
-    """Have Text and MarkupText use manim's SVG cache (keyed by the text's SVG file, its style and the
-    renderer, so a hit is the shape a parse would give); returns the keys cached so far."""
-    import manim
-    from manim.mobject.svg import svg_mobject
-
-    for cls in (manim.Text, manim.MarkupText):
-        if "use_svg_cache" not in cls.__dict__.get("_preview_cached", ()):
-            plain = cls.__init__
-
-            def cached_init(self, *args, _plain=plain, use_svg_cache: bool = True, **kwargs) -> None:
-                _plain(self, *args, use_svg_cache=use_svg_cache, **kwargs)
-
-            cls.__init__ = cached_init
-            cls._preview_cached = ("use_svg_cache",)
-    return set(svg_mobject.SVG_HASH_TO_MOB_MAP)
-
-
-def _keep_new_shapes(known: set, target: Path) -> None:
-    from manim.mobject.svg import svg_mobject
-
-    new = {key: mob for key, mob in svg_mobject.SVG_HASH_TO_MOB_MAP.items() if key not in known}
-    if new:
-        with contextlib.suppress(Exception):
-            target.write_bytes(pickle.dumps(new, protocol=pickle.HIGHEST_PROTOCOL))
+        fonts.shown_text([catalogue.figure(figure_id)])  # every scene file's strings, parsed once
 
 
 def _purge(started: float) -> None:
@@ -344,16 +313,16 @@ class Run:
 class Warm:
     """The warm process, seen from the preview: start runs in it, learn when they end."""
 
-    def __init__(self, say: Say, shapes: Path, fig: Figure):
+    def __init__(self, say: Say, folder: Path, fig: Figure):
         self.say = say
-        self.shapes = shapes  # the text shapes runs parsed, by this process's string hashes (pickles)
-        shapes.mkdir(exist_ok=True)
         self._runs: dict[str, Run] = {}
         self._by_pid: dict[int, Run] = {}
         self._count = 0
         self._lock = threading.Lock()
-        env = {**os.environ, **render.MALLOC_FILL, "PYTHONUNBUFFERED": "1"}  # a draft's bytes as a build's
-        log = open(shapes.parent / "warm.log", "w", encoding="utf-8")  # noqa: SIM115 -- kept open for the process
+        # No run of the preview is published, so none needs the fill that makes a build's bytes repeat.
+        env = {name: value for name, value in os.environ.items() if name not in render.MALLOC_FILL}
+        env["PYTHONUNBUFFERED"] = "1"
+        log = open(folder / "warm.log", "w", encoding="utf-8")  # noqa: SIM115 -- kept open for the process
         self._log = log
         self.process = subprocess.Popen(
             [
@@ -370,7 +339,7 @@ class Warm:
         )
         ready = self.process.stdout.readline()
         if not ready:
-            raise BuildError(f"the preview's warm process did not start; see {shapes.parent / 'warm.log'}")
+            raise BuildError(f"the preview's warm process did not start; see {folder / 'warm.log'}")
         self.ready_seconds = json.loads(ready)["ready"]
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -398,7 +367,7 @@ class Warm:
             self._count += 1
             name = f"{kind}-{self._count}"
             self._runs[name] = run
-        job = {"id": name, "kind": kind, "figure": fig.id, "work": str(work), "shapes": str(self.shapes)}
+        job = {"id": name, "kind": kind, "figure": fig.id, "work": str(work)}
         job["options"] = options
         try:
             self.process.stdin.write((json.dumps(job) + "\n").encode())
@@ -439,9 +408,7 @@ def _stills_run(figure_id: str, work: Path, config_file: str, media: str) -> Non
         fig = catalogue.figure(figure_id)
         checks.run([fig], notes.append, 1, layout=False)
         key = stills.still_key(fig)
-        known = _cache_text_shapes()
         records, last_frame = _skipped_run(fig, work, config_file, Path(media))
-        _keep_new_shapes(known, work / "shapes.pickle")
         if findings := layout.judge(fig.id, records):
             raise layout.LayoutError(layout.report(findings))
     except REFUSALS as err:
@@ -524,31 +491,32 @@ def _fork_renders_here() -> None:
 
     launch._context = multiprocessing.get_context("fork")
     launch._server_for = lambda env: not multiprocessing.current_process().daemon
+    launch._server_env = launch._at_start(dict(os.environ))  # as the warm process was started (Warm)
 
 
 def _draft_run(figure_id: str, work: Path) -> None:
-    """Build the figure at -q l as `lecture build -q l --no-layout -j 2` builds it; ready.json as soon as
-    its clip is published (the cue start times from its manifest entry), before the chapter is joined."""
-    from tools.publish import build, manifest
+    """Render the figure at -q l as `lecture build -q l -j 2` renders it (two processes, its narration as
+    cached), encoded with DRAFT_ENCODER, and lay the narration under it into draft_file(); then ready.json
+    with each cue's start. Nothing is published: `lecture build` renders its own clips."""
+    from tools.publish import build, figure_notes, media
 
     _fork_renders_here()
     fig = catalogue.figure(figure_id)
     said: list[str] = []
-
-    def ready() -> None:
-        entry = manifest.load(build.renders_dir(QUALITY)).figures[fig.id]
-        starts = {line["cue"]: line["start"] for line in entry.cues}
-        write_atomically(work / "ready.json", json.dumps({"starts": starts, "said": said}, ensure_ascii=False))
-
     began = time.monotonic()
 
     def say(line: str) -> None:
         said.append(f"{time.monotonic() - began:5.2f} s  {line.strip()}")
         print(line, flush=True)
-        if re.search(rf"\b{fig.chapter}/{fig.id}: (done|unchanged)\b", line):
-            ready()
 
-    build._build([fig], QUALITY, 2, say, True, None)
+    def deliver(fig: Figure, rendered: render.Rendered) -> None:
+        clip = work / "draft.mp4"
+        media.mux_web(rendered.video, rendered.track, clip, {"title": fig.title})
+        starts = {line["cue"]: line["start"] for line in figure_notes.transcript(fig.id, rendered.cue_times)}
+        os.replace(clip, draft_file(fig))  # whole, in one step: the page may be playing the one before
+        write_atomically(work / "ready.json", json.dumps({"starts": starts, "said": said}, ensure_ascii=False))
+
+    build.render_draft(fig, 2, say, build.Draft(render.one_figure_cfg(DRAFT_ENCODER), deliver))
     _write_result(work, {"said": said})
 
 
@@ -681,11 +649,11 @@ class Preview:
         self.config_file = str(render.one_figure_cfg())
         stills_dir().mkdir(parents=True, exist_ok=True)
         # This preview's own folder, locked while it runs: manim's media folder for the runs with animations
-        # skipped (the same every run, so a text's SVG file, and its cached shape, keeps its name) and the shapes.
+        # skipped (the same every run, so a text's SVG file is made once) and the warm process's log.
         self._session = contextlib.ExitStack()
         self.folder = self._session.enter_context(scratch.owned_folder(preview_dir(), "session-"))
         self.media = self.folder / "media"
-        self.warm = Warm(say, self.folder / "shapes", fig)
+        self.warm = Warm(say, self.folder, fig)
 
     # each run in a work folder of its own, locked while in use, removed after
     def _work(self, prefix: str) -> tuple[Path, contextlib.ExitStack]:
@@ -767,8 +735,6 @@ class Preview:
         """Move the new stills in whole, keep the looks for the layout lint, and put them on the page."""
         for png in (work / "stills").glob("*.png"):
             os.replace(png, stills_dir() / png.name)
-        if (work / "shapes.pickle").exists():
-            os.replace(work / "shapes.pickle", self.warm.shapes / f"{self.board.state['saves']}.pickle")
         stills._store(self.fig, result["key"], stills.Still(result["records"], Path(result["last_frame"])))
         looks = result["looks"]
         redrawn = [look["id"] for look in looks if look["drawn"]]
@@ -854,17 +820,11 @@ def _read_json(path: Path) -> dict | None:
 
 
 def _sweep(fig: Figure) -> None:
-    """What a stopped run can leave: manim work folders of the figure nobody holds, a build's staging."""
-    from tools.publish import build, manifest
-
+    """What a stopped run can leave: manim work folders of the figure nobody holds, runs' work folders."""
     left = [*render.work_root().glob(f"{fig.id}.{QUALITY}.*"), *(preview_dir() / "work").glob("*")]
     for folder in [*left, *preview_dir().glob("session-*")]:
         if folder.is_dir() and not scratch.in_use(folder):
             shutil.rmtree(folder, ignore_errors=True)
-    out_dir = build.renders_dir(QUALITY)
-    if out_dir.is_dir():
-        with manifest.locked(out_dir):
-            scratch.sweep(out_dir)
 
 
 def preview(only: str, port: int = 8001, say: Say = print, draft: bool = True) -> None:
@@ -876,7 +836,8 @@ def preview(only: str, port: int = 8001, say: Say = print, draft: bool = True) -
     preview_dir().mkdir(parents=True, exist_ok=True)
     _sweep(fig)
     session = Preview(fig, say, draft)
-    server = make_server(session.board, build_file(fig), session.closing, port)
+    draft_file(fig).parent.mkdir(parents=True, exist_ok=True)
+    server = make_server(session.board, draft_file(fig), session.closing, port)
     threads = [
         threading.Thread(target=server.serve_forever, daemon=True),
         threading.Thread(target=session.watch, daemon=True),
@@ -909,9 +870,9 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def build_file(fig: Figure) -> Path:
-    """Where the figure's -q l clip is published (the draft)."""
-    return settings.renders_root() / render.QUALITIES[QUALITY] / fig.chapter / f"{fig.id}.mp4"
+def draft_file(fig: Figure) -> Path:
+    """Where the figure's latest draft is kept (replaced whole by the next)."""
+    return preview_dir() / "drafts" / f"{fig.id}.mp4"
 
 
 PAGE = """<!doctype html>

@@ -46,9 +46,9 @@ PIXEL_WIDTH = {"l": 854, "m": 1280, "h": 1920, "k": 3840}
 MALLOC_FILL = {"MALLOC_PERTURB_": "165"}
 
 
-def render_env(quality: str, track: Path, progress: Path) -> dict[str, str]:
-    """The environment of a figure's manim process."""
-    fill = MALLOC_FILL if PIXEL_WIDTH[quality] % 64 else {}
+def render_env(quality: str, track: Path, progress: Path, reproducible: bool = True) -> dict[str, str]:
+    """The environment of a figure's manim process (with MALLOC_FILL where a `reproducible` render needs it)."""
+    fill = MALLOC_FILL if reproducible and PIXEL_WIDTH[quality] % 64 else {}
     return {
         **os.environ,
         **fill,
@@ -202,8 +202,8 @@ def reasons(old: dict | None, new: RenderKey) -> list[str]:
     return said or ["render key changed"]
 
 
-def one_figure_cfg() -> Path:
-    """manim.cfg with ONE_FIGURE applied, written to the cache folder.
+def one_figure_cfg(encoder: dict[str, str] | None = None) -> Path:
+    """manim.cfg with ONE_FIGURE applied (and `encoder` over its encoder options), written to the cache folder.
 
     manim reads one folder-level config: ``--config_file`` replaces
     manim.cfg rather than adding to it, so the override carries the rest.
@@ -211,9 +211,11 @@ def one_figure_cfg() -> Path:
     parser = configparser.ConfigParser()
     parser.read(settings.MANIM_CFG, encoding="utf-8")
     parser["CLI"].update(ONE_FIGURE)
+    if encoder:
+        parser["video_encoder.options"].update(encoder)
     text = io.StringIO()
     parser.write(text)
-    target = settings.cache_root() / "one_figure.cfg"
+    target = settings.cache_root() / (f"one_figure-{content_key(encoder)[:12]}.cfg" if encoder else "one_figure.cfg")
     write_atomically(target, text.getvalue())
     return target
 
@@ -296,10 +298,14 @@ def render(
     env: dict[str, str] | None = None,
     start: float = 0.0,
     limit: settings.Limit | None = None,
+    config_file: Path | None = None,
+    reproducible: bool = True,
 ) -> Rendered:
     """Run manim on one figure's scene in `media_dir` (with `env` added to its environment), from `start`
-    seconds on (a part of it: scenes/segments.py), under `limit` (by default the floor of a render's);
-    raises BuildError with the log's tail, or naming the figure and the limit when it ran over."""
+    seconds on (a part of it: scenes/segments.py), under `limit` (by default the floor of a render's), with
+    `config_file` (by default one_figure_cfg()); a render that need not be `reproducible` (a preview's
+    draft) skips MALLOC_FILL. Raises BuildError with the log's tail, or naming the figure and the limit when
+    it ran over."""
     out = outputs(fig, quality, media_dir)
     log = log_path(fig, quality, start)
     args = [
@@ -307,7 +313,7 @@ def render(
         "-q",
         quality,
         "--config_file",
-        str(one_figure_cfg()),
+        str(config_file or one_figure_cfg()),
         "--media_dir",
         str(media_dir),
         "-o",
@@ -323,7 +329,7 @@ def render(
     try:
         exit_code = launch.run_manim(
             args,
-            {**render_env(quality, out.track, out.progress), **part, **(env or {})},
+            {**render_env(quality, out.track, out.progress, reproducible), **part, **(env or {})},
             log,
             limit or settings.time_limit("render"),
             what,

@@ -28,11 +28,11 @@ def _classes(source: str) -> tuple[tuple[str, str], ...]:
         last = lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode()
         return "".join(lines[node.lineno - 1 : node.end_lineno - 1]) + last
 
-    return tuple((node.name, segment(node)) for node in _parsed(source).body if isinstance(node, ast.ClassDef))
+    return tuple((node.name, segment(node)) for node in parsed(source).body if isinstance(node, ast.ClassDef))
 
 
 @functools.lru_cache(maxsize=8)
-def _parsed(source: str) -> ast.Module:
+def parsed(source: str) -> ast.Module:
     """A chapter's source parsed once, however many of its figures ask (parsing it is most of a no-op build)."""
     return ast.parse(source)
 
@@ -47,7 +47,7 @@ class NarratedCues:
 
 def narrated_cues(scene_file: Path, class_name: str) -> NarratedCues:
     """Read, without importing manim, which cues a scene class narrates (helper methods included)."""
-    tree = _parsed(scene_file.read_text(encoding="utf-8"))
+    tree = parsed(scene_file.read_text(encoding="utf-8"))
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
     ids, dynamic = [], False
     for call in ast.walk(node):
