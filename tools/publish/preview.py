@@ -32,6 +32,7 @@ import importlib
 import json
 import os
 import re
+import resource
 import select
 import shutil
 import signal
@@ -51,7 +52,7 @@ from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.course.facts import FactError
 from tools.files import write_atomically
-from tools.publish import checks, fonts, layout, render, scratch, serve, stills
+from tools.publish import checks, fonts, layout, render, scratch, serve, stills, text_shapes
 from tools.publish.fonts import FontError
 from tools.publish.render import BuildError
 from tools.voice.cues import NarrationError
@@ -146,6 +147,9 @@ def _warm_main(figure_id: str | None = None) -> None:
                 continue
         line, pending = pending.split(b"\n", 1)
         job = json.loads(line)
+        if "remember" in job:  # the text shapes the last run used: held here, each run finds them in memory
+            text_shapes.remember(job["remember"])
+            continue
         pid = os.fork()
         if pid == 0:
             _child(job, started)
@@ -162,7 +166,7 @@ def _preload() -> None:
     import manim
     import manim.__main__
 
-    from tools.publish import build, mobject_copy, text_shapes
+    from tools.publish import build, mobject_copy
     from tools.voice import readings
 
     del manim, build
@@ -377,6 +381,12 @@ class Warm:
             run.ended.set()
         return run
 
+    def remember(self, shapes: list[str]) -> None:
+        """Have the warm process read these text shapes now, between saves, for the runs after."""
+        with contextlib.suppress(ValueError, OSError):
+            self.process.stdin.write((json.dumps({"remember": shapes}) + "\n").encode())
+            self.process.stdin.flush()
+
     def close(self) -> None:
         with self._lock:
             running = list(self._by_pid.values())
@@ -400,19 +410,24 @@ def _write_result(work: Path, result: dict) -> None:
 
 
 def _stills_run(figure_id: str, work: Path, config_file: str, media: str) -> None:
-    """The checks before rendering, then the figure with animations skipped: its looks, each with a still.
-    Writes result.json: the error `lecture check` would print, or the cues with their stills."""
+    """The checks before rendering (in a fork of this run, on the other core), and beside them the figure with
+    animations skipped: its looks, each with a still. Writes result.json: the error `lecture check` would
+    print (a check's before the run's own), or the cues with their stills."""
     began = time.monotonic()
     notes: list[str] = []
     try:
         fig = catalogue.figure(figure_id)
-        checks.run([fig], notes.append, 1, layout=False)
-        key = stills.still_key(fig)
-        records, last_frame = _skipped_run(fig, work, config_file, Path(media))
+        checking = _checks_beside(fig, work / "checks.json")
+        try:
+            key = stills.still_key(fig)
+            records, last_frame = _skipped_run(fig, work, config_file, Path(media))
+        finally:
+            notes += _checks_passed(checking, work / "checks.json")
         if findings := layout.judge(fig.id, records):
             raise layout.LayoutError(layout.report(findings))
-    except REFUSALS as err:
-        _write_result(work, {"error": refused(err), "notes": notes, "seconds": time.monotonic() - began})
+    except (*REFUSALS, CheckRefused) as err:
+        error = str(err) if isinstance(err, CheckRefused) else refused(err)
+        _write_result(work, {"error": error, "notes": notes, "seconds": time.monotonic() - began})
         return
     texts = {}
     from tools.voice import cues
@@ -440,9 +455,47 @@ def _stills_run(figure_id: str, work: Path, config_file: str, media: str) -> Non
             "last_frame": str(last_frame),
             "notes": notes,
             "seconds": time.monotonic() - began,
-            "cpu": time.process_time(),  # this fork's CPU seconds: the run's cost however busy the machine is
+            # this run's CPU seconds (the checks' fork included): its cost however busy the machine is
+            "cpu": time.process_time() + _children_cpu(),
+            "shapes": text_shapes.used(),
         },
     )
+
+
+def _checks_beside(fig: Figure, out: Path) -> int:
+    """Fork the checks before rendering; the fork writes `out`: what they noted, or the refusal."""
+    pid = os.fork()
+    if pid:
+        return pid
+    result: dict = {"notes": []}
+    try:
+        checks.run([fig], result["notes"].append, 1, layout=False)
+    except REFUSALS as err:
+        result["error"] = refused(err)
+    except BaseException:
+        result["error"] = f"lecture check: the checks failed:\n{traceback.format_exc()}"
+    finally:
+        with contextlib.suppress(BaseException):
+            write_atomically(out, json.dumps(result, ensure_ascii=False))
+        os._exit(0)
+
+
+def _checks_passed(pid: int, out: Path) -> list[str]:
+    """Wait for the checks' fork; its notes, or its refusal raised as `lecture check` words it."""
+    os.waitpid(pid, 0)
+    result = _read_json(out) or {"error": "lecture check: the checks ended without a result"}
+    if "error" in result:
+        raise CheckRefused(result["error"])
+    return result["notes"]
+
+
+class CheckRefused(Exception):
+    """A check refused in the checks' fork, with the words `lecture check` prints."""
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _skipped_run(fig: Figure, work: Path, config_file: str, media: Path) -> tuple[list[dict], Path]:
@@ -738,6 +791,7 @@ class Preview:
         stills._store(self.fig, result["key"], stills.Still(result["records"], Path(result["last_frame"])))
         looks = result["looks"]
         redrawn = [look["id"] for look in looks if look["drawn"]]
+        self.warm.remember(result["shapes"])
         self.board.update(
             status="ok",
             error=None,

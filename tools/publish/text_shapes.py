@@ -34,6 +34,7 @@ from tools.files import content_key, write_atomically
 FORMAT = 1  # of the pickles: a change here starts a new folder
 
 _shapes: dict[str, object] = {}  # key -> the parsed mobject (a copy, never handed out itself)
+_used: list[str] = []  # the keys this process looked up, in order
 
 
 @functools.cache
@@ -58,6 +59,7 @@ def install() -> None:
         key = _key(self)
         if key is None:
             return plain(self, use_svg_cache)
+        _used.append(key)
         found = _shapes.get(key) or _read(key)
         if found is not None:  # as manim restores a shape from its own cache
             shape = found.copy()
@@ -71,6 +73,19 @@ def install() -> None:
 
     init_svg_mobject.kept_by_content = True
     SVGMobject.init_svg_mobject = init_svg_mobject
+
+
+def used() -> list[str]:
+    """The keys of every shape this process made or found, each once."""
+    return list(dict.fromkeys(_used))
+
+
+def remember(keys: list[str]) -> None:
+    """Read the shapes kept under `keys` into memory, so the forks of this process find them there (lecture
+    preview's warm process, between two saves)."""
+    for key in keys:
+        if key not in _shapes:
+            _read(key)
 
 
 def _key(mobject) -> str | None:
