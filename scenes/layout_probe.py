@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -189,6 +190,16 @@ def _still(scene: Scene) -> dict | None:
     return {"still": name, "drawn": True}
 
 
+def _frame_seconds(scene: Scene) -> float:
+    """How long the camera takes to draw the last frame whole: the build's guess at what a figure never
+    rendered costs a frame (a turning 3-D surface costs many times a flat figure's, whose video is no longer)."""
+    renderer = scene.renderer
+    renderer.static_image = None
+    began = time.perf_counter()
+    renderer.update_frame(scene, ignore_skipping=True)
+    return round(time.perf_counter() - began, 4)
+
+
 def _cue_start(scene: Scene) -> float | None:
     """When the cue that just ended began: its first caption line's start (the lines since the last look)."""
     lines = scene.renderer.file_writer.subcaptions
@@ -216,5 +227,7 @@ def look(scene: Scene, moment: str) -> None:
     }
     if os.environ.get(STILLS_OUT_ENV):  # lecture preview: when the cue began and ended, and its still
         record.update(start=_cue_start(scene), end=round(float(scene.time), 3), **_still(scene))
+    elif moment == END:
+        record["frame_seconds"] = _frame_seconds(scene)
     with open(out, "a", encoding="utf-8") as stream:
         stream.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -41,6 +41,18 @@ def test_last_frame_matches_its_control(figure, last_frames, request, tmp_path):
     assert problem is None, f"{figure}: {problem}"
 
 
+@pytest.mark.slow  # every figure run with animations skipped, once for all (cached in .cache/stills)
+def test_the_lint_times_a_turning_surface_dearer_per_frame_than_a_flat_figure(last_frames):
+    """Each lint run times its last frame drawn whole: the build's guess at a figure never rendered."""
+    costs = {fig_id: still.records[-1].get("frame_seconds") for fig_id, still in last_frames.items()}
+    costs = {fig_id: seconds for fig_id, seconds in costs.items() if seconds is not None}  # preview's: untimed
+    if "saddle_3d_rotating" not in costs or len(costs) < 5:
+        pytest.skip("the 3-D figure and a few flat ones are not among the figures collected")
+    flat = sorted(seconds for fig_id, seconds in costs.items() if fig_id != "saddle_3d_rotating")
+    assert all(seconds > 0 for seconds in flat)
+    assert costs["saddle_3d_rotating"] > 2 * flat[len(flat) // 2]
+
+
 @pytest.mark.slow  # runs manim on gates_circuit, three times
 def test_a_moved_label_fails_with_a_picture_and_passes_after_set_test(tmp_path):
     """In a scratch copy, one muted label of gates_circuit moves by style.GAP_S: its frame test fails and

@@ -53,6 +53,17 @@ def test_a_figure_never_rendered_is_estimated_from_its_narration_at_the_median_r
     assert _run_order(expected) == [new.id, a.id, b.id]
 
 
+def test_a_figure_never_rendered_is_estimated_from_the_frame_its_lint_run_drew():
+    flat, turning = (catalogue.figure(fig_id) for fig_id in ("learning_rate_two_paths", "saddle_3d_rotating"))
+    narration = {flat.id: 80.0, turning.id: 37.0}
+    frame_seconds = {flat.id: 0.05, turning.id: 0.2}  # as the lint timed them here: the 3-D frame is dearer
+    low = build.expected_render_seconds([flat, turning], {}, narration, "l", frame_seconds)
+    assert low == {flat.id: pytest.approx(80 * 15 * 0.05), turning.id: pytest.approx(37 * 15 * 0.2)}
+    assert _run_order(low) == [turning.id, flat.id]  # the shorter narration, the longer render: first
+    high = build.expected_render_seconds([flat, turning], {}, narration, "h", frame_seconds)
+    assert high[turning.id] == pytest.approx(low[turning.id] * 4 * (1920 / 854) ** 2)  # 60 fps, 1080p
+
+
 def test_with_no_render_times_at_all_the_longest_narration_goes_first():
     figures = [catalogue.figure(fig_id) for fig_id in OPTIMIZER[:3]]
     narration = dict(zip(OPTIMIZER[:3], (30.0, 90.0, 60.0)))

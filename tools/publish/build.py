@@ -7,7 +7,8 @@ with its sidecar record and manifest entry (which records how long the
 render took). A figure whose render key did not change since the last
 build is not rendered again; one that must be rendered says why. The
 renders are queued longest first, by their recorded time or, for a figure
-never rendered, an estimate from its narration's length.
+never rendered, an estimate: its frames times how long its lint run took to
+draw its last frame (else its narration's length).
 
 Then, under the manifest's lock: figures the catalogue no longer has are
 pruned, each complete chapter is joined (:mod:`tools.publish.chapter_video`)
@@ -39,6 +40,7 @@ from tools.publish import (
     scratch,
     sheet,
     site,
+    stills,
 )
 from tools.publish.cluster import Cluster
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
@@ -287,22 +289,33 @@ class _Renders:
 
 
 def expected_render_seconds(
-    figures: list[Figure], published: dict[str, PublishedFigure], narration_seconds: dict[str, float]
+    figures: list[Figure],
+    published: dict[str, PublishedFigure],
+    narration_seconds: dict[str, float],
+    quality: str = "l",
+    frame_seconds: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """How long each figure's render should take: its last recorded render time, else its narration's
-    length times the median render time per second of video among the figures that have one (or 1)."""
+    """How long each figure's render should take: its last recorded render time; else, when its lint run
+    timed a whole frame (`frame_seconds`, at 480p), its frames times that, scaled by the quality's pixels;
+    else its narration's length times the median render time per second of video among the figures that
+    have one (or 1)."""
     rates = sorted(
         entry.render_seconds / entry.duration
         for entry in published.values()
         if entry.render_seconds > 0 and entry.duration > 0
     )
     rate = rates[len(rates) // 2] if rates else 1.0
-    return {
-        fig.id: published[fig.id].render_seconds
-        if fig.id in published and published[fig.id].render_seconds > 0
-        else rate * narration_seconds[fig.id]
-        for fig in figures
-    }
+    frame_seconds = frame_seconds or {}
+    pixels = (render.PIXEL_WIDTH[quality] / render.PIXEL_WIDTH["l"]) ** 2
+
+    def expected(fig: Figure) -> float:
+        if fig.id in published and published[fig.id].render_seconds > 0:
+            return published[fig.id].render_seconds
+        if fig.id in frame_seconds:
+            return narration_seconds[fig.id] * FPS[quality] * frame_seconds[fig.id] * pixels
+        return rate * narration_seconds[fig.id]
+
+    return {fig.id: expected(fig) for fig in figures}
 
 
 def _sweep(out_dir: Path, say: Say) -> None:
@@ -381,7 +394,10 @@ def _build(
 
     # Each render is its own manim process, on a queue of `jobs` threads, longest first; a thread with
     # nothing left to start takes over the rest of a running figure (tools/publish/segments.py).
-    expected = expected_render_seconds([fig for fig, _ in todo], published, narration.seconds)
+    drawn = [fig for fig, _ in todo if fig.id not in published]
+    expected = expected_render_seconds(
+        [fig for fig, _ in todo], published, narration.seconds, quality, stills.frame_seconds(drawn)
+    )
     video_seconds = {
         fig.id: published[fig.id].duration if fig.id in published else narration.seconds[fig.id] for fig, _ in todo
     }

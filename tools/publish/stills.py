@@ -225,3 +225,15 @@ def current(figures: list[Figure], jobs: int = 2, say: Say = print) -> dict[str,
             for fig in todo:
                 found[fig.id] = _store(fig, keys[fig.id], ran[fig.id])
     return {fig.id: found[fig.id] for fig in figures}
+
+
+def frame_seconds(figures: list[Figure]) -> dict[str, float]:
+    """How long each figure's last frame took to draw whole in its lint run (cached under its current key),
+    for the figures that have one: the build orders figures never rendered by it."""
+    found = {}
+    for fig in figures:
+        still = _cached(fig, still_key(fig), lambda line: None)
+        end = still.records[-1] if still is not None and still.records else {}
+        if isinstance(end.get("frame_seconds"), float):
+            found[fig.id] = end["frame_seconds"]
+    return found
