@@ -23,10 +23,12 @@ redraws nothing there.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -183,11 +185,29 @@ def _still(scene: Scene) -> dict | None:
     renderer = scene.renderer
     renderer.static_image = None  # the next play saves its own; drawn over it, a static mobject would show twice
     renderer.update_frame(scene, ignore_skipping=True)
-    target = Path(out) / f"{name}.png"
-    # zlib's fastest level: a still is a local preview, drawn on every save; level 6 took three times as long
-    renderer.camera.get_image().save(target.with_suffix(".part"), format="PNG", compress_level=1)
-    os.replace(target.with_suffix(".part"), target)
+    _saving.append(_saver().submit(_save_png, renderer.camera.get_image(), Path(out) / f"{name}.png"))
     return {"still": name, "drawn": True}
+
+
+_saving: list[Future] = []  # the stills being written; the look at END waits for them
+
+
+@functools.cache
+def _saver() -> ThreadPoolExecutor:
+    """One thread that writes the stills while the scene runs on (PNG's compression lets go of the GIL)."""
+    return ThreadPoolExecutor(max_workers=1)
+
+
+def _save_png(image, target: Path) -> None:
+    # zlib's fastest level: a still is a local preview, drawn on every save; level 6 took three times as long
+    image.save(target.with_suffix(".part"), format="PNG", compress_level=1)
+    os.replace(target.with_suffix(".part"), target)
+
+
+def _stills_written() -> None:
+    """Wait for every still to be in place (raising a failed write's error)."""
+    while _saving:
+        _saving.pop().result()
 
 
 def _frame_seconds(scene: Scene) -> float:
@@ -229,5 +249,7 @@ def look(scene: Scene, moment: str) -> None:
         record.update(start=_cue_start(scene), end=round(float(scene.time), 3), **_still(scene))
     elif moment == END:
         record["frame_seconds"] = _frame_seconds(scene)
+    if moment == END:
+        _stills_written()
     with open(out, "a", encoding="utf-8") as stream:
         stream.write(json.dumps(record, ensure_ascii=False) + "\n")
