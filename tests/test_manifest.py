@@ -18,7 +18,7 @@ from helpers import BIN, build_env, run
 from tools import files
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import build, clean, manifest, render, scratch, stills
+from tools.publish import build, clean, manifest, render, scratch, stills, text_shapes
 from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
 from tools.voice import audio, cues, speech
 
@@ -253,6 +253,15 @@ def test_clean_removes_what_nothing_refers_to_and_says_how_much(isolated):
     kept.mkdir(parents=True)
     for name, text in (("gates_circuit.json", "{}"), ("gates_circuit.png", "png"), ("gone_figure.png", "old")):
         (kept / name).write_text(text)
+    shapes = text_shapes.folder()
+    other_manim = shapes.parent / ("0" * 64)
+    for folder in (shapes, other_manim):
+        folder.mkdir(parents=True)
+    (other_manim / "a.pickle").write_bytes(b"s" * 100)
+    (shapes / "read.pickle").write_bytes(b"s" * 10)
+    (shapes / "unread.pickle").write_bytes(b"s" * 20)
+    month_ago = time.time() - (clean.SHAPES_KEPT_DAYS + 1) * 86400
+    os.utime(shapes / "unread.pickle", (month_ago, month_ago))
     said = []
     with open(busy / scratch.OWNER) as held:
         fcntl.flock(held, fcntl.LOCK_EX)
@@ -264,8 +273,10 @@ def test_clean_removes_what_nothing_refers_to_and_says_how_much(isolated):
     assert (logs / "gates_circuit.l.log").exists()
     assert not (logs / "gone_figure.l.log").exists()
     assert {p.name for p in kept.iterdir()} == {"gates_circuit.json", "gates_circuit.png"}
-    assert freed == 4096 + 1000 + len("stale") + len("old")
-    assert said == [f"removed 4 cache entries from {isolated / 'cache'}, freed 0.0 MiB"]
+    assert [p.name for p in shapes.iterdir()] == ["read.pickle"]
+    assert not other_manim.exists()
+    assert freed == 4096 + 1000 + len("stale") + len("old") + 100 + 20
+    assert said == [f"removed 6 cache entries from {isolated / 'cache'}, freed 0.0 MiB"]
 
 
 def test_lecture_clean_runs(tmp_path):

@@ -2,20 +2,24 @@
 
 Kept: each current cue's audio under every engine that can speak here
 (so a silent draft's cache survives a switch back to espeak), the log and
-the stills (looks and last frame) of each current figure, and any manim work
-folder a running build holds.
+the stills (looks and last frame) of each current figure, any manim work
+folder a running build holds, and the parsed text shapes of this manim that
+were used in the last SHAPES_KEPT_DAYS days.
 """
 
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from tools import settings
 from tools.course import catalogue
-from tools.publish import render, scratch, stills
+from tools.publish import render, scratch, stills, text_shapes
 from tools.voice import audio, cues, speech
+
+SHAPES_KEPT_DAYS = 30  # a text edited away leaves its shape; one unread this long is deleted
 
 
 def _size(path: Path) -> int:
@@ -53,6 +57,16 @@ def stale_entries() -> list[Path]:
                 for p in sorted(folder.iterdir())
                 if not p.name.startswith(".") and p.name.split(".", 1)[0] not in current
             ]
+    return stale + _stale_shapes()
+
+
+def _stale_shapes() -> list[Path]:
+    """Shape folders of another manim or svgelements, and shapes of this one unread for SHAPES_KEPT_DAYS."""
+    root, current = text_shapes.folder().parent, text_shapes.folder()
+    stale = [p for p in sorted(root.iterdir()) if p != current] if root.is_dir() else []
+    cutoff = time.time() - SHAPES_KEPT_DAYS * 86400
+    if current.is_dir():
+        stale += [p for p in sorted(current.glob("*.pickle")) if p.stat().st_mtime < cutoff]
     return stale
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import os
 import pickle
 from importlib.metadata import version
 from pathlib import Path
@@ -111,8 +112,10 @@ def _key(mobject) -> str | None:
 def _read(key: str):
     """The shape another process kept under `key`, or None (also for a file that cannot be read: the text is
     parsed again and the file written anew)."""
+    path = folder() / f"{key}.pickle"
     try:
-        shape = pickle.loads((folder() / f"{key}.pickle").read_bytes())
+        shape = pickle.loads(path.read_bytes())
+        os.utime(path)  # read now: `lecture clean` keeps it
     except Exception:  # missing, or unreadable: parse it
         return None
     _shapes[key] = shape
