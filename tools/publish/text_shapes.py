@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 import pickle
 from importlib.metadata import version
 from pathlib import Path
 
 from tools import settings
-from tools.files import content_key, write_atomically
+from tools.files import bytes_sha256, content_key, write_atomically
 
 FORMAT = 1  # of the pickles: a change here starts a new folder
 
@@ -98,15 +97,16 @@ def _key(mobject) -> str | None:
         data = Path(mobject.file_name).read_bytes()
     except (TypeError, OSError):
         return None
-    parts = [
-        type(mobject).__name__,
-        repr(sorted(mobject.svg_default.items())),
-        repr(sorted(mobject.path_string_config.items())),
-        repr(sorted(getattr(mobject, "_svg_leaf_labels", {}).items())),
-        str(config.renderer),
-        hashlib.sha256(data).hexdigest(),
-    ]
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+    return content_key(
+        [
+            type(mobject).__name__,
+            repr(sorted(mobject.svg_default.items())),
+            repr(sorted(mobject.path_string_config.items())),
+            repr(sorted(getattr(mobject, "_svg_leaf_labels", {}).items())),
+            str(config.renderer),
+            bytes_sha256(data),
+        ]
+    )
 
 
 def _read(key: str):
