@@ -500,8 +500,7 @@ def _children_cpu() -> float:
 
 def _skipped_run(fig: Figure, work: Path, config_file: str, media: Path) -> tuple[list[dict], Path]:
     """manim -s on the figure, in this process (manim is imported already), as the layout lint runs it. Its
-    media folder is the preview's own, the same for every run: a text's SVG file (and so its cached shape)
-    keeps its name."""
+    media folder is the preview's own, the same for every run: a text's SVG file is made once per session."""
     from manim.__main__ import main
 
     looks, new = work / "looks.jsonl", work / "stills"
