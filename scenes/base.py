@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,6 +86,7 @@ class Narrated:
         self._cue_times: list[dict] = []  # where each cue starts and how long it speaks, for the transcript
         kwargs.setdefault("renderer", SegmentRenderer(camera_class=self.camera_kind))
         super().__init__(*args, **kwargs)
+        self._began = time.perf_counter()  # the progress lines' clock: what the figure's own work costs
 
     def _cue_sound(self, cue: cues.Cue) -> tuple[Path, float]:
         """The cue's WAV and its length: the one the build handed over, else made or found in the cache."""
@@ -124,10 +126,13 @@ class Narrated:
     def play(self, *args, **kwargs) -> None:
         super().play(*args, **kwargs)
         if os.environ.get(PROGRESS_OUT_ENV):  # how far the render is, for lecture build's progress display
-            # Seconds rendered by this process, then where the figure is: progress.py reads the first,
-            # segments.py the second (where to cut the rest of the figure).
-            with open(os.environ[PROGRESS_OUT_ENV], "w", encoding="utf-8") as stream:
-                stream.write(f"{self.renderer.rendered_seconds():.3f} {self.time!r}")
+            # One line per play: seconds rendered by this process, where the figure is, and the seconds spent
+            # since the scene was made. progress.py reads the first, segments.py the second (where to cut the
+            # rest of the figure) and all three once the render is done (what each stretch cost).
+            with open(os.environ[PROGRESS_OUT_ENV], "a", encoding="utf-8") as stream:
+                stream.write(
+                    f"{self.renderer.rendered_seconds():.3f} {self.time!r} {time.perf_counter() - self._began:.4f}\n"
+                )
 
     def tear_down(self) -> None:
         expected = list(self.cues)

@@ -1,7 +1,7 @@
 """How far a build's renders are: figures done, frames rendered across the running manim processes, ETA.
 
-Each manim process (a whole figure or one segment of it) writes the seconds
-of video it has rendered to a file after every play (``LECTURE_PROGRESS_OUT``, see scenes/base.py); the
+Each manim process (a whole figure or one segment of it) adds a line to a file after every play
+(``LECTURE_PROGRESS_OUT``, see scenes/base.py): the seconds of video it has rendered, where it is, and when; the
 build reads those files. On a terminal a live ``rich`` display shows
 figures done/total, frames rendered/total, elapsed time and ETA, and the
 build's other lines print above it. Without a terminal (CI, a log) there
@@ -10,6 +10,7 @@ is no live display: one plain line is printed each time a figure is done.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
@@ -23,14 +24,27 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 POLL_SECONDS = 0.5
 
 
+def samples(path: Path) -> list[tuple[float, float, float]]:
+    """Every line a render wrote, one per play: the seconds of video it had rendered, the time it was at in
+    the figure, and the seconds since its scene was made (a line still being written is left out)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines(keepends=True):
+        with contextlib.suppress(ValueError):
+            if line.endswith("\n"):
+                rendered, at, elapsed = map(float, line.split())
+                found.append((rendered, at, elapsed))
+    return found
+
+
 def reported(path: Path) -> tuple[float, float]:
     """What a running render last reported: the seconds of video it rendered, and the time it is at in the
-    figure (zeros before its first play, or mid-write)."""
-    try:
-        rendered, at = path.read_text(encoding="utf-8").split()
-        return float(rendered), float(at)
-    except (OSError, ValueError):
-        return 0.0, 0.0
+    figure (zeros before its first play)."""
+    lines = samples(path)
+    return lines[-1][:2] if lines else (0.0, 0.0)
 
 
 def rendered_seconds(path: Path) -> float:
