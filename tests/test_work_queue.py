@@ -140,7 +140,7 @@ def test_a_running_figure_is_cut_in_the_middle_of_what_it_has_left_and_a_cut_car
     job = _figure(tmp_path)  # 60 s of video, expected to take 30 s to render
     first = job.first()
     first.began -= 10.0
-    first.progress_file.write_text("20.0 20.0")  # 20 s of video in 10 s: 0.5 s per second of video
+    first.progress_file.write_text("20.0 20.0 10.0\n")  # 20 s of video in 10 s: 0.5 s per second of video
     second = job.split()
     # 40 s of video left, 20 s of render: halves, the new process's START_SECONDS made up for.
     assert second.start == pytest.approx(20.0 + (20.0 + segments.START_SECONDS) / 2 / 0.5, rel=1e-3)
@@ -162,7 +162,7 @@ def test_a_figure_with_little_left_is_not_cut_and_is_complete_when_every_part_is
     job = _figure(tmp_path)
     first = job.first()
     first.began -= 27.5
-    first.progress_file.write_text("55.0 55.0")  # 5 s of video left: 2.5 s of render, less than two starts
+    first.progress_file.write_text("55.0 55.0 27.5\n")  # 5 s of video left: 2.5 s of render, less than two starts
     assert job.split() is None
     assert first.stop is None
     job = _figure(tmp_path)
@@ -178,3 +178,48 @@ def test_a_figure_with_little_left_is_not_cut_and_is_complete_when_every_part_is
     assert job.finished(first, done[first.start])
     assert job.split() is None  # nothing left running to cut
     assert job.render_seconds() > 0
+
+
+def _costly_end() -> segments.Costs:
+    """A 60 s figure whose last 10 s cost five times what the rest does to draw: 1 s per second of figure up to
+    50 s, then 5; stepping without drawing, 0.1 s per second."""
+    return segments.Costs(
+        drawn_at=(0.0, 50.0, 60.0), drawn=(0.0, 50.0, 100.0), stepped_at=(0.0, 60.0), stepped=(0.0, 6.0)
+    )
+
+
+def test_with_the_last_renders_costs_a_figure_is_cut_where_both_sides_finish_together(tmp_path):
+    job = segments.FigureRender(
+        60.0, 100.0, lambda: contextlib.nullcontext(Path(tempfile.mkdtemp(dir=tmp_path))), _costly_end()
+    )
+    first = job.first()
+    second = job.split()  # at once, before any progress: by the costs alone
+    # 50 + 5 (T - 50) = START_SECONDS + 0.1 T + 5 (60 - T), so 9.9 T = 500 + START_SECONDS
+    assert second.start == pytest.approx((500.0 + segments.START_SECONDS) / 9.9, abs=1e-6)
+    costs = job.costs
+    running = costs.drawing(0.0, second.start)
+    new = segments.START_SECONDS + costs.stepping(second.start) + costs.drawing(second.start, 60.0)
+    assert running == pytest.approx(new, abs=1e-6)
+    # by the figure's time alone the cut falls near the middle: the second part would take twice the first's time
+    assert second.start > 50.0
+    assert first.stop == second.start
+    plain = segments.FigureRender(60.0, 100.0, lambda: contextlib.nullcontext(Path(tempfile.mkdtemp(dir=tmp_path))))
+    plain.first()
+    assert plain.split().start < 32.0
+
+
+def test_costs_are_measured_from_the_parts_progress_lines_and_kept_as_json(tmp_path):
+    job = _figure(tmp_path)
+    first, second = job.first(), job.split()
+    # the first part draws 0-30 s (scene made at its clock's 0); the second steps to 30 s in 3 s, then draws 30-60 s
+    first.progress_file.write_text("10.0 10.0 4.0\n30.0 30.0 12.0\n")
+    second.progress_file.write_text("0.0 20.0 2.0\n0.0 30.0 3.0\n15.0 45.0 9.0\n30.0 60.0 15.0\n")
+    costs = job.measured_costs()
+    assert costs.drawing(0.0, 30.0) == pytest.approx(12.0)
+    assert costs.drawing(30.0, 60.0) == pytest.approx(12.0)  # 3 → 9 → 15 s on the second part's clock
+    assert costs.drawing(0.0, 10.0) == pytest.approx(4.0)
+    assert costs.stepping(30.0) == pytest.approx(3.0)
+    assert costs.stepping(60.0) == pytest.approx(6.0)  # past what was stepped: at its mean pace
+    assert segments.Costs.from_json(costs.to_json()) == costs
+    for bad in ("", "{", "[1, 2]", '{"drawn_at": [0, 1], "drawn": [0]}', '{"drawn_at": [1, 0], "drawn": [0, 1]}'):
+        assert segments.Costs.from_json(bad) is None, bad

@@ -17,11 +17,19 @@ hands over the whole narration track and captions.
 A cut is made only while the part has more than two START_SECONDS (and
 a second) of rendering left, so short figures and the last seconds of a
 figure stay in one process.
+
+Where the render time falls in a figure is known only roughly from its
+progress: a figure whose costly plays sit at its end is cut too early.
+Given the :class:`Costs` its last render measured (what each stretch of
+the figure cost to draw, and to step through without drawing), a cut is
+placed where both sides finish together, the new part's stepping to the
+cut included. lecture preview keeps them from one draft to the next.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import av
+import numpy as np
 
 from tools.files import write_atomically
 from tools.publish import progress, render
@@ -67,13 +76,88 @@ class Part:
         write_atomically(self.stop_file, repr(seconds))
 
 
+@dataclass(frozen=True)
+class Costs:
+    """What a figure's last render spent, as wall seconds summed up to each figure time: drawing its plays
+    (`drawn`, at the times `drawn_at`), and stepping through plays without drawing them, as a part does up
+    to its cut (`stepped`, at `stepped_at`)."""
+
+    drawn_at: tuple[float, ...]
+    drawn: tuple[float, ...]
+    stepped_at: tuple[float, ...] = (0.0,)
+    stepped: tuple[float, ...] = (0.0,)
+
+    def drawing(self, start: float, end: float) -> float:
+        """Seconds to draw the figure from `start` to `end`."""
+        return float(np.interp(end, self.drawn_at, self.drawn) - np.interp(start, self.drawn_at, self.drawn))
+
+    def stepping(self, to: float) -> float:
+        """Seconds to step from the figure's start to `to` (past what was measured, at its mean pace; never
+        measured, a tenth of drawing there)."""
+        last, spent = self.stepped_at[-1], self.stepped[-1]
+        if last <= 0:
+            return 0.1 * self.drawing(0.0, to)
+        return float(np.interp(to, self.stepped_at, self.stepped)) + max(0.0, to - last) * spent / last
+
+    @classmethod
+    def measured(cls, parts: list[list[tuple[float, float, float]]]) -> Costs:
+        """From each part's progress lines (rendered seconds, figure time, seconds since its scene was made):
+        a line whose rendered seconds grew drew the stretch since the line before, any other stepped it.
+        Stepping is taken from the part that stepped furthest."""
+        drawn: list[tuple[float, float, float]] = []
+        stepped: list[tuple[float, float, float]] = []
+        for lines in parts:
+            own: list[tuple[float, float, float]] = []
+            before = (0.0, 0.0, 0.0)
+            for line in lines:
+                (drawn if line[0] > before[0] else own).append((before[1], line[1], line[2] - before[2]))
+                before = line
+            if sum(seconds for *_, seconds in own) > sum(seconds for *_, seconds in stepped):
+                stepped = own
+        return cls(*_summed(drawn), *_summed(stepped))
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__)
+
+    @classmethod
+    def from_json(cls, text: str) -> Costs | None:
+        """Costs written by to_json, or None for anything else (a file from another version, cut short)."""
+        try:
+            fields = {name: tuple(float(v) for v in values) for name, values in json.loads(text).items()}
+            costs = cls(**fields)
+        except (ValueError, TypeError, AttributeError):
+            return None
+        ok = len(costs.drawn_at) == len(costs.drawn) >= 1 and len(costs.stepped_at) == len(costs.stepped) >= 1
+        return costs if ok and all(np.diff(costs.drawn_at) >= 0) and all(np.diff(costs.stepped_at) >= 0) else None
+
+
+def _summed(stretches: list[tuple[float, float, float]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(times, seconds spent up to each) from (start, end, seconds) stretches that do not overlap."""
+    times, spent = [0.0], [0.0]
+    for start, end, seconds in sorted(stretches):
+        if start > times[-1]:
+            times.append(start)
+            spent.append(spent[-1])
+        if end > times[-1]:
+            times.append(end)
+            spent.append(spent[-1] + seconds)
+        else:  # a play of no figure time, or one that overlaps: its seconds counted where the sum is
+            spent[-1] += seconds
+    return tuple(times), tuple(spent)
+
+
 class FigureRender:
     """A figure's parts, as they are split and finished; the one that finishes last has the whole figure."""
 
     def __init__(
-        self, video_seconds: float, render_seconds: float, work_folder: Callable[[], AbstractContextManager[Path]]
+        self,
+        video_seconds: float,
+        render_seconds: float,
+        work_folder: Callable[[], AbstractContextManager[Path]],
+        costs: Costs | None = None,
     ):
         self.video_seconds = video_seconds  # expected length of the figure
+        self.costs = costs  # what its last render spent where, if known
         self.rate = render_seconds / max(video_seconds, 1.0)  # expected render seconds per second of video
         self._work_folder = work_folder  # a fresh, locked work folder for a part
         self.parts: list[Part] = []
@@ -108,11 +192,14 @@ class FigureRender:
             return max((self._left(part)[0] for part in self.parts if part.rendered is None), default=0.0)
 
     def _left(self, part: Part) -> tuple[float, float]:
-        """(render seconds it has left, the figure time it is at), from its progress and its rate so far."""
+        """(render seconds it has left, the figure time it is at), from its progress and its rate so far, or
+        from the costs of the last render."""
         rendered, at = progress.reported(part.progress_file)
         at = max(at, part.start)
-        rate = (time.monotonic() - part.began) / rendered if rendered > 1.0 else self.rate
         end = part.stop if part.stop is not None else self.video_seconds
+        if self.costs is not None:
+            return self.costs.drawing(at, end), at
+        rate = (time.monotonic() - part.began) / rendered if rendered > 1.0 else self.rate
         return max(0.0, end - at) * rate, at
 
     def split(self) -> Part | None:
@@ -126,11 +213,39 @@ class FigureRender:
             left, at = self._left(part)
             if left < 2 * START_SECONDS + 1.0:
                 return None
-            rate = max(left / max((part.stop or self.video_seconds) - at, 1e-3), 1e-3)
-            cut = at + (left + START_SECONDS) / 2 / rate  # both sides done at about the same time
+            end = part.stop if part.stop is not None else self.video_seconds
+            if self.costs is not None:
+                cut = self._balanced_cut(at, end)
+                if cut is None:
+                    return None
+            else:
+                rate = max(left / max(end - at, 1e-3), 1e-3)
+                cut = at + (left + START_SECONDS) / 2 / rate  # both sides done at about the same time
             old_stop = part.stop
             part.tell_stop(cut)
             return self._add(cut, old_stop)
+
+    def _balanced_cut(self, at: float, end: float) -> float | None:
+        """The time between `at` and `end` where drawing up to it takes as long as a new part's start, its
+        stepping to it and drawing the rest (bisection: the first side grows, the second shrinks); None when
+        a new part could not finish before the running one alone."""
+        costs = self.costs
+
+        def ahead(cut: float) -> float:  # how much longer the running side takes than the new one
+            return costs.drawing(at, cut) - START_SECONDS - costs.stepping(cut) - costs.drawing(cut, end)
+
+        if ahead(end) <= 0:
+            return None
+        low, high = at, end
+        for _ in range(40):
+            middle = (low + high) / 2
+            low, high = (middle, high) if ahead(middle) < 0 else (low, middle)
+        return high
+
+    def measured_costs(self) -> Costs:
+        """What this render spent where, from its parts' progress lines (call before close)."""
+        with self._lock:
+            return Costs.measured([progress.samples(part.progress_file) for part in self.parts])
 
     def finished(self, part: Part, rendered: Rendered) -> bool:
         """Record a part's files; True for the call that completes the figure."""
