@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import build_env, copy_project
 
-from tools.publish import media, preview
+from tools.publish import media, preview, segments
 
 pytestmark = pytest.mark.slow  # manim runs, a draft render and a browser
 
@@ -111,11 +111,16 @@ def test_the_page_redraws_on_save_shows_a_failed_check_and_stops_cleanly(tmp_pat
             assert clip.headers["Content-Type"] == "video/mp4"
             assert len(clip.read()) > 10_000
         # the draft plays picture and narration together, and is kept in the cache, not published
-        drafted = media.probe(tmp_path / "cache" / "preview" / "drafts" / f"{FIGURE.split('/')[1]}.mp4")
+        draft = tmp_path / "cache" / "preview" / "drafts" / f"{FIGURE.split('/')[1]}.mp4"
+        drafted = media.probe(draft)
         assert (drafted.video_codec, drafted.audio_codec) == ("h264", "aac")
         assert abs(drafted.video_seconds - drafted.audio_seconds) < 0.1
         assert drafted.video_seconds > 10
         assert not list((tmp_path / "renders").glob("**/*.mp4"))
+        # beside it, what the draft cost where, for the next draft's cut: the whole figure drawn
+        costs = segments.Costs.from_json(draft.with_suffix(".costs.json").read_text(encoding="utf-8"))
+        assert costs.drawn_at[-1] == pytest.approx(drafted.video_seconds, abs=1.0)
+        assert costs.drawing(0.0, costs.drawn_at[-1]) > 1.0
     finally:
         os.killpg(server.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole foreground group
         said = server.communicate(timeout=60)[0]

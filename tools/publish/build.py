@@ -45,7 +45,7 @@ from tools.publish import (
 from tools.publish.cluster import Cluster
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import FPS, QUALITIES, BuildError, RenderKey
-from tools.publish.segments import FigureRender, Part
+from tools.publish.segments import Costs, FigureRender, Part
 from tools.publish.work_queue import WorkQueue
 from tools.voice import audio, cues, speech
 from tools.voice.pacing import FIGURE_SECONDS
@@ -181,11 +181,13 @@ def _publish(
 @dataclass(frozen=True)
 class Draft:
     """A render that lecture preview shows and nothing publishes: manim runs with `config_file` (encoded for
-    speed), without the fill that makes a build's bytes reproducible, and `deliver` gets the whole render
-    (parts joined, in a work folder removed after) in place of publishing."""
+    speed), without the fill that makes a build's bytes reproducible, cut where the `costs` of the draft
+    before say (if any), and `deliver` gets the whole render (parts joined, in a work folder removed after)
+    and what it cost where, in place of publishing."""
 
     config_file: Path
-    deliver: Callable[[Figure, render.Rendered], None]
+    deliver: Callable[[Figure, render.Rendered, Costs], None]
+    costs: Costs | None = None
 
 
 class _Renders:
@@ -233,7 +235,12 @@ class _Renders:
                 job.close()
 
     def _first(self, fig: Figure, key: RenderKey | None, render_seconds: float, video_seconds: float) -> None:
-        job = FigureRender(video_seconds, render_seconds, functools.partial(render.work_folder, fig, self.quality))
+        job = FigureRender(
+            video_seconds,
+            render_seconds,
+            functools.partial(render.work_folder, fig, self.quality),
+            self.draft.costs if self.draft is not None else None,
+        )
         with self._lock:
             self._running[fig.id] = (fig, key, job)
             self._all.append(job)
@@ -263,7 +270,7 @@ class _Renders:
                 del self._running[fig.id]
             with job:
                 if self.draft is not None:
-                    self.draft.deliver(fig, job.whole(part.work))
+                    self.draft.deliver(fig, job.whole(part.work), job.measured_costs())
                     return
                 _publish(
                     fig,

@@ -52,7 +52,7 @@ from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.course.facts import FactError
 from tools.files import write_atomically
-from tools.publish import checks, fonts, layout, render, scratch, serve, stills, text_shapes
+from tools.publish import checks, fonts, layout, render, scratch, segments, serve, stills, text_shapes
 from tools.publish.fonts import FontError
 from tools.publish.render import BuildError
 from tools.voice.cues import NarrationError
@@ -561,14 +561,17 @@ def _draft_run(figure_id: str, work: Path) -> None:
         said.append(f"{time.monotonic() - began:5.2f} s  {line.strip()}")
         print(line, flush=True)
 
-    def deliver(fig: Figure, rendered: render.Rendered) -> None:
+    def deliver(fig: Figure, rendered: render.Rendered, costs: segments.Costs) -> None:
         clip = work / "draft.mp4"
         media.mux_web(rendered.video, rendered.track, clip, {"title": fig.title})
         starts = {line["cue"]: line["start"] for line in figure_notes.transcript(fig.id, rendered.cue_times)}
         os.replace(clip, draft_file(fig))  # whole, in one step: the page may be playing the one before
+        write_atomically(costs_file(fig), costs.to_json())
         write_atomically(work / "ready.json", json.dumps({"starts": starts, "said": said}, ensure_ascii=False))
 
-    build.render_draft(fig, 2, say, build.Draft(render.one_figure_cfg(DRAFT_ENCODER), deliver))
+    known = costs_file(fig)
+    costs = segments.Costs.from_json(known.read_text(encoding="utf-8")) if known.exists() else None
+    build.render_draft(fig, 2, say, build.Draft(render.one_figure_cfg(DRAFT_ENCODER), deliver, costs))
     _write_result(work, {"said": said})
 
 
@@ -926,6 +929,11 @@ def _interrupt(signum, frame) -> None:
 def draft_file(fig: Figure) -> Path:
     """Where the figure's latest draft is kept (replaced whole by the next)."""
     return preview_dir() / "drafts" / f"{fig.id}.mp4"
+
+
+def costs_file(fig: Figure) -> Path:
+    """What the figure's latest draft spent where (segments.Costs): the next draft is cut by it."""
+    return draft_file(fig).with_suffix(".costs.json")
 
 
 PAGE = """<!doctype html>
