@@ -7,6 +7,8 @@ import sys
 import pytest
 from helpers import ROOT, run
 
+from tools.publish import launch
+
 SCRIPT = """
 import os, sys
 import multiprocessing.forkserver as forkserver
@@ -38,3 +40,12 @@ def test_a_forked_manim_logs_and_exits_as_its_own_process_and_the_server_keeps_i
     assert f"FileNotFoundError:{tmp_path / 'missing.py'}notfound" in logged
     assert environments == "True True"  # the server has the render's value; the build still has its own
     assert forkable == "True False"  # a render without the fill is not forked from a server that has it
+
+
+def test_a_run_that_wrote_no_log_is_told_in_words(tmp_path):
+    written = tmp_path / "ran.log"
+    written.write_text("".join(f"line {n}\n" for n in range(40)), encoding="utf-8")
+    assert launch.log_tail(written).splitlines() == [f"line {n}" for n in range(15, 40)]
+    assert launch.log_tail(tmp_path / "never.log") == (
+        f"(no log: the manim process ended before writing {tmp_path / 'never.log'})"
+    )

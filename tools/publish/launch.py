@@ -72,6 +72,15 @@ def run_manim(args: list[str], env: dict[str, str], log: Path, limit: Limit | No
         ).returncode
 
 
+def log_tail(log: Path, lines: int = 25) -> str:
+    """The last lines of a manim run's log, for an error; or that there is none (a fork that died before its
+    log was opened, such as one whose server could not start)."""
+    try:
+        return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return f"(no log: the manim process ended before writing {log})"
+
+
 def _at_start(env: dict[str, str]) -> dict[str, str]:
     return {name: env[name] for name in AT_START if name in env}
 

@@ -343,7 +343,7 @@ def render(
         if needed and not path.exists()
     ]
     if exit_code != 0 or missing:
-        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
+        tail = launch.log_tail(log)
         wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {exit_code})"
         raise BuildError(f"manim {wrote} on {fig.chapter}/{fig.id}; log {log}:\n{tail}")
     return out

@@ -133,7 +133,7 @@ def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
     except TimeLimitError as err:
         raise BuildError(f"{err} (log {log})") from None
     if code != 0:
-        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
+        tail = launch.log_tail(log)
         raise BuildError(f"manim failed with animations skipped on {names} (exit {code}):\n{tail}")
     records: dict[str, list[dict]] = {fig.id: [] for fig in batch}
     if looks.exists():
