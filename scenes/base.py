@@ -33,7 +33,7 @@ from manim.camera.three_d_camera import ThreeDCamera
 from pydub import AudioSegment
 
 from scenes import layout_probe, style
-from scenes.segments import SegmentRenderer
+from scenes.segments import SegmentRenderer, fades_without_copies
 from tools.course import catalogue
 from tools.settings import AUDIO_OUT_ENV, CUE_AUDIO_ENV, PROGRESS_OUT_ENV
 from tools.voice import audio, captions, cues, pacing, speech
@@ -122,6 +122,11 @@ class Narrated:
         if remaining > 1 / config.frame_rate:
             self.wait(remaining)
         layout_probe.look(self, cue_id)  # the layout lint's look at the screen while this cue's caption shows
+
+    def begin_animations(self) -> None:
+        if self.renderer.skip_animations or self.renderer.stepping:  # a play that is not drawn
+            fades_without_copies(self.animations)
+        super().begin_animations()
 
     def play(self, *args, **kwargs) -> None:
         super().play(*args, **kwargs)

@@ -24,6 +24,9 @@ manim's Cairo renderer draws the frame at every play even while it skips,
 and throws the picture away (about half of a 3-D figure's run with
 animations skipped). The last frame, and any look the layout probe takes
 between plays, is still drawn.
+
+In a play that is not drawn (skipped, or stepped before the segment), a
+FadeIn or FadeOut is run without its copies (:func:`fades_without_copies`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from manim import config
+from manim import AnimationGroup, FadeIn, FadeOut, config
 from manim.renderer.cairo_renderer import CairoRenderer
 from manim.utils.exceptions import EndSceneEarlyException
 
@@ -127,3 +130,27 @@ class SegmentRenderer(CairoRenderer):
     def rendered_seconds(self) -> float:
         """Seconds of video this process has rendered so far."""
         return 0.0 if self.segment_start is None else self.time - self.segment_start
+
+
+def fades_without_copies(animations) -> None:
+    """Run the plain FadeIns and FadeOuts among `animations` (those in groups too) without copying their mobjects.
+
+    A fade copies its mobject when it begins (its faded start, its end; a FadeOut once more), only to draw
+    the frames between; it ends where the mobject was (a FadeOut puts it back after taking it off the
+    scene). In a play that is not drawn, its start, its frames and its end change nothing, so they are left
+    out: on the longest figure, a third of a run with animations skipped went to these copies. A mobject
+    with an updater keeps the whole fade (its copies' updaters run on each frame). Call only for a play
+    that is not drawn.
+    """
+    for animation in animations:
+        if isinstance(animation, AnimationGroup):
+            fades_without_copies(animation.animations)
+        elif type(animation) in (FadeIn, FadeOut) and not animation.mobject.get_family_updaters():
+            animation.begin = animation.interpolate = _nothing
+            animation.update_mobjects = _nothing
+            # what Animation.finish leaves after its last frame: the mobject's updating back on, if it was paused
+            animation.finish = animation.mobject.resume_updating if animation.suspend_mobject_updating else _nothing
+
+
+def _nothing(*_) -> None:
+    """What a fade's start, frame or end does to a play that is not drawn."""

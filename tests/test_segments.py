@@ -125,3 +125,47 @@ def test_a_build_render_leaves_the_sound_to_publishing_and_plain_manim_keeps_it(
     assert (built.audio_codec, plain.audio_codec) == (None, "aac")
     with wave.open(str(track)) as wav:
         assert wav.getnframes() / wav.getframerate() == pytest.approx(built.video_seconds, abs=0.25)
+
+
+def _faded(monkeypatch, copyless: bool) -> tuple[list, int]:
+    """A scene of fades played with animations skipped, with or without fades_without_copies: what its
+    mobjects end as (points, colours, on the scene or not) and how many copies were made."""
+    from manim import DOWN, LEFT, UP, Circle, FadeIn, FadeOut, LaggedStart, Mobject, Scene, Square, tempconfig
+
+    from scenes.segments import SegmentRenderer, fades_without_copies
+
+    copies = []
+    plain_copy = Mobject.copy
+    monkeypatch.setattr(Mobject, "copy", lambda self: copies.append(self) or plain_copy(self))
+
+    class Fades(Scene):
+        def begin_animations(self):
+            if copyless:
+                fades_without_copies(self.animations)
+            super().begin_animations()
+
+        def construct(self):
+            self.square, self.circle = Square().shift(LEFT), Circle(fill_opacity=0.5)
+            self.ticking = Square(0.5).add_updater(lambda m, dt: m.rotate(dt))  # an updater: its fade stays whole
+            self.play(LaggedStart(FadeIn(self.square, shift=UP), FadeIn(self.circle, scale=2)), FadeIn(self.ticking))
+            self.play(FadeOut(self.square, shift=DOWN), FadeOut(self.ticking))
+
+    with tempconfig({"dry_run": True, "skip_animations": True, "disable_caching": True}):
+        scene = Fades(renderer=SegmentRenderer(skip_animations=True))
+        scene.render()
+    state = [
+        (m.points.tolist(), m.fill_rgbas.tolist(), m.stroke_rgbas.tolist(), m in scene.mobjects)
+        for m in (scene.square, scene.circle, scene.ticking)
+    ]
+    return state, len(copies)
+
+
+def test_a_fade_in_a_play_not_drawn_ends_as_manims_own_without_copying(monkeypatch):
+    manims, manims_copies = _faded(monkeypatch, copyless=False)
+    ours, our_copies = _faded(monkeypatch, copyless=True)
+    assert ours == manims  # the same points and colours; the faded-out square off the scene, the circle on it
+    assert [on_scene for *_, on_scene in ours] == [False, True, False]
+    # manim copies twice per FadeIn (its faded start, its end) and three times per FadeOut (one more, of the
+    # end, to align with): three FadeIns and two FadeOuts
+    assert manims_copies == 3 * 2 + 2 * 3
+    assert our_copies == 2 + 3  # only the fades of the square with an updater: its FadeIn and its FadeOut
