@@ -13,6 +13,7 @@ change to it shows up everywhere it is cited.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -156,6 +157,15 @@ def chapters() -> tuple[Chapter, ...]:
             "topic: add each to a topic's chapters in TOPICS in tools/course/catalogue.py"
         )
     return tuple(importlib.import_module(f"tools.chapters.{name}").CHAPTER for name in CHAPTER_ORDER)
+
+
+def import_builders() -> None:
+    """Import every chapter's builder module, best effort, for a process that forks runs of figures: each fork
+    finds them imported (ml_dtypes alone takes 0.6 s). A module that fails here is imported again in the
+    fork, which says why. chapters() is left uncomputed (it is cached), so a fork still reads the topics."""
+    for name in CHAPTER_ORDER:
+        with contextlib.suppress(Exception):  # a chapter someone is writing may not import yet
+            importlib.import_module(f"tools.chapters.{name}")
 
 
 def chapter(chapter_id: str) -> Chapter:

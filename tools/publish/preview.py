@@ -28,7 +28,6 @@ the cache (a draft and each still are moved into place whole).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import re
@@ -177,9 +176,7 @@ def _preload() -> None:
     with contextlib.suppress(Exception):  # a missing font: the run's glyph check says so
         for family in fonts.style_fonts().values():
             fonts.resolve(family)
-    for name in catalogue.CHAPTER_ORDER:  # by name: catalogue.chapters() would keep them (it is cached)
-        with contextlib.suppress(Exception):
-            importlib.import_module(f"tools.chapters.{name}")
+    catalogue.import_builders()
     with contextlib.suppress(Exception):
         readings._phrases()
         readings._segmenter()

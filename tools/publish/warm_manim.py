@@ -1,5 +1,6 @@
 """What the fork server of tools/publish/launch.py imports before it forks any render: manim, with its
-mobjects copied the fast way (tools/publish/mobject_copy.py) and parsed texts shared (text_shapes.py).
+mobjects copied the fast way (tools/publish/mobject_copy.py) and parsed texts shared (text_shapes.py);
+and the chapter builders every figure's scene imports.
 
 Imported there only. It first points the process's output at /dev/null, so
 that manim's console, set up when manim is imported, finds a file and not a
@@ -20,7 +21,9 @@ os.close(_null)
 import manim  # noqa: E402  (the import is the point)
 import manim.__main__  # noqa: E402, F401
 
+from tools.course import catalogue  # noqa: E402
 from tools.publish import mobject_copy, text_shapes  # noqa: E402
 
 mobject_copy.install()
 text_shapes.install()
+catalogue.import_builders()
