@@ -165,11 +165,12 @@ def _preload() -> None:
     import manim
     import manim.__main__
 
-    from tools.publish import build, mobject_copy
+    from tools.publish import build, face_cache, mobject_copy
     from tools.voice import readings
 
     del manim, build
     mobject_copy.install()
+    face_cache.install()
     text_shapes.install()
     stills.drawing_stack()
     fonts.typst_families()

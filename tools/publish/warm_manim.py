@@ -1,6 +1,6 @@
 """What the fork server of tools/publish/launch.py imports before it forks any render: manim, with its
-mobjects copied the fast way (tools/publish/mobject_copy.py) and parsed texts shared (text_shapes.py);
-and the chapter builders every figure's scene imports.
+mobjects copied the fast way (tools/publish/mobject_copy.py), parsed texts shared (text_shapes.py) and
+3-D faces' shading kept (face_cache.py); and the chapter builders every figure's scene imports.
 
 Imported there only. It first points the process's output at /dev/null, so
 that manim's console, set up when manim is imported, finds a file and not a
@@ -22,8 +22,9 @@ import manim  # noqa: E402  (the import is the point)
 import manim.__main__  # noqa: E402, F401
 
 from tools.course import catalogue  # noqa: E402
-from tools.publish import mobject_copy, text_shapes  # noqa: E402
+from tools.publish import face_cache, mobject_copy, text_shapes  # noqa: E402
 
 mobject_copy.install()
+face_cache.install()
 text_shapes.install()
 catalogue.import_builders()
