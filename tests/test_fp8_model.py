@@ -116,7 +116,7 @@ def test_ml_dtypes_names_are_the_installed_ones():
         "E5M2": ml_dtypes.float8_e5m2,
         "E2M1": ml_dtypes.float4_e2m1fn,
         "E8M0": ml_dtypes.float8_e8m0fnu,
-    } == lowp.ML_DTYPES
+    } == lowp.ml_dtypes_types()
 
 
 # -- scaling -------------------------------------------------------------------------------

@@ -23,9 +23,8 @@ Everything is float64 numpy; the tables are exact (every value has a few signifi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
-import ml_dtypes
 import numpy as np
 
 
@@ -126,17 +125,25 @@ E2M1 = Format("E2M1", 2, 1, 1, "none")
 E8M0 = Format("E8M0", 8, 0, 127, "e8m0", signed=False)
 E4M3_IEEE = Format("E4M3 (IEEE-style)", 4, 3, 7, "ieee")  # the top exponent reserved, as IEEE does
 FORMATS = (E4M3, E5M2, E2M1, E8M0)
-ML_DTYPES = {
-    "E4M3": ml_dtypes.float8_e4m3fn,
-    "E5M2": ml_dtypes.float8_e5m2,
-    "E2M1": ml_dtypes.float4_e2m1fn,
-    "E8M0": ml_dtypes.float8_e8m0fnu,
-}
+
+
+@cache
+def ml_dtypes_types() -> dict[str, type]:
+    """ml_dtypes' type for each format, imported when first asked for: its import takes most of a second,
+    which every process that imports the chapter builders would pay (a build of another chapter too)."""
+    import ml_dtypes
+
+    return {
+        "E4M3": ml_dtypes.float8_e4m3fn,
+        "E5M2": ml_dtypes.float8_e5m2,
+        "E2M1": ml_dtypes.float4_e2m1fn,
+        "E8M0": ml_dtypes.float8_e8m0fnu,
+    }
 
 
 def ml_dtypes_codes(fmt: Format) -> np.ndarray:
     """Every code's value as ml_dtypes decodes it, code by code (E2M1 sits in a byte's low nibble)."""
-    return np.arange(2**fmt.bits, dtype=np.uint8).view(ML_DTYPES[fmt.name]).astype(np.float64)
+    return np.arange(2**fmt.bits, dtype=np.uint8).view(ml_dtypes_types()[fmt.name]).astype(np.float64)
 
 
 # -- rounding ------------------------------------------------------------------------------
@@ -176,7 +183,7 @@ def quantize_by_formula(x, fmt: Format) -> np.ndarray:
 
 def quantize_ml_dtypes(x, fmt: Format) -> np.ndarray:
     """The cast ml_dtypes makes (no clipping: beyond the range it gives NaN or ±inf, or its own max for E2M1)."""
-    return np.asarray(x, dtype=np.float64).astype(ML_DTYPES[fmt.name]).astype(np.float64)
+    return np.asarray(x, dtype=np.float64).astype(ml_dtypes_types()[fmt.name]).astype(np.float64)
 
 
 def log_spread(count: int, fmt: Format, seed: int) -> np.ndarray:
