@@ -17,8 +17,9 @@ voice (the repository's own folders are untouched). Per figure:
 - one cue's words are changed, and the stills the run redrew are listed (none should be: the screen at
   every cue is the same).
 
-Then (unless ``--no-chapter``) a cold ``lecture build -q l -j 2 --only <chapter>`` with the layout lint, as a
-user runs it, against plain ``manim -ql scenes/<chapter>.py``. Prints Markdown tables and the load average.
+Then (unless ``--no-chapter``), ``--repeat`` rounds of plain ``manim -ql scenes/<chapter>.py`` and a cold
+``lecture build -q l -j 2 --only <chapter>`` with the layout lint, as a user runs it; the medians are printed.
+``--figures`` with no figure times the chapter alone. Prints Markdown tables and the load average.
 """
 
 from __future__ import annotations
@@ -158,16 +159,24 @@ def bench_figure(project: Path, env: dict, target: str, repeat: int, tmp: Path) 
     }
 
 
-def bench_chapter(project: Path, env: dict, chapter: str, tmp: Path) -> tuple[float, float]:
-    manim_seconds = plain_manim(project, env, chapter, None, tmp / "media")
-    cold = {**env, "LECTURE_RENDERS": str(tmp / "cold-renders"), "LECTURE_CACHE": str(tmp / "cold-cache")}
-    build = timed([sys.executable, "-m", "tools.cli", "build", "-q", "l", "-j", "2", "--only", chapter], project, cold)
-    return build, manim_seconds
+def bench_chapter(project: Path, env: dict, chapter: str, tmp: Path, repeat: int) -> tuple[list[float], list[float]]:
+    """`repeat` rounds of plain manim on the chapter, then a cold build of it (new render and cache folders)."""
+    builds, manims = [], []
+    for round_ in range(repeat):
+        manims.append(plain_manim(project, env, chapter, None, tmp / "media"))
+        cold = {
+            **env,
+            "LECTURE_RENDERS": str(tmp / f"cold-renders-{round_}"),
+            "LECTURE_CACHE": str(tmp / f"cold-cache-{round_}"),
+        }
+        command = [sys.executable, "-m", "tools.cli", "build", "-q", "l", "-j", "2", "--only", chapter]
+        builds.append(timed(command, project, cold))
+    return builds, manims
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--figures", nargs="+", default=FIGURES)
+    parser.add_argument("--figures", nargs="*", default=FIGURES)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--no-chapter", action="store_true")
     parser.add_argument("--chapter", default="optimizer")
@@ -188,11 +197,12 @@ def main() -> None:
             row = bench_figure(project, env, target, args.repeat, tmp)
             print(json.dumps(row), flush=True)
             rows.append(row)
-        print(
-            "\n| figure | cues | save → every still (median; the run's CPU) | plain `manim -ql` (median) "
-            "| stills ÷ manim | save → playable draft (median) | draft ÷ manim | narration edit: stills redrawn |"
-        )
-        print("|---|---:|---:|---:|---:|---:|---:|---|")
+        if rows:
+            print(
+                "\n| figure | cues | save → every still (median; the run's CPU) | plain `manim -ql` (median) "
+                "| stills ÷ manim | save → playable draft (median) | draft ÷ manim | narration edit: stills redrawn |"
+            )
+            print("|---|---:|---:|---:|---:|---:|---:|---|")
         for r in rows:
             print(
                 f"| {r['figure']} | {r['cues']} | {r['stills']:.2f} s ({r['stills_cpu']:.2f} s) | {r['manim']:.1f} s "
@@ -200,8 +210,13 @@ def main() -> None:
                 f"| {len(r['narration_redrawn'])} of {r['cues'] + 1} |"
             )
         if not args.no_chapter:
-            build, manim_seconds = bench_chapter(project, env, args.chapter, tmp)
-            print(f"\n| cold `lecture build -q l -j 2 --only {args.chapter}` (lint included) | plain manim | ratio |")
+            builds, manims = bench_chapter(project, env, args.chapter, tmp, args.repeat)
+            build, manim_seconds = statistics.median(builds), statistics.median(manims)
+            print(json.dumps({"chapter": args.chapter, "build_all": builds, "manim_all": manims}))
+            print(
+                f"\n| cold `lecture build -q l -j 2 --only {args.chapter}` (lint included; median) "
+                "| plain manim | ratio |"
+            )
             print("|---|---|---|")
             print(f"| {build:.1f} s | {manim_seconds:.1f} s | {manim_seconds / build:.2f}× |")
         print(f"\nload average at the end: {os.getloadavg()}")
