@@ -185,7 +185,9 @@ def _still(scene: Scene) -> dict | None:
     renderer = scene.renderer
     renderer.static_image = None  # the next play saves its own; drawn over it, a static mobject would show twice
     renderer.update_frame(scene, ignore_skipping=True)
-    _saving.append(_saver().submit(_save_png, renderer.camera.get_image(), Path(out) / f"{name}.png"))
+    # A copy: the camera's image shares its pixels, which the next look draws over while this one is saved.
+    image = renderer.camera.get_image(renderer.camera.pixel_array.copy())
+    _saving.append(_saver().submit(_save_png, image, Path(out) / f"{name}.png"))
     return {"still": name, "drawn": True}
 
 

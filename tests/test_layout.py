@@ -126,6 +126,33 @@ def test_the_probe_projects_3d_mobjects_and_leaves_text_fixed_in_frame_where_it_
     assert np.allclose(np.mean(np.reshape(items[1]["box"], (2, 2)), axis=0), (-5.0, 3.0), atol=0.01)
 
 
+def test_a_still_is_the_screen_at_its_look_though_the_next_look_draws_before_it_is_saved(tmp_path, monkeypatch):
+    """The still is saved on a thread while the scene runs on; the screen drawn for the next look must not
+    reach it (the camera's image shares the camera's pixels). The saving thread is held until the next draw."""
+    import threading
+
+    from manim import RED, Circle, Scene, Square
+    from PIL import Image
+
+    from scenes import layout_probe
+    from tools import settings
+
+    monkeypatch.setenv(settings.STILLS_OUT_ENV, str(tmp_path))
+    monkeypatch.delenv(settings.STILLS_HAVE_ENV, raising=False)
+    scene = Scene()
+    scene.add(Square(color=RED, fill_opacity=1))
+    held = threading.Event()
+    layout_probe._saver().submit(held.wait)  # the saver is busy until the next look has drawn
+    first = layout_probe._still(scene)["still"]
+    expected = scene.renderer.camera.pixel_array.copy()
+    scene.clear().add(Circle())
+    second = layout_probe._still(scene)["still"]
+    held.set()
+    layout_probe._stills_written()
+    assert first != second
+    assert np.array_equal(np.asarray(Image.open(tmp_path / f"{first}.png")), expected)
+
+
 def test_invisible_mobjects_are_not_looked_at():
     from manim import Scene, Square, Text
 
