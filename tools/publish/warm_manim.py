@@ -20,13 +20,12 @@ os.close(_null)
 
 import manim  # noqa: E402  (the import is the point)
 import manim.__main__  # noqa: E402, F401
+import ml_dtypes  # noqa: E402, F401  (the fp8 checks' second route imports it when asked: 0.7 s, once here)
 
 from tools.course import catalogue  # noqa: E402
-from tools.models import lowp  # noqa: E402
 from tools.publish import face_cache, mobject_copy, text_shapes  # noqa: E402
 
 mobject_copy.install()
 face_cache.install()
 text_shapes.install()
 catalogue.import_builders()
-lowp.ml_dtypes_types()  # the fp8 figures' second route, which imports ml_dtypes only when asked (0.7 s)
