@@ -161,8 +161,8 @@ def chapters() -> tuple[Chapter, ...]:
 
 def import_builders() -> None:
     """Import every chapter's builder module, best effort, for a process that forks runs of figures: each fork
-    finds them imported (about 0.2 s). A module that fails here is imported again in the
-    fork, which says why. chapters() is left uncomputed (it is cached), so a fork still reads the topics."""
+    finds them imported. A module that fails here is imported again in the fork, which says why. chapters()
+    is left uncomputed (it is cached), so a fork still reads the topics."""
     for name in CHAPTER_ORDER:
         with contextlib.suppress(Exception):  # a chapter someone is writing may not import yet
             importlib.import_module(f"tools.chapters.{name}")

@@ -11,7 +11,7 @@ every frame: about a third of the figure's render went to them.
 Here both are kept by the exact bytes they are computed from (the face's
 points, its colours, the light's position), so a face whose points or
 colours change is worked out again, and what is drawn is what manim draws,
-number for number (tests/test_preview.py renders a turning surface both
+number for number (tests/test_face_cache.py draws a turning surface both
 ways and compares the pixels). Only the sort key's reference point of a
 mobject without submobjects or a ``z_index_group`` is kept; others are
 computed as manim does.
