@@ -107,7 +107,7 @@ def three_figures(backprop_build, tmp_path_factory) -> ThreeFigures:
     progress: list[str] = []
     chapter_video.build_all(man, out, progress.append)
     manifest.save(out, man)
-    return ThreeFigures(out, man, progress, site.write_kit(out, man))
+    return ThreeFigures(out, man, progress, site.write_kit(out, man, catalogue.course_title()))
 
 
 # Fixtures that make something once for many tests (a real build, the stills of all 52 figures, every

@@ -9,23 +9,24 @@ import pytest
 from tools.course import catalogue
 from tools.course.catalogue import Attachment
 from tools.files import file_sha256
-from tools.publish import clip, render, site
+from tools.publish import checks, plan, render, site
 from tools.publish.manifest import ChapterList, Manifest, PublishedFigure, PublishedFile, from_json, to_json
 from tools.publish.render import BuildError
+from tools.voice.speech import Silent
 
 TRACE = Attachment("trace.json", "模拟时间线", "在 Perfetto 打开", lambda: '{"traceEvents": []}')
 
 
 def test_only_a_figure_with_attachments_has_them_in_its_render_key():
-    plain = render.render_key(catalogue.figure("gates_circuit"), "l", ["a"] * 10)
+    plain = plan.figure_key(catalogue.figure("gates_circuit"), "l", Silent())
     assert "attachments" not in plain.parts  # figures published before attachments existed keep their key
-    traced = render.render_key(catalogue.figure("pipeline_gpipe"), "l", ["a"] * 20)
+    traced = plan.figure_key(catalogue.figure("pipeline_gpipe"), "l", Silent())
     assert set(traced.parts["attachments"]) == {"trace.json"}
 
 
 def test_a_changed_attachment_is_named_as_the_reason_to_republish():
     fig = catalogue.figure("pipeline_gpipe")
-    key = render.render_key(fig, "l", ["a"] * 20)
+    key = plan.figure_key(fig, "l", Silent())
     old = {**key.parts, "attachments": {"trace.json": "an older trace"}}
     assert render.reasons(old, key) == ["attached files changed"]
 
@@ -34,13 +35,13 @@ def test_a_changed_attachment_is_named_as_the_reason_to_republish():
 def test_an_attachment_may_not_take_a_clip_files_name(suffix):
     fig = replace(catalogue.figure("pipeline_gpipe"), attachments=(replace(TRACE, suffix=suffix),))
     with pytest.raises(BuildError, match=f"attachment '{suffix}' would collide"):
-        clip.check_attachments(fig)
+        checks.run([fig], only="attachments")
 
 
 def test_an_empty_attachment_is_refused():
     fig = replace(catalogue.figure("pipeline_gpipe"), attachments=(replace(TRACE, make=lambda: " "),))
     with pytest.raises(BuildError, match=r"attachment 'trace\.json' is empty"):
-        clip.check_attachments(fig)
+        checks.run([fig], only="attachments")
 
 
 def _published(out, chapter: str, fig_id: str, attachments: bool) -> PublishedFigure:
@@ -70,7 +71,7 @@ def kit(tmp_path):
             "pipeline_gpipe": _published(out, "pipeline", "pipeline_gpipe", True),
         },
     )
-    return site.write_kit(out, man).path, man
+    return site.write_kit(out, man, catalogue.course_title()).path, man
 
 
 def test_the_embed_page_links_the_trace_with_a_line_on_how_to_open_it(kit):

@@ -12,11 +12,11 @@ ONE = "backprop/gates_circuit"
 
 @pytest.fixture
 def recorded(monkeypatch):
-    """Every step replaced by one that records its name and the lint's job count; the build stops after them."""
+    """Every step replaced by one that records its name and the lint's job count; the build stops after its plan."""
     ran: list[tuple[str, int]] = []
     fakes = {name: (lambda checking, name=name: ran.append((name, checking.jobs))) for name in checks.STEPS}
     monkeypatch.setattr(checks, "STEPS", fakes)
-    monkeypatch.setattr(build, "_build", lambda *args: build.Manifest("480p15"))
+    monkeypatch.setattr(build, "_run", lambda *args: None)
     return ran
 
 

@@ -17,8 +17,9 @@ from helpers import BIN, BUILD, build_env, copy_project
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import build, cluster, manifest
+from tools.publish import cluster, manifest, plan, stages
 from tools.publish.cluster import ClusterError
+from tools.voice import speech
 
 pytestmark = pytest.mark.slow  # a scheduler and two workers in processes of their own, real renders
 FIGURE = "optimizer/optimal_step_parabola"
@@ -157,12 +158,12 @@ def test_a_worker_whose_checkout_differs_refuses_naming_both_digests(tmp_path, d
     monkeypatch.setenv("LECTURE_CACHE", str(tmp_path / "client-cache"))
     monkeypatch.setenv("LECTURE_VOICE", "silent")
     fig = catalogue.figure(FIGURE.split("/")[1])
-    narration = build.narrate([fig], lambda line: None)
+    narration = stages.narrate((plan.draft(fig, speech.Silent()),), speech.Silent(), lambda line: None)
     remote = cluster.Cluster(dask.address)
     try:
         remote.source = "0" * 64  # as if the client's checkout were another commit
         with pytest.raises(ClusterError) as refused:
-            remote.render(fig.id, "l", narration.paths[fig.id], tmp_path / "work")
+            remote.render(plan.scene_ref(fig), "l", narration.paths[fig.id], tmp_path / "work")
     finally:
         remote.close()
     message = str(refused.value)
@@ -216,12 +217,12 @@ def test_a_result_cut_short_or_with_another_sha256_is_refused_and_not_published(
     monkeypatch.setenv("LECTURE_CACHE", str(tmp_path / "client-cache"))
     monkeypatch.setenv("LECTURE_VOICE", "silent")
     fig = catalogue.figure(FIGURE.split("/")[1])
-    narration = build.narrate([fig], lambda line: None)
+    narration = stages.narrate((plan.draft(fig, speech.Silent()),), speech.Silent(), lambda line: None)
     remote = cluster.Cluster(dask.address)
     monkeypatch.setattr(remote, "task_function", damage)
     try:
         with pytest.raises(ClusterError) as refused:
-            remote.render(fig.id, "l", narration.paths[fig.id], tmp_path / "work")
+            remote.render(plan.scene_ref(fig), "l", narration.paths[fig.id], tmp_path / "work")
     finally:
         remote.close()
     assert said in str(refused.value), str(refused.value)

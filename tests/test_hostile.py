@@ -11,9 +11,9 @@ import pytest
 from helpers import BIN, ROOT, run, tmpfs
 
 from tools.course import catalogue
-from tools.publish import checks, fonts, render, scratch
+from tools.publish import checks, fonts, plan, scratch
 from tools.publish.render import BuildError
-from tools.voice import cues
+from tools.voice import cues, speech
 from tools.voice.cues import NarrationError
 
 
@@ -181,7 +181,7 @@ def test_the_glyph_check_computes_the_facts_of_the_chapters_built_only(isolated,
 
 
 def test_the_resolved_font_files_are_part_of_the_render_key():
-    part = render.render_key(catalogue.figure("gates_circuit"), "l", ["k"] * 7).parts["fonts"]
+    part = plan.figure_key(catalogue.figure("gates_circuit"), "l", speech.Silent()).parts["fonts"]
     path, index, digest = part["Noto Sans CJK SC"].split(":")
     assert path.endswith(".ttc")
     assert index.isdigit()

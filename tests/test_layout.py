@@ -198,7 +198,8 @@ def test_an_unchanged_figure_is_not_run_again_and_an_edited_one_is(counted_runs,
 
 
 def test_the_probe_is_in_the_stills_key_but_not_in_the_render_key():
-    assert "layout_probe.py" not in {p.name for p in render.shared_scene_files()}
+    chapter_ids = {ch.id for ch in catalogue.chapters()}
+    assert "layout_probe.py" not in {p.name for p in render.shared_scene_files(chapter_ids)}
     assert stills.PROBE.exists()
     assert "layout_probe" in stills.PROBE.name
 

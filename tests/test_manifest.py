@@ -18,7 +18,7 @@ from helpers import BIN, build_env, run
 from tools import files
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import build, clean, manifest, render, scratch, stills, text_shapes
+from tools.publish import clean, manifest, plan, render, scratch, stages, stills, text_shapes
 from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
 from tools.voice import audio, cues, speech
 
@@ -118,21 +118,23 @@ def test_lecture_build_rescan_writes_the_manifest_and_the_site_without_rendering
 def test_figures_the_catalogue_no_longer_has_are_pruned_with_their_files(tmp_path):
     gone = _publish_stand_in(tmp_path, "backprop", "renamed_figure")
     kept = _publish_stand_in(tmp_path, "backprop", "gates_circuit")
-    man = Manifest("480p15", build.course_chapters(), {"renamed_figure": gone, "gates_circuit": kept})
+    man = Manifest("480p15", list(plan.course_chapters()), {"renamed_figure": gone, "gates_circuit": kept})
+    planned = plan.make([], "l", tmp_path, man, speech.Silent(), "voice: silent")
+    assert planned.gone_figures == ("renamed_figure",)
     said = []
-    build.prune(man, tmp_path, said.append)
+    stages.prune(man, tmp_path, planned.gone_figures, planned.gone_chapters, said.append)
     assert list(man.figures) == ["gates_circuit"]
     assert not list((tmp_path / "backprop").glob("renamed_figure.*"))
     assert (tmp_path / "backprop" / "gates_circuit.mp4").exists()
     assert said == ["  renamed_figure: no longer in the catalogue, its files removed"]
 
 
-def test_saves_under_the_lock_merge_instead_of_overwriting(tmp_path):
-    """Two builds each record their figure: both end up listed, whatever the timing."""
+def test_two_builds_holding_the_manifest_take_turns_and_both_are_listed(tmp_path):
+    """Two builds each record their figure: the second waits for the first's lock, then reads what it saved."""
     entries = [_publish_stand_in(tmp_path, "backprop", fig_id) for fig_id in ("exchange_rate", "gates_circuit")]
 
     def record(entry):
-        with manifest.updating(tmp_path) as man:
+        with manifest.held(tmp_path) as held, held.changing() as man:
             time.sleep(0.2)  # long enough for the other thread to try
             man.figures[entry.figure] = entry
 
@@ -148,9 +150,7 @@ def test_saves_under_the_lock_merge_instead_of_overwriting(tmp_path):
 
 
 def _key(fig_id: str = "gates_circuit") -> render.RenderKey:
-    fig = catalogue.figure(fig_id)
-    keys = [audio.cache_key(c, speech.Silent()) for c in cues.figure_cues(fig_id)]
-    return render.render_key(fig, "l", keys)
+    return plan.figure_key(catalogue.figure(fig_id), "l", speech.Silent())
 
 
 def test_the_render_key_names_what_changed():

@@ -9,7 +9,7 @@ import pytest
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import build, manifest, stills
+from tools.publish import build, manifest, plan, stages, stills
 from tools.publish.manifest import PublishedFigure, PublishedFile
 from tools.voice import audio, cues, speech
 
@@ -70,7 +70,8 @@ def test_a_cached_cue_audio_that_fails_to_decode_is_named_deleted_and_made_again
     good = made.path.read_bytes()
     made.path.write_bytes(damage)
     said: list[str] = []
-    narration = build.narrate([catalogue.figure("gates_circuit")], said.append)
+    planned = plan.draft(catalogue.figure("gates_circuit"), speech.Silent())
+    narration = stages.narrate((planned,), speech.Silent(), said.append)
     again = narration.paths["gates_circuit"][cue.id]
     assert again.read_bytes() == good
     assert narration.seconds["gates_circuit"] > 0

@@ -116,7 +116,7 @@ def test_a_failed_kit_write_leaves_the_old_kit(three_figures, monkeypatch):
 
     monkeypatch.setattr(site, "_embed_page", broken)
     with pytest.raises(RuntimeError):
-        site.write_kit(out, manifest.load(out))
+        site.write_kit(out, manifest.load(out), catalogue.course_title())
     assert {p.relative_to(out): p.read_bytes() for p in (out / "site").rglob("*.html")} == before
     assert not list(out.glob(".site-*"))
 
@@ -126,7 +126,7 @@ def test_an_incomplete_chapter_shows_its_figures_and_says_why_no_chapter_video(b
     shutil.copytree(backprop_build.out, out, ignore=shutil.ignore_patterns("site"))
     man = manifest.load(out)
     man.chapters[0].figures.append("not_yet_rendered")
-    kit = site.write_kit(out, man)
+    kit = site.write_kit(out, man, catalogue.course_title())
     index = (kit.path / "index.html").read_text(encoding="utf-8")
     rendered = len(man.chapters[0].figures) - 1
     assert kit.figures == man.chapters[0].figures[:-1]

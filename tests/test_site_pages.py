@@ -4,6 +4,7 @@ keeps for them (a real browser plays them in test_site.py)."""
 
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
@@ -11,9 +12,11 @@ import pytest
 from tools.course import catalogue
 from tools.course.catalogue import Topic
 from tools.files import file_sha256
-from tools.publish import figure_notes, manifest, site
+from tools.publish import figure_notes, manifest, plan, site, stages
 from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
 from tools.publish.render import BuildError
+from tools.voice import cues
+from tools.voice.speech import Silent
 
 HOSTILE = '<script>alert("x")</script> & "引号" \'单\' <b>粗</b>'
 CUES = [
@@ -47,7 +50,7 @@ def _figure(out, chapter: str, fig_id: str, **fields) -> PublishedFigure:
 
 
 def _kit(out, chapters: list[ChapterList], figures: dict[str, PublishedFigure]):
-    return site.write_kit(out, Manifest("480p15", chapters, figures)).path
+    return site.write_kit(out, Manifest("480p15", chapters, figures), catalogue.course_title()).path
 
 
 @pytest.fixture
@@ -191,21 +194,20 @@ def test_the_kit_carries_a_search_index_and_no_unused_search_interface(kit):
 
 
 def test_the_transcript_takes_the_renders_cue_times_and_the_cues_captions(tmp_path):
-    from tools.voice import cues
-
     times = tmp_path / "narration.cues.json"
     ids = [cue.id for cue in cues.figure_cues("gates_circuit")]
     times.write_text(json.dumps([{"cue": c, "start": 2.0 * n, "duration": 1.5} for n, c in enumerate(ids)]))
-    lines = figure_notes.transcript("gates_circuit", times)
+    figure_cues = list(cues.figure_cues("gates_circuit"))
+    lines = figure_notes.transcript("gates_circuit", figure_cues, times)
     assert [line["cue"] for line in lines] == ids
     assert [line["start"] for line in lines] == [2.0 * n for n in range(len(ids))]
     assert [line["text"] for line in lines] == [cue.caption for cue in cues.figure_cues("gates_circuit")]
     times.write_text(json.dumps([{"cue": c, "start": 0.0, "duration": 1.0} for c in ids[:-1]]))
     with pytest.raises(BuildError, match=f"figure 'gates_circuit': the render recorded no start for cue '{ids[-1]}'"):
-        figure_notes.transcript("gates_circuit", times)
+        figure_notes.transcript("gates_circuit", figure_cues, times)
     times.write_text("{not json")
     with pytest.raises(BuildError, match="the render left no readable cue times"):
-        figure_notes.transcript("gates_circuit", times)
+        figure_notes.transcript("gates_circuit", figure_cues, times)
 
 
 @pytest.mark.parametrize(
@@ -227,19 +229,34 @@ def test_a_manifest_with_malformed_notes_is_refused_by_name(tmp_path, field, val
         manifest.load(out)
 
 
-def test_a_figures_explanations_are_refreshed_only_while_it_shows_the_same_numbers(tmp_path):
+def test_a_figure_whose_notes_changed_is_republished_and_one_showing_other_numbers_is_rendered(tmp_path):
+    """The plan republishes a clip that stands (same key, files there) when what the site says beside it
+    changed; its entry and sidecar are written again. A figure that shows another number renders instead."""
     from tools.course.fact_values import fact_values
 
+    fig = catalogue.figure("gates_circuit")
+    key = plan.figure_key(fig, "l", Silent())
     now = fact_values("gates_circuit")
     stale = {name: {k: fact[k] for k in ("value", "text", "spoken")} for name, fact in now.items()}
     entry = _figure(tmp_path, "backprop", "gates_circuit", facts=stale, checks=[], source="")
-    fresh = figure_notes.refreshed(entry)
+    entry = replace(entry, key=key.digest, key_parts=key.parts)
+    man = Manifest("480p15", [], {"gates_circuit": entry})
+    planned = plan.make([fig], "l", tmp_path, man, Silent(), "voice: silent")
+    (only,) = planned.figures
+    assert (only.action, only.why) == (
+        "republish",
+        ("what the site says beside it changed: how its numbers are computed, its checks, its source line",),
+    )
+    stages.republish(planned.to_republish, manifest.Held(tmp_path, man), lambda line: None)
+    fresh = man.figures["gates_circuit"]
     assert fresh.facts == now
-    assert fresh.source == catalogue.figure("gates_circuit").source
+    assert fresh.source == fig.source
     assert len(fresh.checks) == len(catalogue.checks("gates_circuit"))
-    other = {**stale, "grad_c": {**stale["grad_c"], "text": "−2"}}
-    unchanged = _figure(tmp_path, "backprop", "gates_circuit", facts=other, checks=[], source="")
-    assert figure_notes.refreshed(unchanged) == unchanged  # it shows another number: rendered again first
+    assert json.loads((tmp_path / fresh.sidecar).read_text(encoding="utf-8"))["figure"]["source"] == fig.source
+    shows_other = {**key.parts, "facts": {**key.parts["facts"], "grad_c": "another number"}}
+    man.figures["gates_circuit"] = replace(entry, key="an older key", key_parts=shows_other)
+    (again,) = plan.make([fig], "l", tmp_path, man, Silent(), "voice: silent").figures
+    assert (again.action, again.why) == ("render", ("facts changed (grad_c)",))
 
 
 def test_the_site_credits_the_voice_that_speaks_and_its_corpus_terms(tmp_path):

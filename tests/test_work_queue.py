@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from tools.course import catalogue
-from tools.publish import build, manifest, segments
-from tools.publish.manifest import PublishedFigure
-from tools.publish.render import Rendered
+from tools.publish import manifest, plan, segments, stages
+from tools.publish.manifest import Manifest, PublishedFigure
+from tools.publish.render import QUALITIES, Rendered
 from tools.publish.work_queue import WorkQueue
+from tools.voice.speech import Silent
 
 
 def _published(fig_id: str, duration: float, render_seconds: float) -> PublishedFigure:
@@ -23,6 +24,16 @@ def _published(fig_id: str, duration: float, render_seconds: float) -> Published
 
 
 OPTIMIZER = [fig.id for fig in catalogue.chapter("optimizer").figures]
+
+
+def _expected(figures, published, narration, quality="l", frame_seconds=None) -> dict[str, float]:
+    """Each figure's expected render time, as the build's plan and its render stage estimate it."""
+    man = Manifest(QUALITIES[quality], [], published)
+    planned = plan.make(figures, quality, Path("/nowhere"), man, Silent(), "", frame_seconds or {})
+    return {
+        fig.id: stages.expected_render_seconds(fig, narration[fig.id], planned.render_rate, quality)
+        for fig in planned.figures
+    }
 
 
 def _run_order(expected: dict[str, float]) -> list[str]:
@@ -39,7 +50,7 @@ def test_recorded_render_times_put_the_longest_render_first():
     recorded = {fig_id: 10.0 + n for n, fig_id in enumerate(OPTIMIZER)}
     recorded["saddle_3d_rotating"] = 71.0
     published = {fig_id: _published(fig_id, 60.0, seconds) for fig_id, seconds in recorded.items()}
-    expected = build.expected_render_seconds(figures, published, dict.fromkeys(OPTIMIZER, 60.0))
+    expected = _expected(figures, published, dict.fromkeys(OPTIMIZER, 60.0))
     assert _run_order(expected) == sorted(OPTIMIZER, key=lambda fig_id: -recorded[fig_id])
     assert _run_order(expected)[0] == "saddle_3d_rotating"
 
@@ -48,7 +59,7 @@ def test_a_figure_never_rendered_is_estimated_from_its_narration_at_the_median_r
     a, b, new = (catalogue.figure(fig_id) for fig_id in OPTIMIZER[:3])
     # Renders took 2 and 3 s per second of video: the median rate is 3 (the upper middle of two).
     published = {a.id: _published(a.id, 40.0, 80.0), b.id: _published(b.id, 20.0, 60.0)}
-    expected = build.expected_render_seconds([a, b, new], published, {a.id: 40.0, b.id: 20.0, new.id: 50.0})
+    expected = _expected([a, b, new], published, {a.id: 40.0, b.id: 20.0, new.id: 50.0})
     assert expected == {a.id: 80.0, b.id: 60.0, new.id: 150.0}
     assert _run_order(expected) == [new.id, a.id, b.id]
 
@@ -57,17 +68,17 @@ def test_a_figure_never_rendered_is_estimated_from_the_frame_its_lint_run_drew()
     flat, turning = (catalogue.figure(fig_id) for fig_id in ("learning_rate_two_paths", "saddle_3d_rotating"))
     narration = {flat.id: 80.0, turning.id: 37.0}
     frame_seconds = {flat.id: 0.05, turning.id: 0.2}  # as the lint timed them here: the 3-D frame is dearer
-    low = build.expected_render_seconds([flat, turning], {}, narration, "l", frame_seconds)
+    low = _expected([flat, turning], {}, narration, "l", frame_seconds)
     assert low == {flat.id: pytest.approx(80 * 15 * 0.05), turning.id: pytest.approx(37 * 15 * 0.2)}
     assert _run_order(low) == [turning.id, flat.id]  # the shorter narration, the longer render: first
-    high = build.expected_render_seconds([flat, turning], {}, narration, "h", frame_seconds)
+    high = _expected([flat, turning], {}, narration, "h", frame_seconds)
     assert high[turning.id] == pytest.approx(low[turning.id] * 4 * (1920 / 854) ** 2)  # 60 fps, 1080p
 
 
 def test_with_no_render_times_at_all_the_longest_narration_goes_first():
     figures = [catalogue.figure(fig_id) for fig_id in OPTIMIZER[:3]]
     narration = dict(zip(OPTIMIZER[:3], (30.0, 90.0, 60.0)))
-    expected = build.expected_render_seconds(figures, {}, narration)
+    expected = _expected(figures, {}, narration)
     assert _run_order(expected) == [OPTIMIZER[1], OPTIMIZER[2], OPTIMIZER[0]]
 
 

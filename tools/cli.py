@@ -97,6 +97,12 @@ def _parser() -> argparse.ArgumentParser:
         help="only rebuild manifest.json from the records beside the published files, no rendering",
     )
     make.add_argument(
+        "--plan",
+        action="store_true",
+        help="say what the build would do to each figure, chapter video and the site, and why, then stop "
+        "(the quick checks run; nothing is linted, narrated, rendered or published)",
+    )
+    make.add_argument(
         "--allow-long", action="store_true", help="publish a figure that runs over 120 s (refused otherwise)"
     )
     make.add_argument(
@@ -237,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
                 lint=not args.no_layout,
                 allow_long=args.allow_long,
                 scheduler=args.scheduler,
+                plan_only=args.plan,
             )
         elif args.command == "frames":
             stills = build.sheets if args.sheet else build.frames

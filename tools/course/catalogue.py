@@ -52,6 +52,11 @@ TOPICS = (
 CHAPTER_ORDER = tuple(ch for topic in TOPICS for ch in topic.chapters if (settings.CHAPTERS_DIR / f"{ch}.py").exists())
 
 
+def course_title() -> str:
+    """The course site's title, from the topics: 专题四至专题八 (one topic: its own label)."""
+    return TOPICS[0].label if len(TOPICS) == 1 else f"{TOPICS[0].number}至{TOPICS[-1].number}"
+
+
 def topic_of(chapter_id: str) -> Topic:
     for topic in TOPICS:
         if chapter_id in topic.chapters:

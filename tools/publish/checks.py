@@ -52,8 +52,18 @@ def _scene_classes(checking: Checking) -> None:
 
 
 def _attachments(checking: Checking) -> None:
+    """Each attachment makes a non-empty file under a name of its own."""
     for fig in checking.figures:
-        clip.check_attachments(fig)
+        seen = set()
+        for attached in fig.attachments:
+            if attached.suffix in clip.CLIP_FILES or attached.suffix in seen or "/" in attached.suffix:
+                raise BuildError(
+                    f"figure '{fig.id}': attachment '{attached.suffix}' would collide with another "
+                    f"of its files ({', '.join(sorted(clip.CLIP_FILES | seen))})"
+                )
+            seen.add(attached.suffix)
+            if not attached.make().strip():
+                raise BuildError(f"figure '{fig.id}': attachment '{attached.suffix}' is empty")
 
 
 def _readings(checking: Checking) -> None:

@@ -8,13 +8,12 @@ the previous files, so ``renders/`` never holds a half-written clip.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from tools.course.catalogue import Figure
-from tools.course.fact_values import fact_values
 from tools.files import file_sha256
-from tools.publish import figure_notes, media, scratch
-from tools.publish.manifest import Files, PublishedFigure, PublishedFile
+from tools.publish import media, scratch
+from tools.publish.manifest import Files, PublishedFile
 from tools.publish.render import BuildError, Rendered
 from tools.voice import captions
 
@@ -22,6 +21,17 @@ SYNC_TOLERANCE = 0.1  # seconds between audio and video duration
 THUMBNAIL_WIDTH = 480
 # What follows the figure's id in the names of its own files; an attachment must not take one.
 CLIP_FILES = {"mp4", "srt", "vtt", "png", "webp", "json"}
+
+
+@dataclass(frozen=True)
+class Attached:
+    """A file published beside a figure's clip (``<figure>.<suffix>``), made; the embed page links it with
+    `label` and the one line `how_to`."""
+
+    suffix: str
+    label: str
+    how_to: str
+    text: str
 
 
 def verify(video: Path) -> media.Probe:
@@ -42,65 +52,20 @@ def move_in(staged: Path, target_dir: Path, prefix: str) -> Files:
     return files
 
 
-def check_attachments(fig: Figure) -> None:
-    """Each attachment makes a non-empty file under a name of its own; raises BuildError otherwise."""
-    seen = set()
-    for attached in fig.attachments:
-        if attached.suffix in CLIP_FILES or attached.suffix in seen or "/" in attached.suffix:
-            raise BuildError(
-                f"figure '{fig.id}': attachment '{attached.suffix}' would collide with another "
-                f"of its files ({', '.join(sorted(CLIP_FILES | seen))})"
-            )
-        seen.add(attached.suffix)
-        if not attached.make().strip():
-            raise BuildError(f"figure '{fig.id}': attachment '{attached.suffix}' is empty")
-
-
-def stage_clip(fig: Figure, rendered: Rendered, staged: Path) -> media.Probe:
-    """Write the figure's web files and attachments into `staged` and verify them; returns the MP4's probe."""
-    mp4 = staged / f"{fig.id}.mp4"
-    media.mux_web(rendered.video, rendered.track, mp4, {"title": fig.title})
+def stage_clip(
+    figure_id: str, title: str, attachments: tuple[Attached, ...], rendered: Rendered, staged: Path
+) -> media.Probe:
+    """Write a figure's web files and attachments into `staged` and verify them; returns the MP4's probe."""
+    mp4 = staged / f"{figure_id}.mp4"
+    media.mux_web(rendered.video, rendered.track, mp4, {"title": title})
     info = verify(mp4)
     lines = captions.parse_srt(rendered.srt.read_text(encoding="utf-8")) if rendered.srt.exists() else []
-    (staged / f"{fig.id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
-    (staged / f"{fig.id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
+    (staged / f"{figure_id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
+    (staged / f"{figure_id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
     poster = media.poster_frame(mp4, info.video_seconds)
-    poster.save(staged / f"{fig.id}.png")
+    poster.save(staged / f"{figure_id}.png")
     thumb_size = (THUMBNAIL_WIDTH, round(THUMBNAIL_WIDTH * poster.height / poster.width))
-    poster.resize(thumb_size).save(staged / f"{fig.id}.webp", quality=80)
-    for attached in fig.attachments:
-        (staged / f"{fig.id}.{attached.suffix}").write_text(attached.make(), encoding="utf-8")
+    poster.resize(thumb_size).save(staged / f"{figure_id}.webp", quality=80)
+    for attached in attachments:
+        (staged / f"{figure_id}.{attached.suffix}").write_text(attached.text, encoding="utf-8")
     return info
-
-
-def entry(
-    fig: Figure,
-    info: media.Probe,
-    files: Files,
-    key: str,
-    key_parts: dict,
-    render_seconds: float,
-    cue_lines: list,
-    voices: list[str],
-) -> PublishedFigure:
-    """The figure's manifest record; `cue_lines` is its transcript (figure_notes.transcript), `voices` who
-    speaks its cues."""
-    attachments = {a.suffix: {"label": a.label, "how_to": a.how_to} for a in fig.attachments}
-    return PublishedFigure(
-        fig.chapter,
-        fig.id,
-        fig.title,
-        round(info.video_seconds, 3),
-        info.width,
-        info.height,
-        fact_values(fig.id),
-        files,
-        key,
-        key_parts,
-        attachments,
-        round(render_seconds, 1),
-        fig.source,
-        cue_lines,
-        figure_notes.checks(fig.id),
-        voices,
-    )

@@ -26,15 +26,14 @@ import json
 import tempfile
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 
 from tools import settings
-from tools.course import catalogue
 from tools.files import bytes_sha256, source_digest, write_atomically
 from tools.publish import render
-from tools.publish.render import BuildError, Rendered
+from tools.publish.render import BuildError, Rendered, SceneRef
 
 CONNECT_TIMEOUT = "5s"
 RELAY_SECONDS = 0.5
@@ -50,7 +49,7 @@ class ClusterError(BuildError):
 class Task:
     """One figure to render on a worker, with what the client knows that the worker must match."""
 
-    figure: str
+    scene: SceneRef  # its scene file relative to the checkout's root, which may lie elsewhere on the worker
     quality: str
     source: str  # the client's source_digest()
     manim: str  # the client's manim version
@@ -90,12 +89,12 @@ def render_task(task: Task) -> dict[str, dict]:
     ours = (source_digest(), version("manim"))
     if ours != (task.source, task.manim):
         raise ClusterError(
-            f"worker refuses {task.figure}: its project source {ours[0][:12]} / manim {ours[1]} "
+            f"worker refuses {task.scene.figure}: its project source {ours[0][:12]} / manim {ours[1]} "
             f"differ from the client's {task.source[:12]} / manim {task.manim}; check out and "
             f"install the same commit on every worker"
         )
-    fig = catalogue.figure(task.figure)
-    with tempfile.TemporaryDirectory(prefix=f"lecture-{fig.id}-") as tmp:
+    scene = replace(task.scene, scene_file=settings.ROOT / task.scene.scene_file)
+    with tempfile.TemporaryDirectory(prefix=f"lecture-{scene.figure}-") as tmp:
         folder = Path(tmp)
         paths = {}
         for cue_id, wav in task.cue_audio.items():
@@ -109,7 +108,7 @@ def render_task(task: Task) -> dict[str, dict]:
         limit = settings.Limit(task.limit, "render") if task.limit > 0 else None
         with _Relay(task.channel, ("progress", render.progress_file(media)), ("stop", render.stop_file(media))):
             rendered = render.render(
-                fig, task.quality, media, {settings.CUE_AUDIO_ENV: str(cue_map)}, task.start, limit
+                scene, task.quality, media, {settings.CUE_AUDIO_ENV: str(cue_map)}, task.start, limit
             )
         files = {name: path.read_bytes() for name, path in _files(rendered).items() if path.exists()}
         partials = {f"partial {movie.name}": movie.read_bytes() for movie in rendered.partials.glob("*.mp4")}
@@ -236,7 +235,7 @@ class Cluster:
 
     def render(
         self,
-        fig_id: str,
+        scene: SceneRef,
         quality: str,
         cue_audio: dict[str, Path],
         work: Path,
@@ -248,7 +247,7 @@ class Cluster:
         render would write them."""
         limit = limit or settings.time_limit("render")
         task = Task(
-            fig_id,
+            replace(scene, scene_file=scene.scene_file.relative_to(settings.ROOT)),
             quality,
             self.source,
             version("manim"),
@@ -258,7 +257,7 @@ class Cluster:
             limit.seconds,
         )
         waiting = settings.time_limit("cluster", limit.seconds + SHIP_SECONDS)
-        what = f"rendering {catalogue.figure(fig_id).chapter}/{fig_id}" + (f" from {start:.1f} s on" if start else "")
+        what = f"rendering {scene.chapter}/{scene.figure}" + (f" from {start:.1f} s on" if start else "")
         # The client's half of the relay: the stop time the build may write out, the worker's progress in.
         future = None
         try:
@@ -279,7 +278,7 @@ class Cluster:
             with contextlib.suppress(Exception):
                 _Relay.forget(task.channel, self.client)
         files = received(f"{what.removeprefix('rendering ')}", result)
-        out = render.outputs(catalogue.figure(fig_id), quality, work)
+        out = render.outputs(scene, quality, work)
         written = _files(out) | {
             name: out.partials / name.removeprefix("partial ") for name in files if name.startswith("partial ")
         }

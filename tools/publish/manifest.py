@@ -1,11 +1,12 @@
 """``renders/<quality>/manifest.json``: what a build published there, typed, locked and recoverable.
 
 Kept the way doit keeps its dependency state: one small JSON file, read
-and written whole. Every change goes through :func:`updating`, which
-takes a file lock beside the manifest, re-reads it, lets the caller
-change it and saves it atomically, so two builds into one folder both
-end up listed. A manifest that is not JSON, or not a manifest, is
-refused, never taken as empty: the way back is :func:`rescan`, which
+and written whole. A build holds it (:func:`held`): it takes a file lock
+beside the manifest, reads it once, and keeps the lock until it ends,
+saving the manifest atomically at each point where it publishes, so two
+builds into one folder run one after the other and both end up listed.
+A manifest that is not JSON, or not a manifest, is refused, never taken
+as empty: the way back is :func:`rescan`, which
 rebuilds it from the sidecar record (``<figure>.json``) each published
 figure and chapter video keeps beside its files.
 """
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 import fcntl
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -209,25 +211,50 @@ def save(out_dir: Path, manifest: Manifest) -> None:
 
 
 @contextmanager
-def locked(out_dir: Path) -> Iterator[None]:
+def locked(out_dir: Path, waiting: Callable[[str], None] | None = None) -> Iterator[None]:
     """Hold renders/<quality>/.lock: one build at a time changes the manifest, the chapter videos
-    and the site (another build waits here)."""
+    and the site (another waits here, saying so through `waiting` when given)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting(f"waiting for another build into {out_dir} to finish")
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@dataclass
+class Held:
+    """The manifest as one build holds it: read once, under the lock the build keeps until it ends, and
+    saved at each point where the build has published something, so a build that is killed loses nothing
+    it finished."""
+
+    out_dir: Path
+    manifest: Manifest
+    _threads: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def save(self) -> None:
+        save(self.out_dir, self.manifest)
+
+    @contextmanager
+    def changing(self) -> Iterator[Manifest]:
+        """The manifest to change, one of the build's threads at a time; saved when the block ends without
+        error."""
+        with self._threads:
+            yield self.manifest
+            self.save()
+
+
 @contextmanager
-def updating(out_dir: Path) -> Iterator[Manifest]:
-    """Under the lock: the manifest as it is on disk now, saved when the block ends without error."""
-    with locked(out_dir):
-        manifest = load(out_dir)
-        yield manifest
-        save(out_dir, manifest)
+def held(out_dir: Path, waiting: Callable[[str], None] | None = None) -> Iterator[Held]:
+    """The manifest of renders/<quality>/, loaded (a corrupt one refused) and locked until the block ends."""
+    with locked(out_dir, waiting):
+        yield Held(out_dir, load(out_dir))
 
 
 def write_sidecar(out_dir: Path, item: PublishedFigure | ChapterVideo) -> None:

@@ -53,7 +53,9 @@ from tools.course.facts import FactError
 from tools.files import write_atomically
 from tools.publish import checks, fonts, layout, render, scratch, segments, serve, stills, text_shapes
 from tools.publish.fonts import FontError
+from tools.publish.plan import FigurePlan
 from tools.publish.render import BuildError
+from tools.publish.stages import Draft
 from tools.voice.cues import NarrationError
 from tools.voice.speech import SpeechError
 
@@ -559,17 +561,18 @@ def _draft_run(figure_id: str, work: Path) -> None:
         said.append(f"{time.monotonic() - began:5.2f} s  {line.strip()}")
         print(line, flush=True)
 
-    def deliver(fig: Figure, rendered: render.Rendered, costs: segments.Costs) -> None:
+    def deliver(planned: FigurePlan, rendered: render.Rendered, costs: segments.Costs) -> None:
         clip = work / "draft.mp4"
-        media.mux_web(rendered.video, rendered.track, clip, {"title": fig.title})
-        starts = {line["cue"]: line["start"] for line in figure_notes.transcript(fig.id, rendered.cue_times)}
+        media.mux_web(rendered.video, rendered.track, clip, {"title": planned.title})
+        lines = figure_notes.transcript(fig.id, [c.cue for c in planned.cues], rendered.cue_times)
+        starts = {line["cue"]: line["start"] for line in lines}
         os.replace(clip, draft_file(fig))  # whole, in one step: the page may be playing the one before
         write_atomically(costs_file(fig), costs.to_json())
         write_atomically(work / "ready.json", json.dumps({"starts": starts, "said": said}, ensure_ascii=False))
 
     known = costs_file(fig)
     costs = segments.Costs.from_json(known.read_text(encoding="utf-8")) if known.exists() else None
-    build.render_draft(fig, 2, say, build.Draft(render.one_figure_cfg(DRAFT_ENCODER), deliver, costs))
+    build.render_draft(fig, 2, say, Draft(render.one_figure_cfg(DRAFT_ENCODER), deliver, costs))
     _write_result(work, {"said": said})
 
 

@@ -22,11 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from tools import settings
-from tools.course import catalogue
-from tools.course.catalogue import Figure
 from tools.files import TimeLimitError, content_key, file_sha256, write_atomically
-from tools.publish import fonts, launch, scene_source, scratch, stack
-from tools.voice import captions, cues
+from tools.publish import fonts, launch, scratch, stack
+from tools.voice import captions
 
 QUALITIES = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 FPS = {flag: int(name.split("p")[1]) for flag, name in QUALITIES.items()}
@@ -67,6 +65,16 @@ class BuildError(Exception):
     """A figure failed to render or its output failed verification."""
 
 
+@dataclass(frozen=True)
+class SceneRef:
+    """What manim runs for one figure: its class in its chapter's scene file."""
+
+    figure: str
+    chapter: str
+    scene_class: str
+    scene_file: Path
+
+
 @functools.cache
 def _caption_code() -> str:
     """What decides a caption's lines besides its text: the line-breaking code."""
@@ -78,9 +86,8 @@ def _caption_code() -> str:
 NOT_DRAWN = ("layout_probe.py",)
 
 
-def shared_scene_files() -> list[Path]:
+def shared_scene_files(chapter_ids: set[str]) -> list[Path]:
     """The scene modules every figure uses (style, base, widgets): not a chapter's file, nor one in NOT_DRAWN."""
-    chapter_ids = {ch.id for ch in catalogue.chapters()}
     return [
         p for p in sorted(settings.SCENES_DIR.glob("*.py")) if p.stem not in chapter_ids and p.name not in NOT_DRAWN
     ]
@@ -140,42 +147,46 @@ class RenderKey:
         return content_key(self.parts)
 
 
-def render_key(fig: Figure, quality: str, cue_keys: list[str]) -> RenderKey:
-    """The figure's key: its own scene class (the chapter file without the other figures'
-    classes, so editing one figure does not re-render its neighbours), the shared scene
-    modules, its facts, its cues (caption lines and audio), its title, the fonts, the stack
+@dataclass(frozen=True)
+class KeyMaterial:
+    """What a figure's render key is made of, gathered by the build plan (tools/publish/plan.py)."""
+
+    scene_source: str  # the figure's own class: its chapter file without the other figures' classes
+    shared_files: tuple[Path, ...]  # shared_scene_files()
+    facts: dict[str, tuple]  # each fact's (value, text, spoken)
+    cues: tuple[tuple[str, str, str], ...]  # each cue's (id, caption, audio key), in play order
+    title: str
+    source: str
+    attachments: dict[str, str]  # each attachment's suffix and text
+
+
+def render_key(material: KeyMaterial, quality: str) -> RenderKey:
+    """The figure's key: its own scene class (so editing one figure does not re-render its neighbours), the
+    shared scene modules, its facts, its cues (caption lines and audio), its title, the fonts, the stack
     (tools/publish/stack.py), the render settings, and what its attachments hold.
     In the order the build names them when they changed."""
-    chapter = catalogue.chapter(fig.chapter)
-    source = chapter.scene_file.read_text(encoding="utf-8")
-    figure_classes = {f.scene_class for f in chapter.figures}
-    for name, segment in scene_source.scene_classes(chapter.scene_file).items():
-        if name != fig.scene_class and name in figure_classes:
-            source = source.replace(segment, "")
-    figure_cues = cues.figure_cues(fig.id)
-    facts = catalogue.facts(fig.id)
     # Only a figure with attachments has the part: one without keeps the key it had before they existed.
-    attached = {a.suffix: content_key(a.make()) for a in fig.attachments} or None
+    attached = {suffix: content_key(text) for suffix, text in material.attachments.items()} or None
     return RenderKey(
         {
-            "scene": KeyPart(content_key(source), "scene changed"),
+            "scene": KeyPart(content_key(material.scene_source), "scene changed"),
             "shared": KeyPart(
-                {p.name: file_sha256(p) for p in shared_scene_files()}, "shared scene code changed ({})", _changed
+                {p.name: file_sha256(p) for p in material.shared_files}, "shared scene code changed ({})", _changed
             ),
             "facts": KeyPart(
-                {name: content_key([f.value, f.text, f.spoken]) for name, f in facts.items()},
+                {name: content_key(list(shown)) for name, shown in material.facts.items()},
                 "facts changed ({})",
                 _changed,
             ),
             # A caption's lines are its text as captions.py breaks it: the text and that code, without breaking it.
             "cues": KeyPart(
-                {c.id: content_key([c.caption, _caption_code(), k]) for c, k in zip(figure_cues, cue_keys)},
+                {cue_id: content_key([caption, _caption_code(), key]) for cue_id, caption, key in material.cues},
                 "narration changed ({})",
                 _cues_changed,
             ),
-            "cue_order": KeyPart([c.id for c in figure_cues], "narration changed ({})", _reordered),
+            "cue_order": KeyPart([cue_id for cue_id, _, _ in material.cues], "narration changed ({})", _reordered),
             "fonts": KeyPart(fonts.key_part(), "fonts changed"),
-            "title": KeyPart(content_key([fig.title, fig.source]), "title or source changed"),
+            "title": KeyPart(content_key([material.title, material.source]), "title or source changed"),
             "attachments": KeyPart(attached, "attached files changed"),
             # Plain values, not a digest, so that a change can be named.
             "stack": KeyPart(
@@ -225,10 +236,10 @@ def work_root() -> Path:
     return settings.cache_root() / "manim"
 
 
-def log_path(fig: Figure, quality: str, start: float = 0.0) -> Path:
+def log_path(scene: SceneRef, quality: str, start: float = 0.0) -> Path:
     """The log of a figure's render, or of its part from `start` seconds on."""
     part = f".from{start:.1f}s" if start else ""
-    return settings.cache_root() / "logs" / f"{fig.id}.{quality}{part}.log"
+    return settings.cache_root() / "logs" / f"{scene.figure}.{quality}{part}.log"
 
 
 @dataclass(frozen=True)
@@ -246,13 +257,13 @@ class Rendered:
 
 
 @contextmanager
-def work_folder(fig: Figure, quality: str) -> Iterator[Path]:
+def work_folder(scene: SceneRef, quality: str) -> Iterator[Path]:
     """A private manim media folder for one render, locked while in use and removed after.
 
     Two builds rendering the same figure never share manim's files, and
     ``lecture clean`` leaves a folder alone while its lock is held.
     """
-    with scratch.owned_folder(work_root(), f"{fig.id}.{quality}.") as folder:
+    with scratch.owned_folder(work_root(), f"{scene.figure}.{quality}.") as folder:
         yield folder
 
 
@@ -266,15 +277,15 @@ def stop_file(media_dir: Path) -> Path:
     return media_dir / "stop"
 
 
-def outputs(fig: Figure, quality: str, media_dir: Path) -> Rendered:
+def outputs(scene: SceneRef, quality: str, media_dir: Path) -> Rendered:
     """Where manim, run in `media_dir`, writes the figure's files."""
-    folder = media_dir / "videos" / fig.chapter / QUALITIES[quality]
+    folder = media_dir / "videos" / scene.chapter / QUALITIES[quality]
     return Rendered(
-        folder / f"{fig.id}.mp4",
-        folder / f"{fig.id}.srt",
+        folder / f"{scene.figure}.mp4",
+        folder / f"{scene.figure}.srt",
         media_dir / "narration.wav",
         progress_file(media_dir),
-        folder / "partial_movie_files" / fig.scene_class,
+        folder / "partial_movie_files" / scene.scene_class,
     )
 
 
@@ -292,7 +303,7 @@ def time_limit(quality: str, recorded_seconds: float, video_seconds: float) -> s
 
 
 def render(
-    fig: Figure,
+    scene: SceneRef,
     quality: str,
     media_dir: Path,
     env: dict[str, str] | None = None,
@@ -306,8 +317,8 @@ def render(
     `config_file` (by default one_figure_cfg()); a render that need not be `reproducible` (a preview's
     draft) skips MALLOC_FILL. Raises BuildError with the log's tail, or naming the figure and the limit when
     it ran over."""
-    out = outputs(fig, quality, media_dir)
-    log = log_path(fig, quality, start)
+    out = outputs(scene, quality, media_dir)
+    log = log_path(scene, quality, start)
     args = [
         "render",
         "-q",
@@ -317,15 +328,15 @@ def render(
         "--media_dir",
         str(media_dir),
         "-o",
-        fig.id,
+        scene.figure,
         "--progress_bar",
         "none",
-        str(catalogue.chapter(fig.chapter).scene_file),
-        fig.scene_class,
+        str(scene.scene_file),
+        scene.scene_class,
     ]
     part = {settings.FROM_SECONDS_ENV: repr(start), settings.STOP_FILE_ENV: str(stop_file(media_dir))}
     log.parent.mkdir(parents=True, exist_ok=True)
-    what = f"rendering {fig.chapter}/{fig.id}" + (f" from {start:.1f} s on" if start else "")
+    what = f"rendering {scene.chapter}/{scene.figure}" + (f" from {start:.1f} s on" if start else "")
     try:
         exit_code = launch.run_manim(
             args,
@@ -345,5 +356,5 @@ def render(
     if exit_code != 0 or missing:
         tail = launch.log_tail(log)
         wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {exit_code})"
-        raise BuildError(f"manim {wrote} on {fig.chapter}/{fig.id}; log {log}:\n{tail}")
+        raise BuildError(f"manim {wrote} on {scene.chapter}/{scene.figure}; log {log}:\n{tail}")
     return out

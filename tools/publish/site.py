@@ -14,7 +14,8 @@ Beside every clip: its transcript (one line per cue, which seeks the clip there)
 「这些数从哪来」 (every fact with how it is computed, the checks that guard it, its source and where it is
 first spoken), from the figure's manifest entry (tools/publish/figure_notes.py). ``embed/<id>.html#t=S``
 starts a clip at S seconds. The pages come from the Jinja2 templates in ``site_templates/``, with
-autoescape on; the site's title and its topic headings come from the catalogue's ``TOPICS``.
+autoescape on; the site's title is the build plan's (from the catalogue's ``TOPICS``), its topic headings
+the manifest's chapters'.
 
 Every path is relative and nothing is fetched from the network. The gallery
 carries its caption and chapter tracks inline (``data:`` URLs), so it works
@@ -40,7 +41,6 @@ from pathlib import Path
 import jinja2
 
 from tools import settings
-from tools.course import catalogue
 from tools.course.shown import shown
 from tools.files import TimeLimitError, run_limited
 from tools.publish.manifest import ChapterVideo, Manifest, PublishedFigure
@@ -69,12 +69,6 @@ class Kit:
 
 def kit_dir(out_dir: Path) -> Path:
     return out_dir / KIT
-
-
-def course_title() -> str:
-    """The site's title, from the catalogue's topics: 专题四至专题八 (one topic: its own label)."""
-    topics = catalogue.TOPICS
-    return topics[0].label if len(topics) == 1 else f"{topics[0].number}至{topics[-1].number}"
 
 
 def credits(entries: list[PublishedFigure]) -> list[str]:
@@ -250,6 +244,7 @@ def _gallery(
     videos: dict[str, ChapterVideo],
     out_dir: Path,
     search: bool,
+    title: str,
 ):
     topics = []
     for topic, chapters in itertools.groupby(man.chapters, key=lambda ch: ch.topic):
@@ -283,7 +278,7 @@ def _gallery(
             )
         topics.append({"label": topic, "chapters": shown_chapters})
     course = {
-        "title": course_title(),
+        "title": title,
         "figures": len(entries),
         "duration": sum(entry.duration for entry in entries.values()),
         "quality": man.quality,
@@ -432,8 +427,9 @@ def _link(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-def write_kit(out_dir: Path, man: Manifest) -> Kit:
-    """(Re)write ``out_dir/site`` from the manifest; the caller holds the manifest's lock."""
+def write_kit(out_dir: Path, man: Manifest, title: str) -> Kit:
+    """(Re)write ``out_dir/site`` from the manifest, under the site's `title` (the catalogue's
+    ``course_title``); the caller holds the manifest's lock."""
     entries, skipped = _rendered(man, out_dir)
     videos = _chapter_videos(man, entries, out_dir)
     stage = Path(tempfile.mkdtemp(dir=out_dir, prefix=".site-"))
@@ -447,7 +443,7 @@ def write_kit(out_dir: Path, man: Manifest) -> Kit:
         for fig_id, view in views.items():
             (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(view), encoding="utf-8")
         records = search_records(views)  # none when no figure has a transcript or a number: no search then
-        gallery = _gallery(man, entries, views, videos, out_dir, bool(records))
+        gallery = _gallery(man, entries, views, videos, out_dir, bool(records), title)
         (stage / "index.html").write_text(gallery, encoding="utf-8")
         kit_json = json.dumps(_embed_json(man, entries, videos), ensure_ascii=False, indent=2)
         (stage / "embed.json").write_text(kit_json, encoding="utf-8")

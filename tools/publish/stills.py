@@ -29,9 +29,9 @@ from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.files import TimeLimitError, content_key, file_sha256, run_limited, write_atomically
-from tools.publish import launch, render
+from tools.publish import launch, plan, render
 from tools.publish.render import BuildError
-from tools.voice import audio, cues, speech
+from tools.voice import speech
 
 PROBE = settings.SCENES_DIR / "layout_probe.py"  # what a look records; part of the key
 # The families scenes/style.py sets text in (FONT, SUPERSCRIPT_FONT); Typst brings its own fonts.
@@ -80,13 +80,7 @@ def drawing_stack() -> dict[str, str]:
 
 def still_key(fig: Figure) -> str:
     """The figure's render key as it runs here (480p, silent voice), the probe's code and the drawing stack."""
-    engine = speech.Silent()
-    cue_keys = [audio.cache_key(cue, engine) for cue in cues.figure_cues(fig.id)]
-    material = [
-        render.render_key(fig, "l", cue_keys).digest,
-        file_sha256(PROBE),
-        drawing_stack(),
-    ]
+    material = [plan.figure_key(fig, "l", speech.Silent()).digest, file_sha256(PROBE), drawing_stack()]
     return content_key(material)
 
 
