@@ -60,3 +60,56 @@ def test_models_know_nothing_of_facts():
 def test_scenes_use_only_course_voice_and_settings(path):
     used = _tools_imports(path)
     assert used <= {"course", "voice", "settings"}, f"{path} imports tools.{sorted(used)}"
+
+
+def _module_name(path: Path, top: Path) -> str:
+    parts = path.relative_to(top).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(path: Path, known: set[str]) -> set[str]:
+    """The modules of tools/ that a module imports anywhere in it, in a function too: ``from tools.a import b``
+    names the module tools.a.b when there is one, else tools.a."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tools"):
+            for alias in node.names:
+                whole = f"{node.module}.{alias.name}"
+                found.add(whole if whole in known else node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("tools.")}
+    return found & known
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """Every import cycle among the modules under `root` (a package), each as the modules it passes through,
+    found by depth-first search of the graph of who imports whom."""
+    paths = {_module_name(p, root.parent): p for p in sorted(root.rglob("*.py"))}
+    graph = {name: sorted(_imported_modules(path, set(paths)) - {name}) for name, path in paths.items()}
+    cycles, state, stack = [], {}, []
+
+    def visit(name: str) -> None:
+        state[name], _ = "open", stack.append(name)
+        for other in graph[name]:
+            if state.get(other) == "open":
+                cycles.append([*stack[stack.index(other) :], other])
+            elif other not in state:
+                visit(other)
+        state[name], _ = "done", stack.pop()
+
+    for name in graph:
+        if name not in state:
+            visit(name)
+    return cycles
+
+
+def test_no_import_cycle_in_tools():
+    assert import_cycles(ROOT / "tools") == []
+
+
+def test_the_cycle_finder_finds_a_loop_through_an_import_inside_a_function(tmp_path):
+    package = tmp_path / "tools"
+    (package / "voice").mkdir(parents=True)
+    (package / "voice" / "speech.py").write_text("from tools.voice import neural\n")
+    (package / "voice" / "neural.py").write_text("def make():\n    from tools.voice.speech import Engine\n")
+    assert import_cycles(package) == [["tools.voice.neural", "tools.voice.speech", "tools.voice.neural"]]

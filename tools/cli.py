@@ -22,7 +22,7 @@ from tools.publish.manifest import ManifestError
 from tools.publish.render import QUALITIES, BuildError
 from tools.voice import audio, cues, script, speech
 from tools.voice.cues import NarrationError
-from tools.voice.speech import SpeechError
+from tools.voice.engine import SpeechError
 
 REFUSALS = (
     FactError,

@@ -33,7 +33,7 @@ from tools.publish.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.render import QUALITIES, KeyMaterial, RenderKey, SceneRef
 from tools.voice import audio, cues
 from tools.voice.cues import Cue
-from tools.voice.speech import Engine
+from tools.voice.engine import Engine
 
 Action = Literal["render", "republish", "keep"]
 

@@ -57,7 +57,7 @@ from tools.publish.plan import FigurePlan
 from tools.publish.render import BuildError
 from tools.publish.stages import Draft
 from tools.voice.cues import NarrationError
-from tools.voice.speech import SpeechError
+from tools.voice.engine import SpeechError
 
 Say = Callable[[str], None]
 # What `lecture check` refuses with (and prints as "lecture check: refused: …"); anything else is a crash.

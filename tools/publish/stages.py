@@ -33,8 +33,8 @@ from tools.publish.render import FPS, PIXEL_WIDTH, BuildError
 from tools.publish.segments import Costs, FigureRender, Part
 from tools.publish.work_queue import WorkQueue
 from tools.voice import audio, speech
+from tools.voice.engine import Engine
 from tools.voice.pacing import FIGURE_SECONDS
-from tools.voice.speech import Engine
 
 Say = Callable[[str], None]
 

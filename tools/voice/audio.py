@@ -22,7 +22,7 @@ from pydub.silence import detect_leading_silence
 from tools import settings
 from tools.files import content_key, file_sha256, write_atomically
 from tools.voice.cues import Cue
-from tools.voice.speech import Engine, SpeechError
+from tools.voice.engine import Engine, SpeechError
 
 PROCESSING = "trim-50dB pad-80/250ms loudness-20dBFS 44.1kHz-mono v1"
 TARGET_DBFS = -20.0

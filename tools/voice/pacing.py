@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tools.course.catalogue import Figure
 from tools.voice import audio, cues, speech
-from tools.voice.speech import Engine, SpeechError
+from tools.voice.engine import Engine, SpeechError
 
 FIGURE_SECONDS = (30, 120)  # how long a figure should run (figure standard)
 TITLE_SECONDS = 0.6  # show_title(): the title fades in

