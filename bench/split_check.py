@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tools.course import catalogue  # noqa: E402 - after the checkout is on the path
-from tools.publish import render, segments  # noqa: E402
+from tools.publish.rendering import render, segments  # noqa: E402
 from tools.settings import FROM_SECONDS_ENV, STOP_FILE_ENV  # noqa: E402
 
 TINY = ["-r", "128,72", "--fps", "4"]

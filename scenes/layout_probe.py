@@ -5,7 +5,7 @@
 each cue's trailing wait, ``tear_down`` once more at the end. Each look
 appends one JSON line: every visible text (its words and box) and every
 other visible shape (its class and box). The rules that judge the boxes
-live in ``tools/publish/layout.py``; this module only measures, so the two
+live in ``tools/publish/checks/layout.py``; this module only measures, so the two
 sides meet in plain numbers. Outside a lint run it does nothing.
 
 In a 3-D scene a box is taken where the camera draws it: text fixed in

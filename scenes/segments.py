@@ -5,7 +5,7 @@ A segment is a run of the figure's plays: those that start at or after
 starts at or after the time written in the file ``LECTURE_STOP_FILE`` names
 (or past ``-n …,UPTO``). The build writes that file while the segment
 renders, to hand the rest of the figure to an idle core
-(tools/publish/segments.py); a cut always falls between two plays.
+(tools/publish/rendering/segments.py); a cut always falls between two plays.
 
 manim itself skips a play before FROM in one step: its updaters see one
 ``dt`` of the whole run time, so a time-based updater (the ambient camera

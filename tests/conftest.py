@@ -15,8 +15,9 @@ from hypothesis import settings as hypothesis_settings
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import chapter_video, manifest, media, site
-from tools.publish.manifest import PublishedFile
+from tools.publish.publishing import chapter_video, manifest, media
+from tools.publish.publishing.manifest import PublishedFile
+from tools.publish.site import site
 from tools.voice import captions, cues
 
 _MEDIA_SET: list[bool] = []

@@ -3,7 +3,7 @@
 manim's own ``frames_comparison`` does not fit these scenes: it renames the
 scene class (``_TestedScene``, so the figure lookup by class name fails),
 gives 3-D figures a 2-D camera, ignores manim.cfg, and its tolerance trips
-over cairo versions. Here the frames come from :mod:`tools.publish.stills`
+over cairo versions. Here the frames come from :mod:`tools.publish.checks.stills`
 (the same run the layout lint judges), and control data is written only by
 ``pytest --set_test``, together with the drawing stack it was made with;
 on another stack the comparison is skipped, saying which part differs.

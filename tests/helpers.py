@@ -18,8 +18,8 @@ import pytest
 
 from tools.course import catalogue
 from tools.course.facts import Check, FactError
-from tools.publish import media
-from tools.publish.manifest import Manifest
+from tools.publish.publishing import media
+from tools.publish.publishing.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

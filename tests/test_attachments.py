@@ -9,26 +9,28 @@ import pytest
 from tools.course import catalogue
 from tools.course.catalogue import Attachment
 from tools.files import file_sha256
-from tools.publish import checks, plan, render, site
-from tools.publish.manifest import ChapterList, Manifest, PublishedFigure, PublishedFile, from_json, to_json
-from tools.publish.render import BuildError
+from tools.publish.checks import checks
+from tools.publish.keys import render_key
+from tools.publish.publishing.manifest import ChapterList, Manifest, PublishedFigure, PublishedFile, from_json, to_json
+from tools.publish.rendering.render import BuildError
+from tools.publish.site import site
 from tools.voice.speech import Silent
 
 TRACE = Attachment("trace.json", "模拟时间线", "在 Perfetto 打开", lambda: '{"traceEvents": []}')
 
 
 def test_only_a_figure_with_attachments_has_them_in_its_render_key():
-    plain = plan.figure_key(catalogue.figure("gates_circuit"), "l", Silent())
+    plain = render_key.figure_key(catalogue.figure("gates_circuit"), "l", Silent())
     assert "attachments" not in plain.parts  # figures published before attachments existed keep their key
-    traced = plan.figure_key(catalogue.figure("pipeline_gpipe"), "l", Silent())
+    traced = render_key.figure_key(catalogue.figure("pipeline_gpipe"), "l", Silent())
     assert set(traced.parts["attachments"]) == {"trace.json"}
 
 
 def test_a_changed_attachment_is_named_as_the_reason_to_republish():
     fig = catalogue.figure("pipeline_gpipe")
-    key = plan.figure_key(fig, "l", Silent())
+    key = render_key.figure_key(fig, "l", Silent())
     old = {**key.parts, "attachments": {"trace.json": "an older trace"}}
-    assert render.reasons(old, key) == ["attached files changed"]
+    assert render_key.reasons(old, key) == ["attached files changed"]
 
 
 @pytest.mark.parametrize("suffix", ["mp4", "json", "vtt"])

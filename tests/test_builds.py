@@ -13,12 +13,12 @@ from helpers import BUILD, ROOT, build_env, run
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import manifest
+from tools.publish.publishing import manifest
 
 pytestmark = pytest.mark.slow  # real renders
 
 # Cold builds into fresh folders under other PYTHONHASHSEED values, whole (one process) or in two parts (two
-# processes: the second takes over the rest of the figure, tools/publish/segments.py): exchange_rate, which
+# processes: the second takes over the rest of the figure, tools/publish/rendering/segments.py): exchange_rate, which
 # came out differently in 2 of 4 builds before render.MALLOC_FILL. (test_cluster compares a figure split
 # across a cluster with a local whole render, test_segments a 3-D figure's parts with its whole.)
 BUILDS = {"backprop/exchange_rate": (("1", 1), ("2", 2))}

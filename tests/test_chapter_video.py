@@ -12,8 +12,8 @@ from helpers import BIN, BUILD, FIGURE_B, FIGURE_C, ROOT, cut_clip, run, synthet
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import chapter_video, clip, manifest, media, sound
-from tools.publish.manifest import PublishedFile
+from tools.publish.publishing import chapter_video, clip, manifest, media, sound
+from tools.publish.publishing.manifest import PublishedFile
 from tools.voice import captions
 
 pytestmark = pytest.mark.slow  # real renders

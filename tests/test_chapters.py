@@ -23,8 +23,8 @@ from helpers import BIN, ROOT, build_figure, run
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import manifest, media
-from tools.publish.manifest import PublishedFile
+from tools.publish.publishing import manifest, media
+from tools.publish.publishing.manifest import PublishedFile
 from tools.voice import pacing
 
 CHAPTERS = [ch for ch in catalogue.chapters() if ch.figures]

@@ -4,7 +4,8 @@ import pytest
 
 from tools import cli
 from tools.course import catalogue
-from tools.publish import build, checks
+from tools.publish.build import build
+from tools.publish.checks import checks
 from tools.voice import cues
 
 ONE = "backprop/gates_circuit"

@@ -10,8 +10,9 @@ from helpers import BIN, build_env, build_figure, run
 
 from tools import files
 from tools.course import catalogue
-from tools.publish import cluster, plan
-from tools.publish.cluster import ClusterError, Task
+from tools.publish.keys import render_key
+from tools.publish.rendering import cluster
+from tools.publish.rendering.cluster import ClusterError, Task
 
 
 def test_the_source_digest_follows_the_code_and_the_narration(tmp_path):
@@ -28,7 +29,7 @@ def test_the_source_digest_follows_the_code_and_the_narration(tmp_path):
 
 
 def test_a_worker_with_other_source_refuses_the_task_naming_both():
-    task = Task(plan.scene_ref(catalogue.figure("optimal_step_parabola")), "l", "0" * 64, version("manim"), {})
+    task = Task(render_key.scene_ref(catalogue.figure("optimal_step_parabola")), "l", "0" * 64, version("manim"), {})
     with pytest.raises(ClusterError) as refused:
         cluster.render_task(task)
     message = str(refused.value)

@@ -17,8 +17,11 @@ from helpers import BIN, BUILD, build_env, copy_project
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import cluster, manifest, plan, stages
-from tools.publish.cluster import ClusterError
+from tools.publish.build import plan, stages
+from tools.publish.keys import render_key
+from tools.publish.publishing import manifest
+from tools.publish.rendering import cluster
+from tools.publish.rendering.cluster import ClusterError
 from tools.voice import speech
 
 pytestmark = pytest.mark.slow  # a scheduler and two workers in processes of their own, real renders
@@ -163,7 +166,7 @@ def test_a_worker_whose_checkout_differs_refuses_naming_both_digests(tmp_path, d
     try:
         remote.source = "0" * 64  # as if the client's checkout were another commit
         with pytest.raises(ClusterError) as refused:
-            remote.render(plan.scene_ref(fig), "l", narration.paths[fig.id], tmp_path / "work")
+            remote.render(render_key.scene_ref(fig), "l", narration.paths[fig.id], tmp_path / "work")
     finally:
         remote.close()
     message = str(refused.value)
@@ -222,7 +225,7 @@ def test_a_result_cut_short_or_with_another_sha256_is_refused_and_not_published(
     monkeypatch.setattr(remote, "task_function", damage)
     try:
         with pytest.raises(ClusterError) as refused:
-            remote.render(plan.scene_ref(fig), "l", narration.paths[fig.id], tmp_path / "work")
+            remote.render(render_key.scene_ref(fig), "l", narration.paths[fig.id], tmp_path / "work")
     finally:
         remote.close()
     assert said in str(refused.value), str(refused.value)

@@ -60,6 +60,19 @@ def test_every_relative_link_leads_to_a_file_of_the_repository(path):
     assert not broken, f"{path.relative_to(ROOT)}: links that lead nowhere: {broken}"
 
 
+TOOLS_PATH = re.compile(r"\btools/[\w/]*\w(?:\.\w+)?/?")
+
+
+@pytest.mark.parametrize(
+    "path", [*MARKDOWN, *sorted((ROOT / "tools").rglob("*.py"))], ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_every_path_in_tools_a_doc_or_docstring_names_is_there(path):
+    """A module moved or renamed leaves no doc pointing at where it was (tools/publish/x.py, say)."""
+    named = set(TOOLS_PATH.findall(path.read_text(encoding="utf-8")))
+    gone = [name for name in named if not (ROOT / name).exists() and not (ROOT / f"{name}.py").exists()]
+    assert not gone, f"{path.relative_to(ROOT)} names paths that are not there: {sorted(gone)}"
+
+
 def test_the_markdown_files_are_found():
     names = {str(p.relative_to(ROOT)) for p in MARKDOWN}
     assert {"README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "bench/README.md", "docs/figures.md"} <= names

@@ -1,8 +1,9 @@
-"""tools/publish/face_cache.py: a turning surface drawn with its faces' shading kept is drawn as manim draws it."""
+"""tools/publish/rendering/face_cache.py: a turning surface drawn with its faces' shading kept is drawn as manim
+draws it."""
 
 import numpy as np
 
-from tools.publish import face_cache
+from tools.publish.rendering import face_cache
 
 
 def _turning_surface(monkeypatch, kept: bool) -> tuple[list[np.ndarray], list[int]]:

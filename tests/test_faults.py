@@ -14,7 +14,7 @@ import pytest
 from helpers import BUILD, build_env, tmpfs
 
 from tools.files import file_sha256
-from tools.publish import manifest
+from tools.publish.publishing import manifest
 
 pytestmark = pytest.mark.slow  # real renders
 

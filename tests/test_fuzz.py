@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 
 from tools.author import scaffold
 from tools.course import catalogue
-from tools.publish import manifest, serve
-from tools.publish.manifest import ManifestError
+from tools.publish.publishing import manifest
+from tools.publish.publishing.manifest import ManifestError
+from tools.publish.site import serve
 from tools.voice import cues
 from tools.voice.cues import NarrationError
 

@@ -11,8 +11,10 @@ import pytest
 from helpers import BIN, ROOT, run, tmpfs
 
 from tools.course import catalogue
-from tools.publish import checks, fonts, plan, scratch
-from tools.publish.render import BuildError
+from tools.publish.checks import checks, glyphs
+from tools.publish.keys import render_key
+from tools.publish.rendering import scratch
+from tools.publish.rendering.render import BuildError
 from tools.voice import cues, speech
 from tools.voice.cues import NarrationError
 
@@ -150,20 +152,20 @@ def test_no_chinese_font_means_lecture_check_and_build_refuse(tmp_path):
 
 
 def test_a_character_no_font_covers_is_refused_naming_where_it_is_shown(isolated, monkeypatch):
-    monkeypatch.setattr(fonts, "shown_text", lambda figures: {"梯": "cue gates_intro", "\ue000": "cue gates_add"})
+    monkeypatch.setattr(glyphs, "shown_text", lambda figures: {"梯": "cue gates_intro", "\ue000": "cue gates_add"})
     for _ in range(2):  # a refusal is not kept: refused again
-        with pytest.raises(fonts.FontError, match=r"1 character\(s\).*U\+E000 \(cue gates_add\)"):
-            fonts.check()
+        with pytest.raises(glyphs.FontError, match=r"1 character\(s\).*U\+E000 \(cue gates_add\)"):
+            glyphs.check()
 
 
 def test_a_passed_glyph_check_is_kept_until_the_source_or_the_fonts_change(isolated, monkeypatch):
     looked: list[int] = []
-    monkeypatch.setattr(fonts, "shown_text", lambda figures: looked.append(1) or {"梯": "cue gates_intro"})
-    fonts.check()
-    fonts.check()
+    monkeypatch.setattr(glyphs, "shown_text", lambda figures: looked.append(1) or {"梯": "cue gates_intro"})
+    glyphs.check()
+    glyphs.check()
     assert len(looked) == 1
-    monkeypatch.setattr(fonts, "source_digest", lambda: "an edited checkout")
-    fonts.check()
+    monkeypatch.setattr(glyphs, "source_digest", lambda: "an edited checkout")
+    glyphs.check()
     assert len(looked) == 2
 
 
@@ -172,16 +174,16 @@ def test_the_glyph_check_computes_the_facts_of_the_chapters_built_only(isolated,
     computed: list[str] = []
     facts = catalogue.facts
     monkeypatch.setattr(catalogue, "facts", lambda fig_id: computed.append(fig_id) or facts(fig_id))
-    fonts.check(catalogue.select("optimizer/saddle_3d_rotating"))  # its cues quote its chapter's facts
+    glyphs.check(catalogue.select("optimizer/saddle_3d_rotating"))  # its cues quote its chapter's facts
     assert "saddle_3d_rotating" in computed
     assert {catalogue.figure(fig_id).chapter for fig_id in computed} == {"optimizer"}
     computed.clear()
-    fonts.check()  # every figure: checked again
+    glyphs.check()  # every figure: checked again
     assert len(set(computed)) == len(catalogue.figures())
 
 
 def test_the_resolved_font_files_are_part_of_the_render_key():
-    part = plan.figure_key(catalogue.figure("gates_circuit"), "l", speech.Silent()).parts["fonts"]
+    part = render_key.figure_key(catalogue.figure("gates_circuit"), "l", speech.Silent()).parts["fonts"]
     path, index, digest = part["Noto Sans CJK SC"].split(":")
     assert path.endswith(".ttc")
     assert index.isdigit()

@@ -11,7 +11,7 @@ from helpers import ROOT, run
 from PIL import Image
 
 from tools.course import catalogue
-from tools.publish import stills
+from tools.publish.checks import stills
 
 FIGURES = [fig.id for fig in catalogue.figures()]
 

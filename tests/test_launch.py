@@ -7,13 +7,13 @@ import sys
 import pytest
 from helpers import ROOT, run
 
-from tools.publish import launch
+from tools.publish.rendering import launch
 
 SCRIPT = """
 import os, sys
 import multiprocessing.forkserver as forkserver
 from pathlib import Path
-from tools.publish import launch
+from tools.publish.rendering import launch
 
 tmp = Path(sys.argv[1])
 env = {**os.environ, "MALLOC_PERTURB_": "165"}

@@ -21,6 +21,19 @@ ALLOWED = {
 }
 
 
+# tools/publish's subpackages, from the bottom up, and what each may import of the others (its own always).
+PUBLISH_ALLOWED = {
+    "rendering": set(),
+    "publishing": {"rendering"},
+    "site": {"rendering", "publishing"},
+    "keys": {"rendering", "publishing"},
+    "checks": {"rendering", "publishing", "keys"},
+    "build": {"rendering", "publishing", "site", "keys", "checks"},
+    "preview": {"rendering", "publishing", "site", "keys", "checks", "build"},
+}
+PUBLISH = ROOT / "tools" / "publish"
+
+
 def _layer(path: Path) -> str:
     parts = path.relative_to(ROOT / "tools").with_suffix("").parts
     return parts[0]
@@ -113,3 +126,30 @@ def test_the_cycle_finder_finds_a_loop_through_an_import_inside_a_function(tmp_p
     (package / "voice" / "speech.py").write_text("from tools.voice import neural\n")
     (package / "voice" / "neural.py").write_text("def make():\n    from tools.voice.speech import Engine\n")
     assert import_cycles(package) == [["tools.voice.neural", "tools.voice.speech", "tools.voice.neural"]]
+
+
+def _publish_imports(path: Path) -> set[str]:
+    """The subpackages of tools/publish that a module imports, anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+        names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        found |= {name.split(".")[2] for name in names if name.startswith("tools.publish.")}
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(PUBLISH.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_subpackage_of_publish_imports_only_those_below_it(path):
+    parts = path.relative_to(PUBLISH).parts
+    if parts == ("__init__.py",):
+        return
+    assert len(parts) == 2, f"{path}: tools/publish holds subpackages by role only"
+    assert parts[0] in PUBLISH_ALLOWED, f"{path}: tools/publish/{parts[0]} has no rule in PUBLISH_ALLOWED"
+    role = parts[0]
+    above = _publish_imports(path) - PUBLISH_ALLOWED[role] - {role}
+    assert not above, f"{path} (tools/publish/{role}) imports tools/publish/{sorted(above)}, which is not below it"
+
+
+def test_every_subpackage_of_publish_has_its_rule():
+    roles = {p.name for p in PUBLISH.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert roles == set(PUBLISH_ALLOWED)

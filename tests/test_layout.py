@@ -9,8 +9,9 @@ import pytest
 from helpers import ROOT, run
 
 from tools.course import catalogue
-from tools.publish import layout, render, stills
-from tools.publish.layout import END
+from tools.publish.checks import layout, stills
+from tools.publish.checks.layout import END
+from tools.publish.keys import render_key
 
 FRAME = {"width": 14.222, "height": 8.0, "edge": 0.35, "caption_band": 0.15}  # the band's top is y = -2.8
 
@@ -199,7 +200,7 @@ def test_an_unchanged_figure_is_not_run_again_and_an_edited_one_is(counted_runs,
 
 def test_the_probe_is_in_the_stills_key_but_not_in_the_render_key():
     chapter_ids = {ch.id for ch in catalogue.chapters()}
-    assert "layout_probe.py" not in {p.name for p in render.shared_scene_files(chapter_ids)}
+    assert "layout_probe.py" not in {p.name for p in render_key.shared_scene_files(chapter_ids)}
     assert stills.PROBE.exists()
     assert "layout_probe" in stills.PROBE.name
 

@@ -18,8 +18,12 @@ from helpers import BIN, build_env, run
 from tools import files
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import clean, manifest, plan, render, scratch, stages, stills, text_shapes
-from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
+from tools.publish.build import clean, plan, stages
+from tools.publish.checks import stills
+from tools.publish.keys import render_key
+from tools.publish.publishing import manifest
+from tools.publish.publishing.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
+from tools.publish.rendering import render, scratch, text_shapes
 from tools.voice import audio, cues, speech
 
 ONE = {"value": 1, "text": "1", "spoken": "一"}
@@ -149,21 +153,21 @@ def test_two_builds_holding_the_manifest_take_turns_and_both_are_listed(tmp_path
 # -- why a figure re-renders -------------------------------------------------------------
 
 
-def _key(fig_id: str = "gates_circuit") -> render.RenderKey:
-    return plan.figure_key(catalogue.figure(fig_id), "l", speech.Silent())
+def _key(fig_id: str = "gates_circuit") -> render_key.RenderKey:
+    return render_key.figure_key(catalogue.figure(fig_id), "l", speech.Silent())
 
 
 def test_the_render_key_names_what_changed():
     key = _key()
-    assert render.reasons(None, key) == ["new"]
-    assert render.reasons({}, key) == ["published by an older build"]
+    assert render_key.reasons(None, key) == ["new"]
+    assert render_key.reasons({}, key) == ["published by an older build"]
     old = json.loads(json.dumps(key.parts))
     old["cues"]["gates_add"] = "before"
     old["facts"]["grad_a"] = "before"
-    assert render.reasons(old, key) == ["facts changed (grad_a)", "narration changed (cue gates_add)"]
+    assert render_key.reasons(old, key) == ["facts changed (grad_a)", "narration changed (cue gates_add)"]
     old = json.loads(json.dumps(key.parts)) | {"scene": "before"}
     old["shared"]["style.py"] = "before"
-    assert render.reasons(old, key) == ["scene changed", "shared scene code changed (style.py)"]
+    assert render_key.reasons(old, key) == ["scene changed", "shared scene code changed (style.py)"]
 
 
 @pytest.mark.parametrize("fig_id", ["gates_circuit", "pipeline_gpipe"])  # without and with attachments
@@ -178,7 +182,7 @@ def test_every_part_of_the_render_key_has_the_reason_the_build_gives_when_it_cha
             old[name] = {"an older part": "x"}
         else:  # a list (the cue order) as it could have been: another order of the same items
             old[name] = part.value[::-1] if isinstance(part.value, list) else "an older value"
-        said = render.reasons(old, key)
+        said = render_key.reasons(old, key)
         assert said != ["render key changed"], f"changing {name!r} is named only as 'render key changed'"
         assert len(said) == 1, (name, said)
         assert said[0].startswith(part.reason.split("{}")[0]), (name, said)
@@ -188,12 +192,12 @@ def test_a_new_order_of_the_same_cues_is_named_and_a_new_cue_is_named_once():
     key = _key()
     old = json.loads(json.dumps(key.parts))
     old["cue_order"] = old["cue_order"][::-1]
-    assert render.reasons(old, key) == ["narration changed (cue order)"]
+    assert render_key.reasons(old, key) == ["narration changed (cue order)"]
     old = json.loads(json.dumps(key.parts))
     added = key.parts["cue_order"][-1]
     del old["cues"][added]
     old["cue_order"].remove(added)
-    assert render.reasons(old, key) == [f"narration changed (cue {added})"]
+    assert render_key.reasons(old, key) == [f"narration changed (cue {added})"]
 
 
 def test_another_numpy_or_other_simd_paths_are_named_as_the_reason(tmp_path):
@@ -211,12 +215,12 @@ def test_another_numpy_or_other_simd_paths_are_named_as_the_reason(tmp_path):
     here = _key()
     simd = here.parts["stack"]["numpy SIMD"]
     baseline = simd.split(" " + dispatched[0])[0]
-    assert render.reasons(json.loads(narrowed.stdout), here) == [f"stack changed (numpy SIMD {baseline} → {simd})"]
+    assert render_key.reasons(json.loads(narrowed.stdout), here) == [f"stack changed (numpy SIMD {baseline} → {simd})"]
     old = json.loads(json.dumps(here.parts))
     old["stack"]["numpy"] = "2.1.0"
-    assert render.reasons(old, here) == [f"stack changed (numpy 2.1.0 → {version('numpy')})"]
+    assert render_key.reasons(old, here) == [f"stack changed (numpy 2.1.0 → {version('numpy')})"]
     del old["stack"]
-    assert render.reasons(old, here) == ["stack not recorded before (libraries and numpy SIMD)"]
+    assert render_key.reasons(old, here) == ["stack not recorded before (libraries and numpy SIMD)"]
 
 
 def test_editing_one_figure_leaves_its_neighbours_keys_alone(tmp_path, monkeypatch):
@@ -228,7 +232,7 @@ def test_editing_one_figure_leaves_its_neighbours_keys_alone(tmp_path, monkeypat
     scene_file.write_text(edited)
     monkeypatch.setattr(catalogue.Chapter, "scene_file", property(lambda ch: scene_file))
     assert _key("exchange_rate").digest == before["exchange_rate"].digest
-    assert render.reasons(before["gates_circuit"].parts, _key("gates_circuit")) == ["scene changed"]
+    assert render_key.reasons(before["gates_circuit"].parts, _key("gates_circuit")) == ["scene changed"]
 
 
 # -- lecture clean -------------------------------------------------------------------------

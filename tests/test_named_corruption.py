@@ -9,8 +9,10 @@ import pytest
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import build, manifest, plan, stages, stills
-from tools.publish.manifest import PublishedFigure, PublishedFile
+from tools.publish.build import build, plan, stages
+from tools.publish.checks import stills
+from tools.publish.publishing import manifest
+from tools.publish.publishing.manifest import PublishedFigure, PublishedFile
 from tools.voice import audio, cues, speech
 
 CORRUPT = {

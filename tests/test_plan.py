@@ -1,4 +1,4 @@
-"""The build plan (tools/publish/plan.py): decided once per build, printed by `lecture build --plan`, and the only
+"""The build plan (tools/publish/build/plan.py): decided once per build, printed by `lecture build --plan`, and the only
 way the build's stages learn what the catalogue and the manifest hold."""
 
 from __future__ import annotations
@@ -12,32 +12,28 @@ from helpers import BUILD, ROOT, build_env, run
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish import build, manifest, plan
-from tools.publish.manifest import Manifest, PublishedFigure, PublishedFile
+from tools.publish.build import build, plan
+from tools.publish.keys import render_key
+from tools.publish.publishing import manifest
+from tools.publish.publishing.manifest import Manifest, PublishedFigure, PublishedFile
 from tools.voice import cues
 from tools.voice.speech import Silent
 
-# The modules of tools/publish that make the plan or run before it (the checks compute the facts) or serve
-# other commands; every other module of tools/publish is part of a stage, which reads the plan instead.
-NOT_STAGES = {
-    "build",  # lecture build: runs the checks, then makes the plan, then hands it to the stages
-    "plan",
-    "checks",
-    "fonts",
-    "layout",
-    "stills",
-    "scene_source",
-    "preview",
-    "clean",
-    "warm_manim",  # imports the chapter builders once for the render server's forks
-}
+# The stages of a build, after its plan: every module that renders, publishes or writes the site, and the stages
+# themselves. The plan (build/plan.py, keys/), the checks before it and the commands that start it (build/build.py,
+# preview/) read the catalogue; a stage reads the plan instead. The render server's preload is no stage: it
+# imports the chapter builders once, so that its forks find them imported.
+PUBLISH = ROOT / "tools" / "publish"
+STAGES = sorted(
+    [
+        *(p for role in ("rendering", "publishing", "site") for p in (PUBLISH / role).glob("*.py")),
+        PUBLISH / "build" / "stages.py",
+    ]
+)
+STAGES.remove(PUBLISH / "rendering" / "warm_manim.py")
 # What a stage may not use: the catalogue itself, the facts computed from it, the cues read from it.
 CATALOGUE_MODULES = {"tools.course.catalogue", "tools.course.fact_values"}
 CATALOGUE_CALLS = {"figure_cues", "chapter_cues", "fact_values"}
-
-STAGES = sorted(
-    p for p in (ROOT / "tools" / "publish").rglob("*.py") if p.stem not in NOT_STAGES and p.name != "__init__.py"
-)
 
 
 def _catalogue_uses(path) -> list[str]:
@@ -109,7 +105,7 @@ def test_lecture_build_plan_says_what_happens_to_an_unchanged_an_edited_and_a_ne
     unchanged, edited, _new = (
         catalogue.figure(fig_id) for fig_id in ("exchange_rate", "gates_circuit", "first_gradient")
     )
-    key = {fig.id: plan.figure_key(fig, "l", Silent()) for fig in (unchanged, edited)}
+    key = {fig.id: render_key.figure_key(fig, "l", Silent()) for fig in (unchanged, edited)}
     first_cue = cues.figure_cues(edited.id)[0].id
     older = json.loads(json.dumps(key[edited.id].parts))
     older["cues"][first_cue] = "the cue as it read before"

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from helpers import build_env, copy_project
 
-from tools.publish import media, preview, segments
+from tools.publish.preview import preview
+from tools.publish.publishing import media
+from tools.publish.rendering import segments
 
 pytestmark = pytest.mark.slow  # manim runs, a draft render and a browser
 
@@ -204,7 +206,7 @@ def _attributes(mobject, seen: dict) -> list:
 
 
 def test_the_fast_mobject_copy_holds_what_manims_copy_holds():
-    """tools/publish/mobject_copy.py: a copy made the fast way equals manim's own, shared parts shared alike
+    """tools/publish/rendering/mobject_copy.py: a copy made the fast way equals manim's own, shared parts shared alike
     (a text's glyphs, a coloured shape, a group that holds one array twice), and is as independent of the
     original (only a glyph's parsed SVG path, read when the glyph is made, is shared)."""
     import copy
@@ -212,7 +214,7 @@ def test_the_fast_mobject_copy_holds_what_manims_copy_holds():
     import manim
     import numpy as np
 
-    from tools.publish import mobject_copy
+    from tools.publish.rendering import mobject_copy
 
     text = manim.Text("步长 x²", font="DejaVu Sans").set_color(manim.YELLOW)
     square = manim.Square(color=manim.BLUE, fill_opacity=0.4).shift(manim.LEFT)

@@ -4,7 +4,7 @@ scene's report of how far it is."""
 import pytest
 from helpers import BIN, run
 
-from tools.publish import progress
+from tools.publish.rendering import progress
 from tools.settings import PROGRESS_OUT_ENV
 
 

@@ -6,7 +6,7 @@ import pytest
 from helpers import ROOT
 
 from tools.course import catalogue
-from tools.publish import checks
+from tools.publish.checks import checks
 from tools.voice import audio, cues, readings, speech
 from tools.voice.cues import NarrationError
 

@@ -10,7 +10,8 @@ from helpers import BIN, BUILD, ROOT, run
 from PIL import Image
 
 from tools.course import catalogue
-from tools.publish import manifest, media, sheet
+from tools.publish.preview import frames
+from tools.publish.publishing import manifest, media
 from tools.voice import captions
 
 pytestmark = pytest.mark.slow  # real renders
@@ -128,15 +129,15 @@ def test_lecture_frames_sheet_writes_one_titled_grid_per_chapter(built):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(out / "frames" / "backprop-sheet.png")]
     picture = Image.open(out / "frames" / "backprop-sheet.png").convert("RGB")
-    width, height = sheet.CELL
+    width, height = frames.CELL
     assert picture.size == (
-        sheet.LABEL_WIDTH + 2 * (width + sheet.GAP) + sheet.GAP,
-        sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + len(FIGURES) * (height + sheet.GAP) + sheet.GAP,
+        frames.LABEL_WIDTH + 2 * (width + frames.GAP) + frames.GAP,
+        frames.TITLE_HEIGHT + frames.HEADER_HEIGHT + len(FIGURES) * (height + frames.GAP) + frames.GAP,
     )
     # gates_circuit's row, last column: its last frame, shrunk into the cell.
     row = FIGURES.index("gates_circuit")
-    top = sheet.TITLE_HEIGHT + sheet.HEADER_HEIGHT + row * (height + sheet.GAP)
-    left = sheet.LABEL_WIDTH + width + sheet.GAP
+    top = frames.TITLE_HEIGHT + frames.HEADER_HEIGHT + row * (height + frames.GAP)
+    left = frames.LABEL_WIDTH + width + frames.GAP
     cell = np.asarray(picture.crop((left, top, left + width, top + height)), dtype=float)
-    last = media.frame_at(out / "backprop" / "gates_circuit.mp4").convert("RGB").resize(sheet.CELL)
+    last = media.frame_at(out / "backprop" / "gates_circuit.mp4").convert("RGB").resize(frames.CELL)
     assert np.abs(cell - np.asarray(last, dtype=float)).mean() < 3

@@ -27,7 +27,8 @@ import pytest
 from helpers import build_env, run
 
 from tools.course import catalogue
-from tools.publish import media, render, segments
+from tools.publish.publishing import media
+from tools.publish.rendering import render, segments
 from tools.settings import AUDIO_OUT_ENV, FROM_SECONDS_ENV, STOP_FILE_ENV
 
 # 128 px: a multiple of 64, where libx264 encodes the same frames to the same bytes (see render.MALLOC_FILL).

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from tools.publish import serve
+from tools.publish.site import serve
 
 
 @pytest.fixture

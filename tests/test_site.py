@@ -16,7 +16,8 @@ import pytest
 from helpers import BIN, FIGURE_C, run
 
 from tools.course import catalogue
-from tools.publish import manifest, serve, site
+from tools.publish.publishing import manifest
+from tools.publish.site import serve, site
 
 pytestmark = pytest.mark.slow  # real renders
 

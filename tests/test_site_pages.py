@@ -12,9 +12,12 @@ import pytest
 from tools.course import catalogue
 from tools.course.catalogue import Topic
 from tools.files import file_sha256
-from tools.publish import figure_notes, manifest, plan, site, stages
-from tools.publish.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
-from tools.publish.render import BuildError
+from tools.publish.build import plan, stages
+from tools.publish.keys import render_key
+from tools.publish.publishing import figure_notes, manifest
+from tools.publish.publishing.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
+from tools.publish.rendering.render import BuildError
+from tools.publish.site import site
 from tools.voice import cues
 from tools.voice.speech import Silent
 
@@ -235,7 +238,7 @@ def test_a_figure_whose_notes_changed_is_republished_and_one_showing_other_numbe
     from tools.course.fact_values import fact_values
 
     fig = catalogue.figure("gates_circuit")
-    key = plan.figure_key(fig, "l", Silent())
+    key = render_key.figure_key(fig, "l", Silent())
     now = fact_values("gates_circuit")
     stale = {name: {k: fact[k] for k in ("value", "text", "spoken")} for name, fact in now.items()}
     entry = _figure(tmp_path, "backprop", "gates_circuit", facts=stale, checks=[], source="")

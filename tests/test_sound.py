@@ -6,8 +6,8 @@ sound) muxed the way publishing muxes a figure, so these run in seconds."""
 import numpy as np
 from helpers import synthetic_clip
 
-from tools.publish import media, sound
-from tools.publish.sound import AUDIO_RATE, FRAME
+from tools.publish.publishing import media, sound
+from tools.publish.publishing.sound import AUDIO_RATE, FRAME
 
 FPS = 15
 PER_FRAME = AUDIO_RATE // FPS  # 3200 samples of sound per video frame

@@ -1,4 +1,5 @@
-"""Parsed texts kept by content (tools/publish/text_shapes.py): a shape read back is the shape a parse gives."""
+"""Parsed texts kept by content (tools/publish/rendering/text_shapes.py): a shape read back is the shape a parse
+gives."""
 
 import json
 import os
@@ -13,7 +14,7 @@ MAKE = r"""
 import json, os, sys
 os.chdir(sys.argv[1])
 import manim
-from tools.publish import text_shapes
+from tools.publish.rendering import text_shapes
 if sys.argv[2] == "kept":
     text_shapes.install()
 made = [
@@ -57,7 +58,7 @@ def test_a_shape_read_back_in_another_process_is_what_a_parse_gives(tmp_path):
 
 def test_an_unreadable_shape_is_parsed_again_and_kept_anew(tmp_path):
     first = _make(tmp_path, "kept")
-    from tools.publish import text_shapes
+    from tools.publish.rendering import text_shapes
 
     folder = tmp_path / "cache" / "shapes" / text_shapes.folder().name
     kept = sorted(folder.glob("*.pickle"))

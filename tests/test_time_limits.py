@@ -17,7 +17,7 @@ from helpers import BIN, BUILD, build_env, copy_project
 
 from tools import settings
 from tools.files import TimeLimitError, run_limited
-from tools.publish import render
+from tools.publish.rendering import render
 from tools.voice import speech
 
 SLACK = 8.0  # seconds past a limit within which the process must be gone (start-up of a two-core machine)
@@ -205,8 +205,8 @@ def test_a_render_that_stalls_is_stopped_within_its_limit(tmp_path):
 
 def test_a_chapter_join_that_hangs_is_stopped_within_its_limit(tmp_path, monkeypatch):
     """A clip that never ends (a FIFO no one writes): the join waits on it until its limit, then is stopped."""
-    from tools.publish import chapter_video
-    from tools.publish.render import BuildError
+    from tools.publish.publishing import chapter_video
+    from tools.publish.rendering.render import BuildError
 
     monkeypatch.setenv("LECTURE_LIMIT_JOIN", "2")
     monkeypatch.setenv("LECTURE_TEST_MARK", str(tmp_path))

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from tools.course import catalogue
-from tools.publish import manifest, plan, segments, stages
-from tools.publish.manifest import Manifest, PublishedFigure
-from tools.publish.render import QUALITIES, Rendered
-from tools.publish.work_queue import WorkQueue
+from tools.publish.build import plan, stages
+from tools.publish.publishing import manifest
+from tools.publish.publishing.manifest import Manifest, PublishedFigure
+from tools.publish.rendering import segments
+from tools.publish.rendering.render import QUALITIES, Rendered
+from tools.publish.rendering.work_queue import WorkQueue
 from tools.voice.speech import Silent
 
 

@@ -16,10 +16,13 @@ from tools.author import readme, scaffold
 from tools.course import catalogue
 from tools.course.fact_values import fact_values
 from tools.course.facts import FactError
-from tools.publish import build, checks, clean, layout, preview, serve, site
-from tools.publish.fonts import FontError
-from tools.publish.manifest import ManifestError
-from tools.publish.render import QUALITIES, BuildError
+from tools.publish.build import build, clean
+from tools.publish.checks import checks, layout
+from tools.publish.keys.fonts import FontError
+from tools.publish.preview import frames, preview
+from tools.publish.publishing.manifest import ManifestError
+from tools.publish.rendering.render import QUALITIES, BuildError
+from tools.publish.site import serve, site
 from tools.voice import audio, cues, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.engine import SpeechError
@@ -246,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
                 plan_only=args.plan,
             )
         elif args.command == "frames":
-            stills = build.sheets if args.sheet else build.frames
+            stills = frames.sheets if args.sheet else frames.frames
             for path in stills(args.quality, args.only, args.at):
                 print(path)
         elif args.command == "facts":
