@@ -1,33 +1,50 @@
 // 课程网站的小脚本：文字稿与数字面板的每一行都能跳到视频里的那一刻；播放时标出当前一句；
 // 整章视频旁的章节列表；单独播放页的 #t=秒 从那里开始；图库的全课搜索（Pagefind 的静态索引）。
 // 没有脚本时，文字稿与数字都还在页面上，链接打开单独播放页。
+//
+// The player is one object, window.LectureKit: wire(clip) makes one clip work (a .clip element holding its
+// <video>, its transcript and its numbers panel), on every page that shows clips, and on any element a script
+// adds later (call LectureKit.wire on it). What else acts on a clip registers with LectureKit.addon(fn): fn(clip,
+// video) runs once for every clip, already wired or wired later.
 (function () {
   "use strict";
 
-  function seek(video, seconds) {
+  var kit = (window.LectureKit = window.LectureKit || {});
+  var addons = [];
+  var wired = [];
+
+  kit.seek = function (video, seconds) {
     var go = function () {
       video.currentTime = seconds;
     };
     if (video.readyState >= 1) go();
     else video.addEventListener("loadedmetadata", go, { once: true });
-  }
+  };
 
-  function play(video) {
+  kit.play = function (video) {
     var started = video.play();
     if (started && started.catch) started.catch(function () {});
-  }
+  };
 
-  // Each clip: its video, and links (transcript lines, a fact's first cue) that seek it.
-  document.querySelectorAll(".clip").forEach(function (clip) {
+  kit.addon = function (addon) {
+    addons.push(addon);
+    wired.forEach(function (clip) {
+      addon(clip, clip.querySelector("video"));
+    });
+  };
+
+  // One clip: its video, and links (transcript lines, a fact's first cue) that seek it.
+  kit.wire = function (clip) {
     var video = clip.querySelector("video");
-    if (!video) return;
+    if (!video || wired.indexOf(clip) >= 0) return;
+    wired.push(clip);
     var embed = document.body.classList.contains("embed");
     clip.querySelectorAll("a.cue[data-start]").forEach(function (link) {
       link.addEventListener("click", function (event) {
         event.preventDefault();
         var start = parseFloat(link.dataset.start);
-        seek(video, start);
-        play(video);
+        kit.seek(video, start);
+        kit.play(video);
         if (embed) history.replaceState(null, "", "#t=" + link.dataset.start);
       });
     });
@@ -53,8 +70,8 @@
     var markStarts = marks.map(function (li) { return parseFloat(li.firstElementChild.dataset.start); });
     marks.forEach(function (li, i) {
       li.firstElementChild.addEventListener("click", function () {
-        seek(video, markStarts[i]);
-        play(video);
+        kit.seek(video, markStarts[i]);
+        kit.play(video);
       });
     });
     if (marks.length) {
@@ -65,14 +82,19 @@
         });
       });
     }
-  });
+    addons.forEach(function (addon) {
+      addon(clip, video);
+    });
+  };
+
+  document.querySelectorAll(".clip").forEach(kit.wire);
 
   // The embed page: #t=SECONDS starts the clip there.
   if (document.body.classList.contains("embed")) {
     var fromHash = function () {
       var found = /^#t=(\d+(?:\.\d+)?)$/.exec(location.hash);
       var video = document.querySelector("video");
-      if (found && video) seek(video, parseFloat(found[1]));
+      if (found && video) kit.seek(video, parseFloat(found[1]));
     };
     fromHash();
     window.addEventListener("hashchange", fromHash);
