@@ -27,15 +27,24 @@ between plays, is still drawn.
 
 In a play that is not drawn (skipped, or stepped before the segment), a
 FadeIn or FadeOut is run without its copies (:func:`fades_without_copies`).
+
+A held frame (a wait, while the voice speaks over a still picture) is converted to the video's pixel format
+once and handed to x264 again for each of its frames (:class:`HeldFrameEncoder`); manim converts it again for
+every frame. The file is byte for byte manim's.
 """
 
 from __future__ import annotations
 
 import os
+from fractions import Fraction
+from pathlib import Path
 
+import av
 import numpy as np
 from manim import AnimationGroup, FadeIn, FadeOut, config
 from manim.renderer.cairo_renderer import CairoRenderer
+from manim.scene.scene_file_writer import SceneFileWriter
+from manim.scene.video_segment_encoder import VideoSegmentEncoder
 from manim.utils.exceptions import EndSceneEarlyException
 
 from tools.settings import FROM_SECONDS_ENV, STOP_FILE_ENV
@@ -46,6 +55,7 @@ class SegmentRenderer(CairoRenderer):
     and the segment may be told to end early."""
 
     def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("file_writer_class", HeldFrameWriter)
         super().__init__(*args, **kwargs)
         self.stepping = False  # inside a play before the segment
         self.from_seconds = float(os.environ.get(FROM_SECONDS_ENV, "0"))
@@ -130,6 +140,45 @@ class SegmentRenderer(CairoRenderer):
     def rendered_seconds(self) -> float:
         """Seconds of video this process has rendered so far."""
         return 0.0 if self.segment_start is None else self.time - self.segment_start
+
+
+class HeldFrameEncoder(VideoSegmentEncoder):
+    """manim's encoder of one play's video, but a frame written for several frames in a row (a wait's
+    ``repeat``) is converted from RGBA to the stream's pixel format once, and those planes go to x264 again
+    with each new timestamp.
+
+    manim builds a new frame from the RGBA array and converts it for every repeat; at 1080p60 that is two
+    thirds of what a held frame costs (x264 the rest, which it needs to write a frame). The conversion is the
+    one the encoder makes itself (the same size, format, scaler and threads), and x264 copies what it is handed,
+    so the video is byte for byte manim's (tests/test_held_frames.py).
+    """
+
+    def write_frame(self, pixels: np.ndarray, *, repeat: int = 1) -> None:
+        self._validate_frame(pixels, repeat)
+        time_base = Fraction(self.spec.frame_rate.denominator, self.spec.frame_rate.numerator)
+        try:
+            planes = self.converted(pixels)
+            for _ in range(repeat):
+                planes.pts, planes.time_base = self._next_pts, time_base
+                self._next_pts += 1
+                for packet in self._stream.encode(planes):
+                    self._container.mux(packet)
+        except BaseException as error:
+            raise self._operation_error("encode", error) from error
+
+    def converted(self, pixels: np.ndarray) -> av.VideoFrame:
+        """The RGBA frame in the stream's pixel format, as the encoder converts it (the array is read in place:
+        manim's file writer owns it and never changes it)."""
+        context = self._stream.codec_context
+        rgba = av.VideoFrame.from_numpy_buffer(pixels, format="rgba")
+        return rgba.reformat(context.width, context.height, context.pix_fmt, threads=context.thread_count)
+
+
+class HeldFrameWriter(SceneFileWriter):
+    """manim's file writer, with each play's video written by a :class:`HeldFrameEncoder`."""
+
+    def _create_segment_encoder(self, target: Path) -> VideoSegmentEncoder:
+        return HeldFrameEncoder(target=target, spec=self.video_encoder)
 
 
 def fades_without_copies(animations) -> None:
