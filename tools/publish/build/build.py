@@ -14,6 +14,7 @@ the first published.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from tools.publish.build.stages import Draft
 from tools.publish.checks import checks, stills
 from tools.publish.publishing import manifest
 from tools.publish.publishing.manifest import Manifest
+from tools.publish.rendering import launch, render
 from tools.publish.rendering.cluster import Cluster
 from tools.publish.rendering.render import QUALITIES, BuildError
 from tools.publish.site import site
@@ -56,7 +58,9 @@ def build(
         raise BuildError(f"unknown quality {quality!r}: choose one of {', '.join(QUALITIES)}")
     figures = catalogue.select(only)
     with manifest.held(renders_dir(quality), say) as held:  # a corrupt manifest is refused before the checks
-        remote = Cluster(scheduler) if scheduler and not plan_only else None  # refused before any work
+        remote = Cluster(scheduler, quality, say) if scheduler and not plan_only else None  # refused before any work
+        if not plan_only:  # the render server imports manim while the checks run; the layout lint forks from it too
+            launch.start_server(render.render_env(quality, Path(os.devnull), Path(os.devnull)))
         try:
             # Two lint processes even for a one-job build: each draws only its figures' last frames.
             checks.run(figures, say, max(jobs, 2), layout=lint and not plan_only)

@@ -145,8 +145,12 @@ def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
 
 
 def _lint_env() -> dict[str, str]:
-    """A lint run's environment: a -q l render's (so they fork from one server), the silent voice, no track."""
-    env = {**render.render_env("l", Path(os.devnull), Path(os.devnull)), "LECTURE_VOICE": "silent"}
+    """A lint run's environment: the silent voice, no track, and the malloc fill of the render server that
+    runs (a build starts it for its quality first), so the lint forks from it too; when none runs, a -q l
+    render's. The fill changes no still (the lint writes no video): only which server a run can fork from."""
+    running = launch.server_settings()
+    rendered = render.render_env("l", Path(os.devnull), Path(os.devnull), reproducible=running is None)
+    env = {**rendered, **(running or {}), "LECTURE_VOICE": "silent"}
     for name in (settings.AUDIO_OUT_ENV, settings.PROGRESS_OUT_ENV):
         env.pop(name, None)
     return env

@@ -11,13 +11,14 @@ Each render runs in a process group of its own under a time limit (tools/files.p
 past it, or when the build fails or is stopped, the whole group is killed.
 
 glibc reads ``MALLOC_PERTURB_`` (render.MALLOC_FILL) when a process starts,
-so the server is started with the value the first render asks for. A render
-that asks for another restarts the server when none of its forks is running
-(the layout lint, run at 480p, starts it with the -q l value; a -q h build then
-restarts it once), else runs ``python -m manim`` as before; so does a render
-from a daemonic process (a Dask worker may not have children of its own).
+so the server is started with the value the first render asks for (a build starts it for its quality before
+its checks, and the layout lint forks from it too). A render that asks for another restarts the server when
+none of its forks is running, else runs ``python -m tools.publish.rendering.fast_manim`` (manim's command
+line in a new process); so does a render from a daemonic process, which multiprocessing allows no children
+(a Dask worker started without ``DASK_DISTRIBUTED__WORKER__DAEMON=False``: docs/cluster.md).
 
-The server and its forks copy mobjects the fast way (tools/publish/rendering/mobject_copy.py).
+The server and its forks, and fast_manim's processes, copy mobjects, parse texts and shade 3-D faces the fast
+way (tools/publish/rendering/fast_manim.py).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def run_manim(args: list[str], env: dict[str, str], log: Path, limit: Limit | No
             _release_server()
     with open(log, "w", encoding="utf-8") as stream:
         return run_limited(
-            [sys.executable, "-m", "manim", *args],
+            [sys.executable, "-m", "tools.publish.rendering.fast_manim", *args],
             limit,
             what,
             cwd=settings.ROOT,
@@ -100,6 +101,12 @@ def _server_for(env: dict[str, str]) -> bool:
 def start_server(env: dict[str, str]) -> None:
     """Start the server for renders with `env` now (it imports manim in the background), if none runs yet."""
     _server_for(env)
+
+
+def server_settings() -> dict[str, str] | None:
+    """The AT_START variables the server was started with (its forks' malloc fill), or None when none was."""
+    with _lock:
+        return None if _server_env is None else dict(_server_env)
 
 
 def _claim_server(env: dict[str, str]) -> bool:
