@@ -171,13 +171,11 @@ def _preload() -> None:
     import manim.__main__
 
     from tools.publish.build import build
-    from tools.publish.rendering import face_cache, mobject_copy
+    from tools.publish.rendering import fast_manim
     from tools.voice import readings
 
     del manim, build
-    mobject_copy.install()
-    face_cache.install()
-    text_shapes.install()
+    fast_manim.install()
     stills.drawing_stack()
     glyphs.typst_families()
     with contextlib.suppress(Exception):  # a missing font: the run's glyph check says so

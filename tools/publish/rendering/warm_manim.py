@@ -1,6 +1,6 @@
 """What the fork server of tools/publish/rendering/launch.py imports before it forks any render: manim, with its
-mobjects copied the fast way (tools/publish/rendering/mobject_copy.py), parsed texts shared (text_shapes.py) and
-3-D faces' shading kept (face_cache.py); and the chapter builders every figure's scene imports.
+mobjects copied the fast way, parsed texts shared and 3-D faces' shading kept (fast_manim.py); and the chapter
+builders every figure's scene imports.
 
 Imported there only. It first points the process's output at /dev/null, so
 that manim's console, set up when manim is imported, finds a file and not a
@@ -23,9 +23,7 @@ import manim.__main__  # noqa: E402, F401
 import ml_dtypes  # noqa: E402, F401  (the fp8 checks' second route imports it when asked: 0.7 s, once here)
 
 from tools.course import catalogue  # noqa: E402
-from tools.publish.rendering import face_cache, mobject_copy, text_shapes  # noqa: E402
+from tools.publish.rendering import fast_manim  # noqa: E402
 
-mobject_copy.install()
-face_cache.install()
-text_shapes.install()
+fast_manim.install()
 catalogue.import_builders()
