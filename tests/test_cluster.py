@@ -2,11 +2,13 @@
 same video as a local render of it whole."""
 
 import hashlib
+import multiprocessing
 import os
+import re
 from importlib.metadata import version
 
 import pytest
-from helpers import BIN, build_env, build_figure, run
+from helpers import BIN, ROOT, build_env, build_figure, run
 
 from tools import files
 from tools.course import catalogue
@@ -61,13 +63,17 @@ def test_without_distributed_or_a_scheduler_the_build_says_so(tmp_path):
 
 @pytest.mark.slow
 def test_a_figure_split_across_a_two_worker_local_cluster_matches_a_local_whole_render(tmp_path, monkeypatch):
+    import dask
     from distributed import LocalCluster
 
     # The workers inherit this environment: their own cache, and no voice at all, so a worker that
     # tried to synthesize instead of using the shipped audio would fail.
     monkeypatch.setenv("LECTURE_CACHE", str(tmp_path / "worker-cache"))
     monkeypatch.setenv("LECTURE_VOICE", "no-such-voice")
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local:
+    with (
+        dask.config.set(cluster.WORKER_CONFIG),  # workers that fork their renders from a render server of their own
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local,
+    ):
         env = build_env(tmp_path / "remote") | {"LECTURE_VOICE": "silent"}
         done = run(
             [
@@ -86,6 +92,7 @@ def test_a_figure_split_across_a_two_worker_local_cluster_matches_a_local_whole_
             env=env,
         )
         assert done.returncode == 0, done.stdout + done.stderr
+        assert "daemonic" not in done.stdout
         # The second worker, idle, took over the rest of the figure: at least two parts, a log each on the
         # workers (a loaded machine may see a worker idle again and cut the rest once more).
         assert "optimal_step_parabola: from " in done.stdout
@@ -99,3 +106,28 @@ def test_a_figure_split_across_a_two_worker_local_cluster_matches_a_local_whole_
         return hashlib.sha256(path.read_bytes()).hexdigest()
 
     assert digest(tmp_path / "remote") == digest(tmp_path / "local")
+
+
+def test_a_daemonic_worker_says_it_cannot_fork_its_renders():
+    """multiprocessing allows a daemonic process no children, so no render server: warm_worker says so (the
+    build names such workers), and starts nothing."""
+    context = multiprocessing.get_context("fork")
+    answer = context.Queue()
+    worker = context.Process(target=lambda: answer.put(cluster.warm_worker("l")), daemon=True)
+    worker.start()
+    assert answer.get(timeout=60) is False
+    worker.join(timeout=60)
+    assert worker.exitcode == 0
+
+
+def test_the_worker_settings_are_the_ones_docs_cluster_md_gives():
+    """Each of WORKER_CONFIG, as the environment variable `dask worker` reads it, is in docs/cluster.md with its
+    value, and Dask reads those variables back as WORKER_CONFIG."""
+    import dask.config
+
+    docs = (ROOT / "docs" / "cluster.md").read_text(encoding="utf-8")
+    given = dict(re.findall(r"\b(DASK_[A-Z_]+)=(\S+)", docs))
+    read = dask.config.collect_env(given)
+    for key, value in cluster.WORKER_CONFIG.items():
+        assert dask.config.get(key.replace("-", "_"), config=read) == value, key
+    assert len(given) == len(cluster.WORKER_CONFIG)

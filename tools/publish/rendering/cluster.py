@@ -23,18 +23,35 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import tempfile
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 
 from tools import settings
 from tools.files import bytes_sha256, source_digest, write_atomically
-from tools.publish.rendering import render
+from tools.publish.rendering import launch, render
 from tools.publish.rendering.render import BuildError, Rendered, SceneRef
 
+# What a worker should run with (docs/cluster.md gives them as environment variables for `dask worker`):
+# - not as a daemonic process, which multiprocessing allows no children: a worker that is one cannot fork its
+#   renders from a render server (tools/publish/rendering/launch.py) and starts manim anew for each, about two
+#   seconds of CPU a render part;
+# - without what watches a worker at work many times a second (its statistical profiler every 10 ms, the GIL
+#   every 1 ms, the event loop every 20 ms, its memory every 100 ms): a task here waits on a manim process, and
+#   two workers whose tasks waited spent 5.6% of a core on being watched (0.6% with these settings).
+WORKER_CONFIG = {
+    "distributed.worker.daemon": False,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+}
 CONNECT_TIMEOUT = "5s"
 RELAY_SECONDS = 0.5
 SHIP_SECONDS = 60.0  # what a task's limit on the client adds to the render's own, to ship the files
@@ -113,6 +130,13 @@ def render_task(task: Task) -> dict[str, dict]:
         files = {name: path.read_bytes() for name, path in _files(rendered).items() if path.exists()}
         partials = {f"partial {movie.name}": movie.read_bytes() for movie in rendered.partials.glob("*.mp4")}
         return shipped(files | partials)
+
+
+def warm_worker(quality: str) -> bool:
+    """Run on every worker when a build connects: start its render server for `quality` now, so it imports
+    manim while the build checks and narrates (as the local build's does); whether the worker can fork its
+    renders from it (a daemonic worker cannot: WORKER_CONFIG)."""
+    return launch.start_server(render.render_env(quality, Path(os.devnull), Path(os.devnull)))
 
 
 class _Relay:
@@ -201,7 +225,9 @@ def _log_to_file() -> Path:
 class Cluster:
     """The client's side: a connection to the scheduler, and renders sent through it."""
 
-    def __init__(self, address: str):
+    def __init__(self, address: str, quality: str = "l", say: Callable[[str], None] = print):
+        """Connect to the scheduler at `address` and have its workers start their render servers for `quality`;
+        `say` names the workers that cannot fork their renders."""
         try:
             from distributed import Client
         except ImportError:
@@ -213,6 +239,18 @@ class Cluster:
             raise ClusterError(f"no Dask scheduler at {address}: {err}") from None
         self.source = source_digest()
         self.address = address
+        try:
+            forking = self.client.run(warm_worker, quality)
+        except Exception as err:  # a worker whose checkout lacks it: its first task refuses, naming the source
+            forking = {}
+            say(f"  the workers could not start their render servers ({type(err).__name__}: {err})")
+        daemonic = sorted(worker for worker, forks in forking.items() if not forks)
+        if daemonic:
+            say(
+                f"  {len(daemonic)} of {len(forking)} workers run as daemonic processes ({', '.join(daemonic)}): "
+                "each of their renders starts manim anew; start them with DASK_DISTRIBUTED__WORKER__DAEMON=False "
+                "(docs/cluster.md)"
+            )
 
     task_function = staticmethod(render_task)  # what a worker runs (a test may wrap it)
 

@@ -98,9 +98,11 @@ def _server_for(env: dict[str, str]) -> bool:
         return _server_env == _at_start(env)
 
 
-def start_server(env: dict[str, str]) -> None:
-    """Start the server for renders with `env` now (it imports manim in the background), if none runs yet."""
-    _server_for(env)
+def start_server(env: dict[str, str]) -> bool:
+    """Start the server for renders with `env` now (it imports manim in the background), if none runs yet;
+    whether renders with `env` fork from it (not in a daemonic process, nor when it runs with other AT_START
+    values)."""
+    return _server_for(env)
 
 
 def server_settings() -> dict[str, str] | None:
