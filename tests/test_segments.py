@@ -75,10 +75,9 @@ def _frame_hashes(path) -> list[str]:
 
 
 def _partial_movies(folders: list) -> list:
-    """The parts' partial movies in play order (each is named by its play's number), as the build joins them."""
-    return sorted(
-        (movie for folder in folders for movie in folder.glob("videos/**/partial_movie_files/**/*.mp4")),
-        key=lambda movie: movie.name,
+    """The parts' partial movies in play order, each play once, as the build joins them."""
+    return segments.each_play_once(
+        [folder for base in folders for folder in base.glob("videos/**/partial_movie_files/*")]
     )
 
 
@@ -112,6 +111,15 @@ def test_parts_joined_are_the_whole_render_frame_for_frame(figure, tmp_path, mon
     _render(figure, tmp_path / "t1", [], {**env, FROM_SECONDS_ENV: cut})
     _same_frames(figure, whole, [tmp_path / "t0", tmp_path / "t1"], tmp_path / "by_time.mp4")
     assert os.path.getsize(first) < os.path.getsize(whole)  # it did stop early
+    # A first part told to stop late (on a cluster its stop time comes over the network): it renders plays the
+    # second renders too, and the figure has each once.
+    stop.write_text(repr(seconds * 0.6))
+    _render(figure, tmp_path / "late", [], {**env, STOP_FILE_ENV: str(stop)})
+    overlap = {m.name for m in _partial_movies([tmp_path / "late"])} & {
+        m.name for m in _partial_movies([tmp_path / "t1"])
+    }
+    assert overlap
+    _same_frames(figure, whole, [tmp_path / "late", tmp_path / "t1"], tmp_path / "late_and_t1.mp4")
 
 
 @pytest.mark.slow

@@ -265,8 +265,20 @@ class FigureRender:
         if len(parts) == 1:
             return last
         video = work / "joined.mp4"
-        join(sorted((path for p in parts for path in p.rendered.partials.glob("*.mp4")), key=lambda f: f.name), video)
+        join(each_play_once([p.rendered.partials for p in parts]), video)
         return Rendered(video, last.srt, last.track, last.progress, last.partials)
+
+
+def each_play_once(folders: list[Path]) -> list[Path]:
+    """The partial movies in the parts' `folders`, in play order (each is named by its play's number), each play
+    once. A part whose stop time reached it late (over a cluster, up to a relay's poll after the cut) has
+    rendered plays past the cut that the next part renders too: the same frames (scenes/segments.py), joined
+    once, or the figure would show them twice."""
+    movies: dict[str, Path] = {}
+    for folder in folders:
+        for movie in folder.glob("*.mp4"):
+            movies.setdefault(movie.name, movie)
+    return [movies[name] for name in sorted(movies)]
 
 
 def join(partial_movies: list[Path], dst: Path) -> None:
