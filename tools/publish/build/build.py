@@ -59,7 +59,7 @@ def build(
     figures = catalogue.select(only)
     with manifest.held(renders_dir(quality), say) as held:  # a corrupt manifest is refused before the checks
         remote = Cluster(scheduler, quality, say) if scheduler and not plan_only else None  # refused before any work
-        if not plan_only:  # the render server imports manim while the checks run; the layout lint forks from it too
+        if not plan_only and (remote is None or lint):  # it imports manim while the checks run; the lint forks too
             launch.start_server(render.render_env(quality, Path(os.devnull), Path(os.devnull)))
         try:
             # Two lint processes even for a one-job build: each draws only its figures' last frames.
