@@ -143,26 +143,28 @@ class SegmentRenderer(CairoRenderer):
 
 
 class HeldFrameEncoder(VideoSegmentEncoder):
-    """manim's encoder of one play's video, but a frame written for several frames in a row (a wait's
-    ``repeat``) is converted from RGBA to the stream's pixel format once, and those planes go to x264 again
-    with each new timestamp.
+    """manim's encoder of one play's video, but handed each frame already in the stream's pixel format (by
+    :class:`HeldFrameWriter`), and a frame written for several frames in a row (a wait's ``repeat``) goes to
+    x264 as the same planes with each new timestamp.
 
-    manim builds a new frame from the RGBA array (a copy) and converts it for every repeat: at 1080p60 about
-    4 of the 10 ms of CPU a held frame cost; x264's 6 ms stay, as the same frames must come out of it. Every
-    frame is read from manim's array in place, not copied. The conversion is the one the encoder makes itself
-    (the same size, format, scaler and threads), and x264 copies what it is handed,
-    so the video is byte for byte manim's (tests/test_held_frames.py).
+    manim builds a new frame from the RGBA array (a copy) and converts it for every repeat, on the encoder's
+    thread: at 1080p60 about 4 of the 10 ms of CPU a held frame cost; x264's 6 ms stay, as the same frames must
+    come out of it. The conversion is the one the encoder makes itself (the same size, format, scaler and
+    threads), and x264 copies what it is handed, so the video is byte for byte manim's
+    (tests/test_held_frames.py).
     """
 
-    def write_frame(self, pixels: np.ndarray, *, repeat: int = 1) -> None:
-        self._validate_frame(pixels, repeat)
+    def write_frame(self, frame: np.ndarray | av.VideoFrame, *, repeat: int = 1) -> None:
+        """Encode `frame` (converted, or an RGBA array as manim's writer hands it) for `repeat` frames."""
+        if isinstance(frame, np.ndarray):
+            self._validate_frame(frame, repeat)
+            frame = self.converted(frame)
         time_base = Fraction(self.spec.frame_rate.denominator, self.spec.frame_rate.numerator)
         try:
-            planes = self.converted(pixels)
             for _ in range(repeat):
-                planes.pts, planes.time_base = self._next_pts, time_base
+                frame.pts, frame.time_base = self._next_pts, time_base
                 self._next_pts += 1
-                for packet in self._stream.encode(planes):
+                for packet in self._stream.encode(frame):
                     self._container.mux(packet)
         except BaseException as error:
             raise self._operation_error("encode", error) from error
@@ -176,7 +178,21 @@ class HeldFrameEncoder(VideoSegmentEncoder):
 
 
 class HeldFrameWriter(SceneFileWriter):
-    """manim's file writer, with each play's video written by a :class:`HeldFrameEncoder`."""
+    """manim's file writer, with each play's video written by a :class:`HeldFrameEncoder`, and each frame
+    converted on the drawing thread as it is written.
+
+    At 1080p60 x264 and the conversion from RGBA, both on the encoder's thread, took three times what drawing
+    took, and the drawing thread waited for them: converting there, the two threads share the work (the
+    conversion holds no lock, so it runs beside x264), and a frame waits in the queue as a YUV frame, not an
+    RGBA array two and a half times its size.
+    """
+
+    def write_frame(self, pixels: np.ndarray, *, repeat: int = 1) -> None:
+        job = self._current_encode_job
+        if self.output_spec.is_video and not self.output_spec.is_image_sequence and job and not job.failed:
+            job.encoder._validate_frame(pixels, repeat)
+            pixels = job.encoder.converted(pixels)
+        super().write_frame(pixels, repeat=repeat)
 
     def _create_segment_encoder(self, target: Path) -> VideoSegmentEncoder:
         return HeldFrameEncoder(target=target, spec=self.video_encoder)

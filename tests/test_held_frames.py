@@ -92,16 +92,19 @@ def _render_tiny(figure_id: str, media, plain: bool, env: dict):
         str(catalogue.chapter(fig.chapter).scene_file),
         fig.scene_class,
     ]
-    # manim's encoder put back in the scene's file writer, saying so for each play: the render as plain manim
-    # writes it.
-    plain_encoder = (
-        "from manim.scene.scene_file_writer import SceneFileWriter; from scenes import segments; "
-        "segments.HeldFrameWriter._create_segment_encoder = lambda writer, target: "
-        "print(PLAIN, file=sys.stderr) or SceneFileWriter._create_segment_encoder(writer, target); "
+    # manim's own file writer in the scene's renderer, saying so for each play: the render as plain manim writes it.
+    plain_writer = (
+        "from manim.scene.scene_file_writer import SceneFileWriter\n"
+        "from scenes import segments\n"
+        "class Plain(SceneFileWriter):\n"
+        "    def _create_segment_encoder(self, target):\n"
+        "        print(PLAIN, file=sys.stderr)\n"
+        "        return super()._create_segment_encoder(target)\n"
+        "segments.HeldFrameWriter = Plain\n"
         if plain
         else ""
     )
-    code = f"import sys; {plain_encoder}from manim.__main__ import main; main(args=sys.argv[1:], prog_name='manim')"
+    code = f"import sys\n{plain_writer}from manim.__main__ import main\nmain(args=sys.argv[1:], prog_name='manim')"
     done = run([sys.executable, "-c", code.replace("PLAIN", repr(PLAIN)), *args], env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert (PLAIN in done.stderr) == plain
