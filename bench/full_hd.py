@@ -53,6 +53,7 @@ MANIM = [PY, "-m", "manim"]
 LECTURE = [PY, "-m", "tools.cli"]  # this checkout's code, whatever the venv has installed
 QUALITY_DIRS = {"l": "480p15", "m": "720p30", "h": "1080p60", "k": "2160p60"}
 TABLES = ("figure", "chapter", "held", "profile", "cluster")
+ONE_ENCODER = ("--max-inflight-encoders", "1")  # manim's default; manim.cfg sets 2
 # The stages of a render the profile times, in CPU seconds of the thread that spends each.
 PROFILED = ("scene and drawing", "RGBA→YUV", "drawing thread's RGBA→YUV", "x264 and muxing", "joining the plays")
 
@@ -146,22 +147,12 @@ class Bench:
         self.runs += 1
         return self.tmp / f"{name}-{self.runs}"
 
-    def plain(self, quality: str, chapter: str, figure: str | None = None) -> Cost:
+    def plain(self, quality: str, chapter: str, figure: str | None = None, flags: tuple[str, ...] = ()) -> Cost:
+        """Plain manim on the chapter, or on one figure of it, with `flags` added."""
         scene = [scene_class(figure)] if figure else []
         media = self.fresh("media")
-        cost = measured(
-            [
-                *MANIM,
-                f"-q{quality}",
-                "--progress_bar",
-                "none",
-                "--media_dir",
-                str(media),
-                f"scenes/{chapter}.py",
-                *scene,
-            ],
-            self.env,
-        )
+        command = [*MANIM, f"-q{quality}", *flags, "--progress_bar", "none", "--media_dir", str(media)]
+        cost = measured([*command, f"scenes/{chapter}.py", *scene], self.env)
         shutil.rmtree(media, ignore_errors=True)
         return cost
 
@@ -329,20 +320,28 @@ def ratio(plain: Cost, ours: Cost) -> str:
     return f"{plain.wall / ours.wall:.2f}× ({plain.cpu / ours.cpu:.2f}× CPU)"
 
 
-def versus_plain(b: Bench, what: str) -> str:
-    """`what` ("figure" or "chapter"): plain manim against a cold build, interleaved rounds."""
+def versus_plain(b: Bench, what: str) -> list[str]:
+    """`what` ("figure" or "chapter"): plain manim against a cold build, interleaved rounds; for the figure, also
+    plain manim with one play's video encoding at a time (manim's default; manim.cfg has two)."""
     q, chapter, figure = b.args.quality, b.args.chapter, b.args.figure if what == "figure" else None
     only = f"{chapter}/{figure}" if figure else chapter
-    costs = interleaved(
-        {
-            "plain manim": lambda n: b.plain(q, chapter, figure),
-            "lecture build -j 2": lambda n: b.build(q, only),
-        },
-        b.args.rounds,
-    )
+    sides = {
+        "plain manim": lambda n: b.plain(q, chapter, figure),
+        "lecture build -j 2": lambda n: b.build(q, only),
+    }
+    if figure:
+        sides["plain manim, one encoder in flight"] = lambda n: b.plain(q, chapter, figure, ONE_ENCODER)
+    costs = interleaved(sides, b.args.rounds)
     plain, ours = costs["plain manim"], costs["lecture build -j 2"]
-    scene = f" {scene_class(figure)}" if figure else ""
-    return f"| {only} at -q {q} | {ours} | {plain} (`manim -q{q} scenes/{chapter}.py{scene}`) | {ratio(plain, ours)} |"
+    command = f"`manim -q{q} scenes/{chapter}.py{f' {scene_class(figure)}' if figure else ''}`"
+    rows = [f"| {only} at -q {q} | {ours} | {plain} ({command}) | {ratio(plain, ours)} |"]
+    if figure:
+        one = costs["plain manim, one encoder in flight"]
+        rows.append(
+            f"| plain manim on it, two plays encoding at once (manim.cfg) against one (`{' '.join(ONE_ENCODER)}`) | "
+            f"{plain} | {one} | {ratio(one, plain)} |"
+        )
+    return rows
 
 
 def held_table(b: Bench, chapters: list[str], profiles: dict[str, dict]) -> list[str]:
@@ -544,7 +543,7 @@ def main() -> None:
             print("| work | `lecture build -j 2` (cold, lint included) | plain manim | ratio |\n|---|---|---|---|")
             for what in ("figure", "chapter"):
                 if what in args.tables:
-                    print(versus_plain(b, what), flush=True)
+                    print("\n".join(versus_plain(b, what)), flush=True)
             print()
         profiles: dict[str, dict] = {}
         if "profile" in args.tables:
