@@ -119,9 +119,30 @@ def test_the_numbers_panel_gives_each_fact_its_how_value_checks_source_and_first
     assert "出处：某论文 Table 4" in html
 
 
-def test_the_gallery_card_links_each_line_to_the_embed_page_at_that_second(kit):
+def record(path) -> str:
+    """The HTML a player's record (notes/…/<id>.js) hands kit.js."""
+    script = path.read_text(encoding="utf-8")
+    assert script.startswith("LectureKit.notesArrived(")
+    assert script.endswith(");\n")
+    return json.loads(script.removeprefix("LectureKit.notesArrived(").removesuffix(");\n"))
+
+
+def test_the_gallery_card_loads_its_notes_and_links_each_line_to_the_embed_page_at_that_second(kit):
     html = (kit / "index.html").read_text(encoding="utf-8")
-    assert 'href="embed/vanishing_gradients.html#t=8.250" data-start="8.250" data-cue="c3"' in html
+    assert 'data-notes="notes/figures/vanishing_gradients.js"' in html
+    assert "第三句" not in html  # not inlined: loaded when opened
+    # Without scripts, each placeholder links to the page that holds it.
+    assert html.count('<a href="embed/vanishing_gradients.html">在单独播放页上看</a>') == 2
+    assert ">文字稿 · 3 段</summary>" in html
+    assert ">这些数从哪来 · 3 个</summary>" in html
+    notes = record(kit / "notes" / "figures" / "vanishing_gradients.js")
+    assert 'href="embed/vanishing_gradients.html#t=8.250" data-start="8.250" data-cue="c3"' in notes
+    assert 'data-fact="shrink_end"' in notes
+    # Its track inline, so that it plays from disk and on another site's page.
+    (track,) = re.findall(r"<track [^>]*>", notes)
+    assert 'kind="captions"' in track
+    assert 'src="data:text/vtt;charset=utf-8;base64,' in track
+    assert 'src="media/backprop/vanishing_gradients.mp4"' in notes
 
 
 def test_titles_and_topic_headings_come_from_the_catalogue(tmp_path, monkeypatch):
