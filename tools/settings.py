@@ -5,7 +5,8 @@
 files and logs, and ``LECTURE_VOICE`` picks the speech engine; the
 ``command`` engine runs ``LECTURE_VOICE_COMMAND``, hands it the cue as
 ``LECTURE_VOICE_INPUT`` (``text`` or ``pinyin``) and keys its cache on the
-files in ``LECTURE_VOICE_FILES`` (separated by ``:``). A scene
+files in ``LECTURE_VOICE_FILES`` (separated by ``:``). ``LECTURE_KIT_URL`` is the address the
+course site will be served from (its snippets and oEmbed records name it). A scene
 rendered by ``lecture build`` hands its whole audio track to the build
 through the file named in ``LECTURE_AUDIO_OUT`` and writes the seconds of
 video rendered so far, after every play, to the file named in

@@ -5,22 +5,28 @@ into one folder that can be copied under any site root::
 
     index.html             gallery: the chapters under their topics, each chapter video, its figures, search
     embed/<figure>.html    a bare player per figure, for an <iframe>, with its transcript and numbers panel
-    embed.json             per figure: snippets to paste, paths, duration, poster, facts, checks, transcript
+    notes/figures/<figure>.js, notes/chapters/<chapter>.js
+                           a player's record (the embed page's player, tracks inline), loaded when wanted
+    oembed/<figure>.json   the figure's oEmbed record, named by its embed page
+    embed.json             per figure: snippets to paste (per site generator), paths, tracks, facts, transcript
     pagefind/…             the search index (Pagefind, written here at publish time) and its script
     media/…                the published files (hard links, same relative layout)
-    kit.css, kit.js
+    kit.css, kit.js        the player (window.LectureKit)
+    lecture-clip.js        <lecture-clip>, for a course site's pages (docs/embedding.md)
+    hugo/…                 the Hugo shortcode that writes one
 
 Beside every clip: its transcript (one line per cue, which seeks the clip there) and its numbers panel
 「这些数从哪来」 (every fact with how it is computed, the checks that guard it, its source and where it is
 first spoken), from the figure's manifest entry (tools/publish/publishing/figure_notes.py). ``embed/<id>.html#t=S``
-starts a clip at S seconds. The pages come from the Jinja2 templates in ``site_templates/``, with
+starts a clip at S seconds. The pages come from the Jinja2 templates in ``templates/``, with
 autoescape on; the site's title is the build plan's (from the catalogue's ``TOPICS``), its topic headings
 the manifest's chapters'.
 
-Every path is relative and nothing is fetched from the network. The gallery
-carries its caption and chapter tracks inline (``data:`` URLs), so it works
-opened straight from disk, where Chromium refuses a track file; the embed
-pages and the snippets point at the ``.vtt`` files, as a served page can.
+Every path is relative, or starts with the kit's address (``LECTURE_KIT_URL``) where it must be whole (oEmbed, the
+snippets), and nothing is fetched from the network. The gallery holds no transcript, numbers panel or track: each
+card loads its record when it plays or its notes are opened, as a script, so the gallery works opened straight from
+disk (where Chromium refuses to fetch a file or load a track file: the records carry their tracks as ``data:`` URLs).
+The embed pages and the snippets point at the ``.vtt`` files, as a served page can.
 Search needs the page served (``lecture serve`` or any static host).
 The kit is written to a staging folder and swapped in: never half-written.
 """
@@ -351,7 +357,7 @@ def _gallery(
     return page, records
 
 
-# Each generator's snippet: seen working by a test, or untested (docs/embedding.md says how each was tried).
+# Each generator's snippet: seen working (by a test, or by hand) or untested; docs/embedding.md says how.
 GENERATORS = {
     "mkdocs": {
         "tested": "tests/test_course_site.py: examples/course-site built with MkDocs Material, played in Chromium",
@@ -363,11 +369,11 @@ GENERATORS = {
         "the snippet is JSX in the .mdx page",
     },
     "sphinx": {
-        "tested": "untested",
+        "tested": "by hand: Sphinx 9.0.4 (alabaster), the page built and its clip played in Chromium",
         "setup": "conf.py: html_js_files = ['{kit}lecture-clip.js']",
     },
     "hugo": {
-        "tested": "untested",
+        "tested": "by hand: Hugo 0.111.3, the page built with the shortcode and its clip played in Chromium",
         "setup": f"copy the kit's {HUGO_SHORTCODE} into the site's layouts/shortcodes/, and set "
         "params.lectureKit = '{kit}' in the site's configuration",
     },

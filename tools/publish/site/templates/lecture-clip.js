@@ -72,6 +72,12 @@
     class extends HTMLElement {
       connectedCallback() {
         if (this.shadowRoot) return;
+        // Loaded in the head without defer (Sphinx's html_js_files), the element is connected before the parser has
+        // read its fallback link, where its title is: wait for the page.
+        if (document.readyState === "loading") {
+          document.addEventListener("DOMContentLoaded", this.connectedCallback.bind(this), { once: true });
+          return;
+        }
         var meta = document.querySelector('meta[name="lecture-kit"]');
         var told = this.getAttribute("kit") || (meta && meta.content);
         var figure = this.getAttribute("figure") || "";
