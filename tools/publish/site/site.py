@@ -59,7 +59,7 @@ TEMPLATES = Path(__file__).with_name("templates")
 STATIC = ("kit.css", "kit.js", "lecture-clip.js")
 # The Hugo shortcode the kit ships (docs/embedding.md): copied into a Hugo site's layouts/shortcodes/.
 HUGO_SHORTCODE = "hugo/layouts/shortcodes/lecture.html"
-NOTES = "notes"  # per figure and chapter video, its player's record, loaded when wanted (notes_record)
+NOTES = "notes"  # per figure and chapter video, its player's record, loaded when wanted (figure_record)
 OEMBED = "oembed"
 SEARCH = "pagefind"
 # Pagefind's own ready-made search interfaces, which the kit does not use (kit.js draws its results).
@@ -162,6 +162,11 @@ def _media(path: str) -> str:
     return f"media/{path}"
 
 
+def _published(out_dir: Path, kit_path: str) -> Path:
+    """The published file a kit path names: the kit's media/ mirrors renders/<quality>/."""
+    return out_dir / kit_path.removeprefix("media/")
+
+
 def _cites(line: dict, fig_id: str, name: str) -> bool:
     return name in line["cites"] or f"{fig_id}.{name}" in line["cites"]
 
@@ -256,7 +261,7 @@ def figure_record(view: dict, out_dir: Path) -> str:
     """What a <lecture-clip> puts in its page on play, and a gallery card takes its tracks and notes from: the embed
     page's player, paths from the kit's folder, each track inline (a data: URL, which plays from disk and from
     another site, where a track file needs CORS)."""
-    inline = [(kind, _data_url(out_dir / path.removeprefix("media/")), label) for kind, path, label in view["tracks"]]
+    inline = [(kind, _data_url(_published(out_dir, path)), label) for kind, path, label in view["tracks"]]
     player = _ENV.get_template("parts.html.j2").module.player
     return _record(str(player(view | {"tracks": inline}, page=view["page"], heading="p")))
 
