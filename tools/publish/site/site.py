@@ -383,7 +383,11 @@ GENERATORS = {
         "params.lectureKit = '{kit}' in the site's configuration",
     },
     "quarto": {"tested": "untested", "setup": "none: Quarto's own video shortcode, pointing at the MP4"},
-    "myst": {"tested": "untested", "setup": "none: the iframe directive of MyST (mystmd, Jupyter Book 2)"},
+    "myst": {
+        "tested": "untested in a browser: mystmd 1.8.3 reads it as an iframe with its caption (its theme could not be "
+        "had here)",
+        "setup": "none: the iframe directive of MyST (mystmd, Jupyter Book 2)",
+    },
 }
 
 
