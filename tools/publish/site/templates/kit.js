@@ -180,16 +180,91 @@
 
   document.querySelectorAll(".clip").forEach(kit.wire);
 
-  // The embed page: #t=SECONDS starts the clip there.
+  // The embed page: #t=SECONDS starts the clip there (beside other settings: #t=12&cc=0).
   if (document.body.classList.contains("embed")) {
     var fromHash = function () {
-      var found = /^#t=(\d+(?:\.\d+)?)$/.exec(location.hash);
+      var found = /(?:^#|&)t=(\d+(?:\.\d+)?)(?:&|$)/.exec(location.hash);
       var video = document.querySelector("video");
       if (found && video) kit.seek(video, parseFloat(found[1]));
     };
     fromHash();
     window.addEventListener("hashchange", fromHash);
   }
+
+  // -- captions and descriptions: the track menu ---------------------------------------------------------------
+  // Under every clip, a menu of its text tracks: its captions (kind captions or subtitles), its descriptions (kind
+  // descriptions: what the picture shows that the voice does not say) and 关 (none). Captions show on the video.
+  // A browser draws no descriptions track, so the chosen one's current line is written into a live region under
+  // the video, which a screen reader reads out as it changes. The captions are on at first; on an embed page,
+  // cc=0 in the address (#cc=0, #t=12&cc=0) starts them off, and cc=1 turns them on again.
+  var TRACK_KINDS = { captions: "字幕", subtitles: "字幕", descriptions: "画面描述" };
+  var captionsWanted = function () {
+    return !/(?:^#|&)cc=0(?:&|$)/.test(location.hash);
+  };
+  var tracksMenus = 0;
+  kit.addon(function (clip, video) {
+    var tracks = Array.prototype.filter.call(video.textTracks, function (track) {
+      return Object.prototype.hasOwnProperty.call(TRACK_KINDS, track.kind);
+    });
+    if (!tracks.length) return;
+    var id = "tracks-" + ++tracksMenus;
+    var bar = document.createElement("div");
+    bar.className = "tracks";
+    var label = document.createElement("label");
+    label.htmlFor = id;
+    label.textContent = "字幕与画面描述";
+    var menu = document.createElement("select");
+    menu.id = id;
+    menu.appendChild(new Option("关", "-1"));
+    tracks.forEach(function (track, i) {
+      menu.appendChild(new Option(TRACK_KINDS[track.kind] + "：" + (track.label || track.language), String(i)));
+    });
+    var said = document.createElement("p");
+    said.className = "described";
+    said.setAttribute("aria-live", "polite");
+    said.hidden = true;
+    bar.appendChild(label);
+    bar.appendChild(menu);
+    video.insertAdjacentElement("afterend", bar);
+    bar.insertAdjacentElement("afterend", said);
+    var chosen = null;
+    var describe = function () {
+      if (!chosen || chosen.kind !== "descriptions") return;
+      var lines = Array.prototype.map.call(chosen.activeCues || [], function (cue) { return cue.text; });
+      said.textContent = lines.join(" ");
+    };
+    tracks.forEach(function (track) {
+      track.addEventListener("cuechange", describe);
+    });
+    var choose = function (index) {
+      chosen = tracks[index] || null;
+      tracks.forEach(function (track) {
+        if (track !== chosen) track.mode = "disabled";
+      });
+      said.textContent = "";
+      said.hidden = !chosen || chosen.kind !== "descriptions";
+      if (chosen) chosen.mode = chosen.kind === "descriptions" ? "hidden" : "showing";
+      menu.value = String(chosen ? index : -1);
+      describe();
+    };
+    var firstCaptions = function () {
+      for (var i = 0; i < tracks.length; i++) if (tracks[i].kind !== "descriptions") return i;
+      return -1;
+    };
+    var embed = document.body.classList.contains("embed");
+    choose(embed && !captionsWanted() ? -1 : firstCaptions());
+    menu.addEventListener("change", function () {
+      choose(parseInt(menu.value, 10));
+    });
+    if (embed) {
+      var wanted = captionsWanted();
+      window.addEventListener("hashchange", function () {
+        if (captionsWanted() === wanted) return;  // another setting changed (#t=), not cc
+        wanted = captionsWanted();
+        choose(wanted ? firstCaptions() : -1);
+      });
+    }
+  });
 
   // The gallery's search: a static Pagefind index (pagefind/), loaded on the first keystroke.
   var box = document.body.classList.contains("gallery") && document.getElementById("search-box");
