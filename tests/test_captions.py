@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tools.voice import audio, captions, cues, timing
 from tools.voice.captions import Caption, SpokenCue
@@ -234,3 +236,42 @@ def test_every_event_starts_within_100_ms_of_the_speech_the_audio_shows(isolated
     for event in events:
         nearest = min(onsets, key=lambda t: abs(t - event.start))
         assert abs(nearest - event.start) <= 0.1, (event, onsets)
+
+
+# -- any text ---------------------------------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        "梯度",
+        "的",
+        "一层",
+        "参数",
+        "乘上",
+        "输出",
+        "，",
+        "。",
+        "？",
+        "Adam",
+        " 46,956 ",
+        " 1.9×10⁻⁶ ",
+        "ZeRO-3",
+        "（",
+        "）",
+    ]
+)
+
+
+@given(st.lists(_PIECES, min_size=1, max_size=60).map("".join))
+def test_any_caption_becomes_events_within_the_rules_in_order(text):
+    events = captions.cue_events(text, _even(text))
+    said = [t for t in _even(text) if t is not None]
+    assert bool(events) == bool(said)
+    for line, start, end in events:
+        assert captions.line_width(line) <= captions.MAX_LINE_WIDTH
+        assert start < end
+    shown = "".join(line for line, _, _ in events).replace("\u3000", "").replace(" ", "")
+    kept = "".join(ch for ch in text if ch not in "，。、；：" and not ch.isspace())
+    assert shown == (kept if said else "")  # every character but the commas and full stops, in order
+    for whole in ("46,956", "1.9×10⁻⁶", "Adam"):
+        if whole in text:
+            assert any(whole in line for line, _, _ in events)
