@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tools.course import catalogue
 from tools.voice import audio, captions, cues, timing
 from tools.voice.captions import Caption, SpokenCue
 from tools.voice.cues import Cue
@@ -162,6 +163,18 @@ def test_a_latin_term_said_as_letters_takes_its_syllables():
     assert _at(times[0]) == pytest.approx((0.0, 0.5))  # F, said ai2 fu5
     assert _at(times[2]) == pytest.approx((0.7, 0.9))  # 8 said 八
     assert _at(times[4]) == pytest.approx((0.9, 1.1))
+
+
+def test_every_cue_of_the_course_lines_its_spoken_text_up_with_its_pinyin():
+    """Each token of a cue's speech (a Hanzi, a Latin term) has its token in the pinyin the voice gets, so the
+    voice's times reach every caption character (caption_times shares the cue evenly where they do not)."""
+    counts = {
+        f"{cue.chapter}/{cue.id}": (len(timing.speech_tokens(cue.speech)), len(timing.tokens(cue.pinyin)))
+        for fig in catalogue.figures()
+        for cue in cues.figure_cues(fig.id)
+    }
+    misaligned = [f"{cue}: {said} spoken, {read} in pinyin" for cue, (said, read) in counts.items() if said != read]
+    assert misaligned == []
 
 
 def test_the_fallback_shares_the_voiced_stretch_by_syllables_and_pauses():
