@@ -62,6 +62,7 @@ _CLAUSE_END = "。！？；，、：,;:!?"
 _SENTENCE_END = "。！？!?"
 _CLOSING = "）》」』”’)]"
 _OPENING = "（《「『“‘(["
+_OPERATORS = "＋＝×÷−＜＞≈≤≥+=/<>"  # a formula (2＋2＋12 ＝ 16) is read whole, as a number is
 # A number or a Latin word, never broken: its inner dots, commas, signs and exponents included.
 _RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,'×⁰¹²³⁴⁵⁶⁷⁸⁹⁻\-−]*[A-Za-z0-9⁰¹²³⁴⁵⁶⁷⁸⁹]|[A-Za-z0-9]")
 _FORBIDDEN = 1e6  # inside a number or a Latin word: only where it is wider than a line
@@ -151,6 +152,8 @@ def _break_cost(text: str, times: Sequence[Span | None], at: int, runs: set[int]
         return _FORBIDDEN
     if right in _CLAUSE_END or right in _CLOSING or left in _OPENING:
         return 200.0  # a line must not start with closing punctuation, nor end with an opening one
+    if left in _OPERATORS or right in _OPERATORS:
+        return 200.0
     if at in inside:
         return _INSIDE_WORD
     if left in _SENTENCE_END:
@@ -180,8 +183,8 @@ def _event_cost(text: str, times: Sequence[Span | None], start: int, end: int) -
         return math.inf
     cost = 0.15 * (MAX_LINE_WIDTH - width) ** 2
     following = _next_said(times, end)
-    if following is not None and following - said[0] < MIN_SECONDS + 0.15:
-        cost += 300.0  # the next event would cut it short of the shortest duration
+    if following is not None and following - said[0] < max(MIN_SECONDS, width / MAX_CPS) + 0.15:
+        cost += 300.0  # the next event would cut it short of the shortest duration or of its reading time
     if width <= 4:
         cost += 60.0
     inner = text[start:end].rstrip().rstrip(_CLAUSE_END)
