@@ -288,3 +288,20 @@ def test_any_caption_becomes_events_within_the_rules_in_order(text):
     for whole in ("46,956", "1.9×10⁻⁶", "Adam"):
         if whole in text:
             assert any(whole in line for line, _, _ in events)
+
+
+# -- lecture captions ------------------------------------------------------------------------------------------
+
+
+def test_lecture_captions_measures_a_figure_and_exits_2_on_a_broken_rule(isolated, monkeypatch, capsys):
+    from tools import cli
+
+    monkeypatch.setenv("LECTURE_VOICE", "silent")
+    assert cli.main(["captions", "-q", "l", "--only", "backprop/gates_circuit"]) == 0
+    said = capsys.readouterr().out
+    assert "captions: 1 figures, 7 cues (7 by proportional)" in said
+    assert "overlapping events: 0; closer than 2 frames: 0" in said
+    assert "breaks inside a jieba word: 0 (0 not justified)" in said
+    monkeypatch.setattr(captions, "MAX_CPS", 2)  # a reader far slower than the voice: events too fast to read
+    assert cli.main(["captions", "-q", "l", "--only", "backprop/gates_circuit"]) == 2
+    assert "gates_circuit: event 1 (" in capsys.readouterr().out
