@@ -37,7 +37,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from tools.voice.timing import Span
 
@@ -105,16 +105,18 @@ def shown(text: str) -> str:
 
 
 @cache
-def _jieba():
+def segmenter():
+    """jieba, its dictionary loaded (about a second: the render fork server loads it once, for every render)."""
     import jieba  # already the readings' segmenter; imported here only when captions are made
 
     jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
     return jieba
 
 
 def words(text: str) -> list[tuple[int, int]]:
     """jieba's words of `text` as (start, end) offsets (its default, accurate mode)."""
-    return [(start, end) for _, start, end in _jieba().tokenize(text)]
+    return [(start, end) for _, start, end in segmenter().tokenize(text)]
 
 
 def inside_words(text: str) -> set[int]:
@@ -196,6 +198,11 @@ def cue_events(text: str, times: Sequence[Span | None]) -> list[tuple[str, float
     cue's audio. Dynamic programming over the places an event may end, for the least total cost: full lines,
     breaks at punctuation or where the voice pauses; never inside a number or a Latin word, inside a jieba word
     only when no other way keeps the line within MAX_LINE_WIDTH."""
+    return list(_cut(text, tuple(times)))
+
+
+@lru_cache(maxsize=512)  # a scene times its figure's events again at every cue: each cue is cut once
+def _cut(text: str, times: tuple[Span | None, ...]) -> tuple[tuple[str, float, float], ...]:
     n = len(text)
     runs, inside = _inside_runs(text), inside_words(text)
     breaks = [_break_cost(text, times, at, runs, inside) for at in range(n + 1)]
@@ -211,7 +218,7 @@ def cue_events(text: str, times: Sequence[Span | None]) -> list[tuple[str, float
                 best[end], back[end] = cost, start
     if best[n] == math.inf:  # nothing fits (a cue without one said character): one event of the whole cue
         said = _said(times, 0, n)
-        return [(shown(text), *said)] if said else []
+        return ((shown(text), *said),) if said else ()
     events, end = [], n
     while end > 0:
         start = back[end]
@@ -219,7 +226,7 @@ def cue_events(text: str, times: Sequence[Span | None]) -> list[tuple[str, float
         assert said is not None  # an event that says nothing costs inf
         events.append((shown(text[start:end]), *said))
         end = start
-    return events[::-1]
+    return tuple(events[::-1])
 
 
 def gap_ms(fps: float) -> int:
