@@ -2,6 +2,7 @@
 descriptions track, as a figure has once it is described): the menu lists both, the captions are on at first,
 #cc=0 starts them off, and the descriptions track, when chosen, speaks its line in a live region under the video."""
 
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -51,6 +52,8 @@ def site(tmp_path_factory):
     for name in ("kit.js", "kit.css"):
         shutil.copy(TEMPLATES / name, folder / name)
     (folder / "index.html").write_text(PAGE, encoding="utf-8")
+    bare = re.sub(r"<track [^>]*>\n?", "", PAGE)  # the same clip without its tracks: a script adds them later
+    (folder / "bare.html").write_text(bare, encoding="utf-8")
     server = serve.make_server(folder, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
@@ -118,3 +121,19 @@ def test_cc_0_in_the_address_starts_the_captions_off_and_cc_1_turns_them_on(page
     page.evaluate("() => { location.hash = '#cc=1'; }")
     page.wait_for_function("() => document.querySelector('video').textTracks[0].mode === 'showing'", timeout=5_000)
     assert page.evaluate(STATE)["value"] == "0"
+
+
+def test_tracks_that_arrive_later_get_the_menu_then(page, site):
+    """A gallery card's tracks come with its notes, after the page is wired: the menu is made when they arrive."""
+    page.goto(site.replace("index.html", "bare.html"))
+    page.wait_for_function("() => document.querySelector('video').readyState >= 1", timeout=20_000)
+    assert page.locator(".tracks").count() == 0
+    page.evaluate("""() => { const v = document.querySelector('video');
+      for (const [kind, src] of [['captions', 'clip.vtt'], ['descriptions', 'clip.descriptions.vtt']]) {
+        const t = document.createElement('track');
+        Object.assign(t, {kind, src, srclang: 'zh', label: '中文', default: true});
+        v.appendChild(t);
+      } }""")
+    page.wait_for_function("() => document.querySelectorAll('.tracks select option').length === 3", timeout=5_000)
+    assert page.locator(".tracks").count() == 1
+    page.wait_for_function("() => document.querySelector('video').textTracks[0].mode === 'showing'", timeout=5_000)

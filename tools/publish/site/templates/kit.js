@@ -196,17 +196,18 @@
   // descriptions: what the picture shows that the voice does not say) and 关 (none). Captions show on the video.
   // A browser draws no descriptions track, so the chosen one's current line is written into a live region under
   // the video, which a screen reader reads out as it changes. The captions are on at first; on an embed page,
-  // cc=0 in the address (#cc=0, #t=12&cc=0) starts them off, and cc=1 turns them on again.
+  // cc=0 in the address (#cc=0, #t=12&cc=0) starts them off, and cc=1 turns them on again. A clip whose tracks
+  // come later (a gallery card's, with its notes) gets its menu when they arrive.
   var TRACK_KINDS = { captions: "字幕", subtitles: "字幕", descriptions: "画面描述" };
   var captionsWanted = function () {
     return !/(?:^#|&)cc=0(?:&|$)/.test(location.hash);
   };
   var tracksMenus = 0;
-  kit.addon(function (clip, video) {
+  var trackMenu = function (video) {
     var tracks = Array.prototype.filter.call(video.textTracks, function (track) {
       return Object.prototype.hasOwnProperty.call(TRACK_KINDS, track.kind);
     });
-    if (!tracks.length) return;
+    if (!tracks.length) return null;
     var id = "tracks-" + ++tracksMenus;
     var bar = document.createElement("div");
     bar.className = "tracks";
@@ -225,8 +226,7 @@
     said.hidden = true;
     bar.appendChild(label);
     bar.appendChild(menu);
-    video.insertAdjacentElement("afterend", bar);
-    bar.insertAdjacentElement("afterend", said);
+    bar.appendChild(said);
     var chosen = null;
     var describe = function () {
       if (!chosen || chosen.kind !== "descriptions") return;
@@ -256,14 +256,36 @@
     menu.addEventListener("change", function () {
       choose(parseInt(menu.value, 10));
     });
-    if (embed) {
-      var wanted = captionsWanted();
-      window.addEventListener("hashchange", function () {
-        if (captionsWanted() === wanted) return;  // another setting changed (#t=), not cc
-        wanted = captionsWanted();
-        choose(wanted ? firstCaptions() : -1);
-      });
-    }
+    bar.followHash = function () {
+      if (embed) choose(captionsWanted() ? firstCaptions() : -1);
+    };
+    return bar;
+  };
+  kit.addon(function (clip, video) {
+    var bar = null;
+    var place = function () {
+      var made = trackMenu(video);
+      if (!made) return;
+      if (bar) bar.replaceWith(made);
+      else video.insertAdjacentElement("afterend", made);
+      bar = made;
+    };
+    place();
+    var waiting = false; // tracks added together (a card's notes) make one new menu
+    video.textTracks.addEventListener("addtrack", function () {
+      if (waiting) return;
+      waiting = true;
+      setTimeout(function () {
+        waiting = false;
+        place();
+      }, 0);
+    });
+    var wanted = captionsWanted();
+    window.addEventListener("hashchange", function () {
+      if (captionsWanted() === wanted) return; // another setting changed (#t=), not cc
+      wanted = captionsWanted();
+      if (bar) bar.followHash();
+    });
   });
 
   // The gallery's search: a static Pagefind index (pagefind/), loaded on the first keystroke.
