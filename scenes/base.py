@@ -161,7 +161,7 @@ class Narrated:
             self._hand_over_track(expected)
         if os.environ.get(AUDIO_OUT_ENV):
             # `lecture build` lays the track under the video itself, with a faster AAC coder
-            # (tools/publish/media.mux_web): manim's own AAC pass would cost a quarter of the render.
+            # (tools/publish/publishing/media.mux_web): manim's own AAC pass would cost a quarter of the render.
             self.renderer.file_writer.includes_sound = False
         super().tear_down()
 

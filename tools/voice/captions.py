@@ -25,7 +25,7 @@ How this module applies them:
   a number (``46,956``, ``1.9×10⁻⁶``, ``ZeRO`` stay whole); a word longer than a line is the only exception.
 - The transcript beside the clip keeps the caption's full punctuation; only the events are changed.
 
-:func:`violations` checks published events against the same numbers (tests/test_caption_rules.py reads every
+:func:`violations` checks published events against the same numbers (tests/test_caption_files.py reads every
 caption file a test build publishes with it; ``lecture captions`` measures the whole course).
 """
 
