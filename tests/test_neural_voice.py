@@ -161,7 +161,7 @@ def test_the_neural_voice_speaks_a_short_cue_at_24_khz_the_same_each_time(tmp_pa
     assert 1.5 < seconds < 4.0  # eight syllables and a pause
     assert np.sqrt(np.mean(samples**2)) > 0.02  # speech, not silence
     assert (tmp_path / "a.wav").read_bytes() == (tmp_path / "b.wav").read_bytes()
-    cleaned = audio.clean(AudioSegment.from_wav(tmp_path / "a.wav"))
+    cleaned, _ = audio.clean(AudioSegment.from_wav(tmp_path / "a.wav"))
     assert cleaned.frame_rate == 44100
     assert len(cleaned) > 1500
 

@@ -1,7 +1,8 @@
 """The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact
 sheets, list facts, write and serve the embed kit, a figure's stills on every save (``preview``), clean the
-cache, hear a reading (``say``), name the voice (``voice``), write a recording script (``script``), scaffold
-a figure or a chapter (``new``), write the README's generated parts (``readme``)."""
+cache, hear a reading (``say``), name the voice (``voice``), measure the captions (``captions``), write a
+recording script (``script``), scaffold a figure or a chapter (``new``), write the README's generated parts
+(``readme``)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from tools.publish.checks import checks, layout
 from tools.publish.keys.fonts import FontError
 from tools.publish.preview import frames, preview
 from tools.publish.publishing.manifest import ManifestError
-from tools.publish.rendering.render import QUALITIES, BuildError
+from tools.publish.rendering.render import FPS, QUALITIES, BuildError
 from tools.publish.site import serve, site
-from tools.voice import audio, cues, script, speech
+from tools.voice import audio, caption_report, cues, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.engine import SpeechError
 
@@ -44,7 +45,7 @@ REFUSALS = (
     readme.ReadmeError,
 )
 # Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
-WRITERS = {"build", "frames", "site", "clean"}
+WRITERS = {"build", "frames", "site", "clean", "captions"}
 
 
 def _facts_table(as_json: bool) -> str:
@@ -151,6 +152,11 @@ def _parser() -> argparse.ArgumentParser:
         "--engine", choices=list(speech.ENGINES), help="the speech engine (default: LECTURE_VOICE's, else espeak)"
     )
     sub.add_parser("voice", help="say which voice LECTURE_VOICE speaks with here (auto: neural if set up, else espeak)")
+    measured = sub.add_parser(
+        "captions", help="measure the caption rules over the course without rendering (each cue voiced, or cached)"
+    )
+    _quality(measured)
+    measured.add_argument("--only", help="a chapter or chapter/figure_id")
     rec = sub.add_parser("script", help="write a Markdown recording script for a human narrator")
     rec.add_argument("--only", help="one chapter")
     rec.add_argument(
@@ -227,6 +233,15 @@ def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool, choic
     print(f"wrote {out} ({audio.wav_seconds(out):.1f} s, {engine.name})", file=sys.stderr)
 
 
+def _captions(quality: str, only: str | None) -> int:
+    """Print the caption rules measured over the figures (tools/voice/caption_report.py); 2 when one is broken."""
+    engine = speech.from_env()
+    print(speech.describe(), flush=True)
+    report = caption_report.measure(catalogue.select(only), engine, FPS[quality], lambda line: print(line, flush=True))
+    print("\n".join(report.lines()))
+    return 2 if report.findings or report.unjustified_breaks else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     files.forward_signals()  # each outside process has its own process group: Ctrl-C must reach it
@@ -271,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             _say(args.text, args.cue, args.out, args.phonemes, args.engine)
         elif args.command == "voice":
             print(speech.describe())
+        elif args.command == "captions":
+            return _captions(args.quality, args.only)
         elif args.command == "script":
             chapters = [args.only] if args.only else [ch.id for ch in catalogue.chapters()]
             if undecided := cues.undecided_readings([f.id for ch in chapters for f in catalogue.chapter(ch).figures]):

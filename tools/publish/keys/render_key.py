@@ -21,11 +21,11 @@ from typing import Any
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.files import content_key, file_sha256
+from tools.files import content_key
 from tools.publish.keys import fonts, scene_source, stack
 from tools.publish.publishing.clip import Attached
 from tools.publish.rendering.render import ONE_FIGURE, SceneRef
-from tools.voice import audio, captions, cues
+from tools.voice import audio, captions, cues, timing
 from tools.voice.cues import Cue
 from tools.voice.engine import Engine
 
@@ -34,10 +34,15 @@ from tools.voice.engine import Engine
 PUBLISHED = "mp4 (aac fast coder) srt vtt png webp; facts with text and reading, size; sidecar; cue times; v6"
 
 
+def _code_digest(path: Path) -> str:
+    """The digest of a module's code: a comment, a docstring or a reformatting changes nothing."""
+    return content_key(scene_source.code(path.read_text(encoding="utf-8")))
+
+
 @functools.cache
 def _caption_code() -> str:
-    """What decides a caption's lines besides its text: the line-breaking code."""
-    return file_sha256(Path(captions.__file__))
+    """What decides a caption's events besides its text and its audio: the rules and how a caption is timed."""
+    return content_key([_code_digest(Path(module.__file__)) for module in (captions, timing)])
 
 
 # Scene modules that never change a frame: the layout lint's probe only reads the screen (its code keys
@@ -130,14 +135,15 @@ def render_key(material: KeyMaterial, quality: str) -> RenderKey:
         {
             "scene": KeyPart(content_key(material.scene_source), "scene changed"),
             "shared": KeyPart(
-                {p.name: file_sha256(p) for p in material.shared_files}, "shared scene code changed ({})", _changed
+                {p.name: _code_digest(p) for p in material.shared_files}, "shared scene code changed ({})", _changed
             ),
             "facts": KeyPart(
                 {name: content_key(list(shown)) for name, shown in material.facts.items()},
                 "facts changed ({})",
                 _changed,
             ),
-            # A caption's lines are its text as captions.py breaks it: the text and that code, without breaking it.
+            # A caption's events are its text as captions.py cuts it, at its audio's times: the text, that code and
+            # the audio's key (which keys the times too), without cutting it.
             "cues": KeyPart(
                 {cue_id: content_key([caption, _caption_code(), key]) for cue_id, caption, key in material.cues},
                 "narration changed ({})",
@@ -180,15 +186,11 @@ def scene_ref(fig: Figure) -> SceneRef:
 
 
 def own_scene_source(fig: Figure) -> str:
-    """The figure's chapter file without the other figures' classes: editing one figure leaves its
+    """The code of the figure's chapter file without the other figures' classes: editing one figure leaves its
     neighbours' keys as they were."""
     chapter = catalogue.chapter(fig.chapter)
-    source = chapter.scene_file.read_text(encoding="utf-8")
-    figure_classes = {f.scene_class for f in chapter.figures}
-    for name, segment in scene_source.scene_classes(chapter.scene_file).items():
-        if name != fig.scene_class and name in figure_classes:
-            source = source.replace(segment, "")
-    return source
+    others = frozenset(f.scene_class for f in chapter.figures if f.id != fig.id)
+    return scene_source.code(chapter.scene_file.read_text(encoding="utf-8"), others)
 
 
 def attached(fig: Figure) -> tuple[Attached, ...]:

@@ -32,7 +32,9 @@ def assemble(
 
     Writes ``<chapter>.mp4`` (one chapter marker per clip, titled with the
     figure's title), ``<chapter>.vtt``/``.srt`` (each clip's captions moved
-    to where the clip starts) and ``<chapter>.chapters.vtt`` (a WebVTT
+    to where the clip starts), each other text track every clip has moved
+    the same way (``<chapter>.descriptions.vtt`` from each figure's
+    ``.descriptions.vtt``) and ``<chapter>.chapters.vtt`` (a WebVTT
     chapters track), verified before they replace anything. Returns the
     chapter video and whether the clips' sound was copied (not encoded again).
     """
@@ -58,6 +60,15 @@ def assemble(
         (staged / f"{chapter.id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
         (staged / f"{chapter.id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
         (staged / f"{chapter.id}.chapters.vtt").write_text(captions.to_vtt(marks), encoding="utf-8")
+        for kind in _other_tracks(figures):
+            moved = [
+                cue
+                for fig, start in zip(figures, joined.starts)
+                for cue in captions.shifted(
+                    captions.parse_vtt((out_dir / fig.files[kind].path).read_text(encoding="utf-8")), start
+                )
+            ]
+            (staged / f"{chapter.id}.{kind}").write_text(captions.to_vtt(moved), encoding="utf-8")
         files = move_in(staged, out_dir, "")
     return ChapterVideo(
         chapter.id,
@@ -98,8 +109,18 @@ def _join_from_stdin() -> None:
     print(json.dumps(asdict(joined)))
 
 
+def _other_tracks(figures: list[PublishedFigure]) -> list[str]:
+    """The text tracks besides the captions that every clip has (a files key ending .vtt: 'descriptions.vtt')."""
+    kinds = [{kind for kind in fig.files if kind.endswith(".vtt")} for fig in figures]
+    return sorted(set.intersection(*kinds)) if kinds else []
+
+
 def _key(chapter: ChapterList, figures: list[PublishedFigure]) -> str:
-    material = [chapter.title, [[f.figure, f.title, f.files["mp4"].sha256, f.files["srt"].sha256] for f in figures]]
+    tracks = ["srt", *_other_tracks(figures)]
+    material = [
+        chapter.title,
+        [[f.figure, f.title, f.files["mp4"].sha256, *[f.files[kind].sha256 for kind in tracks]] for f in figures],
+    ]
     return content_key(material)
 
 

@@ -33,24 +33,29 @@
     });
   };
 
-  // One clip: its video, and links (transcript lines, a fact's first cue) that seek it.
+  // One clip: its video, and links (transcript lines, a fact's first cue) that seek it: one listener on the clip,
+  // so that the links of notes loaded later (kit.loadNotes) seek as well.
   kit.wire = function (clip) {
     var video = clip.querySelector("video");
     if (!video || wired.indexOf(clip) >= 0) return;
     wired.push(clip);
     var embed = document.body.classList.contains("embed");
-    clip.querySelectorAll("a.cue[data-start]").forEach(function (link) {
-      link.addEventListener("click", function (event) {
-        event.preventDefault();
-        var start = parseFloat(link.dataset.start);
-        kit.seek(video, start);
-        kit.play(video);
-        if (embed) history.replaceState(null, "", "#t=" + link.dataset.start);
-      });
+    clip.addEventListener("click", function (event) {
+      var link = event.target.closest("a.cue[data-start]");
+      if (!link) return;
+      event.preventDefault();
+      kit.seek(video, parseFloat(link.dataset.start));
+      kit.play(video);
+      if (embed) history.replaceState(null, "", "#t=" + link.dataset.start);
     });
-    var lines = Array.prototype.slice.call(clip.querySelectorAll(".transcript a.cue[data-start]"));
-    var starts = lines.map(function (a) { return parseFloat(a.dataset.start); });
-    var current = -1;
+    var lines, starts, current;
+    var findLines = function () {
+      lines = Array.prototype.slice.call(clip.querySelectorAll(".transcript a.cue[data-start]"));
+      starts = lines.map(function (a) { return parseFloat(a.dataset.start); });
+      current = -1;
+    };
+    findLines();
+    clip.addEventListener("lecture-notes", findLines);
     video.addEventListener("timeupdate", function () {
       var t = video.currentTime + 0.05, now = -1;
       for (var i = 0; i < starts.length; i++) if (starts[i] <= t) now = i;
@@ -87,12 +92,98 @@
     });
   };
 
+  // Lazy notes: a clip with data-notes="…/notes/<figures|chapters>/<id>.js" (a gallery card, a <lecture-clip>) gets
+  // its record when first asked: the player's HTML with every track inline, paths from the kit's folder. Loaded as a
+  // script, which the gallery opened from disk and a course site on another origin can both load, where fetch()
+  // could not. kit.loadNotes(clip) resolves once the clip's transcript and numbers panel are in the page (at once
+  // where they are already, as on the embed pages): a clip without a video takes the whole player; otherwise its
+  // video takes the tracks it lacks and each placeholder (data-lazy) its part.
+  var notesByUrl = {}; // the records asked for, by address
+  kit.notesArrived = function (html) {
+    var record = notesByUrl[document.currentScript && document.currentScript.src];
+    if (record) record.arrived(html);
+  };
+  var record = function (url) {
+    if (!notesByUrl[url]) {
+      var script = document.createElement("script");
+      var entry = (notesByUrl[url] = {});
+      entry.promise = new Promise(function (resolve, reject) {
+        entry.arrived = resolve;
+        script.onload = function () {
+          reject(new Error(url + " holds no notes"));
+        };
+        script.onerror = function () {
+          delete notesByUrl[url];
+          reject(new Error("cannot load " + url));
+        };
+      });
+      script.src = url;
+      document.head.appendChild(script);
+    }
+    return notesByUrl[url].promise;
+  };
+  // The record's paths start at the kit's folder (two up from the record): made whole, so they hold in any page.
+  var rebase = function (part, root) {
+    part.querySelectorAll("[src], [poster], [href]").forEach(function (element) {
+      ["src", "poster", "href"].forEach(function (name) {
+        var value = element.getAttribute(name);
+        if (value && value[0] !== "#" && !/^[a-z][a-z0-9+.-]*:/i.test(value)) {
+          element.setAttribute(name, new URL(value, root).href);
+        }
+      });
+    });
+  };
+  kit.loadNotes = function (clip) {
+    if (!clip.dataset.notes) return Promise.resolve(clip);
+    if (!clip.notesLoaded) {
+      var url = new URL(clip.dataset.notes, document.baseURI).href;
+      clip.notesLoaded = record(url).then(function (html) {
+        var part = document.createElement("template");
+        part.innerHTML = html;
+        rebase(part.content, new URL("../../", url));
+        var video = clip.querySelector("video");
+        if (!video) {
+          clip.appendChild(part.content);
+        } else {
+          if (!video.querySelector("track")) {
+            part.content.querySelectorAll("video > track").forEach(function (track) {
+              video.appendChild(track);
+            });
+          }
+          clip.querySelectorAll("[data-lazy]").forEach(function (slot) {
+            var found = part.content.querySelector("." + slot.dataset.lazy);
+            if (!found) return;
+            found.open = slot.open;
+            slot.replaceWith(found);
+          });
+        }
+        clip.dispatchEvent(new CustomEvent("lecture-notes"));
+        return clip;
+      });
+      clip.notesLoaded.catch(function () {
+        clip.notesLoaded = null; // asked again, it tries again
+      });
+    }
+    return clip.notesLoaded;
+  };
+  // A gallery card loads them when its clip first plays (its captions are in them) or a placeholder is opened.
+  kit.addon(function (clip, video) {
+    if (!clip.querySelector("[data-lazy]")) return;
+    var load = function () {
+      kit.loadNotes(clip).catch(function () {});
+    };
+    video.addEventListener("play", load);
+    clip.addEventListener("toggle", function (event) {
+      if (event.target.open && event.target.dataset.lazy) load();
+    }, true);
+  });
+
   document.querySelectorAll(".clip").forEach(kit.wire);
 
-  // The embed page: #t=SECONDS starts the clip there.
+  // The embed page: #t=SECONDS starts the clip there (beside other settings: #t=12&cc=0).
   if (document.body.classList.contains("embed")) {
     var fromHash = function () {
-      var found = /^#t=(\d+(?:\.\d+)?)$/.exec(location.hash);
+      var found = /(?:^#|&)t=(\d+(?:\.\d+)?)(?:&|$)/.exec(location.hash);
       var video = document.querySelector("video");
       if (found && video) kit.seek(video, parseFloat(found[1]));
     };
@@ -100,8 +191,105 @@
     window.addEventListener("hashchange", fromHash);
   }
 
+  // -- captions and descriptions: the track menu ---------------------------------------------------------------
+  // Under every clip, a menu of its text tracks: its captions (kind captions or subtitles), its descriptions (kind
+  // descriptions: what the picture shows that the voice does not say) and 关 (none). Captions show on the video.
+  // A browser draws no descriptions track, so the chosen one's current line is written into a live region under
+  // the video, which a screen reader reads out as it changes. The captions are on at first; on an embed page,
+  // cc=0 in the address (#cc=0, #t=12&cc=0) starts them off, and cc=1 turns them on again. A clip whose tracks
+  // come later (a gallery card's, with its notes) gets its menu when they arrive.
+  var TRACK_KINDS = { captions: "字幕", subtitles: "字幕", descriptions: "画面描述" };
+  var captionsWanted = function () {
+    return !/(?:^#|&)cc=0(?:&|$)/.test(location.hash);
+  };
+  var tracksMenus = 0;
+  var trackMenu = function (video) {
+    var tracks = Array.prototype.filter.call(video.textTracks, function (track) {
+      return Object.prototype.hasOwnProperty.call(TRACK_KINDS, track.kind);
+    });
+    if (!tracks.length) return null;
+    var id = "tracks-" + ++tracksMenus;
+    var bar = document.createElement("div");
+    bar.className = "tracks";
+    var label = document.createElement("label");
+    label.htmlFor = id;
+    label.textContent = "字幕与画面描述";
+    var menu = document.createElement("select");
+    menu.id = id;
+    menu.appendChild(new Option("关", "-1"));
+    tracks.forEach(function (track, i) {
+      menu.appendChild(new Option(TRACK_KINDS[track.kind] + "：" + (track.label || track.language), String(i)));
+    });
+    var said = document.createElement("p");
+    said.className = "described";
+    said.setAttribute("aria-live", "polite");
+    said.hidden = true;
+    bar.appendChild(label);
+    bar.appendChild(menu);
+    bar.appendChild(said);
+    var chosen = null;
+    var describe = function () {
+      if (!chosen || chosen.kind !== "descriptions") return;
+      var lines = Array.prototype.map.call(chosen.activeCues || [], function (cue) { return cue.text; });
+      said.textContent = lines.join(" ");
+    };
+    tracks.forEach(function (track) {
+      track.addEventListener("cuechange", describe);
+    });
+    var choose = function (index) {
+      chosen = tracks[index] || null;
+      tracks.forEach(function (track) {
+        if (track !== chosen) track.mode = "disabled";
+      });
+      said.textContent = "";
+      said.hidden = !chosen || chosen.kind !== "descriptions";
+      if (chosen) chosen.mode = chosen.kind === "descriptions" ? "hidden" : "showing";
+      menu.value = String(chosen ? index : -1);
+      describe();
+    };
+    var firstCaptions = function () {
+      for (var i = 0; i < tracks.length; i++) if (tracks[i].kind !== "descriptions") return i;
+      return -1;
+    };
+    var embed = document.body.classList.contains("embed");
+    choose(embed && !captionsWanted() ? -1 : firstCaptions());
+    menu.addEventListener("change", function () {
+      choose(parseInt(menu.value, 10));
+    });
+    bar.followHash = function () {
+      if (embed) choose(captionsWanted() ? firstCaptions() : -1);
+    };
+    return bar;
+  };
+  kit.addon(function (clip, video) {
+    var bar = null;
+    var place = function () {
+      var made = trackMenu(video);
+      if (!made) return;
+      if (bar) bar.replaceWith(made);
+      else video.insertAdjacentElement("afterend", made);
+      bar = made;
+    };
+    place();
+    var waiting = false; // tracks added together (a card's notes) make one new menu
+    video.textTracks.addEventListener("addtrack", function () {
+      if (waiting) return;
+      waiting = true;
+      setTimeout(function () {
+        waiting = false;
+        place();
+      }, 0);
+    });
+    var wanted = captionsWanted();
+    window.addEventListener("hashchange", function () {
+      if (captionsWanted() === wanted) return; // another setting changed (#t=), not cc
+      wanted = captionsWanted();
+      if (bar) bar.followHash();
+    });
+  });
+
   // The gallery's search: a static Pagefind index (pagefind/), loaded on the first keystroke.
-  var box = document.getElementById("search-box");
+  var box = document.body.classList.contains("gallery") && document.getElementById("search-box");
   if (box) {
     var status = document.querySelector(".search-status");
     var list = document.querySelector(".search-results");
