@@ -44,6 +44,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -383,6 +384,79 @@ def held_table(b: Bench, chapters: list[str], profiles: dict[str, dict]) -> list
             lines.append(f"| {name} | {per['manim'][name]:.2f} | {per['held'][name]:.2f} |")
         course = [per[e]["all"] * held / 1000 / 60 for e in ("manim", "held")]
         lines.append(f"| the course's held frames, CPU min | {course[0]:.1f} | {course[1]:.1f} |")
+    return [*lines, "", *held_options(b)]
+
+
+HELD = 240  # frames a picture is held for in held_options: four seconds at 60 fps
+
+
+def held_options(b: Bench) -> list[str]:
+    """The other ways to write a held picture, on the profiled figure's last frame at 1080p: libx264 settings
+    that might make repeats cheaper, and the picture written once with a longer duration (a variable frame
+    rate); each against the project's way (manim.cfg's encoder, the same planes for each frame): CPU per held
+    frame, and whether the decoded frames are the same."""
+    import av
+    import numpy as np
+    from PIL import Image
+
+    from tools.course import catalogue
+
+    fig = catalogue.figure(b.args.profile)
+    media = b.fresh("still")
+    measured([*MANIM, "-qh", "-s", "--media_dir", str(media), f"scenes/{fig.chapter}.py", fig.scene_class], b.env)
+    pixels = np.ascontiguousarray(np.asarray(Image.open(next(media.rglob("*.png"))).convert("RGBA")))
+
+    def encode(options: dict[str, str], durations: list[int]) -> tuple[float, list[np.ndarray]]:
+        """CPU seconds to encode the picture once per entry of `durations` (frames each lasts), and the video's
+        decoded frames, each repeated for the frames it lasts."""
+        target = b.fresh("held").with_suffix(".mp4")
+        with av.open(str(target), "w") as out:
+            stream = out.add_stream("libx264", rate=60, options={"threads": "1", "preset": "veryfast", **options})
+            stream.width, stream.height, stream.pix_fmt = pixels.shape[1], pixels.shape[0], "yuv420p"
+            start = time.process_time()
+            frame = av.VideoFrame.from_numpy_buffer(pixels, format="rgba").reformat(format="yuv420p", threads=1)
+            packets, pts, lasting = [], 0, {}
+            for lasts in durations:
+                frame.pts, frame.time_base = pts, Fraction(1, 60)
+                lasting[pts], pts = lasts, pts + lasts
+                packets += stream.encode(frame)
+            packets += stream.encode(None)
+            spent = time.process_time() - start
+            for packet in packets:
+                packet.duration = lasting[packet.pts]  # in the codec's 1/60 s
+                out.mux(packet)
+        with av.open(str(target)) as video:
+            base = video.streams.video[0].time_base
+            decoded = [(f.to_ndarray(format="rgb24"), round(f.duration * base * 60)) for f in video.decode(video=0)]
+        return spent, [picture for picture, lasts in decoded for _ in range(lasts)]
+
+    def psnr(a: np.ndarray, b_: np.ndarray) -> float:
+        mse = float(np.mean((a.astype(np.int32) - b_) ** 2))
+        return float("inf") if mse == 0 else 10 * float(np.log10(255**2 / mse))
+
+    ours, reference = encode({}, [1] * HELD)
+    lines = [
+        f"| a picture held {HELD} frames at 1080p60, written as | CPU ms per held frame | frames the same as now "
+        "| lowest PSNR against now |",
+        "|---|---:|---:|---:|",
+        f"| now: the same planes for each frame (manim.cfg's libx264 settings) | {ours / HELD * 1000:.2f} | "
+        f"{HELD} of {HELD} | — |",
+    ]
+    for name, options, durations in (
+        ("libx264 `rc-lookahead=0:mbtree=0`", {"x264-params": "rc-lookahead=0:mbtree=0"}, [1] * HELD),
+        (
+            "libx264 `bframes=0:rc-lookahead=0:mbtree=0:scenecut=0`",
+            {"x264-params": "bframes=0:rc-lookahead=0:mbtree=0:scenecut=0"},
+            [1] * HELD,
+        ),
+        ("libx264 `tune=stillimage`", {"tune": "stillimage"}, [1] * HELD),
+        ("libx264 `preset=ultrafast`", {"preset": "ultrafast"}, [1] * HELD),
+        (f"once, lasting {HELD} frames (a variable frame rate)", {}, [HELD]),
+    ):
+        spent, frames = encode(options, durations)
+        same = sum(bool((a == c).all()) for a, c in zip(reference, frames))
+        worst = min(psnr(a, c) for a, c in zip(reference, frames))
+        lines.append(f"| {name} | {spent / HELD * 1000:.2f} | {same} of {HELD} | {worst:.1f} dB |")
     return lines
 
 
