@@ -592,7 +592,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chapter", default="optimizer")
     parser.add_argument("--figure", default="optimal_step_parabola", help="the figure of the figure table")
-    parser.add_argument("--profile", default="saddle_point", help="the figure profiled")
+    parser.add_argument("--profile", default="momentum_escape", help="the figure profiled (a long one)")
     parser.add_argument("-q", "--quality", default="h")
     parser.add_argument("--voice", default="neural")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3, with --quick 1)")
