@@ -596,7 +596,7 @@ def main() -> None:
     parser.add_argument("-q", "--quality", default="h")
     parser.add_argument("--voice", default="neural")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3, with --quick 1)")
-    parser.add_argument("--tables", nargs="+", choices=TABLES, default=list(TABLES))
+    parser.add_argument("--tables", nargs="*", choices=TABLES, default=list(TABLES), help="none: only --course")
     parser.add_argument("--course", action="store_true", help="also build the whole course at -q h, cold")
     parser.add_argument("--quick", action="store_true", help="-q l for the figure, chapter and cluster tables")
     args = parser.parse_args()
