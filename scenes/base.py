@@ -32,8 +32,9 @@ from manim.camera.camera import Camera
 from manim.camera.three_d_camera import ThreeDCamera
 from pydub import AudioSegment
 
-from scenes import layout_probe, style
+from scenes import fact_marks, layout_probe, style
 from scenes.segments import SegmentRenderer, fades_without_copies
+from scenes.sightings import Sightings
 from tools.course import catalogue
 from tools.settings import AUDIO_OUT_ENV, CUE_AUDIO_ENV, PROGRESS_OUT_ENV
 from tools.voice import audio, captions, cues, pacing, speech
@@ -78,7 +79,8 @@ class Narrated:
 
     def __init__(self, *args, **kwargs) -> None:
         self.figure = _figure_of(type(self))
-        self.facts = catalogue.facts(self.figure.id)
+        self.facts = fact_marks.StagedFacts(catalogue.facts(self.figure.id))
+        self.sightings = Sightings(self.facts)  # where each fact's text is on screen, play by play
         self.cues = {cue.id: cue for cue in cues.figure_cues(self.figure.id)}
         self._given_audio = _given_cue_audio()
         self.engine = None if self._given_audio is not None else speech.from_env()
@@ -129,7 +131,10 @@ class Narrated:
         super().begin_animations()
 
     def play(self, *args, **kwargs) -> None:
+        self.sightings.look(self)
         super().play(*args, **kwargs)
+        fact_marks.follow_transforms(self.animations)
+        self.sightings.look(self)
         if os.environ.get(PROGRESS_OUT_ENV):  # how far the render is, for lecture build's progress display
             # One line per play: seconds rendered by this process, where the figure is, and the seconds spent
             # since the scene was made. progress.py reads the first, segments.py the second (where to cut the
@@ -159,7 +164,9 @@ class Narrated:
                 f"figure '{self.figure.id}': cues played {self._spoken}, narration file has {expected}; "
                 "play every cue once, in file order"
             )
-        layout_probe.look(self, layout_probe.END)
+        self.sightings.look(self)
+        boxes = self.sightings.record()
+        layout_probe.look(self, layout_probe.END, fact_boxes=boxes)
         writer = self.renderer.file_writer
         writer.add_audio_segment(AudioSegment.silent(0), time=self.time)
         if os.environ.get(AUDIO_OUT_ENV):
@@ -167,6 +174,8 @@ class Narrated:
             writer.audio_segment.export(track, format="wav")
             # Beside the track, where each cue starts in it: the site's transcript seeks there.
             track.with_suffix(".cues.json").write_text(json.dumps(self._cue_times), encoding="utf-8")
+            # And where each fact's text is on screen, when: the site's clickable numbers.
+            track.with_suffix(".facts.json").write_text(json.dumps(boxes, ensure_ascii=False), encoding="utf-8")
 
     def fix_in_frame(self, *mobjects: Mobject) -> Mobject | None:
         """Keep 2-D text flat on the screen; a no-op outside 3-D scenes. Returns the first."""
