@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tools import settings
 from tools.files import TimeLimitError, content_key, run_limited
-from tools.publish.publishing import manifest, media
+from tools.publish.publishing import fact_tracks, manifest, media
 from tools.publish.publishing.clip import move_in, verify
 from tools.publish.publishing.manifest import ChapterList, ChapterVideo, Manifest, PublishedFigure
 from tools.publish.rendering.render import BuildError
@@ -32,9 +32,11 @@ def assemble(
 
     Writes ``<chapter>.mp4`` (one chapter marker per clip, titled with the
     figure's title), ``<chapter>.vtt``/``.srt`` (each clip's captions moved
-    to where the clip starts) and ``<chapter>.chapters.vtt`` (a WebVTT
-    chapters track), verified before they replace anything. Returns the
-    chapter video and whether the clips' sound was copied (not encoded again).
+    to where the clip starts), ``<chapter>.chapters.vtt`` (a WebVTT
+    chapters track) and ``<chapter>.facts.vtt``/``.descriptions.vtt`` (each
+    clip's, moved the same way), verified before they replace anything.
+    Returns the chapter video and whether the clips' sound was copied (not
+    encoded again).
     """
     titles = [fig.title for fig in figures]
     with staging(out_dir) as staged:
@@ -58,6 +60,13 @@ def assemble(
         (staged / f"{chapter.id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
         (staged / f"{chapter.id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
         (staged / f"{chapter.id}.chapters.vtt").write_text(captions.to_vtt(marks), encoding="utf-8")
+        for track in (fact_tracks.FACTS_TRACK, fact_tracks.DESCRIPTIONS_TRACK):  # each figure's, where it starts
+            parts = [
+                (out_dir / fig.files[track].path, start)
+                for fig, start in zip(figures, joined.starts)
+                if track in fig.files
+            ]
+            (staged / f"{chapter.id}.{track}").write_text(fact_tracks.shifted(parts), encoding="utf-8")
         files = move_in(staged, out_dir, "")
     return ChapterVideo(
         chapter.id,
@@ -99,7 +108,12 @@ def _join_from_stdin() -> None:
 
 
 def _key(chapter: ChapterList, figures: list[PublishedFigure]) -> str:
-    material = [chapter.title, [[f.figure, f.title, f.files["mp4"].sha256, f.files["srt"].sha256] for f in figures]]
+    """What a chapter video is joined from: its title, and each figure's title, clip and tracks."""
+    joined = ("mp4", "srt", fact_tracks.FACTS_TRACK, fact_tracks.DESCRIPTIONS_TRACK)
+    material = [
+        chapter.title,
+        [[f.figure, f.title, *(f.files[kind].sha256 for kind in joined if kind in f.files)] for f in figures],
+    ]
     return content_key(material)
 
 

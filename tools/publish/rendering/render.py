@@ -105,6 +105,11 @@ class Rendered:
         """Where each cue starts in the track and how long it speaks (JSON, written beside the track)."""
         return self.track.with_suffix(".cues.json")
 
+    @property
+    def fact_boxes(self) -> Path:
+        """Where each fact's text is drawn, and when (JSON, written beside the track: scenes/sightings.py)."""
+        return self.track.with_suffix(".facts.json")
+
 
 @contextmanager
 def work_folder(scene: SceneRef, quality: str) -> Iterator[Path]:
