@@ -192,7 +192,8 @@ def test_an_unchanged_figure_is_not_run_again_and_an_edited_one_is(counted_runs,
     assert counted_runs == [["gates_circuit", "exchange_rate"]]
     scene_file = tmp_path / "backprop.py"
     source = catalogue.chapter("backprop").scene_file.read_text(encoding="utf-8")
-    scene_file.write_text(source.replace('self.narrate("gates_intro")', 'self.narrate( "gates_intro")'))
+    header = "class GatesCircuit(LectureScene):\n"
+    scene_file.write_text(source.replace(header, header + "    EDITED = 1\n"))
     monkeypatch.setattr(catalogue.Chapter, "scene_file", property(lambda ch: scene_file))
     stills.current(figures, say=lambda line: None)
     assert counted_runs[-1] == ["gates_circuit"]

@@ -223,16 +223,36 @@ def test_another_numpy_or_other_simd_paths_are_named_as_the_reason(tmp_path):
     assert render_key.reasons(old, here) == ["stack not recorded before (libraries and numpy SIMD)"]
 
 
+def _with_scene_file(tmp_path, monkeypatch, edited: str) -> None:
+    scene_file = tmp_path / "backprop.py"
+    scene_file.write_text(edited, encoding="utf-8")
+    monkeypatch.setattr(catalogue.Chapter, "scene_file", property(lambda ch: scene_file))
+
+
 def test_editing_one_figure_leaves_its_neighbours_keys_alone(tmp_path, monkeypatch):
     before = {fig_id: _key(fig_id) for fig_id in ("gates_circuit", "exchange_rate")}
-    scene_file = tmp_path / "backprop.py"
     source = catalogue.chapter("backprop").scene_file.read_text(encoding="utf-8")
-    edited = source.replace('self.narrate("gates_intro")', 'self.narrate( "gates_intro")')
-    assert edited != source
-    scene_file.write_text(edited)
-    monkeypatch.setattr(catalogue.Chapter, "scene_file", property(lambda ch: scene_file))
+    header = "class GatesCircuit(LectureScene):\n"
+    assert header in source
+    _with_scene_file(tmp_path, monkeypatch, source.replace(header, header + "    EDITED = 1\n"))
     assert _key("exchange_rate").digest == before["exchange_rate"].digest
     assert render_key.reasons(before["gates_circuit"].parts, _key("gates_circuit")) == ["scene changed"]
+
+
+def test_comments_docstrings_and_layout_render_nothing_again(tmp_path, monkeypatch):
+    """What the code does is keyed, not how it is written down: a comment, a docstring, a reformatting, or the
+    separator comment `lecture new` writes above a new figure leaves every figure's key as it was."""
+    before = {fig.id: _key(fig.id).digest for fig in catalogue.chapter("backprop").figures}
+    edited = catalogue.chapter("backprop").scene_file.read_text(encoding="utf-8")
+    for old, new in (
+        ("class GatesCircuit(LectureScene):\n", "# -- a note ----\nclass GatesCircuit(LectureScene):\n"),
+        ('self.narrate("gates_intro")', 'self.narrate(\n    "gates_intro"  # the first cue\n)'),
+        ('    """f = max(a + b, d) · c:', '    """An edited docstring. f = max(a + b, d) · c:'),
+    ):
+        assert old in edited, old
+        edited = edited.replace(old, new, 1)
+    _with_scene_file(tmp_path, monkeypatch, edited)
+    assert {fig.id: _key(fig.id).digest for fig in catalogue.chapter("backprop").figures} == before
 
 
 # -- lecture clean -------------------------------------------------------------------------

@@ -268,6 +268,8 @@ def _captions_of(vtt: Path) -> list[str]:
 def test_gallery_plays_every_video_with_chinese_captions(watched, kit, embed, tmp_path):
     page = watched.page
     page.goto(watched.base + "index.html")
+    # Each clip's tracks come with its notes, loaded when it first plays or its notes are opened: load them all.
+    page.evaluate("() => Promise.all([...document.querySelectorAll('.clip')].map(c => LectureKit.loadNotes(c)))")
     page.wait_for_function(LOADED, timeout=30_000)
     videos = {v["id"]: v for v in page.evaluate(VIDEOS)}
     assert set(videos) == {f"figure-{i}" for i in IDS} | {"chapter-video-backprop"}

@@ -2,6 +2,7 @@
 titles from the catalogue's TOPICS, hostile text escaped, the search records, and the records the manifest
 keeps for them (a real browser plays them in test_site.py)."""
 
+import gzip
 import json
 import re
 from dataclasses import replace
@@ -18,6 +19,7 @@ from tools.publish.publishing import figure_notes, manifest
 from tools.publish.publishing.manifest import ChapterList, Manifest, ManifestError, PublishedFigure, PublishedFile
 from tools.publish.rendering.render import BuildError
 from tools.publish.site import site
+from tools.settings import SettingsError
 from tools.voice import cues
 from tools.voice.speech import Silent
 
@@ -119,9 +121,30 @@ def test_the_numbers_panel_gives_each_fact_its_how_value_checks_source_and_first
     assert "出处：某论文 Table 4" in html
 
 
-def test_the_gallery_card_links_each_line_to_the_embed_page_at_that_second(kit):
+def record(path) -> str:
+    """The HTML a player's record (notes/…/<id>.js) hands kit.js."""
+    script = path.read_text(encoding="utf-8")
+    assert script.startswith("LectureKit.notesArrived(")
+    assert script.endswith(");\n")
+    return json.loads(script.removeprefix("LectureKit.notesArrived(").removesuffix(");\n"))
+
+
+def test_the_gallery_card_loads_its_notes_and_links_each_line_to_the_embed_page_at_that_second(kit):
     html = (kit / "index.html").read_text(encoding="utf-8")
-    assert 'href="embed/vanishing_gradients.html#t=8.250" data-start="8.250" data-cue="c3"' in html
+    assert 'data-notes="notes/figures/vanishing_gradients.js"' in html
+    assert "第三句" not in html  # not inlined: loaded when opened
+    # Without scripts, each placeholder links to the page that holds it.
+    assert html.count('<a href="embed/vanishing_gradients.html">在单独播放页上看</a>') == 2
+    assert ">文字稿 · 3 段</summary>" in html
+    assert ">这些数从哪来 · 3 个</summary>" in html
+    notes = record(kit / "notes" / "figures" / "vanishing_gradients.js")
+    assert 'href="embed/vanishing_gradients.html#t=8.250" data-start="8.250" data-cue="c3"' in notes
+    assert 'data-fact="shrink_end"' in notes
+    # Its track inline, so that it plays from disk and on another site's page.
+    (track,) = re.findall(r"<track [^>]*>", notes)
+    assert 'kind="captions"' in track
+    assert 'src="data:text/vtt;charset=utf-8;base64,' in track
+    assert 'src="media/backprop/vanishing_gradients.mp4"' in notes
 
 
 def test_titles_and_topic_headings_come_from_the_catalogue(tmp_path, monkeypatch):
@@ -280,3 +303,92 @@ def test_a_kit_with_nothing_to_search_has_no_search_box_and_no_index(tmp_path):
     path = _kit(out, [ChapterList("backprop", "反向传播", ["vanishing_gradients"], "专题四　训练一步的账")], figures)
     assert not (path / site.SEARCH).exists()
     assert 'id="search-box"' not in (path / "index.html").read_text(encoding="utf-8")
+
+
+# -- embedding in another site: the element, oEmbed, the snippets -------------------------------------------------
+
+
+def test_the_course_site_element_ships_within_5_kb_gzipped():
+    """<lecture-clip> is all a course page loads before play: its script, its styles inside it."""
+    script = (site.TEMPLATES / "lecture-clip.js").read_bytes()
+    assert b"<style>" in script  # its CSS travels in the script: one file
+    assert len(gzip.compress(script, 9)) <= 5 * 1024
+
+
+def test_without_the_kits_address_every_embedding_path_is_relative(kit):
+    figure = json.loads((kit / "embed.json").read_text(encoding="utf-8"))["figures"]["vanishing_gradients"]
+    record = json.loads((kit / figure["oembed"]).read_text(encoding="utf-8"))
+    assert (record["type"], record["version"], record["provider_url"]) == ("video", "1.0", "./")
+    assert 'src="embed/vanishing_gradients.html"' in record["html"]
+    assert (kit / record["thumbnail_url"]).is_file()
+    page = (kit / figure["page"]).read_text(encoding="utf-8")
+    assert 'type="application/json+oembed" href="../oembed/vanishing_gradients.json"' in page
+    assert (kit / "embed" / "../oembed/vanishing_gradients.json").is_file()
+    snippets = figure["snippets"]
+    assert snippets["element"] == (
+        '<lecture-clip figure="backprop/vanishing_gradients" start="0" duration="42.0">'
+        '<a href="embed/vanishing_gradients.html#t=0">图 vanishing_gradients</a></lecture-clip>'
+    )
+    assert figure["tracks"] == [{"kind": "captions", "src": "media/backprop/vanishing_gradients.vtt", "label": "中文"}]
+    assert (kit / site.HUGO_SHORTCODE).is_file()
+    assert (kit / "lecture-clip.js").is_file()
+
+
+def test_with_the_kits_address_the_snippets_and_oembed_name_it_in_full(tmp_path, monkeypatch):
+    monkeypatch.setenv("LECTURE_KIT_URL", "https://course.example.org/llm/kit")
+    out = tmp_path / "480p15"
+    entry = _figure(out, "backprop", "vanishing_gradients")
+    path = _kit(out, [ChapterList("backprop", "反向传播", ["vanishing_gradients"], "专题四")], {entry.figure: entry})
+    kit_url = "https://course.example.org/llm/kit/"
+    embed = json.loads((path / "embed.json").read_text(encoding="utf-8"))
+    assert embed["kit"] == kit_url
+    assert embed["script"] == f'<script src="{kit_url}lecture-clip.js" defer></script>'
+    snippets = embed["figures"]["vanishing_gradients"]["snippets"]
+    page = f"{kit_url}embed/vanishing_gradients.html"
+    assert f'<a href="{page}#t=0">' in snippets["element"]
+    assert snippets["mkdocs"] == snippets["docusaurus"] == snippets["element"]
+    assert snippets["sphinx"] == ".. raw:: html\n\n   " + snippets["element"] + "\n"
+    assert f'<iframe src="{page}" title="图 vanishing_gradients"' in snippets["iframe"]
+    assert f'src="{kit_url}media/backprop/vanishing_gradients.mp4"' in snippets["video"]
+    assert f'src="{kit_url}media/backprop/vanishing_gradients.vtt"' in snippets["video"]
+    assert snippets["hugo"] == (
+        '{{< lecture figure="backprop/vanishing_gradients" start=0 duration=42.0 title="图 vanishing_gradients" >}}'
+    )
+    assert snippets["quarto"] == (
+        f'{{{{< video {kit_url}media/backprop/vanishing_gradients.mp4 start=0 title="图 vanishing_gradients" '
+        "aspect-ratio=16x9 >}}"
+    )
+    assert snippets["myst"] == f":::{{iframe}} {page}#t=0\n:width: 100%\n图 vanishing_gradients\n:::\n"
+    assert kit_url in embed["generators"]["mkdocs"]["setup"]
+    record = json.loads((path / "oembed" / "vanishing_gradients.json").read_text(encoding="utf-8"))
+    assert record["provider_url"] == kit_url
+    assert record["thumbnail_url"] == f"{kit_url}media/backprop/vanishing_gradients.webp"
+    assert f'src="{page}"' in record["html"]
+    html = (path / "embed" / "vanishing_gradients.html").read_text(encoding="utf-8")
+    assert f'href="{kit_url}oembed/vanishing_gradients.json"' in html
+
+
+@pytest.mark.parametrize("address", ["ftp://course.example.org/", "course.example.org/kit/", "https://a b/"])
+def test_a_kits_address_that_is_no_web_folder_is_refused_by_name_before_anything_is_written(
+    tmp_path, monkeypatch, address
+):
+    monkeypatch.setenv("LECTURE_KIT_URL", address)
+    out = tmp_path / "480p15"
+    entry = _figure(out, "backprop", "vanishing_gradients")
+    with pytest.raises(SettingsError, match=f"LECTURE_KIT_URL={re.escape(address)}: not an http"):
+        _kit(out, [ChapterList("backprop", "反向传播", ["vanishing_gradients"], "专题四")], {entry.figure: entry})
+    assert not (out / site.KIT).exists()
+    assert not list(out.glob(".site-*"))
+
+
+def test_a_title_with_quotes_stays_one_value_in_the_shortcodes(tmp_path):
+    out = tmp_path / "480p15"
+    entry = replace(_figure(out, "backprop", "vanishing_gradients"), title=HOSTILE)
+    path = _kit(out, [ChapterList("backprop", "反向传播", ["vanishing_gradients"], "专题四")], {entry.figure: entry})
+    snippets = json.loads((path / "embed.json").read_text(encoding="utf-8"))["figures"]["vanishing_gradients"][
+        "snippets"
+    ]
+    for name in ("hugo", "quarto"):
+        (quoted,) = re.findall(r'title="((?:[^"\\]|\\.)*)"', snippets[name])
+        assert re.sub(r"\\(.)", r"\1", quoted) == HOSTILE
+    assert "<script>alert" not in snippets["element"]

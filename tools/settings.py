@@ -5,7 +5,8 @@
 files and logs, and ``LECTURE_VOICE`` picks the speech engine; the
 ``command`` engine runs ``LECTURE_VOICE_COMMAND``, hands it the cue as
 ``LECTURE_VOICE_INPUT`` (``text`` or ``pinyin``) and keys its cache on the
-files in ``LECTURE_VOICE_FILES`` (separated by ``:``). A scene
+files in ``LECTURE_VOICE_FILES`` (separated by ``:``). ``LECTURE_KIT_URL`` is the address the
+course site will be served from (its snippets and oEmbed records name it). A scene
 rendered by ``lecture build`` hands its whole audio track to the build
 through the file named in ``LECTURE_AUDIO_OUT`` and writes the seconds of
 video rendered so far, after every play, to the file named in
@@ -26,6 +27,7 @@ replacing one kind's outright.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +76,23 @@ def voice_files() -> list[Path]:
 
 class SettingsError(Exception):
     """A setting that cannot work, named with its value."""
+
+
+KIT_URL_ENV = "LECTURE_KIT_URL"
+
+
+def kit_url() -> str:
+    """Where the course site will be served from (``LECTURE_KIT_URL``, ending in ``/``), for what must name it in
+    full: the oEmbed records and the snippets pasted into another site. Unset: every path relative to the kit."""
+    url = os.environ.get(KIT_URL_ENV, "").strip()
+    if not url:
+        return ""
+    if not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", url):
+        raise SettingsError(
+            f"{KIT_URL_ENV}={url}: not an http(s) address of a folder; give the site's address, "
+            "e.g. https://course.example.org/lectures/"
+        )
+    return url if url.endswith("/") else url + "/"
 
 
 def writable_folder(variable: str, path: Path) -> Path:

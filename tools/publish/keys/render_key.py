@@ -21,7 +21,7 @@ from typing import Any
 from tools import settings
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.files import content_key, file_sha256
+from tools.files import content_key
 from tools.publish.keys import fonts, scene_source, stack
 from tools.publish.publishing.clip import Attached
 from tools.publish.rendering.render import ONE_FIGURE, SceneRef
@@ -37,10 +37,15 @@ PUBLISHED = (
 )
 
 
+def _code_digest(path: Path) -> str:
+    """The digest of a module's code: a comment, a docstring or a reformatting changes nothing."""
+    return content_key(scene_source.code(path.read_text(encoding="utf-8")))
+
+
 @functools.cache
 def _caption_code() -> str:
     """What decides a caption's lines besides its text: the line-breaking code."""
-    return file_sha256(Path(captions.__file__))
+    return _code_digest(Path(captions.__file__))
 
 
 # Scene modules that never change a frame: the layout lint's probe only reads the screen (its code keys
@@ -133,7 +138,7 @@ def render_key(material: KeyMaterial, quality: str) -> RenderKey:
         {
             "scene": KeyPart(content_key(material.scene_source), "scene changed"),
             "shared": KeyPart(
-                {p.name: file_sha256(p) for p in material.shared_files}, "shared scene code changed ({})", _changed
+                {p.name: _code_digest(p) for p in material.shared_files}, "shared scene code changed ({})", _changed
             ),
             "facts": KeyPart(
                 {name: content_key(list(shown)) for name, shown in material.facts.items()},
@@ -183,15 +188,11 @@ def scene_ref(fig: Figure) -> SceneRef:
 
 
 def own_scene_source(fig: Figure) -> str:
-    """The figure's chapter file without the other figures' classes: editing one figure leaves its
+    """The code of the figure's chapter file without the other figures' classes: editing one figure leaves its
     neighbours' keys as they were."""
     chapter = catalogue.chapter(fig.chapter)
-    source = chapter.scene_file.read_text(encoding="utf-8")
-    figure_classes = {f.scene_class for f in chapter.figures}
-    for name, segment in scene_source.scene_classes(chapter.scene_file).items():
-        if name != fig.scene_class and name in figure_classes:
-            source = source.replace(segment, "")
-    return source
+    others = frozenset(f.scene_class for f in chapter.figures if f.id != fig.id)
+    return scene_source.code(chapter.scene_file.read_text(encoding="utf-8"), others)
 
 
 def attached(fig: Figure) -> tuple[Attached, ...]:

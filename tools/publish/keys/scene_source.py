@@ -1,12 +1,15 @@
-"""A chapter's scene file read as source, without importing manim: its classes and the cues they narrate.
+"""A chapter's scene file read as source, without importing manim: its code, its classes and the cues they narrate.
 
-The render key keys a figure on its own class's source; the checks before rendering ask whether a
-figure's class exists and whether the cues it narrates are the ones its narration file has.
+The render key keys a figure on its own class's code (and the code of the scene modules every figure shares):
+the source without comments, docstrings or layout, so an edit to those, or the separator comment `lecture new`
+writes above a new figure, renders nothing again. The checks before rendering ask whether a figure's class exists
+and whether the cues it narrates are the ones its narration file has.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,35 @@ def _classes(source: str) -> tuple[tuple[str, str], ...]:
 def parsed(source: str) -> ast.Module:
     """A chapter's source parsed once, however many of its figures ask (parsing it is most of a no-op build)."""
     return ast.parse(source)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _without_docstrings(node: ast.AST) -> ast.AST:
+    """`node` (a copy, changed in place) without the docstring of any class or function in it."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and _is_docstring(inner.body[0]):
+            inner.body = inner.body[1:] or [ast.Pass()]
+    return node
+
+
+@functools.lru_cache(maxsize=64)
+def _code_by_statement(source: str) -> tuple[tuple[str | None, str], ...]:
+    """Each top-level statement of a module as code (docstrings dropped, ast.unparse's layout), with the name of the
+    class it defines if it defines one; worked out once per source, however many of its figures ask."""
+    return tuple(
+        (node.name if isinstance(node, ast.ClassDef) else None, ast.unparse(_without_docstrings(copy.deepcopy(node))))
+        for node in parsed(source).body
+        if not _is_docstring(node)
+    )
+
+
+def code(source: str, leave_out: frozenset[str] = frozenset()) -> str:
+    """A module's code as the render key reads it: without comments, docstrings and layout, and without the
+    top-level classes named in `leave_out` (the chapter's other figures)."""
+    return "\n".join(text for name, text in _code_by_statement(source) if name not in leave_out)
 
 
 @dataclass(frozen=True)

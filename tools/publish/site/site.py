@@ -5,22 +5,28 @@ into one folder that can be copied under any site root::
 
     index.html             gallery: the chapters under their topics, each chapter video, its figures, search
     embed/<figure>.html    a bare player per figure, for an <iframe>, with its transcript and numbers panel
-    embed.json             per figure: snippets to paste, paths, duration, poster, facts, checks, transcript
+    notes/figures/<figure>.js, notes/chapters/<chapter>.js
+                           a player's record (the embed page's player, tracks inline), loaded when wanted
+    oembed/<figure>.json   the figure's oEmbed record, named by its embed page
+    embed.json             per figure: snippets to paste (per site generator), paths, tracks, facts, transcript
     pagefind/…             the search index (Pagefind, written here at publish time) and its script
     media/…                the published files (hard links, same relative layout)
-    kit.css, kit.js
+    kit.css, kit.js        the player (window.LectureKit)
+    lecture-clip.js        <lecture-clip>, for a course site's pages (docs/embedding.md)
+    hugo/…                 the Hugo shortcode that writes one
 
 Beside every clip: its transcript (one line per cue, which seeks the clip there) and its numbers panel
 「这些数从哪来」 (every fact with how it is computed, the checks that guard it, its source and where it is
 first spoken), from the figure's manifest entry (tools/publish/publishing/figure_notes.py). ``embed/<id>.html#t=S``
-starts a clip at S seconds. The pages come from the Jinja2 templates in ``site_templates/``, with
+starts a clip at S seconds. The pages come from the Jinja2 templates in ``templates/``, with
 autoescape on; the site's title is the build plan's (from the catalogue's ``TOPICS``), its topic headings
 the manifest's chapters'.
 
-Every path is relative and nothing is fetched from the network. The gallery
-carries its caption and chapter tracks inline (``data:`` URLs), so it works
-opened straight from disk, where Chromium refuses a track file; the embed
-pages and the snippets point at the ``.vtt`` files, as a served page can.
+Every path is relative, or starts with the kit's address (``LECTURE_KIT_URL``) where it must be whole (oEmbed, the
+snippets), and nothing is fetched from the network. The gallery holds no transcript, numbers panel or track: each
+card loads its record when it plays or its notes are opened, as a script, so the gallery works opened straight from
+disk (where Chromium refuses to fetch a file or load a track file: the records carry their tracks as ``data:`` URLs).
+The embed pages and the snippets point at the ``.vtt`` files, as a served page can.
 Search needs the page served (``lecture serve`` or any static host).
 The kit is written to a staging folder and swapped in: never half-written.
 """
@@ -43,13 +49,18 @@ import jinja2
 from tools import settings
 from tools.course.shown import shown
 from tools.files import TimeLimitError, run_limited
+from tools.publish.publishing.clip import THUMBNAIL_WIDTH
 from tools.publish.publishing.manifest import ChapterVideo, Manifest, PublishedFigure
 from tools.voice import speech
 
 KIT = "site"
 FIGURE_FILES = {"mp4", "srt", "vtt", "png", "webp"}
 TEMPLATES = Path(__file__).with_name("templates")
-STATIC = ("kit.css", "kit.js")
+STATIC = ("kit.css", "kit.js", "lecture-clip.js")
+# The Hugo shortcode the kit ships (docs/embedding.md): copied into a Hugo site's layouts/shortcodes/.
+HUGO_SHORTCODE = "hugo/layouts/shortcodes/lecture.html"
+NOTES = "notes"  # per figure and chapter video, its player's record, loaded when wanted (figure_record)
+OEMBED = "oembed"
 SEARCH = "pagefind"
 # Pagefind's own ready-made search interfaces, which the kit does not use (kit.js draws its results).
 SEARCH_UNUSED = ("pagefind-ui.*", "pagefind-component-ui.*", "pagefind-modular-ui.*", "pagefind-highlight.js")
@@ -151,6 +162,11 @@ def _media(path: str) -> str:
     return f"media/{path}"
 
 
+def _published(out_dir: Path, kit_path: str) -> Path:
+    """The published file a kit path names: the kit's media/ mirrors renders/<quality>/."""
+    return out_dir / kit_path.removeprefix("media/")
+
+
 def _cites(line: dict, fig_id: str, name: str) -> bool:
     return name in line["cites"] or f"{fig_id}.{name}" in line["cites"]
 
@@ -194,6 +210,12 @@ def figure_views(man: Manifest, entries: dict[str, PublishedFigure], out_dir: Pa
     return views
 
 
+def tracks(entry: PublishedFigure) -> list[tuple[str, str, str]]:
+    """A figure's text tracks as (kind, path in the kit, label): the one list its embed page, its record, its
+    embed.json entry and its snippets carry."""
+    return [("captions", _media(entry.files["vtt"].path), "中文")]
+
+
 def _figure_view(fig_id: str, entry: PublishedFigure, number: int, topic: str, chapter_title: str, out_dir: Path):
     files, size = entry.files, (entry.width, entry.height)
     return {
@@ -207,25 +229,65 @@ def _figure_view(fig_id: str, entry: PublishedFigure, number: int, topic: str, c
         "page": f"embed/{fig_id}.html",
         "video": _media(files["mp4"].path),
         "poster": _media(files["png"].path),
-        "inline_tracks": [("captions", _data_url(out_dir / files["vtt"].path), "中文")],
+        "thumbnail": _media(files["webp"].path),
+        "tracks": tracks(entry),
+        "notes": f"{NOTES}/figures/{fig_id}.js",
         "attachments": [
             {"path": _media(files[kind].path), **about} for kind, about in entry.attachments.items() if kind in files
         ],
-        "vtt": files["vtt"].path,
         "lines": entry.cues,
         "panel": numbers_panel(entry),
         "credits": credits([entry]),
     }
 
 
-def _embed_page(view: dict) -> str:
-    """The bare player page of one figure: paths one folder up from embed/."""
+def _embed_page(view: dict, base: str) -> str:
+    """The bare player page of one figure: paths one folder up from embed/; its oEmbed record named in the head
+    (from the kit's address where it is given: some consumers take the link as written)."""
     up = {key: "../" + view[key] for key in ("video", "poster")}
-    tracks = [("captions", "../" + _media(view["vtt"]), "中文")]
-    figure = view | up | {"tracks": tracks}
-    return _render(
-        "embed.html.j2", title=f"{view['title']} · {view['topic']}", root="../", page_kind="embed", figure=figure
-    )
+    figure = view | up | {"tracks": [(kind, "../" + path, label) for kind, path, label in view["tracks"]]}
+    title = f"{view['title']} · {view['topic']}"
+    oembed = (base or "../") + _oembed_path(view["id"])
+    return _render("embed.html.j2", title=title, root="../", page_kind="embed", figure=figure, oembed=oembed)
+
+
+def _record(html: str) -> str:
+    """A player's record as the script kit.js loads (LectureKit.loadNotes): a script, not a file to fetch, so that
+    it loads from disk (the gallery opened as a file) and from another site (<lecture-clip>) alike."""
+    return f"LectureKit.notesArrived({json.dumps(html, ensure_ascii=False)});\n"
+
+
+def figure_record(view: dict, out_dir: Path) -> str:
+    """What a <lecture-clip> puts in its page on play, and a gallery card takes its tracks and notes from: the embed
+    page's player, paths from the kit's folder, each track inline (a data: URL, which plays from disk and from
+    another site, where a track file needs CORS)."""
+    inline = [(kind, _data_url(_published(out_dir, path)), label) for kind, path, label in view["tracks"]]
+    player = _ENV.get_template("parts.html.j2").module.player
+    return _record(str(player(view | {"tracks": inline}, page=view["page"], heading="p")))
+
+
+def _oembed_path(fig_id: str) -> str:
+    return f"{OEMBED}/{fig_id}.json"
+
+
+def oembed(view: dict, base: str, provider: str) -> dict:
+    """A figure's oEmbed record (oembed.com, type video): the iframe to paste, its size and its thumbnail.
+    Consumers need whole addresses: from the kit's address when given, else relative to the kit's folder."""
+    width, height = view["size"]
+    iframe = _ENV.get_template("parts.html.j2").module.iframe(base + view["page"], view["title"], view["size"])
+    return {
+        "type": "video",
+        "version": "1.0",
+        "title": view["title"],
+        "provider_name": provider,
+        "provider_url": base or "./",
+        "html": str(iframe),
+        "width": width,
+        "height": height,
+        "thumbnail_url": base + view["thumbnail"],
+        "thumbnail_width": THUMBNAIL_WIDTH,
+        "thumbnail_height": round(THUMBNAIL_WIDTH * height / width),
+    }
 
 
 def _chapter_lines(video: ChapterVideo, entries: dict[str, PublishedFigure]) -> list[dict]:
@@ -256,6 +318,8 @@ def _gallery(
             if chapter.id in videos:
                 item = videos[chapter.id]
                 video = {
+                    "id": chapter.id,
+                    "title": chapter.title,
                     "src": _media(item.files["mp4"].path),
                     "poster": _media(entries[item.figures[0]].files["png"].path),
                     "size": (item.width, item.height),
@@ -265,6 +329,7 @@ def _gallery(
                         ("captions", _data_url(out_dir / item.files["vtt"].path), "中文"),
                         ("chapters", _data_url(out_dir / item.files["chapters.vtt"].path), "章节"),
                     ],
+                    "notes": f"{NOTES}/chapters/{chapter.id}.js",
                     "lines": _chapter_lines(item, entries),
                 }
             shown_chapters.append(
@@ -286,21 +351,81 @@ def _gallery(
         "credits": credits(list(entries.values())),
         "search": search,
     }
-    return _render("gallery.html.j2", title=f"{course['title']} · 视频", root="", page_kind="gallery", course=course)
+    page = _render("gallery.html.j2", title=f"{course['title']} · 视频", root="", page_kind="gallery", course=course)
+    chapter_player = _ENV.get_template("parts.html.j2").module.chapter_player
+    records = {
+        chapter["video"]["notes"]: _record(str(chapter_player(chapter["video"])))
+        for topic in topics
+        for chapter in topic["chapters"]
+        if chapter["video"]
+    }
+    return page, records
 
 
-def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo]) -> dict:
+# Each generator's snippet: seen working (by a test, or by hand) or untested; docs/embedding.md says how.
+GENERATORS = {
+    "mkdocs": {
+        "tested": "tests/test_course_site.py: examples/course-site built with MkDocs Material, played in Chromium",
+        "setup": "mkdocs.yml: extra_javascript: [{kit}lecture-clip.js]; the snippet is raw HTML in the page",
+    },
+    "docusaurus": {
+        "tested": "untested",
+        "setup": "docusaurus.config.js: scripts: [{{src: '{kit}lecture-clip.js', defer: true}}]; "
+        "the snippet is JSX in the .mdx page",
+    },
+    "sphinx": {
+        "tested": "by hand: Sphinx 9.0.4 (alabaster), the page built and its clip played in Chromium",
+        "setup": "conf.py: html_js_files = ['{kit}lecture-clip.js']",
+    },
+    "hugo": {
+        "tested": "by hand: Hugo 0.111.3, the page built with the shortcode and its clip played in Chromium",
+        "setup": f"copy the kit's {HUGO_SHORTCODE} into the site's layouts/shortcodes/, and set "
+        "params.lectureKit = '{kit}' in the site's configuration",
+    },
+    "quarto": {"tested": "untested", "setup": "none: Quarto's own video shortcode, pointing at the MP4"},
+    "myst": {
+        "tested": "untested in a browser: mystmd 1.8.3 reads it as an iframe with its caption (its theme could not be "
+        "had here)",
+        "setup": "none: the iframe directive of MyST (mystmd, Jupyter Book 2)",
+    },
+}
+
+
+def _quoted(text: str) -> str:
+    """A value inside double quotes of a shortcode or directive (Hugo, Quarto): its own quotes escaped."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def snippets(fig_id: str, entry: PublishedFigure, base: str) -> dict[str, str]:
+    """What to paste for one figure, by generator: the iframe, the plain <video>, the <lecture-clip> element
+    (MkDocs Material, Docusaurus, Sphinx), Hugo's shortcode (the kit ships it), Quarto's video shortcode and
+    MyST's iframe directive. From `base` (the kit's address) when given, else relative to the kit's folder."""
+    parts = _ENV.get_template("parts.html.j2").module
+    files, size, page = entry.files, (entry.width, entry.height), f"{base}embed/{fig_id}.html"
+    figure = f"{entry.chapter}/{fig_id}"
+    media = {kind: base + _media(files[kind].path) for kind in ("mp4", "png")}
+    element = str(parts.element(figure, 0, entry.duration, page, entry.title))
+    indented = "\n".join("   " + line for line in element.splitlines())
+    return {
+        "iframe": str(parts.iframe(page, entry.title, size)),
+        "video": _video(
+            media["mp4"], media["png"], entry.title, size, [(k, base + path, lbl) for k, path, lbl in tracks(entry)]
+        ),
+        "element": element,
+        "mkdocs": element,
+        "docusaurus": element,
+        "sphinx": f".. raw:: html\n\n{indented}\n",
+        "hugo": f"{{{{< lecture figure={_quoted(figure)} start=0 duration={entry.duration:.1f} "
+        f"title={_quoted(entry.title)} >}}}}",
+        "quarto": f"{{{{< video {media['mp4']} start=0 title={_quoted(entry.title)} aspect-ratio=16x9 >}}}}",
+        "myst": f":::{{iframe}} {page}#t=0\n:width: 100%\n{entry.title}\n:::\n",
+    }
+
+
+def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict[str, ChapterVideo], base: str) -> dict:
     figures = {}
     for fig_id, entry in entries.items():
-        files, size = entry.files, (entry.width, entry.height)
-        iframe = str(_ENV.get_template("parts.html.j2").module.iframe(f"embed/{fig_id}.html", entry.title, size))
-        video = _video(
-            _media(files["mp4"].path),
-            _media(files["png"].path),
-            entry.title,
-            size,
-            [("captions", _media(files["vtt"].path), "中文")],
-        )
+        files = entry.files
         figures[fig_id] = {
             "chapter": entry.chapter,
             "title": entry.title,
@@ -310,7 +435,9 @@ def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict
             "poster": _media(files["png"].path),
             "thumbnail": _media(files["webp"].path),
             "captions": {"vtt": _media(files["vtt"].path), "srt": _media(files["srt"].path)},
-            "snippets": {"iframe": iframe, "video": video},
+            "tracks": [{"kind": kind, "src": path, "label": label} for kind, path, label in tracks(entry)],
+            "oembed": _oembed_path(fig_id),
+            "snippets": snippets(fig_id, entry, base),
             "source": entry.source,
             "facts": entry.facts,
             "checks": entry.checks,
@@ -357,8 +484,14 @@ def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict
         chapters.append(item)
     return {
         "quality": man.quality,
-        "paths": "relative to this folder; paste a snippet into a page that sits next to it, "
-        "or prefix its paths with this folder's URL",
+        "paths": "relative to this folder; the snippets too, unless the kit was written with LECTURE_KIT_URL "
+        "(then they start with it): paste one into a page that sits next to this folder, or prefix its paths "
+        "with this folder's URL",
+        "kit": base,
+        "script": f'<script src="{base}lecture-clip.js" defer></script>',
+        "generators": {
+            name: {k: v.replace("{kit}", base) for k, v in about.items()} for name, about in GENERATORS.items()
+        },
         "figures": figures,
         "chapters": chapters,
     }
@@ -432,22 +565,30 @@ def write_kit(out_dir: Path, man: Manifest, title: str) -> Kit:
     ``course_title``); the caller holds the manifest's lock."""
     entries, skipped = _rendered(man, out_dir)
     videos = _chapter_videos(man, entries, out_dir)
+    base = settings.kit_url()  # before anything is written: a bad address is refused by name
     stage = Path(tempfile.mkdtemp(dir=out_dir, prefix=".site-"))
     try:
         stage.chmod(0o755)
         for item in [*entries.values(), *videos.values()]:
             for f in item.files.values():
                 _link(out_dir / f.path, stage / _media(f.path))
-        (stage / "embed").mkdir()
+        for folder in ("embed", OEMBED, f"{NOTES}/figures", f"{NOTES}/chapters"):
+            (stage / folder).mkdir(parents=True)
         views = figure_views(man, entries, out_dir)
         for fig_id, view in views.items():
-            (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(view), encoding="utf-8")
+            (stage / "embed" / f"{fig_id}.html").write_text(_embed_page(view, base), encoding="utf-8")
+            (stage / view["notes"]).write_text(figure_record(view, out_dir), encoding="utf-8")
+            record = json.dumps(oembed(view, base, title), ensure_ascii=False, indent=2)
+            (stage / _oembed_path(fig_id)).write_text(record, encoding="utf-8")
         records = search_records(views)  # none when no figure has a transcript or a number: no search then
-        gallery = _gallery(man, entries, views, videos, out_dir, bool(records), title)
+        gallery, chapter_records = _gallery(man, entries, views, videos, out_dir, bool(records), title)
         (stage / "index.html").write_text(gallery, encoding="utf-8")
-        kit_json = json.dumps(_embed_json(man, entries, videos), ensure_ascii=False, indent=2)
+        for path, record in chapter_records.items():
+            (stage / path).write_text(record, encoding="utf-8")
+        kit_json = json.dumps(_embed_json(man, entries, videos, base), ensure_ascii=False, indent=2)
         (stage / "embed.json").write_text(kit_json, encoding="utf-8")
-        for name in STATIC:
+        for name in (*STATIC, HUGO_SHORTCODE):
+            (stage / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(TEMPLATES / name, stage / name)
         if records:
             write_search(records, stage / SEARCH)

@@ -33,24 +33,29 @@
     });
   };
 
-  // One clip: its video, and links (transcript lines, a fact's first cue) that seek it.
+  // One clip: its video, and links (transcript lines, a fact's first cue) that seek it: one listener on the clip,
+  // so that the links of notes loaded later (kit.loadNotes) seek as well.
   kit.wire = function (clip) {
     var video = clip.querySelector("video");
     if (!video || wired.indexOf(clip) >= 0) return;
     wired.push(clip);
     var embed = document.body.classList.contains("embed");
-    clip.querySelectorAll("a.cue[data-start]").forEach(function (link) {
-      link.addEventListener("click", function (event) {
-        event.preventDefault();
-        var start = parseFloat(link.dataset.start);
-        kit.seek(video, start);
-        kit.play(video);
-        if (embed) history.replaceState(null, "", "#t=" + link.dataset.start);
-      });
+    clip.addEventListener("click", function (event) {
+      var link = event.target.closest("a.cue[data-start]");
+      if (!link) return;
+      event.preventDefault();
+      kit.seek(video, parseFloat(link.dataset.start));
+      kit.play(video);
+      if (embed) history.replaceState(null, "", "#t=" + link.dataset.start);
     });
-    var lines = Array.prototype.slice.call(clip.querySelectorAll(".transcript a.cue[data-start]"));
-    var starts = lines.map(function (a) { return parseFloat(a.dataset.start); });
-    var current = -1;
+    var lines, starts, current;
+    var findLines = function () {
+      lines = Array.prototype.slice.call(clip.querySelectorAll(".transcript a.cue[data-start]"));
+      starts = lines.map(function (a) { return parseFloat(a.dataset.start); });
+      current = -1;
+    };
+    findLines();
+    clip.addEventListener("lecture-notes", findLines);
     video.addEventListener("timeupdate", function () {
       var t = video.currentTime + 0.05, now = -1;
       for (var i = 0; i < starts.length; i++) if (starts[i] <= t) now = i;
@@ -87,6 +92,92 @@
     });
   };
 
+  // Lazy notes: a clip with data-notes="…/notes/<figures|chapters>/<id>.js" (a gallery card, a <lecture-clip>) gets
+  // its record when first asked: the player's HTML with every track inline, paths from the kit's folder. Loaded as a
+  // script, which the gallery opened from disk and a course site on another origin can both load, where fetch()
+  // could not. kit.loadNotes(clip) resolves once the clip's transcript and numbers panel are in the page (at once
+  // where they are already, as on the embed pages): a clip without a video takes the whole player; otherwise its
+  // video takes the tracks it lacks and each placeholder (data-lazy) its part.
+  var notesByUrl = {}; // the records asked for, by address
+  kit.notesArrived = function (html) {
+    var record = notesByUrl[document.currentScript && document.currentScript.src];
+    if (record) record.arrived(html);
+  };
+  var record = function (url) {
+    if (!notesByUrl[url]) {
+      var script = document.createElement("script");
+      var entry = (notesByUrl[url] = {});
+      entry.promise = new Promise(function (resolve, reject) {
+        entry.arrived = resolve;
+        script.onload = function () {
+          reject(new Error(url + " holds no notes"));
+        };
+        script.onerror = function () {
+          delete notesByUrl[url];
+          reject(new Error("cannot load " + url));
+        };
+      });
+      script.src = url;
+      document.head.appendChild(script);
+    }
+    return notesByUrl[url].promise;
+  };
+  // The record's paths start at the kit's folder (two up from the record): made whole, so they hold in any page.
+  var rebase = function (part, root) {
+    part.querySelectorAll("[src], [poster], [href]").forEach(function (element) {
+      ["src", "poster", "href"].forEach(function (name) {
+        var value = element.getAttribute(name);
+        if (value && value[0] !== "#" && !/^[a-z][a-z0-9+.-]*:/i.test(value)) {
+          element.setAttribute(name, new URL(value, root).href);
+        }
+      });
+    });
+  };
+  kit.loadNotes = function (clip) {
+    if (!clip.dataset.notes) return Promise.resolve(clip);
+    if (!clip.notesLoaded) {
+      var url = new URL(clip.dataset.notes, document.baseURI).href;
+      clip.notesLoaded = record(url).then(function (html) {
+        var part = document.createElement("template");
+        part.innerHTML = html;
+        rebase(part.content, new URL("../../", url));
+        var video = clip.querySelector("video");
+        if (!video) {
+          clip.appendChild(part.content);
+        } else {
+          if (!video.querySelector("track")) {
+            part.content.querySelectorAll("video > track").forEach(function (track) {
+              video.appendChild(track);
+            });
+          }
+          clip.querySelectorAll("[data-lazy]").forEach(function (slot) {
+            var found = part.content.querySelector("." + slot.dataset.lazy);
+            if (!found) return;
+            found.open = slot.open;
+            slot.replaceWith(found);
+          });
+        }
+        clip.dispatchEvent(new CustomEvent("lecture-notes"));
+        return clip;
+      });
+      clip.notesLoaded.catch(function () {
+        clip.notesLoaded = null; // asked again, it tries again
+      });
+    }
+    return clip.notesLoaded;
+  };
+  // A gallery card loads them when its clip first plays (its captions are in them) or a placeholder is opened.
+  kit.addon(function (clip, video) {
+    if (!clip.querySelector("[data-lazy]")) return;
+    var load = function () {
+      kit.loadNotes(clip).catch(function () {});
+    };
+    video.addEventListener("play", load);
+    clip.addEventListener("toggle", function (event) {
+      if (event.target.open && event.target.dataset.lazy) load();
+    }, true);
+  });
+
   document.querySelectorAll(".clip").forEach(kit.wire);
 
   // The embed page: #t=SECONDS starts the clip there.
@@ -101,7 +192,7 @@
   }
 
   // The gallery's search: a static Pagefind index (pagefind/), loaded on the first keystroke.
-  var box = document.getElementById("search-box");
+  var box = document.body.classList.contains("gallery") && document.getElementById("search-box");
   if (box) {
     var status = document.querySelector(".search-status");
     var list = document.querySelector(".search-results");
