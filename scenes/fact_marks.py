@@ -100,7 +100,7 @@ def unmark(text: str) -> tuple[str, tuple[Span, ...]]:
     parts.append(text[at:])
     plain = "".join(parts)
     if _STRAY.search(plain):
-        shown = _STRAY.sub("", plain)
+        shown = _STRAY.sub("", re.sub(f"{OPEN}[^{BETWEEN}]*{BETWEEN}", "", plain))
         raise MarkError(
             f"the text 「{shown}」 holds a fact's text cut apart (sliced or split after it was formatted); "
             "cut the fact's .text first, then format it in"

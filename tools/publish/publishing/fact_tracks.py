@@ -57,7 +57,7 @@ def read_sightings(figure: str, path: Path, facts: Mapping[str, Mapping]) -> lis
         sightings = [_sighting(item, width, height) for item in record["intervals"]]
     except (OSError, ValueError, TypeError, KeyError) as err:
         raise BuildError(
-            f"figure '{figure}': the render left no readable record of its facts at {path} ({err})"
+            f"figure '{figure}': the render left no readable record of where its facts are drawn at {path} ({err})"
         ) from None
     if unknown := sorted({s.fact for s in sightings} - set(facts)):
         raise BuildError(f"figure '{figure}': {path} places facts the figure does not have: {', '.join(unknown)}")
