@@ -48,6 +48,7 @@ class Sightings:
     facts: StagedFacts
     looks: list[tuple[float, dict[tuple, dict]]] = field(default_factory=list)
     unmapped: dict[str, str] = field(default_factory=dict)  # a tagged fact whose glyphs were not found: its words
+    drawn: dict[tuple, list[Mobject]] = field(default_factory=dict)  # at the last look, what draws each box seen
 
     def __post_init__(self) -> None:
         self._texts = self.facts.texts()
@@ -65,11 +66,10 @@ class Sightings:
         shown = [m for top in [*scene.mobjects, *scene.foreground_mobjects] for m in top.get_family()]
         on_screen = {id(m) for m in shown}
         seen: dict[tuple, dict] = {}
+        self.drawn = {}
         for mark in {id(m.fact_mark): m.fact_mark for m in shown if "fact_mark" in m.__dict__}.values():
             if all(id(glyph) in on_screen for glyph in mark.glyphs):
-                box = layout_probe._box(scene, _drawn(mark.glyphs))
-                if box:
-                    seen[(mark.key, tuple(box))] = _seen(mark, box, "tag")
+                self._note(scene, seen, mark, _drawn(mark.glyphs), "tag")
         untagged: list[tuple[Mobject, str, set[int]]] = []
         for text in _texts_on_screen(scene):
             words = words_of(text)
@@ -99,9 +99,15 @@ class Sightings:
                     if covered & set(range(start, end)):
                         continue
                     glyphs = text_glyphs(words, start, end, len(text.submobjects))
-                    box = layout_probe._box(scene, _drawn(text.submobjects[i] for i in glyphs)) if glyphs else None
-                    if box:
-                        seen[(key, tuple(box))] = _seen(Mark(key, start, end, (), words, False), box, "text")
+                    parts = _drawn(text.submobjects[i] for i in glyphs)
+                    self._note(scene, seen, Mark(key, start, end, (), words, False), parts, "text")
+
+    def _note(self, scene: Scene, seen: dict, mark: Mark, parts: list[Mobject], how: str) -> None:
+        """Note a fact seen at this look where `parts` draw it, unless nothing of them shows."""
+        box = layout_probe._box(scene, parts) if parts else None
+        if box:
+            seen[(mark.key, tuple(box))] = _seen(mark, box, how)
+            self.drawn[(mark.key, tuple(box))] = parts
 
     def intervals(self) -> list[dict]:
         """Each stretch of time a fact stayed in one box: from the first look that saw it there to the first

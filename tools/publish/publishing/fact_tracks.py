@@ -54,7 +54,7 @@ def read_sightings(figure: str, path: Path, facts: Mapping[str, Mapping]) -> lis
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
         width, height = (float(v) for v in record["frame"])
-        sightings = [_sighting(item, width, height) for item in record["intervals"]]
+        sightings = [sighting(item, width, height) for item in record["intervals"]]
     except (OSError, ValueError, TypeError, KeyError) as err:
         raise BuildError(
             f"figure '{figure}': the render left no readable record of where its facts are drawn at {path} ({err})"
@@ -64,7 +64,7 @@ def read_sightings(figure: str, path: Path, facts: Mapping[str, Mapping]) -> lis
     return sightings
 
 
-def _sighting(item: dict, width: float, height: float) -> Sighting:
+def sighting(item: dict, width: float, height: float) -> Sighting:
     """One interval of the record, its box turned from frame units (y up, origin at the centre) to fractions."""
     left, bottom, right, top = (float(v) for v in item["box"])
     box = (
