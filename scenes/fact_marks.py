@@ -113,16 +113,17 @@ def unmark(text: str) -> tuple[str, tuple[Span, ...]]:
 
 @dataclass(frozen=True, eq=False)
 class Mark:
-    """One fact in one text: its key, where its words are, and the glyphs (the text's own submobjects) that
-    draw them; none when they could not be found. The glyphs themselves, not their places: a Transform that
-    begins aligns a text with another by slipping invisible copies in among its glyphs."""
+    """One fact in one text: its key, where its words are, and how many glyphs draw it (none: they could not
+    be found). Each of those glyphs holds the mark (``glyph.fact_mark``), which holds no mobject: a glyph copied
+    alone (a Transform slips copies in among a text's glyphs) takes a copy of the mark of its own, whose other
+    glyphs are not there, and a text copied whole takes one copy of each mark for all its glyphs."""
 
     key: str
     start: int
     end: int
-    glyphs: tuple[Mobject, ...]
     words: str  # the text's words (a formula's: its Typst source)
     formula: bool
+    glyphs: int
 
 
 # The ligatures the course font sets as one glyph (Noto Sans CJK SC: "prefill" is six glyphs), longest first.
@@ -185,25 +186,25 @@ def tag(mobject: Tagged, words: str, spans: tuple[Span, ...]) -> Tagged:
         ]
     else:
         places = [text_glyphs(words, start, end, len(mobject.submobjects)) for _, start, end in spans]
-    glyphs = mobject.submobjects
     formula = isinstance(mobject, Typst)
-    marks = [
-        Mark(key, start, end, tuple(glyphs[i] for i in at), words, formula)
-        for (key, start, end), at in zip(spans, places)
-    ]
-    _keep(mobject, words, marks)
+    marked = [(Mark(key, start, end, words, formula, len(at)), at) for (key, start, end), at in zip(spans, places)]
+    _keep(mobject, words, [(mark, [mobject.submobjects[i] for i in at]) for mark, at in marked])
     return mobject
 
 
-def _keep(text: Mobject, words: str, marks: list[Mark]) -> None:
+def glyphs_of(text: Mobject, mark: Mark) -> list[Mobject]:
+    """The glyphs of `text` that draw `mark`."""
+    return [glyph for glyph in text.submobjects if glyph.__dict__.get("fact_mark") is mark]
+
+
+def _keep(text: Mobject, words: str, marked: list[tuple[Mark, list[Mobject]]]) -> None:
     """Mark a text with its facts, and each glyph that draws one with its mark (a glyph may be put on screen
     without its text: a formula assembled glyph by glyph)."""
-    for mark in text.__dict__.get("fact_marks", ()):
-        for glyph in mark.glyphs:
-            glyph.__dict__.pop("fact_mark", None)
-    text.fact_marks, text.fact_words = tuple(marks), words
-    for mark in marks:
-        for glyph in mark.glyphs:
+    for glyph in text.submobjects:
+        glyph.__dict__.pop("fact_mark", None)
+    text.fact_marks, text.fact_words = tuple(mark for mark, _ in marked), words
+    for mark, glyphs in marked:
+        for glyph in glyphs:
             glyph.fact_mark = mark
 
 
@@ -227,11 +228,11 @@ def follow_transforms(animations: list) -> None:
         if len(mine) != len(theirs):
             continue
         for text, other in zip(mine, theirs):
-            marks = [
-                replace(mark, glyphs=_same_glyphs(mark.glyphs, text.submobjects))
-                for mark in other.__dict__.get("fact_marks", ())
-            ]
-            _keep(text, words_of(other), marks)
+            marked = []
+            for mark in other.__dict__.get("fact_marks", ()):
+                glyphs = _same_glyphs(glyphs_of(other, mark), text.submobjects) if mark.glyphs else []
+                marked.append((replace(mark, glyphs=len(glyphs)), glyphs))
+            _keep(text, words_of(other), marked)
 
 
 def words_of(text: Mobject) -> str:
@@ -248,20 +249,20 @@ def _extent(glyph: Mobject) -> np.ndarray:
     return np.concatenate([points.min(axis=0), points.max(axis=0)])
 
 
-def _same_glyphs(wanted: tuple[Mobject, ...], among: list[Mobject]) -> tuple[Mobject, ...]:
+def _same_glyphs(wanted: list[Mobject], among: list[Mobject]) -> list[Mobject]:
     """The glyphs of `among` drawn where `wanted` are (all of them, or none). A morph leaves each glyph the
     other's outline cut into more curves, so the places are compared, not the points."""
     drawn = [g for g in among if g.family_members_with_points() and np.max(g.get_fill_opacities(), initial=0) > 0]
     found = []
     for glyph in wanted:
         if not glyph.family_members_with_points():
-            return ()
+            return []
         where = _extent(glyph)
         near = min(drawn, key=lambda g: np.abs(_extent(g) - where).max(), default=None)
         if near is None or np.abs(_extent(near) - where).max() > SAME_PLACE:
-            return ()
+            return []
         found.append(near)
-    return tuple(found)
+    return found
 
 
 # -- the facts as the staging sees them ------------------------------------------------------------------------

@@ -63,13 +63,18 @@ class Sightings:
         camera = scene.renderer.camera
         if hasattr(camera, "reset_rotation_matrix"):  # as the layout probe does: the view as it is now
             camera.reset_rotation_matrix()
-        shown = [m for top in [*scene.mobjects, *scene.foreground_mobjects] for m in top.get_family()]
-        on_screen = {id(m) for m in shown}
         seen: dict[tuple, dict] = {}
         self.drawn = {}
-        for mark in {id(m.fact_mark): m.fact_mark for m in shown if "fact_mark" in m.__dict__}.values():
-            if all(id(glyph) in on_screen for glyph in mark.glyphs):
-                self._note(scene, seen, mark, _drawn(mark.glyphs), "tag")
+        marked: dict[int, list[Mobject]] = {}  # each mark's glyphs on screen, by the mark
+        marks: dict[int, Mark] = {}
+        for top in dict.fromkeys([*scene.mobjects, *scene.foreground_mobjects]):
+            for glyph in dict.fromkeys(top.get_family()):
+                if (mark := glyph.__dict__.get("fact_mark")) is not None:
+                    marks[id(mark)] = mark
+                    marked.setdefault(id(mark), []).append(glyph)
+        for ident, glyphs in marked.items():
+            if len(glyphs) == marks[ident].glyphs:  # all of them: not a glyph copied alone
+                self._note(scene, seen, marks[ident], _drawn(glyphs), "tag")
         untagged: list[tuple[Mobject, str, set[int]]] = []
         for text in _texts_on_screen(scene):
             words = words_of(text)
@@ -100,7 +105,7 @@ class Sightings:
                         continue
                     glyphs = text_glyphs(words, start, end, len(text.submobjects))
                     parts = _drawn(text.submobjects[i] for i in glyphs)
-                    self._note(scene, seen, Mark(key, start, end, (), words, False), parts, "text")
+                    self._note(scene, seen, Mark(key, start, end, words, False, len(glyphs)), parts, "text")
 
     def _note(self, scene: Scene, seen: dict, mark: Mark, parts: list[Mobject], how: str) -> None:
         """Note a fact seen at this look where `parts` draw it, unless nothing of them shows."""

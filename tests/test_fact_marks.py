@@ -6,7 +6,7 @@ import pytest
 from manim import DOWN, RIGHT, FadeIn, FadeOut, Scene, Transform, tempconfig
 
 from scenes import style
-from scenes.fact_marks import FactText, MarkError, StagedFacts, follow_transforms, unmark
+from scenes.fact_marks import FactText, MarkError, StagedFacts, follow_transforms, glyphs_of, unmark
 from scenes.sightings import Sightings
 from tools.course.facts import Fact
 
@@ -23,9 +23,9 @@ def _same_shape(glyphs, others) -> bool:
     return True
 
 
-def _marked(text, key: str):
+def _glyphs(text, key: str) -> list:
     (mark,) = [m for m in text.fact_marks if m.key == key]
-    return mark
+    return glyphs_of(text, mark)
 
 
 def test_a_fact_formatted_into_words_is_set_as_the_plain_words_and_knows_its_glyphs():
@@ -36,16 +36,16 @@ def test_a_fact_formatted_into_words_is_set_as_the_plain_words_and_knows_its_gly
     assert np.array_equal(text.get_all_points(), plain.get_all_points())  # so every glyph is drawn as before
     assert [(m.key, m.start, m.end) for m in text.fact_marks] == [("mixed_ttft", 8, 15), ("mixed_gap", 21, 29)]
     alone = style.zh("414.1 ms", size=style.SMALL_SIZE)
-    assert _same_shape(_marked(text, "mixed_gap").glyphs, alone.submobjects)
-    assert not _same_shape(_marked(text, "mixed_gap").glyphs, style.zh("417.1 ms", size=style.SMALL_SIZE).submobjects)
-    assert len(_marked(text, "mixed_ttft").glyphs) == len("0.121s")
+    assert _same_shape(_glyphs(text, "mixed_gap"), alone.submobjects)
+    assert not _same_shape(_glyphs(text, "mixed_gap"), style.zh("417.1 ms", size=style.SMALL_SIZE).submobjects)
+    assert len(_glyphs(text, "mixed_ttft")) == len("0.121s")
 
 
 def test_a_ligature_is_one_glyph_and_the_number_after_it_is_still_found():
     """The course font sets 「fi」 as one glyph: 「prefill 149 ms」 has 12 glyphs for 13 characters."""
     text = style.zh(f"prefill {FactText('149 ms', 'prefill_4k')}", size=style.LABEL_SIZE)
     assert len(text.submobjects) == len("prefill149ms") - 1
-    glyphs = _marked(text, "prefill_4k").glyphs
+    glyphs = _glyphs(text, "prefill_4k")
     assert _same_shape(glyphs, style.zh("149 ms", size=style.LABEL_SIZE).submobjects)
 
 
@@ -53,11 +53,25 @@ def test_a_formulas_glyphs_are_those_that_go_when_the_fact_alone_is_hidden():
     moved_in, moved_out, rate = FactText("0.03", "moved_0"), FactText("0.06", "moved_1"), FactText("2", "rate_a")
     formula = style.math(f"{moved_out} div {moved_in} = {rate}", size=style.TITLE_SIZE)
     assert formula.typst_code == "$ 0.06 div 0.03 = 2 $"
-    assert [len(m.glyphs) for m in formula.fact_marks] == [4, 4, 1]
+    assert [m.glyphs for m in formula.fact_marks] == [4, 4, 1]
     two = style.math("2", size=style.TITLE_SIZE)
-    assert _same_shape(_marked(formula, "rate_a").glyphs, two.submobjects)
+    assert _same_shape(_glyphs(formula, "rate_a"), two.submobjects)
     # 「2」 is the last glyph drawn, right of the others
-    assert _marked(formula, "rate_a").glyphs[0].get_x() == pytest.approx(max(g.get_x() for g in formula.submobjects))
+    assert _glyphs(formula, "rate_a")[0].get_x() == pytest.approx(max(g.get_x() for g in formula.submobjects))
+
+
+def test_a_glyph_copied_alone_brings_no_other_glyph_and_a_text_copied_whole_keeps_its_marks():
+    """A Transform copies glyphs one by one as it aligns two texts: each copy must stay one glyph (a mark that
+    held its glyphs would bring them all along, and theirs, copy after copy)."""
+    text = style.zh(f"最长停顿 {FactText('414.1 ms', 'mixed_gap')}")
+    glyph = _glyphs(text, "mixed_gap")[0]
+    alone = glyph.copy()
+    assert alone.get_family() == [alone]
+    assert alone.fact_mark is not glyph.fact_mark  # a mark of its own, with one glyph of four on screen
+    whole = text.copy()
+    (mark,) = whole.fact_marks
+    assert mark is not text.fact_marks[0]
+    assert len(glyphs_of(whole, mark)) == mark.glyphs == len("414.1ms")
 
 
 def test_pieces_of_a_facts_text_still_show_it_and_plain_words_carry_no_mark():
