@@ -80,7 +80,8 @@ class Narrated:
     def __init__(self, *args, **kwargs) -> None:
         self.figure = _figure_of(type(self))
         self.facts = fact_marks.StagedFacts(catalogue.facts(self.figure.id))
-        self.sightings = Sightings(self.facts)  # where each fact's text is on screen, play by play
+        # where each fact's text is on screen, play by play
+        self.sightings = Sightings(self.facts, (self.figure.title, self.figure.source))
         self.cues = {cue.id: cue for cue in cues.figure_cues(self.figure.id)}
         self._given_audio = _given_cue_audio()
         self.engine = None if self._given_audio is not None else speech.from_env()

@@ -216,7 +216,7 @@ MORPHS = (Transform, ClockwiseTransform, CounterclockwiseTransform)
 def follow_transforms(animations: list) -> None:
     """After a play: a text that a Transform turned into another, and that stays on screen as itself, now
     draws the other's glyphs, so it takes the other's marks (text by text, when both hold as many texts),
-    each glyph found among its own by its points."""
+    each glyph found among its own by its place."""
     for animation in animations:
         if isinstance(animation, AnimationGroup):  # LaggedStart, Succession and the like: each of theirs
             follow_transforms(animation.animations)

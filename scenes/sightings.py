@@ -46,6 +46,9 @@ class Sightings:
     """Each fact's text on screen, looked at before and after every play."""
 
     facts: StagedFacts
+    # The title and the source line: their words are the figure's, not the staging's numbers (a source may quote
+    # a number one of the facts also shows).
+    not_numbers: tuple[str, ...] = ()
     looks: list[tuple[float, dict[tuple, dict]]] = field(default_factory=list)
     unmapped: dict[str, str] = field(default_factory=dict)  # a tagged fact whose glyphs were not found: its words
     drawn: dict[tuple, list[Mobject]] = field(default_factory=dict)  # at the last look, what draws each box seen
@@ -83,7 +86,7 @@ class Sightings:
                 covered.update(range(mark.start, mark.end))
                 if not mark.glyphs:
                     self.unmapped.setdefault(mark.key, words)
-            if not isinstance(text, Typst) and words:
+            if not isinstance(text, Typst) and words and not any(words in other for other in self.not_numbers):
                 untagged.append((text, words, covered))
         self._by_words(scene, untagged, {key for key, _ in seen}, seen)
         self.looks.append((round(float(scene.time), 3), seen))

@@ -184,7 +184,8 @@
   // (<figure>.facts.vtt, a chapter video's too): one cue per stretch of time a number stays in one box, its text
   // JSON {figure, fact, box: [left, top, right, bottom] as fractions of the frame, name}. The track is fetched when
   // the clip first plays, seeks or is pointed at; a gallery card's comes with its notes. Tab goes through the
-  // numbers on screen in reading order. Only the picture's hover and focus outline is ever drawn.
+  // numbers on screen in reading order. Nothing is drawn over the video but a faint outline on the hotspot pointed at
+  // or focused.
   var TARGET = 24; // px: a hotspot is at least this wide and high, centred on its number
 
   var openFact = function (clip, data) {
@@ -242,7 +243,9 @@
         var dy = a.data.box[1] - b.data.box[1];
         return Math.abs(dy) > 0.02 ? dy : a.data.box[0] - b.data.box[0];
       });
-      spots.forEach(function (spot) { layer.appendChild(spot.button); });
+      spots.forEach(function (spot, i) { // a button already in its place stays, and keeps its focus
+        if (layer.children[i] !== spot.button) layer.insertBefore(spot.button, layer.children[i] || null);
+      });
       place();
     };
     var start = function () {
