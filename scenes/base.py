@@ -29,11 +29,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from manim import DOWN, FadeIn, Mobject, Scene, ThreeDScene, config
-from manim.camera.camera import Camera
-from manim.camera.three_d_camera import ThreeDCamera
 from pydub import AudioSegment
 
 from scenes import layout_probe, style
+from scenes.grid_camera import GridCamera, GridThreeDCamera
 from scenes.segments import SegmentRenderer, fades_without_copies
 from tools.course import catalogue
 from tools.settings import AUDIO_OUT_ENV, CUE_AUDIO_ENV, PROGRESS_OUT_ENV
@@ -75,7 +74,7 @@ class Beat:
 class Narrated:
     """Mixin for Scene / ThreeDScene: facts, cues and narrated timing."""
 
-    camera_kind = Camera  # what its SegmentRenderer draws with
+    camera_kind = GridCamera  # what its SegmentRenderer draws with: manim's, on a grid (scenes/grid_camera.py)
 
     def __init__(self, *args, **kwargs) -> None:
         self.figure = _figure_of(type(self))
@@ -211,7 +210,7 @@ class LectureScene(Narrated, Scene):
 class LectureScene3D(Narrated, ThreeDScene):
     """A 3-D course figure (2-D text must be fixed in frame)."""
 
-    camera_kind = ThreeDCamera
+    camera_kind = GridThreeDCamera
 
     def fix_in_frame(self, *mobjects: Mobject) -> Mobject | None:
         """Register text with the camera so it stays flat on screen while the view turns;
