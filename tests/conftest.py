@@ -120,6 +120,7 @@ SHARED = {
     "backprop_build": "backprop_build",
     "three_figures": "backprop_build",
     "last_frames": "course_stills",
+    "older_cpu_frames": "older_cpu_frames",
     "rebuilt": "facts_rebuilt",
 }
 

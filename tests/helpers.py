@@ -15,6 +15,7 @@ from pathlib import Path
 
 import av
 import pytest
+from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
 from tools.course import catalogue
 from tools.course.facts import Check, FactError
@@ -24,6 +25,24 @@ from tools.publish.publishing.manifest import Manifest
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 FIGURE_B, FIGURE_C = "gates_circuit_b", "gates_circuit_c"
+
+# numpy's dispatch groups this CPU runs beyond its baseline; NPY_DISABLE_CPU_FEATURES takes these names (numpy
+# 2.4 ignores a name it does not dispatch, such as AVX2, in silence).
+DISPATCHED = [group for group in __cpu_dispatch__ if __cpu_features__.get(group)]
+# A process that computes as an x86-64 without AVX2 or FMA would: numpy on its baseline kernels, OpenBLAS on
+# Sandybridge's (AVX, no FMA).
+OLDER_X86 = {"NPY_DISABLE_CPU_FEATURES": " ".join(DISPATCHED), "OPENBLAS_CORETYPE": "Sandybridge"}
+# What a process under test runs on: numpy's dispatch groups and OpenBLAS's core, read back so that a setting
+# numpy or OpenBLAS ignored cannot pass for one they followed.
+SIMD_PROBE = """
+import ctypes, glob, json, os, numpy
+from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+libs = glob.glob(os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs", "libscipy_openblas*.so"))
+corename = ctypes.CDLL(libs[0]).scipy_openblas_get_corename64_
+corename.restype = ctypes.c_char_p
+print(json.dumps({"dispatch": [g for g in __cpu_dispatch__ if __cpu_features__.get(g)],
+                  "core": corename().decode()}))
+"""
 
 
 def in_play_order(chapter_id: str, figure_ids) -> list[str]:
