@@ -19,8 +19,10 @@ from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
 from tools.course import catalogue
 from tools.course.facts import Check, FactError
+from tools.files import file_sha256
 from tools.publish.publishing import media
 from tools.publish.publishing.manifest import Manifest
+from tools.voice.neural.engine import MODEL_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -55,10 +57,60 @@ def copy_project(dst: Path) -> Path:
     """A scratch copy of the project: its sources, narration and tests, not its environment, caches or renders.
     Commands run in it as ``python -m tools.cli`` with ``cwd=dst`` import its code, not this checkout's."""
     skip = shutil.ignore_patterns(
-        ".git", ".venv", ".cache", "renders", "media", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache"
+        ".git",
+        ".venv",
+        ".voice",  # the neural voice (200 MB): a copy speaks it only when a test sets one up (fake_neural_voice)
+        ".cache",
+        "renders",
+        "media",
+        "__pycache__",
+        "*.egg-info",
+        ".pytest_cache",
+        ".ruff_cache",
     )
     shutil.copytree(ROOT, dst, ignore=skip)
     return dst
+
+
+# The fake neural voice's worker: it speaks the real worker's protocol (tools/voice/neural/worker.py) with a short
+# tone per request, FAKE_VOICE_SECONDS long (0.3 by default), after FAKE_VOICE_DELAY seconds; it appends its
+# process id to the file FAKE_VOICE_PIDS names, if any. Standard library only.
+FAKE_WORKER = """
+import json, math, os, struct, sys, time, wave
+if os.environ.get("FAKE_VOICE_PIDS"):
+    with open(os.environ["FAKE_VOICE_PIDS"], "a") as pids:
+        pids.write(f"{os.getpid()}\\n")
+print(json.dumps({"ready": "fake"}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    time.sleep(float(os.environ.get("FAKE_VOICE_DELAY", "0")))
+    seconds = float(os.environ.get("FAKE_VOICE_SECONDS", "0.3"))
+    samples = [int(8000 * math.sin(i * 0.07)) for i in range(int(24000 * seconds))]
+    with wave.open(request["wav"], "wb") as out:
+        out.setnchannels(1), out.setsampwidth(2), out.setframerate(24000)
+        out.writeframes(struct.pack(f"<{len(samples)}h", *samples))
+    print(json.dumps({"seconds": seconds}), flush=True)
+"""
+
+
+def fake_neural_voice(project: Path) -> Path:
+    """Set up a fake neural voice in a copy of the project (copy_project): its runtime (this Python), model files of
+    a few bytes whose sha256 the copy's models.sha256 pins, and FAKE_WORKER as its worker. The copy's voice then
+    counts as set up (`auto` picks it) and speaks a tone; returns its models folder."""
+    home = project / ".voice"
+    (home / "venv" / "bin").mkdir(parents=True)
+    (home / "venv" / "bin" / "python").symlink_to(sys.executable)
+    models = home / "models"
+    models.mkdir()
+    neural = project / "tools" / "voice" / "neural"
+    pins = (neural / "models.sha256").read_text(encoding="utf-8").splitlines()
+    for name in MODEL_FILES:
+        (models / name).write_bytes(f"fake {name}".encode())
+        pins = [line for line in pins if not line.endswith(f"  {name}")]
+        pins.append(f"{file_sha256(models / name)}  {name}")
+    (neural / "models.sha256").write_text("\n".join(pins) + "\n", encoding="utf-8")
+    (neural / "worker.py").write_text(FAKE_WORKER, encoding="utf-8")
+    return models
 
 
 def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:

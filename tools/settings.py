@@ -2,7 +2,7 @@
 
 ``LECTURE_RENDERS`` (default ``renders/``) is where builds publish,
 ``LECTURE_CACHE`` (default ``.cache/``) holds narration audio, manim work
-files and logs, and ``LECTURE_VOICE`` picks the speech engine; the
+files and logs, and ``LECTURE_VOICE`` picks the speech engine (``auto`` when unset); the
 ``command`` engine runs ``LECTURE_VOICE_COMMAND``, hands it the cue as
 ``LECTURE_VOICE_INPUT`` (``text`` or ``pinyin``) and keys its cache on the
 files in ``LECTURE_VOICE_FILES`` (separated by ``:``). ``LECTURE_KIT_URL`` is the address the
@@ -59,7 +59,9 @@ def cache_root() -> Path:
 
 
 def voice() -> str:
-    return os.environ.get("LECTURE_VOICE", "espeak")
+    """The speech engine's name: LECTURE_VOICE, else ``auto`` (the neural voice where it is set up, else
+    espeak-ng), for every command, run through make or not, so that one machine speaks one voice."""
+    return os.environ.get("LECTURE_VOICE", "auto")
 
 
 def voice_command() -> str:
