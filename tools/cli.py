@@ -110,6 +110,12 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-long", action="store_true", help="publish a figure that runs over 120 s (refused otherwise)"
     )
     make.add_argument(
+        "--voice",
+        choices=list(speech.ENGINES),
+        help="speak with this engine (default: LECTURE_VOICE's, else auto), and publish it even beside figures "
+        "published in another voice (refused otherwise)",
+    )
+    make.add_argument(
         "--scheduler",
         metavar="tcp://HOST:8786",
         help="render on this Dask cluster's workers (pip install '.[cluster]'); -j figures at once",
@@ -149,9 +155,11 @@ def _parser() -> argparse.ArgumentParser:
         help="then the phonemes the engine makes of exactly that pinyin (espeak-ng's -x; the neural voice's phones)",
     )
     hear.add_argument(
-        "--engine", choices=list(speech.ENGINES), help="the speech engine (default: LECTURE_VOICE's, else espeak)"
+        "--engine", choices=list(speech.ENGINES), help="the speech engine (default: LECTURE_VOICE's, else auto)"
     )
-    sub.add_parser("voice", help="say which voice LECTURE_VOICE speaks with here (auto: neural if set up, else espeak)")
+    sub.add_parser(
+        "voice", help="say which voice LECTURE_VOICE (default auto: neural if set up, else espeak) speaks with here"
+    )
     measured = sub.add_parser(
         "captions", help="measure the caption rules over the course without rendering (each cue voiced, or cached)"
     )
@@ -262,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 allow_long=args.allow_long,
                 scheduler=args.scheduler,
                 plan_only=args.plan,
+                voice=args.voice,
             )
         elif args.command == "frames":
             stills = frames.sheets if args.sheet else frames.frames
