@@ -100,7 +100,7 @@ def test_two_builds_of_the_same_figure_at_once_both_finish_and_it_is_listed_once
 
 
 def test_a_full_disk_fails_naming_the_path_and_keeps_the_files_already_there(tmp_path):
-    with tmpfs(tmp_path / "renders", "size=4m") as renders:
+    with tmpfs(tmp_path / "renders", "size=20m") as renders:
         env = build_env(tmp_path)
         _rebuild(env)
         out = renders / "480p15"
@@ -112,7 +112,29 @@ def test_a_full_disk_fails_naming_the_path_and_keeps_the_files_already_there(tmp
         assert process.returncode == 2, output
         assert "Traceback" not in output, output
         assert f"failed writing {renders}" in output, output
-        assert "No space left on device" in output, output
+        assert "No space left on device: the disk is full (" in output, output
         filler.unlink()
         assert {path: file_sha256(out / path) for path in before} == before
         assert list(manifest.load(out).figures) == ["gates_circuit"]
+
+
+def test_a_full_cache_fails_naming_it_without_a_traceback_and_the_next_build_with_room_succeeds(tmp_path):
+    """Seen: with LECTURE_CACHE on a full disk the build printed manim's traceback (cut short: the log is on that
+    disk too), or `failed writing (no file named)`."""
+    env = build_env(tmp_path)
+    with tmpfs(tmp_path / "cache", "size=20m") as cache:
+        filler = cache / "filler"
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k", "count=160"], capture_output=True, check=True)
+        process = _start(env)
+        output = process.communicate(timeout=600)[0]
+        assert process.returncode == 2, output
+        assert "Traceback" not in output, output
+        assert f"LECTURE_CACHE={cache}" in output, output
+        assert "the disk is full" in output, output
+        out = tmp_path / "renders" / "480p15"
+        assert not [p for p in out.rglob("*") if p.suffix in (".mp4", ".json") and p.name != "manifest.json"]
+        _only_whole_files(out)
+        assert manifest.load(out).figures == {}
+    output = _rebuild({**env, "LECTURE_CACHE": str(tmp_path / "roomy-cache")})
+    assert "gates_circuit: done" in output
+    _only_whole_files(tmp_path / "renders" / "480p15")

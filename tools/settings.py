@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,10 +120,22 @@ def writable_folder(variable: str, path: Path) -> Path:
     return path
 
 
+def output_folders() -> dict[str, Path]:
+    """Where the commands write, by the variable that moves it."""
+    return {"LECTURE_RENDERS": renders_root(), "LECTURE_CACHE": cache_root()}
+
+
 def check_output_folders() -> None:
     """Refuse up front when renders or the cache cannot be written."""
-    writable_folder("LECTURE_RENDERS", renders_root())
-    writable_folder("LECTURE_CACHE", cache_root())
+    for variable, path in output_folders().items():
+        writable_folder(variable, path)
+
+
+def free_bytes(path: Path) -> int:
+    """The room left on the disk that holds `path` (or the nearest folder above it that exists)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return shutil.disk_usage(path).free
 
 
 # -- time limits on outside processes --------------------------------------------------------------------
