@@ -10,6 +10,7 @@ from __future__ import annotations
 import configparser
 import io
 import os
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -212,6 +213,9 @@ def render(
                 f"or point LECTURE_CACHE at a roomier folder (log {log})"
             )
         tail = launch.log_tail(log)
-        wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {exit_code})"
+        if exit_code < 0:
+            wrote = f"was killed ({signal.Signals(-exit_code).name})"
+        else:
+            wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {exit_code})"
         raise BuildError(f"manim {wrote} on {scene.chapter}/{scene.figure}; log {log}:\n{tail}")
     return out
