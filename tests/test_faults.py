@@ -97,6 +97,9 @@ def test_two_builds_of_the_same_figure_at_once_both_finish_and_it_is_listed_once
     outputs = [b.communicate(timeout=600)[0] for b in builds]
     assert [b.returncode for b in builds] == [0, 0], "\n".join(outputs)
     out = tmp_path / "renders" / "480p15"
+    waited = [o for o in outputs if f"waiting for another build into {out} to finish" in o]
+    assert len(waited) == 1, "\n".join(outputs)  # one after the other, the second saying so
+    assert "backprop/gates_circuit: unchanged" in waited[0]  # it planned against what the first published
     assert list(manifest.load(out).figures) == ["gates_circuit"]
     _only_whole_files(out)
 
