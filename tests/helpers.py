@@ -72,9 +72,9 @@ def copy_project(dst: Path) -> Path:
     return dst
 
 
-# The fake neural voice's worker: it speaks the real worker's protocol (tools/voice/neural/worker.py) with a short
-# tone per request, FAKE_VOICE_SECONDS long (0.3 by default), after FAKE_VOICE_DELAY seconds; it appends its
-# process id to the file FAKE_VOICE_PIDS names, if any. Standard library only.
+# The fake neural voice's worker: it speaks the real worker's protocol (tools/voice/neural/worker.py): a tone for
+# each request, every phone (and each phrase's closing eos) 0.02 s long, after FAKE_VOICE_DELAY seconds; it appends
+# its process id to the file FAKE_VOICE_PIDS names, if any. Standard library only.
 FAKE_WORKER = """
 import json, math, os, struct, sys, time, wave
 if os.environ.get("FAKE_VOICE_PIDS"):
@@ -84,12 +84,13 @@ print(json.dumps({"ready": "fake"}), flush=True)
 for line in sys.stdin:
     request = json.loads(line)
     time.sleep(float(os.environ.get("FAKE_VOICE_DELAY", "0")))
-    seconds = float(os.environ.get("FAKE_VOICE_SECONDS", "0.3"))
+    lengths = [[0.02] * (len(phones) + 1) for phones in request["phrases"]]
+    seconds = sum(map(sum, lengths)) + sum(request["pauses"])
     samples = [int(8000 * math.sin(i * 0.07)) for i in range(int(24000 * seconds))]
     with wave.open(request["wav"], "wb") as out:
         out.setnchannels(1), out.setsampwidth(2), out.setframerate(24000)
         out.writeframes(struct.pack(f"<{len(samples)}h", *samples))
-    print(json.dumps({"seconds": seconds}), flush=True)
+    print(json.dumps({"seconds": len(samples) / 24000, "phones": lengths}), flush=True)
 """
 
 

@@ -44,7 +44,6 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from tools import settings
@@ -691,14 +690,12 @@ class _Handler(serve._Handler):
             pass
 
 
-def make_server(board: Board, draft_file: Path, closing: threading.Event, port: int) -> ThreadingHTTPServer:
+def make_server(board: Board, draft_file: Path, closing: threading.Event, port: int) -> serve.LocalServer:
     handler = type("PreviewHandler", (_Handler,), {"board": board, "draft_file": draft_file, "closing": closing})
     try:
-        server = ThreadingHTTPServer(("127.0.0.1", port), partial(handler, directory=str(stills_dir())))
+        return serve.LocalServer(("127.0.0.1", port), partial(handler, directory=str(stills_dir())))
     except OSError as err:
         raise BuildError(f"cannot serve on 127.0.0.1:{port}: {err.strerror}") from None
-    server.daemon_threads = True
-    return server
 
 
 # -- the loop --------------------------------------------------------------------------------------------
