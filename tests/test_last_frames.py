@@ -19,7 +19,7 @@ from tools.publish.checks import stills
 
 FIGURES = [fig.id for fig in catalogue.figures()]
 # Drawn on an older CPU's paths in the suite: formulas (a fraction's rule, a square root), a turning 3-D surface
-# and plotted curves. LECTURE_FRAMES_NARROWED=all draws every figure so (a slow run, about 3 minutes on 2 cores).
+# and plotted curves (about 25 CPU-seconds). LECTURE_FRAMES_NARROWED=all draws every figure so (about 150).
 ON_OLDER_CPU = (
     FIGURES
     if os.environ.get("LECTURE_FRAMES_NARROWED") == "all"
