@@ -162,11 +162,17 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _command_line(pid: int) -> bytes:
+    """A process's command line, or nothing when it has ended since it was listed."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _renders(build: int) -> list[int]:
     """The manim renders running under a build: the children of its fork server."""
-    servers = [
-        p for p in _descendants(build) if b"multiprocessing.forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()
-    ]
+    servers = [p for p in _descendants(build) if b"multiprocessing.forkserver" in _command_line(p)]
     return [p for server in servers for p in _descendants(server)]
 
 
