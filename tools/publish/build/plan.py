@@ -138,7 +138,7 @@ class VoiceMix:
         )
 
     def _kept(self) -> str:
-        """The figures published in other voices, e.g. 'figures published with neural (backprop (11 figures))'."""
+        """The figures published in other voices, e.g. 'figures published with neural (11 figures of backprop)'."""
         return " and ".join(
             f"figures published with {voice} ({_by_chapter(ids)})" for voice, ids in self.others.items()
         )
