@@ -9,8 +9,9 @@ drives the timing::
         self.play(Indicate(out), run_time=beat.share(0.3))
 
 ``narrate`` places the cue's audio at the current time, adds its captions
-(short Chinese lines) through manim's subcaptions, and on leaving waits
-out whatever the cue still has to say. The block spends the cue's audio
+through manim's subcaptions (events cut and timed by tools/voice/captions.py,
+at the moments the voice says them), and on leaving waits out whatever the
+cue still has to say. The block spends the cue's audio
 in shares; shares that add up to more than the whole cue are refused.
 
 A scene renders through :class:`scenes.segments.SegmentRenderer`, so
@@ -28,16 +29,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from manim import DOWN, FadeIn, Mobject, Scene, ThreeDScene, config
-from manim.camera.camera import Camera
-from manim.camera.three_d_camera import ThreeDCamera
 from pydub import AudioSegment
 
 from scenes import fact_marks, layout_probe, style
+from scenes.grid_camera import GridCamera, GridThreeDCamera
 from scenes.segments import SegmentRenderer, fades_without_copies
 from scenes.sightings import Sightings
 from tools.course import catalogue
 from tools.settings import AUDIO_OUT_ENV, CUE_AUDIO_ENV, PROGRESS_OUT_ENV
-from tools.voice import audio, captions, cues, pacing, speech
+from tools.voice import audio, captions, cues, pacing, speech, timing
 from tools.voice.cues import NarrationError
 
 # manim.cfg turns write_all on, so `manim scenes/<chapter>.py` renders every figure of the chapter
@@ -75,7 +75,7 @@ class Beat:
 class Narrated:
     """Mixin for Scene / ThreeDScene: facts, cues and narrated timing."""
 
-    camera_kind = Camera  # what its SegmentRenderer draws with
+    camera_kind = GridCamera  # what its SegmentRenderer draws with: manim's, on a grid (scenes/grid_camera.py)
 
     def __init__(self, *args, **kwargs) -> None:
         self.figure = _figure_of(type(self))
@@ -86,23 +86,38 @@ class Narrated:
         self._given_audio = _given_cue_audio()
         self.engine = None if self._given_audio is not None else speech.from_env()
         self._spoken: list[str] = []
-        self._cue_times: list[dict] = []  # where each cue starts and how long it speaks, for the transcript
+        self._said: list[captions.SpokenCue] = []  # each cue played so far, as its captions are made from
+        self._cue_times: list[dict] = []  # where each cue's voice starts and how long it speaks, for the transcript
         kwargs.setdefault("renderer", SegmentRenderer(camera_class=self.camera_kind))
         super().__init__(*args, **kwargs)
         self._began = time.perf_counter()  # the progress lines' clock: what the figure's own work costs
 
-    def _cue_sound(self, cue: cues.Cue) -> tuple[Path, float]:
-        """The cue's WAV and its length: the one the build handed over, else made or found in the cache."""
+    def _cue_sound(self, cue: cues.Cue) -> tuple[Path, float, timing.Timing]:
+        """The cue's WAV, its length and when each syllable is said in it: the one the build handed over (its
+        times beside it), else made or found in the cache."""
         if self._given_audio is None:
             sound = audio.cue_audio(cue, self.engine)
-            return sound.path, sound.duration
+            return sound.path, sound.duration, sound.timing
         if cue.id not in self._given_audio:
             raise NarrationError(
                 f"figure '{self.figure.id}': no audio for cue '{cue.id}' in the map "
                 f"{os.environ[CUE_AUDIO_ENV]} ({CUE_AUDIO_ENV}); it is never synthesized here"
             )
         path = Path(self._given_audio[cue.id])
-        return path, audio.wav_seconds(path)
+        return path, audio.wav_seconds(path), audio.cue_timing(cue, path)[0]
+
+    def _caption(self, cue: cues.Cue, start: float, said: timing.Timing) -> None:
+        """Add the cue's caption events, and time again the figure's events so far: the last event before it
+        is chained to its first or cut before it (tools/voice/captions.py)."""
+        times = timing.caption_times(cue.caption, cue.speech, cue.pinyin, said)
+        self._said.append(captions.SpokenCue(cue.caption, start, times))
+        events = captions.figure_events(self._said, config.frame_rate)
+        self.renderer.file_writer.subcaptions.clear()
+        for event in events:
+            self.add_subcaption(event.text, duration=event.end - event.start, offset=event.start - self.time)
+        voiced = [t for t in times if t is not None] or [timing.Span(0.0, 0.0)]
+        begin, end = voiced[0].start, max(t.end for t in voiced)
+        self._cue_times.append({"cue": cue.id, "start": round(start + begin, 3), "duration": round(end - begin, 3)})
 
     @contextmanager
     def narrate(self, cue_id: str) -> Iterator[Beat]:
@@ -110,16 +125,14 @@ class Narrated:
         if cue_id not in self.cues:
             raise NarrationError(f"figure '{self.figure.id}' has no cue '{cue_id}' (cues: {', '.join(self.cues)})")
         cue = self.cues[cue_id]
-        path, duration = self._cue_sound(cue)
+        path, duration, said = self._cue_sound(cue)
         start = self.time
         # Straight to the file writer: Scene.add_sound drops a sound while
         # manim is skipping, and it is still "skipping" right after an
         # animation it took from its partial-movie cache.
         self.renderer.file_writer.add_sound(str(path), start)
-        for line, offset, length in captions.timed_lines(cue.caption, duration):
-            self.add_subcaption(line, duration=length, offset=offset)
+        self._caption(cue, start, said)
         self._spoken.append(cue_id)
-        self._cue_times.append({"cue": cue_id, "start": round(start, 3), "duration": round(duration, 3)})
         yield Beat(self.figure.id, cue_id, duration)
         remaining = start + duration - self.time
         if remaining > 1 / config.frame_rate:
@@ -153,7 +166,7 @@ class Narrated:
             self._hand_over_track(expected)
         if os.environ.get(AUDIO_OUT_ENV):
             # `lecture build` lays the track under the video itself, with a faster AAC coder
-            # (tools/publish/media.mux_web): manim's own AAC pass would cost a quarter of the render.
+            # (tools/publish/publishing/media.mux_web): manim's own AAC pass would cost a quarter of the render.
             self.renderer.file_writer.includes_sound = False
         super().tear_down()
 
@@ -173,7 +186,7 @@ class Narrated:
         if os.environ.get(AUDIO_OUT_ENV):
             track = Path(os.environ[AUDIO_OUT_ENV])
             writer.audio_segment.export(track, format="wav")
-            # Beside the track, where each cue starts in it: the site's transcript seeks there.
+            # Beside the track, where each cue's voice starts in it: the site's transcript seeks there.
             track.with_suffix(".cues.json").write_text(json.dumps(self._cue_times), encoding="utf-8")
             # And where each fact's text is on screen, when: the site's clickable numbers.
             track.with_suffix(".facts.json").write_text(json.dumps(boxes, ensure_ascii=False), encoding="utf-8")
@@ -207,7 +220,7 @@ class LectureScene(Narrated, Scene):
 class LectureScene3D(Narrated, ThreeDScene):
     """A 3-D course figure (2-D text must be fixed in frame)."""
 
-    camera_kind = ThreeDCamera
+    camera_kind = GridThreeDCamera
 
     def fix_in_frame(self, *mobjects: Mobject) -> Mobject | None:
         """Register text with the camera so it stays flat on screen while the view turns;

@@ -198,6 +198,27 @@ def test_a_chapter_video_is_joined_again_only_when_a_clip_changed(copied):
     assert lines[-1].text not in [c.text for c in merged]
 
 
+def test_a_track_every_clip_has_is_shifted_into_the_chapter_video(copied):
+    """A descriptions track (each figure's <figure>.descriptions.vtt, an empty one included) becomes the chapter
+    video's, each line moved to where its clip starts; adding it joins the chapter again."""
+    out, man = copied
+    ids = ["gates_circuit", FIGURE_B, FIGURE_C]
+    for n, fig_id in enumerate(ids):
+        track = out / "backprop" / f"{fig_id}.descriptions.vtt"
+        said = [] if n == 1 else [captions.Caption(1.0 + n, 2.5 + n, f"屏幕上：第 {n + 1} 段")]
+        track.write_text(captions.to_vtt(said), encoding="utf-8")
+        man.figures[fig_id].files["descriptions.vtt"] = PublishedFile(f"backprop/{track.name}", file_sha256(track))
+    progress: list[str] = []
+    chapter_video.build_all(man, out, progress.append)
+    assert "chapter backprop: 3 clips joined" in progress[0]
+    video = man.chapter_videos["backprop"]
+    moved = captions.parse_vtt((out / video.files["descriptions.vtt"].path).read_text(encoding="utf-8"))
+    starts = [m["start"] for m in video.marks]
+    assert [c.text for c in moved] == ["屏幕上：第 1 段", "屏幕上：第 3 段"]
+    assert moved[1].start == pytest.approx(starts[2] + 3.0, abs=0.002)
+    assert moved[1].end == pytest.approx(starts[2] + 4.5, abs=0.002)
+
+
 def test_an_incomplete_chapter_has_no_chapter_video(copied):
     out, man = copied
     (out / "backprop" / f"{FIGURE_B}.mp4").unlink()

@@ -60,16 +60,24 @@ def test_every_relative_link_leads_to_a_file_of_the_repository(path):
     assert not broken, f"{path.relative_to(ROOT)}: links that lead nowhere: {broken}"
 
 
-TOOLS_PATH = re.compile(r"\btools/[\w/]*\w(?:\.\w+)?/?")
+CODE_PATH = re.compile(r"\b(?:tools|scenes|bench)/[\w/]*\w(?:\.\w+)?/?")
+
+
+def _is_there(name: str) -> bool:
+    """A path of the repository, or a module's name with a name in it after a dot (scenes/layout_probe.END)."""
+    module = name.rsplit(".", 1)[0]
+    return any((ROOT / candidate).exists() for candidate in (name, f"{name}.py", f"{module}.py"))
 
 
 @pytest.mark.parametrize(
-    "path", [*MARKDOWN, *sorted((ROOT / "tools").rglob("*.py"))], ids=lambda p: str(p.relative_to(ROOT))
+    "path",
+    [*MARKDOWN, *sorted(p for folder in ("tools", "scenes", "bench") for p in (ROOT / folder).rglob("*.py"))],
+    ids=lambda p: str(p.relative_to(ROOT)),
 )
-def test_every_path_in_tools_a_doc_or_docstring_names_is_there(path):
+def test_every_code_path_a_doc_or_docstring_names_is_there(path):
     """A module moved or renamed leaves no doc pointing at where it was (tools/publish/x.py, say)."""
-    named = set(TOOLS_PATH.findall(path.read_text(encoding="utf-8")))
-    gone = [name for name in named if not (ROOT / name).exists() and not (ROOT / f"{name}.py").exists()]
+    named = set(CODE_PATH.findall(path.read_text(encoding="utf-8")))
+    gone = [name for name in named if not _is_there(name)]
     assert not gone, f"{path.relative_to(ROOT)} names paths that are not there: {sorted(gone)}"
 
 

@@ -1,6 +1,5 @@
-"""Narration: cue files, placeholders, speech cache, recordings, captions."""
+"""Narration: cue files, placeholders, speech cache, recordings (the captions: test_captions.py)."""
 
-import itertools
 import wave
 from dataclasses import replace
 
@@ -140,45 +139,6 @@ def test_missing_espeak_is_explained(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(speech.SpeechError, match="LECTURE_VOICE=silent"):
         speech.Espeak().synthesize("文", tmp_path / "x.wav")
-
-
-def test_long_chinese_text_splits_into_short_lines_keeping_latin_words():
-    text = (
-        "优化器状态才是最大的一块，Adam 要给每个参数存两个矩估计，ZeRO 把它们切到六十四张卡上，"
-        "而这一整句话故意写得很长很长没有任何停顿好让切分器不得不在中间下刀。"
-    )
-    lines = captions.split_lines(text)
-    assert all(len(line) <= captions.MAX_CHARS for line in lines)
-    assert "".join(lines).replace(" ", "") == text.replace("，", "").replace("。", "").replace(" ", "")
-    assert any("Adam" in line for line in lines)
-    assert any("ZeRO" in line for line in lines)
-
-
-def test_caption_times_share_the_cue_duration():
-    timed = captions.timed_lines("第一句话在这里，第二句话也在这里，第三句话比前两句话都长一些。", 6.0, limit=10)
-    assert timed[0][1] == 0
-    assert sum(length for _, _, length in timed) == pytest.approx(6.0)
-
-
-def test_srt_round_trip_and_vtt_header():
-    lines = [captions.Caption(0.6, 2.25, "先往前算"), captions.Caption(2.25, 61.5, "再倒着走")]
-    assert captions.parse_srt(captions.to_srt(lines)) == lines
-    assert captions.to_vtt(lines).startswith("WEBVTT\n\n00:00:00.600 --> 00:00:02.250\n先往前算")
-
-
-def test_a_number_keeps_its_unit_and_no_line_is_an_orphan():
-    lines = captions.split_lines(
-        "把它切成六十四份，每张卡只留自己那一份。一张卡从 120 GB 降到 31.4 GB，而通信量还是 2Ψ，跟原来一样。"
-    )
-    assert not any(a.endswith(("120", "31.4")) and b.startswith("GB") for a, b in itertools.pairwise(lines))
-    assert all(len(line) > 4 for line in captions.split_lines("三条线，每层分别乘 0.8、1.0、1.2。一层一层往前走。"))
-
-
-def test_a_line_never_starts_with_closing_punctuation():
-    lines = captions.split_lines(
-        "这一句里有书名《Learning long-term dependencies with gradient descent is difficult》，还有更多字在后面跟着。"
-    )
-    assert not any(line[:1] in "》）」，、。" for line in lines)
 
 
 @pytest.mark.parametrize("literal", ["1.9", "−1", "-1", "2⁻⁷", "1e-6", "82%", "≈ 94", "3 × 4"])

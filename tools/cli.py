@@ -1,11 +1,13 @@
 """The ``lecture`` command: check (facts, narration, readings, layout, length), build, stills and contact
 sheets, list facts, write and serve the embed kit, a figure's stills on every save (``preview``), clean the
-cache, hear a reading (``say``), name the voice (``voice``), write a recording script (``script``), scaffold
-a figure or a chapter (``new``), write the README's generated parts (``readme``)."""
+cache, hear a reading (``say``), name the voice (``voice``), measure the captions (``captions``), write a
+recording script (``script``), scaffold a figure or a chapter (``new``), write the README's generated parts
+(``readme``)."""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import subprocess
 import sys
@@ -21,9 +23,9 @@ from tools.publish.checks import checks, layout
 from tools.publish.keys.fonts import FontError
 from tools.publish.preview import frames, preview
 from tools.publish.publishing.manifest import ManifestError
-from tools.publish.rendering.render import QUALITIES, BuildError
+from tools.publish.rendering.render import FPS, QUALITIES, BuildError
 from tools.publish.site import serve, site
-from tools.voice import audio, cues, script, speech
+from tools.voice import audio, caption_report, cues, script, speech
 from tools.voice.cues import NarrationError
 from tools.voice.engine import SpeechError
 
@@ -44,7 +46,7 @@ REFUSALS = (
     readme.ReadmeError,
 )
 # Commands that write into LECTURE_RENDERS or LECTURE_CACHE.
-WRITERS = {"build", "frames", "site", "clean"}
+WRITERS = {"build", "frames", "site", "clean", "captions"}
 
 
 def _facts_table(as_json: bool) -> str:
@@ -109,6 +111,12 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-long", action="store_true", help="publish a figure that runs over 120 s (refused otherwise)"
     )
     make.add_argument(
+        "--voice",
+        choices=list(speech.ENGINES),
+        help="speak with this engine (default: LECTURE_VOICE's, else auto), and publish it even beside figures "
+        "published in another voice (refused otherwise)",
+    )
+    make.add_argument(
         "--scheduler",
         metavar="tcp://HOST:8786",
         help="render on this Dask cluster's workers (pip install '.[cluster]'); -j figures at once",
@@ -148,9 +156,16 @@ def _parser() -> argparse.ArgumentParser:
         help="then the phonemes the engine makes of exactly that pinyin (espeak-ng's -x; the neural voice's phones)",
     )
     hear.add_argument(
-        "--engine", choices=list(speech.ENGINES), help="the speech engine (default: LECTURE_VOICE's, else espeak)"
+        "--engine", choices=list(speech.ENGINES), help="the speech engine (default: LECTURE_VOICE's, else auto)"
     )
-    sub.add_parser("voice", help="say which voice LECTURE_VOICE speaks with here (auto: neural if set up, else espeak)")
+    sub.add_parser(
+        "voice", help="say which voice LECTURE_VOICE (default auto: neural if set up, else espeak) speaks with here"
+    )
+    measured = sub.add_parser(
+        "captions", help="measure the caption rules over the course without rendering (each cue voiced, or cached)"
+    )
+    _quality(measured)
+    measured.add_argument("--only", help="a chapter or chapter/figure_id")
     rec = sub.add_parser("script", help="write a Markdown recording script for a human narrator")
     rec.add_argument("--only", help="one chapter")
     rec.add_argument(
@@ -227,6 +242,29 @@ def _say(text: str | None, cue_ref: str | None, out: Path, phonemes: bool, choic
     print(f"wrote {out} ({audio.wav_seconds(out):.1f} s, {engine.name})", file=sys.stderr)
 
 
+def _captions(quality: str, only: str | None) -> int:
+    """Print the caption rules measured over the figures (tools/voice/caption_report.py); 2 when one is broken."""
+    engine = speech.from_env()
+    print(speech.describe(), flush=True)
+    report = caption_report.measure(catalogue.select(only), engine, FPS[quality], lambda line: print(line, flush=True))
+    print("\n".join(report.lines()))
+    return 2 if report.findings or report.unjustified_breaks else 0
+
+
+def _failed_writing(err: OSError) -> str:
+    """Where a write failed and why; for a full disk, the room left where the commands write, and the way out
+    (a write of an open file names no file: the folder with the least room left stands in for it)."""
+    if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return f"{err.filename or '(no file named)'}: {err.strerror or err}"
+    room = {variable: (path, settings.free_bytes(path)) for variable, path in settings.output_folders().items()}
+    fullest = min(room, key=lambda variable: room[variable][1])
+    left = ", ".join(f"{variable}={path} has {free / 1e6:,.1f} MB free" for variable, (path, free) in room.items())
+    return (
+        f"{err.filename or room[fullest][0]}: {err.strerror}: the disk is full ({left}); free some space, or point "
+        f"{fullest} at a roomier folder"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     files.forward_signals()  # each outside process has its own process group: Ctrl-C must reach it
@@ -247,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
                 allow_long=args.allow_long,
                 scheduler=args.scheduler,
                 plan_only=args.plan,
+                voice=args.voice,
             )
         elif args.command == "frames":
             stills = frames.sheets if args.sheet else frames.frames
@@ -271,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
             _say(args.text, args.cue, args.out, args.phonemes, args.engine)
         elif args.command == "voice":
             print(speech.describe())
+        elif args.command == "captions":
+            return _captions(args.quality, args.only)
         elif args.command == "script":
             chapters = [args.only] if args.only else [ch.id for ch in catalogue.chapters()]
             if undecided := cues.undecided_readings([f.id for ch in chapters for f in catalogue.chapter(ch).figures]):
@@ -281,8 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lecture {args.command}: refused: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a full disk, a folder taken away: say where, not a traceback
-        where = err.filename or "(no file named)"
-        print(f"lecture {args.command}: failed writing {where}: {err.strerror or err}", file=sys.stderr)
+        print(f"lecture {args.command}: failed writing {_failed_writing(err)}", file=sys.stderr)
         return 2
     return 0
 

@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 
 from tools import settings
 from tools.files import TimeLimitError, run_limited
+from tools.voice.timing import Timing
 
 Input = Literal["text", "pinyin"]
 
@@ -35,7 +36,10 @@ class Engine(Protocol):
         """Everything besides its input, name and version that shapes the audio (for the cache key)."""
         ...
 
-    def synthesize(self, text: str, wav: Path) -> None: ...
+    def synthesize(self, text: str, wav: Path) -> Timing | None:
+        """Speak `text` into the WAV file `wav`; return when each syllable is said, if the engine knows
+        (tools/voice/timing.py), else None (the captions then share the audio's time by syllables)."""
+        ...
 
 
 def run_program(command: list[str] | str, text: str = "") -> subprocess.CompletedProcess:

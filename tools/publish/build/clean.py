@@ -46,7 +46,8 @@ def stale_entries() -> list[Path]:
     narration = audio.cache_dir()
     if narration.is_dir():
         keep = _current_audio_keys()
-        stale += [p for p in sorted(narration.iterdir()) if p.stem not in keep]
+        # <key>.wav and its syllable times, <key>.timing.json
+        stale += [p for p in sorted(narration.iterdir()) if p.name.split(".", 1)[0] not in keep]
     work = render.work_root()
     if work.is_dir():
         stale += [p for p in sorted(work.iterdir()) if not scratch.in_use(p)]

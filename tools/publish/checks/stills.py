@@ -128,6 +128,8 @@ def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
     except TimeLimitError as err:
         raise BuildError(f"{err} (log {log})") from None
     if code != 0:
+        if launch.out_of_space(log, work):
+            raise BuildError(f"running {names} with animations skipped: the disk is full under {work} (log {log})")
         tail = launch.log_tail(log)
         raise BuildError(f"manim failed with animations skipped on {names} (exit {code}):\n{tail}")
     records: dict[str, list[dict]] = {fig.id: [] for fig in batch}

@@ -25,7 +25,7 @@ from tools.files import content_key
 from tools.publish.keys import fonts, scene_source, stack
 from tools.publish.publishing.clip import Attached
 from tools.publish.rendering.render import ONE_FIGURE, SceneRef
-from tools.voice import audio, captions, cues
+from tools.voice import audio, captions, cues, timing
 from tools.voice.cues import Cue
 from tools.voice.engine import Engine
 
@@ -44,8 +44,8 @@ def _code_digest(path: Path) -> str:
 
 @functools.cache
 def _caption_code() -> str:
-    """What decides a caption's lines besides its text: the line-breaking code."""
-    return _code_digest(Path(captions.__file__))
+    """What decides a caption's events besides its text and its audio: the rules and how a caption is timed."""
+    return content_key([_code_digest(Path(module.__file__)) for module in (captions, timing)])
 
 
 # Scene modules that never change a frame: the layout lint's probe only reads the screen (its code keys
@@ -145,7 +145,8 @@ def render_key(material: KeyMaterial, quality: str) -> RenderKey:
                 "facts changed ({})",
                 _changed,
             ),
-            # A caption's lines are its text as captions.py breaks it: the text and that code, without breaking it.
+            # A caption's events are its text as captions.py cuts it, at its audio's times: the text, that code and
+            # the audio's key (which keys the times too), without cutting it.
             "cues": KeyPart(
                 {cue_id: content_key([caption, _caption_code(), key]) for cue_id, caption, key in material.cues},
                 "narration changed ({})",

@@ -32,11 +32,13 @@ def assemble(
 
     Writes ``<chapter>.mp4`` (one chapter marker per clip, titled with the
     figure's title), ``<chapter>.vtt``/``.srt`` (each clip's captions moved
-    to where the clip starts), ``<chapter>.chapters.vtt`` (a WebVTT
-    chapters track) and ``<chapter>.facts.vtt``/``.descriptions.vtt`` (each
-    clip's, moved the same way), verified before they replace anything.
-    Returns the chapter video and whether the clips' sound was copied (not
-    encoded again).
+    to where the clip starts), each other text track every clip has moved
+    the same way (``<chapter>.descriptions.vtt`` from each figure's
+    ``.descriptions.vtt``; ``<chapter>.facts.vtt``, where each number is
+    drawn, as written, its payloads untouched) and ``<chapter>.chapters.vtt``
+    (a WebVTT chapters track), verified before they replace anything. Returns
+    the chapter video and whether the clips' sound was copied (not encoded
+    again).
     """
     titles = [fig.title for fig in figures]
     with staging(out_dir) as staged:
@@ -60,13 +62,19 @@ def assemble(
         (staged / f"{chapter.id}.srt").write_text(captions.to_srt(lines), encoding="utf-8")
         (staged / f"{chapter.id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
         (staged / f"{chapter.id}.chapters.vtt").write_text(captions.to_vtt(marks), encoding="utf-8")
-        for track in (fact_tracks.FACTS_TRACK, fact_tracks.DESCRIPTIONS_TRACK):  # each figure's, where it starts
-            parts = [
-                (out_dir / fig.files[track].path, start)
+        for kind in _other_tracks(figures):
+            if kind == fact_tracks.FACTS_TRACK:  # metadata: its JSON cues moved as they are, never re-escaped
+                parts = [(out_dir / fig.files[kind].path, start) for fig, start in zip(figures, joined.starts)]
+                (staged / f"{chapter.id}.{kind}").write_text(fact_tracks.shifted(parts), encoding="utf-8")
+                continue
+            moved = [
+                cue
                 for fig, start in zip(figures, joined.starts)
-                if track in fig.files
+                for cue in captions.shifted(
+                    captions.parse_vtt((out_dir / fig.files[kind].path).read_text(encoding="utf-8")), start
+                )
             ]
-            (staged / f"{chapter.id}.{track}").write_text(fact_tracks.shifted(parts), encoding="utf-8")
+            (staged / f"{chapter.id}.{kind}").write_text(captions.to_vtt(moved), encoding="utf-8")
         files = move_in(staged, out_dir, "")
     return ChapterVideo(
         chapter.id,
@@ -107,12 +115,17 @@ def _join_from_stdin() -> None:
     print(json.dumps(asdict(joined)))
 
 
+def _other_tracks(figures: list[PublishedFigure]) -> list[str]:
+    """The text tracks besides the captions that every clip has (a files key ending .vtt: 'descriptions.vtt')."""
+    kinds = [{kind for kind in fig.files if kind.endswith(".vtt")} for fig in figures]
+    return sorted(set.intersection(*kinds)) if kinds else []
+
+
 def _key(chapter: ChapterList, figures: list[PublishedFigure]) -> str:
-    """What a chapter video is joined from: its title, and each figure's title, clip and tracks."""
-    joined = ("mp4", "srt", fact_tracks.FACTS_TRACK, fact_tracks.DESCRIPTIONS_TRACK)
+    tracks = ["srt", *_other_tracks(figures)]
     material = [
         chapter.title,
-        [[f.figure, f.title, *(f.files[kind].sha256 for kind in joined if kind in f.files)] for f in figures],
+        [[f.figure, f.title, f.files["mp4"].sha256, *[f.files[kind].sha256 for kind in tracks]] for f in figures],
     ]
     return content_key(material)
 

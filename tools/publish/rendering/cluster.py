@@ -26,7 +26,7 @@ import json
 import tempfile
 import threading
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from tools import settings
 from tools.files import bytes_sha256, source_digest, write_atomically
 from tools.publish.rendering import render
 from tools.publish.rendering.render import BuildError, Rendered, SceneRef
+from tools.voice import audio
 
 CONNECT_TIMEOUT = "5s"
 RELAY_SECONDS = 0.5
@@ -57,6 +58,7 @@ class Task:
     start: float = 0.0  # the part of it from here on (tools/publish/rendering/segments.py)
     channel: str = ""  # names the Dask Variables that carry its progress and its stop time (see _Relay)
     limit: float = 0.0  # the render's time limit in seconds (0: a render's floor on the worker)
+    cue_timing: dict[str, bytes] = field(default_factory=dict)  # cue id -> when its syllables are said, if known
 
 
 def shipped(files: dict[str, bytes]) -> dict[str, dict]:
@@ -100,6 +102,8 @@ def render_task(task: Task) -> dict[str, dict]:
         for cue_id, wav in task.cue_audio.items():
             paths[cue_id] = str(folder / f"{cue_id}.wav")
             Path(paths[cue_id]).write_bytes(wav)
+            if cue_id in task.cue_timing:  # beside the WAV, where the scene reads it (audio.cue_timing)
+                audio.timing_path(Path(paths[cue_id])).write_bytes(task.cue_timing[cue_id])
         cue_map = folder / "cue_audio.json"
         cue_map.write_text(json.dumps(paths), encoding="utf-8")
         media = folder / "media"
@@ -261,6 +265,11 @@ class Cluster:
             start,
             f"lecture-{uuid.uuid4()}",
             limit.seconds,
+            {
+                cue_id: audio.timing_path(path).read_bytes()
+                for cue_id, path in cue_audio.items()
+                if audio.timing_path(path).exists()
+            },
         )
         waiting = settings.time_limit("cluster", limit.seconds + SHIP_SECONDS)
         what = f"rendering {scene.chapter}/{scene.figure}" + (f" from {start:.1f} s on" if start else "")

@@ -1,6 +1,7 @@
 """What the fork server of tools/publish/rendering/launch.py imports before it forks any render: manim, with its
 mobjects copied the fast way (tools/publish/rendering/mobject_copy.py), parsed texts shared (text_shapes.py) and
-3-D faces' shading kept (face_cache.py); and the chapter builders every figure's scene imports.
+3-D faces' shading kept (face_cache.py); the chapter builders every figure's scene imports; and jieba's
+dictionary, by which every figure's captions are cut (tools/voice/captions.py).
 
 Imported there only. It first points the process's output at /dev/null, so
 that manim's console, set up when manim is imported, finds a file and not a
@@ -24,8 +25,10 @@ import ml_dtypes  # noqa: E402, F401  (the fp8 checks' second route imports it w
 
 from tools.course import catalogue  # noqa: E402
 from tools.publish.rendering import face_cache, mobject_copy, text_shapes  # noqa: E402
+from tools.voice import captions  # noqa: E402
 
 mobject_copy.install()
 face_cache.install()
 text_shapes.install()
 catalogue.import_builders()
+captions.segmenter()  # jieba's dictionary, which every figure's captions are cut by: a second, once here

@@ -48,7 +48,7 @@ import jinja2
 
 from tools import settings
 from tools.course.shown import shown
-from tools.files import TimeLimitError, run_limited
+from tools.files import TimeLimitError, run_limited, signals_held
 from tools.publish.publishing import fact_tracks
 from tools.publish.publishing.clip import THUMBNAIL_WIDTH
 from tools.publish.publishing.manifest import ChapterVideo, Manifest, PublishedFigure
@@ -619,9 +619,10 @@ def write_kit(out_dir: Path, man: Manifest, title: str) -> Kit:
         raise
     final = kit_dir(out_dir)
     old = out_dir / f".site-old-{stage.name}"
-    if final.exists():
-        os.rename(final, old)
-    os.rename(stage, final)
+    with signals_held():  # stopped between the renames, the build would leave no site/ at all
+        if final.exists():
+            os.rename(final, old)
+        os.rename(stage, final)
     shutil.rmtree(old, ignore_errors=True)
     return Kit(final, list(entries), list(videos), skipped)
 

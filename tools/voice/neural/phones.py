@@ -176,13 +176,15 @@ def split_syllable(syllable: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Phrase:
-    """One stretch of speech between pauses: its phones, and the pause mark that ends it ("" at the end)."""
+    """One stretch of speech between pauses: its phones, the pause mark that ends it ("" at the end), and where
+    each of its syllables starts: (the pinyin token it is part of, its first phone's place in `phones`)."""
 
     phones: tuple[str, ...]
     pause: str
+    syllables: tuple[tuple[int, int], ...] = ()
 
 
-def _latin(token: str) -> list[str]:
+def latin_syllables(token: str) -> list[str]:
     """A Latin term as tone-numbered syllables: a known word, capitals and lone letters by name, digits."""
     out: list[str] = []
     for part in re.findall(r"[A-Za-z]+|[0-9]", token):
@@ -192,7 +194,7 @@ def _latin(token: str) -> list[str]:
         elif lower in WORDS:
             out += WORDS[lower].split()
         elif len(part) > 1 and not part.isupper() and (camel := re.findall(r"[A-Z]?[a-z]+|[A-Z]", part)) != [part]:
-            out += [s for piece in camel for s in _latin(piece)]  # DeepSeek, AdamW: its parts
+            out += [s for piece in camel for s in latin_syllables(piece)]  # DeepSeek, AdamW: its parts
         else:
             out += [s for letter in lower for s in LETTERS[letter].split()]
     return out
@@ -217,25 +219,30 @@ def _syllable_phones(syllable: str, tone: str) -> list[str]:
 
 
 def phrases(pinyin: str) -> list[Phrase]:
-    """Split a cue's pinyin at its pause marks and give each stretch's phones (sil … sil, #0 between syllables)."""
+    """Split a cue's pinyin at its pause marks and give each stretch's phones (sil … sil, #0 between syllables),
+    each syllable marked with the token of the pinyin it says (its place in ``timing.tokens(pinyin)``)."""
     out = []
+    token = 0
     for text, pause in re.findall(rf"([^{re.escape(PAUSES)}]*)([{re.escape(PAUSES)}]|$)", pinyin):
-        syllables: list[tuple[str, str, bool]] = []  # (syllable, tone, from Hanzi)
-        for token in text.split():
-            if match := _SYLLABLE.fullmatch(token):
-                syllables.append((match.group(1), match.group(2), True))
-            elif re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9'_-]*", token):
-                syllables += [(s[:-1], s[-1], False) for s in _latin(token)]
+        syllables: list[tuple[str, str, bool, int]] = []  # (syllable, tone, from Hanzi, token)
+        for word in text.split():
+            if match := _SYLLABLE.fullmatch(word):
+                syllables.append((match.group(1), match.group(2), True, token))
+            elif re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9'_-]*", word):
+                syllables += [(s[:-1], s[-1], False, token) for s in latin_syllables(word)]
             else:
-                raise PhoneError(f"{token!r} in “{pinyin}”: not a pinyin syllable or a Latin term")
+                raise PhoneError(f"{word!r} in “{pinyin}”: not a pinyin syllable or a Latin term")
+            token += 1
         if not syllables:
             continue
-        phones = ["sil"]
-        for (syllable, _, _), said in zip(syllables, _sandhi(syllables), strict=True):
+        phones, starts = ["sil"], []
+        tones = _sandhi([(syllable, tone, hanzi) for syllable, tone, hanzi, _ in syllables])
+        for (syllable, _, _, said_in), said in zip(syllables, tones, strict=True):
             if phones[-1] != "sil":
                 phones.append("#0")
+            starts.append((said_in, len(phones)))
             phones += _syllable_phones(syllable, said)
-        out.append(Phrase((*phones, "sil"), pause))
+        out.append(Phrase((*phones, "sil"), pause, tuple(starts)))
     return out
 
 

@@ -26,6 +26,12 @@
     if (started && started.catch) started.catch(function () {});
   };
 
+  // What stands for a clip's video in the page's layout: the video, or the picture an add-on put round it (the
+  // numbers in the picture: the video and its hotspots), after which anything else goes.
+  kit.picture = function (video) {
+    return video.closest(".picture") || video;
+  };
+
   kit.addon = function (addon) {
     addons.push(addon);
     wired.forEach(function (clip) {
@@ -278,16 +284,113 @@
 
   document.querySelectorAll(".clip").forEach(kit.wire);
 
-  // The embed page: #t=SECONDS starts the clip there.
+  // The embed page: #t=SECONDS starts the clip there (beside other settings: #t=12&cc=0).
   if (document.body.classList.contains("embed")) {
     var fromHash = function () {
-      var found = /^#t=(\d+(?:\.\d+)?)$/.exec(location.hash);
+      var found = /(?:^#|&)t=(\d+(?:\.\d+)?)(?:&|$)/.exec(location.hash);
       var video = document.querySelector("video");
       if (found && video) kit.seek(video, parseFloat(found[1]));
     };
     fromHash();
     window.addEventListener("hashchange", fromHash);
   }
+
+  // -- captions and descriptions: the track menu ---------------------------------------------------------------
+  // Under every clip, a menu of its text tracks: its captions (kind captions or subtitles), its descriptions (kind
+  // descriptions: what the picture shows that the voice does not say) and 关 (none). Captions show on the video.
+  // A browser draws no descriptions track, so the chosen one's current line is written into a live region under
+  // the video, which a screen reader reads out as it changes. The captions are on at first; on an embed page,
+  // cc=0 in the address (#cc=0, #t=12&cc=0) starts them off, and cc=1 turns them on again. A clip whose tracks
+  // come later (a gallery card's, with its notes) gets its menu when they arrive.
+  var TRACK_KINDS = { captions: "字幕", subtitles: "字幕", descriptions: "画面描述" };
+  var captionsWanted = function () {
+    return !/(?:^#|&)cc=0(?:&|$)/.test(location.hash);
+  };
+  var tracksMenus = 0;
+  var trackMenu = function (video) {
+    var tracks = Array.prototype.filter.call(video.textTracks, function (track) {
+      return Object.prototype.hasOwnProperty.call(TRACK_KINDS, track.kind);
+    });
+    if (!tracks.length) return null;
+    var id = "tracks-" + ++tracksMenus;
+    var bar = document.createElement("div");
+    bar.className = "tracks";
+    var label = document.createElement("label");
+    label.htmlFor = id;
+    label.textContent = "字幕与画面描述";
+    var menu = document.createElement("select");
+    menu.id = id;
+    menu.appendChild(new Option("关", "-1"));
+    tracks.forEach(function (track, i) {
+      menu.appendChild(new Option(TRACK_KINDS[track.kind] + "：" + (track.label || track.language), String(i)));
+    });
+    var said = document.createElement("p");
+    said.className = "described";
+    said.setAttribute("aria-live", "polite");
+    said.hidden = true;
+    bar.appendChild(label);
+    bar.appendChild(menu);
+    bar.appendChild(said);
+    var chosen = null;
+    var describe = function () {
+      if (!chosen || chosen.kind !== "descriptions") return;
+      var lines = Array.prototype.map.call(chosen.activeCues || [], function (cue) { return cue.text; });
+      said.textContent = lines.join(" ");
+    };
+    tracks.forEach(function (track) {
+      track.addEventListener("cuechange", describe);
+    });
+    var choose = function (index) {
+      chosen = tracks[index] || null;
+      tracks.forEach(function (track) {
+        if (track !== chosen) track.mode = "disabled";
+      });
+      said.textContent = "";
+      said.hidden = !chosen || chosen.kind !== "descriptions";
+      if (chosen) chosen.mode = chosen.kind === "descriptions" ? "hidden" : "showing";
+      menu.value = String(chosen ? index : -1);
+      describe();
+    };
+    var firstCaptions = function () {
+      for (var i = 0; i < tracks.length; i++) if (tracks[i].kind !== "descriptions") return i;
+      return -1;
+    };
+    var embed = document.body.classList.contains("embed");
+    choose(embed && !captionsWanted() ? -1 : firstCaptions());
+    menu.addEventListener("change", function () {
+      choose(parseInt(menu.value, 10));
+    });
+    bar.followHash = function () {
+      if (embed) choose(captionsWanted() ? firstCaptions() : -1);
+    };
+    return bar;
+  };
+  kit.addon(function (clip, video) {
+    var bar = null;
+    var place = function () {
+      var made = trackMenu(video);
+      if (!made) return;
+      if (bar) bar.replaceWith(made);
+      else kit.picture(video).insertAdjacentElement("afterend", made);
+      bar = made;
+    };
+    place();
+    var waiting = false; // tracks added together (a card's notes) make one new menu
+    video.textTracks.addEventListener("addtrack", function () {
+      if (waiting) return;
+      waiting = true;
+      setTimeout(function () {
+        waiting = false;
+        place();
+      }, 0);
+    });
+    var wanted = captionsWanted();
+    window.addEventListener("hashchange", function () {
+      if (captionsWanted() === wanted) return; // another setting changed (#t=), not cc
+      wanted = captionsWanted();
+      if (bar) bar.followHash();
+    });
+  });
 
   // The gallery's search: a static Pagefind index (pagefind/), loaded on the first keystroke.
   var box = document.body.classList.contains("gallery") && document.getElementById("search-box");
