@@ -90,6 +90,15 @@ def test_a_number_that_appears_unspoken_is_described_once_and_a_spoken_one_is_no
     assert cues == [(10.0, 13.0, "屏幕上：最大 448"), (47.556, 50.556, "屏幕上：最长停顿 414.1 ms")]
 
 
+def test_a_descriptions_words_are_escaped_as_cue_text_and_a_payloads_are_not(tmp_path):
+    facts = {"gap": {"text": "< 10⁻⁸", "how": "两条路之差"}}
+    sighting = [_interval("gap", 1.0, 9.0, [0, 0, 1, 1], "误差 < 10⁻⁸", [3, 9])]
+    sightings = fact_tracks.read_sightings("f", _record(tmp_path, sighting), facts)
+    assert "屏幕上：误差 &lt; 10⁻⁸" in fact_tracks.descriptions_track("f", sightings, facts, [])
+    ((_, _, payload),) = _cues(fact_tracks.facts_track("f", sightings, facts))
+    assert json.loads(payload)["name"] == "< 10⁻⁸：误差"  # a metadata cue's text is handed over raw
+
+
 def test_a_figure_with_nothing_unspoken_gets_a_track_with_no_cues(tmp_path):
     said = [{"cue": "all", "start": 0.0, "duration": 100.0, "cites": ["mixed_gap", "e4m3_max", "rate"]}]
     sightings = fact_tracks.read_sightings("pd_timeline", _record(tmp_path, SIGHTINGS), FACTS)

@@ -12,7 +12,8 @@ beside the narration track). From that record:
   appears without being spoken in the cue playing then (the cue's cites), e.g. 「屏幕上：最长停顿 414.1 ms」.
   A figure with nothing unspoken gets a track with no cues, never none.
 
-A chapter video's tracks are its figures', each moved to where the figure starts (:func:`shifted`).
+A chapter video's tracks are its figures', each moved to where the figure starts: the descriptions as captions
+are (``chapter_video.py``), the metadata with its payloads kept as written (:func:`shifted`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.publish.rendering.render import BuildError
+from tools.voice import captions
 
 FACTS_TRACK = "facts.vtt"
 DESCRIPTIONS_TRACK = "descriptions.vtt"
@@ -146,17 +148,13 @@ def _seconds(stamp: str) -> float:
 
 
 def _cue(start: float, end: float, text: str) -> str:
-    """A cue as written (its text already what the track holds: JSON, or escaped words)."""
+    """A metadata cue as written: its text the JSON payload, as it is (a browser hands a metadata cue's text over
+    raw, entities and all, so nothing in it is escaped)."""
     return f"{_stamp(start)} --> {_stamp(end)}\n{text}\n"
 
 
 def _vtt(blocks: list[str]) -> str:
     return "WEBVTT\n\n" + "\n".join(blocks)
-
-
-def _escaped(text: str) -> str:
-    """Words as WebVTT cue text: & < > escaped (a browser takes `a<b` for a tag)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _payload(figure: str, sighting: Sighting, fact: Mapping) -> str:
@@ -190,13 +188,12 @@ def descriptions_track(figure: str, sightings: list[Sighting], facts: Mapping[st
     for fact, sighting in first.items():
         if not _cited(_speaking(lines, sighting.start), figure, fact):
             moments.setdefault(sighting.start, []).append(sighting)
-    blocks = []
+    cues = []
     for start in sorted(moments):
         shown = sorted(moments[start], key=lambda s: (s.box[1], s.box[0]))  # reading order
         said = list(dict.fromkeys(description(s, facts[s.fact]) for s in shown))
-        end = min(start + DESCRIBED_SECONDS, max(s.end for s in shown))
-        blocks.append(_cue(start, end, _escaped("\n".join(said))))
-    return _vtt(blocks)
+        cues.append(captions.Caption(start, min(start + DESCRIBED_SECONDS, max(s.end for s in shown)), "\n".join(said)))
+    return captions.to_vtt(cues)
 
 
 def write(staged: Path, figure: str, boxes: Path, facts: Mapping[str, Mapping], lines: list[dict]) -> list[Sighting]:
@@ -214,7 +211,8 @@ _TIMING = re.compile(r"^(\d+:\d\d:\d\d\.\d{3}) --> (\d+:\d\d:\d\d\.\d{3})$")
 
 
 def cues_of(text: str, where: str) -> list[tuple[float, float, str]]:
-    """The cues of a track this module wrote, as (start, end, text); BuildError naming `where` otherwise."""
+    """The cues of a metadata track this module wrote, as (start, end, text); BuildError naming `where` when it is
+    not one."""
     if not text.startswith("WEBVTT"):
         raise BuildError(f"{where}: not a WebVTT file")
     cues = []
@@ -228,7 +226,8 @@ def cues_of(text: str, where: str) -> list[tuple[float, float, str]]:
 
 
 def shifted(parts: list[tuple[Path, float]]) -> str:
-    """One track from the tracks of a chapter's figures, each cue moved by its figure's start in the chapter."""
+    """A chapter's metadata track from its figures', each cue moved by its figure's start in the chapter and its
+    payload kept as written (the descriptions are moved as captions are: chapter_video.py)."""
     blocks = [
         _cue(start + offset, end + offset, body)
         for path, offset in parts
