@@ -132,6 +132,7 @@ SHARED = {
     "three_figures": "backprop_build",
     "serving_build": "serving_build",
     "last_frames": "course_stills",
+    "course_coverage": "course_stills",
     "older_cpu_frames": "older_cpu_frames",
     "rebuilt": "facts_rebuilt",
 }

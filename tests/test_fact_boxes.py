@@ -49,11 +49,18 @@ def test_a_run_that_recorded_nothing_leaves_every_fact_without_a_box():
     assert found.no_box == {"a": "its lint run recorded no facts (an older probe)"}
 
 
-@pytest.mark.slow  # every figure run with animations skipped (cached in .cache/stills, as the last frames are)
-def test_nearly_every_fact_the_course_draws_as_text_has_a_box(last_frames):
+@pytest.fixture(scope="session")
+def course_coverage() -> list[fact_boxes.Coverage]:
+    """Every figure's facts as its lint run saw them (the stills the last frames take: conftest.SHARED keeps this on
+    their worker, so they are run once)."""
     figures = catalogue.figures()
     ran = stills.current(figures, say=lambda line: None)
-    found = [fact_boxes.figure_coverage(fig, ran[fig.id]) for fig in figures]
+    return [fact_boxes.figure_coverage(fig, ran[fig.id]) for fig in figures]
+
+
+@pytest.mark.slow  # every figure run with animations skipped (cached in .cache/stills, as the last frames are)
+def test_nearly_every_fact_the_course_draws_as_text_has_a_box(course_coverage):
+    found = course_coverage
     as_text, boxed = sum(c.as_text for c in found), sum(c.boxed for c in found)
     print(fact_boxes.summary(found))
     assert as_text > 900  # the course's numbers on screen, not a run that saw none
