@@ -142,7 +142,8 @@ def build_all(man: Manifest, out_dir: Path, say: Callable[[str], None] = print) 
     A chapter video is made only when every figure of the chapter is
     published at this quality; a chapter that is not complete has no
     chapter video (an older one is removed, it would lack figures). It is
-    joined again only when a clip, a caption file or a title changed.
+    joined again only when a clip, a caption file or a title changed; a
+    file of the older video the new one does not have goes.
     """
     for chapter in man.chapters:
         ids = chapter.figures
@@ -166,6 +167,11 @@ def build_all(man: Manifest, out_dir: Path, say: Callable[[str], None] = print) 
         started = time.monotonic()
         video, sound_copied = assemble(chapter, figures, out_dir, key)
         manifest.write_sidecar(out_dir, video)
+        if old is not None:  # a track the old video had and the new one lacks (not every clip has it now)
+            kept = {f.path for f in video.files.values()}
+            for f in old.files.values():
+                if f.path not in kept:
+                    (out_dir / f.path).unlink(missing_ok=True)
         man.chapter_videos[chapter.id] = video
         say(
             f"  chapter {chapter.id}: {len(ids)} clip{'' if len(ids) == 1 else 's'} joined, {video.duration:.1f} s "
