@@ -10,6 +10,7 @@ import threading
 
 import pytest
 from test_site import Watched, browser  # noqa: F401 (browser: the shared fixture)
+from test_site_a11y import WCAG_22_AA
 
 from tools.publish.publishing import fact_tracks, manifest
 from tools.publish.site import serve
@@ -196,6 +197,25 @@ def test_nothing_is_drawn_over_the_video_but_the_hint_of_the_number_pointed_at(w
     assert hotspot.evaluate(style) == ["rgba(0, 0, 0, 0)", "none", "none"]
     page.mouse.move(*_centre(page, "video", data["box"]))
     assert hotspot.evaluate(style)[1] == "solid"  # the faint outline, on hover
+
+
+def test_the_embed_page_with_its_hotspots_up_has_no_wcag_22_a_or_aa_violation(watched, served):
+    """The hotspots are named buttons at least 24 px each way, and the page with them passes axe-core's WCAG 2.2 A
+    and AA rules (as tests/test_site_a11y.py audits the pages before play)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    base, kit, man = served
+    at, _ = _moment(kit.parent, man.figures[FIGURE])
+    page = watched.page
+    page.goto(f"{base}embed/{FIGURE}.html")
+    _play_at(page, "video", at)
+    page.evaluate("() => document.querySelector('video').pause()")
+    page.wait_for_selector(f'.hotspot[aria-label="{NAME}"]', timeout=10_000)
+    sizes = page.evaluate("() => [...document.querySelectorAll('.hotspot')].map(b => b.getBoundingClientRect())")
+    assert all(r["width"] >= 24 and r["height"] >= 24 for r in sizes)
+    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_22_AA}})
+    found = [f"{v['id']}: {v['help']}: {[n['target'] for n in v['nodes'][:5]]}" for v in results.response["violations"]]
+    assert found == []
 
 
 def test_with_scripts_off_the_embed_page_is_as_it_was(browser, served):  # noqa: F811
