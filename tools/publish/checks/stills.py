@@ -30,7 +30,7 @@ from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.files import TimeLimitError, content_key, file_sha256, run_limited, write_atomically
 from tools.publish.keys import render_key
-from tools.publish.rendering import launch, render
+from tools.publish.rendering import launch, render, text_shapes
 from tools.publish.rendering.render import BuildError
 from tools.voice import speech
 
@@ -52,7 +52,7 @@ class Still:
 @functools.cache
 def drawing_stack() -> dict[str, str]:
     """The versions that decide a frame's pixels: manim and numpy (which computes the figure), cairo, pango,
-    Typst, and each course font (from fontconfig)."""
+    Typst, each course font (from fontconfig), and how the lint's forks read kept text shapes."""
     import cairo
     import manimpango
 
@@ -62,6 +62,7 @@ def drawing_stack() -> dict[str, str]:
         "cairo": cairo.cairo_version_string(),
         "pango": manimpango.pango_version(),
         "typst": version("typst"),
+        "text shapes": str(text_shapes.FORMAT),
     }
     for family in FONTS:
         try:
