@@ -72,7 +72,19 @@ IN_VENV := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m
 define new_venv
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --require-hashes -r $(BUILD_LOCK)
+	$(call locked,$(VENV)/bin/python -m pip install --quiet --require-hashes -r $(BUILD_LOCK),$(BUILD_LOCK))
+endef
+
+# Run the pip install $(1) from the lock $(2), its complaints kept in .venv/pip.log. A file that does not match
+# the sha256 the lock holds for it (pip's hash check) is said in one line, naming the lock and the package;
+# any other failure shows pip's own words.
+PIP_LOG := $(VENV)/pip.log
+define locked
+@echo '$(1)'; $(1) 2> $(PIP_LOG) || { \
+	  if grep -q "DO NOT MATCH THE HASHES" $(PIP_LOG); then \
+	    echo "$(2): $$(sed -n 's/^ *\([^ ]*\) from .*:$$/\1/p' $(PIP_LOG) | head -n 1) does not match its sha256" \
+	      "in the lock: pip's hash check refused to install it (pip's report: $(PIP_LOG))"; \
+	  else cat $(PIP_LOG); fi; exit 1; }
 endef
 
 $(TOOLS): $(BUILD_LOCK)
@@ -81,7 +93,7 @@ $(TOOLS): $(BUILD_LOCK)
 
 $(STAMP): $(LOCK) $(BUILD_LOCK) pyproject.toml
 	$(new_venv)
-	$(IN_VENV) pip install --quiet --require-hashes --no-build-isolation -r $(LOCK)
+	$(call locked,$(IN_VENV) pip install --quiet --require-hashes --no-build-isolation -r $(LOCK),$(LOCK))
 	$(IN_VENV) pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(TOOLS) $@
 

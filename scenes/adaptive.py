@@ -1190,7 +1190,7 @@ class BetaWindows(LectureScene):
             self.play(Create(plot["axes"]), FadeIn(plot["ticks"], plot["names"]), run_time=beat.share(0.3))
             self.play(Create(plot["fixed"]), FadeIn(plot["fixed_name"]), run_time=beat.share(0.35))
 
-        palm = style.math("beta_2 = 1 - k^(-" + f["decay"].text + ")", size=style.MATH_SIZE, color=style.SERIES_B)
+        palm = style.math(f"beta_2 = 1 - k^(-{f['decay'].text})", size=style.MATH_SIZE, color=style.SERIES_B)
         palm.move_to((4.6, 2.3, 0))
         palm_name = _note("PaLM", style.SERIES_B, style.LABEL_SIZE).next_to(palm, LEFT, buff=style.GAP_M)
         with self.narrate("beta_palm") as beat:

@@ -217,7 +217,7 @@ class ExchangeRate(LectureScene):
         links, arrows = VGroup(), VGroup()
         for i in range(3):
             box = RoundedRectangle(width=0.95, height=0.5, corner_radius=0.1, color=style.MUTED, stroke_width=2)
-            mark = style.zh("×" + facts[f"link_{i + 1}"].text, size=style.LABEL_SIZE)
+            mark = style.zh(f"×{facts[f'link_{i + 1}'].text}", size=style.LABEL_SIZE)
             links.add(VGroup(box, mark.move_to(box)).move_to((nodes[i].get_center() + nodes[i + 1].get_center()) / 2))
             arrows.add(
                 Arrow(
@@ -271,7 +271,7 @@ class ExchangeRate(LectureScene):
                 f"{facts['moved_3'].text} div {facts['moved_0'].text} = {facts['total'].text}", size=style.TITLE_SIZE
             )
             product = style.math(
-                " = " + " times ".join(facts[f"link_{i}"].text for i in (1, 2, 3)), size=style.TITLE_SIZE
+                " = " + " times ".join(f"{facts[f'link_{i}'].text}" for i in (1, 2, 3)), size=style.TITLE_SIZE
             )
             group = VGroup(total, product).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_M)
             group.move_to((self.PRODUCT_X, y, 0))

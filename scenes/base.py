@@ -29,12 +29,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from manim import DOWN, FadeIn, Mobject, Scene, ThreeDScene, config
-from manim.camera.camera import Camera
-from manim.camera.three_d_camera import ThreeDCamera
 from pydub import AudioSegment
 
-from scenes import layout_probe, style
+from scenes import fact_marks, layout_probe, style
+from scenes.grid_camera import GridCamera, GridThreeDCamera
 from scenes.segments import SegmentRenderer, fades_without_copies
+from scenes.sightings import Sightings
 from tools.course import catalogue
 from tools.settings import AUDIO_OUT_ENV, CUE_AUDIO_ENV, PROGRESS_OUT_ENV
 from tools.voice import audio, captions, cues, pacing, speech, timing
@@ -75,11 +75,13 @@ class Beat:
 class Narrated:
     """Mixin for Scene / ThreeDScene: facts, cues and narrated timing."""
 
-    camera_kind = Camera  # what its SegmentRenderer draws with
+    camera_kind = GridCamera  # what its SegmentRenderer draws with: manim's, on a grid (scenes/grid_camera.py)
 
     def __init__(self, *args, **kwargs) -> None:
         self.figure = _figure_of(type(self))
-        self.facts = catalogue.facts(self.figure.id)
+        self.facts = fact_marks.StagedFacts(catalogue.facts(self.figure.id))
+        # where each fact's text is on screen, play by play
+        self.sightings = Sightings(self.facts, (self.figure.title, self.figure.source))
         self.cues = {cue.id: cue for cue in cues.figure_cues(self.figure.id)}
         self._given_audio = _given_cue_audio()
         self.engine = None if self._given_audio is not None else speech.from_env()
@@ -143,7 +145,10 @@ class Narrated:
         super().begin_animations()
 
     def play(self, *args, **kwargs) -> None:
+        self.sightings.look(self)
         super().play(*args, **kwargs)
+        fact_marks.follow_transforms(self.animations)
+        self.sightings.look(self)
         if os.environ.get(PROGRESS_OUT_ENV):  # how far the render is, for lecture build's progress display
             # One line per play: seconds rendered by this process, where the figure is, and the seconds spent
             # since the scene was made. progress.py reads the first, segments.py the second (where to cut the
@@ -173,7 +178,9 @@ class Narrated:
                 f"figure '{self.figure.id}': cues played {self._spoken}, narration file has {expected}; "
                 "play every cue once, in file order"
             )
-        layout_probe.look(self, layout_probe.END)
+        self.sightings.look(self)
+        boxes = self.sightings.record()
+        layout_probe.look(self, layout_probe.END, fact_boxes=boxes)
         writer = self.renderer.file_writer
         writer.add_audio_segment(AudioSegment.silent(0), time=self.time)
         if os.environ.get(AUDIO_OUT_ENV):
@@ -181,6 +188,8 @@ class Narrated:
             writer.audio_segment.export(track, format="wav")
             # Beside the track, where each cue's voice starts in it: the site's transcript seeks there.
             track.with_suffix(".cues.json").write_text(json.dumps(self._cue_times), encoding="utf-8")
+            # And where each fact's text is on screen, when: the site's clickable numbers.
+            track.with_suffix(".facts.json").write_text(json.dumps(boxes, ensure_ascii=False), encoding="utf-8")
 
     def fix_in_frame(self, *mobjects: Mobject) -> Mobject | None:
         """Keep 2-D text flat on the screen; a no-op outside 3-D scenes. Returns the first."""
@@ -211,7 +220,7 @@ class LectureScene(Narrated, Scene):
 class LectureScene3D(Narrated, ThreeDScene):
     """A 3-D course figure (2-D text must be fixed in frame)."""
 
-    camera_kind = ThreeDCamera
+    camera_kind = GridThreeDCamera
 
     def fix_in_frame(self, *mobjects: Mobject) -> Mobject | None:
         """Register text with the camera so it stays flat on screen while the view turns;

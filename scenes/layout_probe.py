@@ -230,8 +230,9 @@ def _cue_start(scene: Scene) -> float | None:
     return round(lines[seen].start.total_seconds(), 3) if len(lines) > seen else None
 
 
-def look(scene: Scene, moment: str) -> None:
-    """Append what is on screen at `moment` (a cue id, or END) to the lint's file; no-op outside a lint."""
+def look(scene: Scene, moment: str, **more) -> None:
+    """Append what is on screen at `moment` (a cue id, or END) to the lint's file, with `more` (the last look:
+    where each fact was seen, scenes/sightings.py); no-op outside a lint."""
     out = os.environ.get(LAYOUT_OUT_ENV)
     if not out:
         return
@@ -246,6 +247,7 @@ def look(scene: Scene, moment: str) -> None:
             "caption_band": style.CAPTION_BAND,
         },
         "waivers": [[*pair, why] for pair, why in getattr(type(scene), "LAYOUT_WAIVERS", {}).items()],
+        **more,
     }
     if os.environ.get(STILLS_OUT_ENV):  # lecture preview: when the cue began and ended, and its still
         record.update(start=_cue_start(scene), end=round(float(scene.time), 3), **_still(scene))

@@ -147,7 +147,8 @@ class Ledger16Bytes(LectureScene):
         entries = VGroup()
         state_rows = []
         for index, entry in enumerate(band):
-            year = style.zh(entry["year"], size=style.LABEL_SIZE, color=style.MUTED) if entry["year"] else None
+            year_text = facts[f"year_{entry['id']}"].text if entry["year"] else ""
+            year = style.zh(year_text, size=style.LABEL_SIZE, color=style.MUTED) if year_text else None
             if entry["state"]:
                 state = LedgerRow(entry["state"], unit=0.32, height=0.6)
             else:

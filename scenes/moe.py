@@ -212,7 +212,7 @@ class MoeSoftmaxAsSoftMax(LectureScene):
         row_names = labels_under(row_bars, [str(e) for e in range(len(row_bars))])
         row_head = style.zh("「词」对 8 位专家：softmax(z / τ)", size=style.SMALL_SIZE, color=style.MUTED)
         row_head.move_to((self.ROW_LEFT, self.ROW_BASE + self.ROW_UNIT + 0.55, 0), aligned_edge=LEFT)
-        logit_text = style.zh("z = " + facts["logits"].text, size=style.SMALL_SIZE - 4, color=style.MUTED)
+        logit_text = style.zh(f"z = {facts['logits'].text}", size=style.SMALL_SIZE - 4, color=style.MUTED)
         logit_text.next_to(row_head, DOWN, buff=style.GAP_S, aligned_edge=LEFT)
 
         def dial(k: int) -> VGroup:
@@ -1262,7 +1262,10 @@ class MoeBiasBalancing(LectureScene):
         below_name = style.zh(f"第 {facts['below'].text} 步", size=style.SMALL_SIZE - 2, color=style.VERDICT_GOOD)
         below_name.move_to(axes.c2p(self.BELOW_LABEL_STEP, 2.1), aligned_edge=LEFT)  # above the flat tail
         readout = style.zh(
-            "步 " + " / ".join(facts["marks"].text.split(" ")) + "：" + " · ".join(mark_texts),
+            "步 "
+            + " / ".join(f"{step}" for step in facts["marks"].text.split(" "))
+            + "："
+            + " · ".join(f"{r}" for r in mark_texts),
             size=style.SMALL_SIZE - 4,
             color=style.HIGHLIGHT,
         )

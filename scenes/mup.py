@@ -428,7 +428,7 @@ class MupAdamUpdateScale(LectureScene):
                 values[key] = VGroup()
             names[key] = style.caption_stack(f"{name}：斜率 {f[slope].text}", size=style.SMALL_SIZE, color=color)
             if key == "init":
-                listed = " / ".join(f[f"{prefix}_{n}"].text for n in widths)
+                listed = " / ".join(f"{f[f'{prefix}_{n}'].text}" for n in widths)
                 names[key] = style.caption_stack(names[key][0].text, listed, size=style.SMALL_SIZE, color=color)
         names_column = VGroup(*names.values()).arrange(DOWN, aligned_edge=LEFT, buff=style.GAP_SM)
         names_column.move_to((self.NOTE_X, 2.2, 0), aligned_edge=UP + LEFT)

@@ -611,9 +611,7 @@ class PdRatioSweep(LectureScene):
             frame.move_to((self.GAUGE_X, y, 0), aligned_edge=LEFT)
             color = style.VERDICT_GOOD if met[i] >= 0.9 else style.VERDICT_BAD
             fill = widgets.bar(max(met[i], 0.01) * self.GAUGE_W, 0.32, color).move_to(frame, aligned_edge=LEFT)
-            value = note(f["met_text"].value[i], color=color, size=style.LABEL_SIZE).next_to(
-                frame, RIGHT, buff=style.GAP_S
-            )
+            value = note(f[f"met_{i}"].text, color=color, size=style.LABEL_SIZE).next_to(frame, RIGHT, buff=style.GAP_S)
             reason = note(reasons[i] if why[i] or i == 3 else "", color=style.TEXT).next_to(
                 value, RIGHT, buff=style.GAP_M
             )

@@ -20,6 +20,8 @@ from manim import (
     config,
 )
 
+from scenes import fact_marks
+
 FONT = "Noto Sans CJK SC"
 CODE_FONT = "DejaVu Sans Mono"  # identifiers from source code (function names)
 # Noto Sans CJK has only ¹²³ of the superscript digits; the others fall back to
@@ -116,17 +118,24 @@ def above_captions(mobject: Mobject, buff: float = GAP_M) -> Mobject:
     return mobject.shift((CAPTION_TOP + buff - mobject.get_bottom()[1]) * UP)
 
 
+# Text is set here, and only here: a fact's text formatted into the words arrives marked
+# (scenes/fact_marks.py); the marks come out before the text is set, and the text keeps which glyphs draw
+# which fact.
+
+
 def zh(text: str, size: float = BODY_SIZE, color: str = TEXT, **kwargs) -> Text:
     """Chinese (or mixed) text in the course font (exponents such as 2⁻¹²⁶ in one font)."""
-    exponents = {ch: SUPERSCRIPT_FONT for ch in set(text) if ch in _SUPERSCRIPTS}
+    words, facts = fact_marks.unmark(text)
+    exponents = {ch: SUPERSCRIPT_FONT for ch in set(words) if ch in _SUPERSCRIPTS}
     if exponents:
         kwargs["t2f"] = exponents | kwargs.get("t2f", {})
-    return Text(text, font=FONT, font_size=size, color=color, **kwargs)
+    return fact_marks.tag(Text(words, font=FONT, font_size=size, color=color, **kwargs), words, facts)
 
 
 def code(text: str, size: float = LABEL_SIZE, color: str = TEXT) -> Text:
     """An identifier from source code, in a monospaced font."""
-    return Text(text, font=CODE_FONT, font_size=size, color=color)
+    words, facts = fact_marks.unmark(text)
+    return fact_marks.tag(Text(words, font=CODE_FONT, font_size=size, color=color), words, facts)
 
 
 def value(fact, size: float = LABEL_SIZE, color: str = TEXT) -> Text:
@@ -136,12 +145,14 @@ def value(fact, size: float = LABEL_SIZE, color: str = TEXT) -> Text:
 
 def math(source: str, size: float = BODY_SIZE, color: str = TEXT) -> MathTypst:
     """A formula in Typst math syntax."""
-    return MathTypst(source, font_size=size, color=color)
+    words, facts = fact_marks.unmark(source)
+    return fact_marks.tag(MathTypst(words, font_size=size, color=color), words, facts)
 
 
 def typst(source: str, size: float = BODY_SIZE, color: str = TEXT) -> Typst:
     """Typst markup (mixed text and $math$), for the rare mixed label."""
-    return Typst(source, font_size=size, color=color)
+    words, facts = fact_marks.unmark(source)
+    return fact_marks.tag(Typst(words, font_size=size, color=color), words, facts)
 
 
 def title(text: str) -> Text:

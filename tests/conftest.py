@@ -1,6 +1,6 @@
 """Shared fixtures: isolated build folders, one real backprop build (with a three-figure variant) for the
-chapter-video and site tests; and how pytest-xdist keeps each shared build on one worker. Helpers are in
-helpers.py."""
+chapter-video and site tests, one of the serving chapter for the numbers in the picture; and how pytest-xdist
+keeps each shared build on one worker. Helpers are in helpers.py."""
 
 from __future__ import annotations
 
@@ -74,6 +74,17 @@ def backprop_build(tmp_path_factory) -> Build:
 
 
 @pytest.fixture(scope="session")
+def serving_build(tmp_path_factory) -> Build:
+    """One real `lecture build -q l --no-layout --only serving` with the silent voice: its five clips, the chapter
+    video and the kit, for the numbers in the picture (pd_timeline's 414.1 ms, alone and in its chapter)."""
+    tmp = tmp_path_factory.mktemp("serving")
+    env = build_env(tmp)
+    done = run([*BUILD, "-j", "2", "--only", "serving"], env=env)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    return Build(tmp / "renders" / "480p15", env, done.stdout)
+
+
+@pytest.fixture(scope="session")
 def three_figures(backprop_build, tmp_path_factory) -> ThreeFigures:
     """The real build, its backprop chapter made three figures long from the
     one real clip: the clip, a 20-second cut of it, the clip again; the two
@@ -119,7 +130,10 @@ def three_figures(backprop_build, tmp_path_factory) -> ThreeFigures:
 SHARED = {
     "backprop_build": "backprop_build",
     "three_figures": "backprop_build",
+    "serving_build": "serving_build",
     "last_frames": "course_stills",
+    "course_coverage": "course_stills",
+    "older_cpu_frames": "older_cpu_frames",
     "rebuilt": "facts_rebuilt",
 }
 

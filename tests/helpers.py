@@ -15,15 +15,36 @@ from pathlib import Path
 
 import av
 import pytest
+from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
 from tools.course import catalogue
 from tools.course.facts import Check, FactError
+from tools.files import file_sha256
 from tools.publish.publishing import media
 from tools.publish.publishing.manifest import Manifest
+from tools.voice.neural.engine import MODEL_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 FIGURE_B, FIGURE_C = "gates_circuit_b", "gates_circuit_c"
+
+# numpy's dispatch groups this CPU runs beyond its baseline; NPY_DISABLE_CPU_FEATURES takes these names (numpy
+# 2.4 ignores a name it does not dispatch, such as AVX2, in silence).
+DISPATCHED = [group for group in __cpu_dispatch__ if __cpu_features__.get(group)]
+# A process that computes as an x86-64 without AVX2 or FMA would: numpy on its baseline kernels, OpenBLAS on
+# Sandybridge's (AVX, no FMA).
+OLDER_X86 = {"NPY_DISABLE_CPU_FEATURES": " ".join(DISPATCHED), "OPENBLAS_CORETYPE": "Sandybridge"}
+# What a process under test runs on: numpy's dispatch groups and OpenBLAS's core, read back so that a setting
+# numpy or OpenBLAS ignored cannot pass for one they followed.
+SIMD_PROBE = """
+import ctypes, glob, json, os, numpy
+from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+libs = glob.glob(os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs", "libscipy_openblas*.so"))
+corename = ctypes.CDLL(libs[0]).scipy_openblas_get_corename64_
+corename.restype = ctypes.c_char_p
+print(json.dumps({"dispatch": [g for g in __cpu_dispatch__ if __cpu_features__.get(g)],
+                  "core": corename().decode()}))
+"""
 
 
 def in_play_order(chapter_id: str, figure_ids) -> list[str]:
@@ -36,10 +57,61 @@ def copy_project(dst: Path) -> Path:
     """A scratch copy of the project: its sources, narration and tests, not its environment, caches or renders.
     Commands run in it as ``python -m tools.cli`` with ``cwd=dst`` import its code, not this checkout's."""
     skip = shutil.ignore_patterns(
-        ".git", ".venv", ".cache", "renders", "media", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache"
+        ".git",
+        ".venv",
+        ".voice",  # the neural voice (200 MB): a copy speaks it only when a test sets one up (fake_neural_voice)
+        ".cache",
+        "renders",
+        "media",
+        "__pycache__",
+        "*.egg-info",
+        ".pytest_cache",
+        ".ruff_cache",
     )
     shutil.copytree(ROOT, dst, ignore=skip)
     return dst
+
+
+# The fake neural voice's worker: it speaks the real worker's protocol (tools/voice/neural/worker.py): a tone for
+# each request, every phone (and each phrase's closing eos) 0.02 s long, after FAKE_VOICE_DELAY seconds; it appends
+# its process id to the file FAKE_VOICE_PIDS names, if any. Standard library only.
+FAKE_WORKER = """
+import json, math, os, struct, sys, time, wave
+if os.environ.get("FAKE_VOICE_PIDS"):
+    with open(os.environ["FAKE_VOICE_PIDS"], "a") as pids:
+        pids.write(f"{os.getpid()}\\n")
+print(json.dumps({"ready": "fake"}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    time.sleep(float(os.environ.get("FAKE_VOICE_DELAY", "0")))
+    lengths = [[0.02] * (len(phones) + 1) for phones in request["phrases"]]
+    seconds = sum(map(sum, lengths)) + sum(request["pauses"])
+    samples = [int(8000 * math.sin(i * 0.07)) for i in range(int(24000 * seconds))]
+    with wave.open(request["wav"], "wb") as out:
+        out.setnchannels(1), out.setsampwidth(2), out.setframerate(24000)
+        out.writeframes(struct.pack(f"<{len(samples)}h", *samples))
+    print(json.dumps({"seconds": len(samples) / 24000, "phones": lengths}), flush=True)
+"""
+
+
+def fake_neural_voice(project: Path) -> Path:
+    """Set up a fake neural voice in a copy of the project (copy_project): its runtime (this Python), model files of
+    a few bytes whose sha256 the copy's models.sha256 pins, and FAKE_WORKER as its worker. The copy's voice then
+    counts as set up (`auto` picks it) and speaks a tone; returns its models folder."""
+    home = project / ".voice"
+    (home / "venv" / "bin").mkdir(parents=True)
+    (home / "venv" / "bin" / "python").symlink_to(sys.executable)
+    models = home / "models"
+    models.mkdir()
+    neural = project / "tools" / "voice" / "neural"
+    pins = (neural / "models.sha256").read_text(encoding="utf-8").splitlines()
+    for name in MODEL_FILES:
+        (models / name).write_bytes(f"fake {name}".encode())
+        pins = [line for line in pins if not line.endswith(f"  {name}")]
+        pins.append(f"{file_sha256(models / name)}  {name}")
+    (neural / "models.sha256").write_text("\n".join(pins) + "\n", encoding="utf-8")
+    (neural / "worker.py").write_text(FAKE_WORKER, encoding="utf-8")
+    return models
 
 
 def run(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:

@@ -33,7 +33,7 @@ def test_a_changed_attachment_is_named_as_the_reason_to_republish():
     assert render_key.reasons(old, key) == ["attached files changed"]
 
 
-@pytest.mark.parametrize("suffix", ["mp4", "json", "vtt"])
+@pytest.mark.parametrize("suffix", ["mp4", "json", "vtt", "facts.vtt"])
 def test_an_attachment_may_not_take_a_clip_files_name(suffix):
     fig = replace(catalogue.figure("pipeline_gpipe"), attachments=(replace(TRACE, suffix=suffix),))
     with pytest.raises(BuildError, match=f"attachment '{suffix}' would collide"):

@@ -25,7 +25,8 @@ BUILDS = {"backprop/exchange_rate": (("1", 1), ("2", 2))}
 
 
 def test_cold_builds_under_other_hash_seeds_whole_or_in_parts_are_byte_identical(tmp_path):
-    """The same mp4, png and vtt from every build of a figure."""
+    """The same mp4, png, captions and numbers' places and descriptions from every build of a figure (a part that
+    takes over the rest of the figure stepped through the plays before it, looking at them as a whole render does)."""
     jobs = [(only, seed, processes) for only, builds in BUILDS.items() for seed, processes in builds]
 
     def cold_build(job):
@@ -40,7 +41,7 @@ def test_cold_builds_under_other_hash_seeds_whole_or_in_parts_are_byte_identical
         built = dict(zip(jobs, pool.map(cold_build, jobs)))
     for only, builds in BUILDS.items():
         stems = [built[only, seed, processes] for seed, processes in builds]
-        for ext in ("mp4", "png", "vtt"):
+        for ext in ("mp4", "png", "vtt", "facts.vtt", "descriptions.vtt"):
             digests = {file_sha256(stem.with_name(f"{stem.name}.{ext}")) for stem in stems}
             assert len(digests) == 1, f"{only}.{ext}: {len(digests)} different results in {len(stems)} builds"
 

@@ -3,6 +3,7 @@ faststart layout, chapter markers, shifted captions, posters, rebuilds."""
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import av
@@ -12,7 +13,7 @@ from helpers import BIN, BUILD, FIGURE_B, FIGURE_C, ROOT, cut_clip, run, synthet
 
 from tools.course import catalogue
 from tools.files import file_sha256
-from tools.publish.publishing import chapter_video, clip, manifest, media, sound
+from tools.publish.publishing import chapter_video, clip, fact_tracks, manifest, media, sound
 from tools.publish.publishing.manifest import PublishedFile
 from tools.voice import captions
 
@@ -217,6 +218,46 @@ def test_a_track_every_clip_has_is_shifted_into_the_chapter_video(copied):
     assert [c.text for c in moved] == ["屏幕上：第 1 段", "屏幕上：第 3 段"]
     assert moved[1].start == pytest.approx(starts[2] + 3.0, abs=0.002)
     assert moved[1].end == pytest.approx(starts[2] + 4.5, abs=0.002)
+
+
+def test_the_chapters_numbers_places_are_its_figures_moved_to_where_each_starts(backprop_build):
+    """Each cue of the chapter's metadata track is a figure's, at the figure's start plus its own time, its payload
+    (the figure, the fact, the box, the name) as the figure published it; the descriptions likewise."""
+    out = backprop_build.out
+    man = manifest.load(out)
+    video = man.chapter_videos["backprop"]
+    expected, described, drawing = [], [], set()
+    for fig_id, mark in zip(video.figures, video.marks):
+        files = man.figures[fig_id].files
+        figure_cues = fact_tracks.cues_of((out / files["facts.vtt"].path).read_text(encoding="utf-8"), fig_id)
+        expected += [(start + mark["start"], end + mark["start"], text) for start, end, text in figure_cues]
+        drawing |= {fig_id} if figure_cues else set()
+        said = captions.parse_vtt((out / files["descriptions.vtt"].path).read_text(encoding="utf-8"))
+        described += [(c.start + mark["start"], c.text) for c in said]
+    joined = fact_tracks.cues_of((out / video.files["facts.vtt"].path).read_text(encoding="utf-8"), "chapter")
+    assert len(joined) == len(expected) > 50
+    for (start, end, text), (want_start, want_end, want_text) in zip(joined, expected):
+        assert start == pytest.approx(want_start, abs=0.002)
+        assert end == pytest.approx(want_end, abs=0.002)
+        assert text == want_text
+    assert {json.loads(text)["figure"] for _, _, text in joined} == drawing
+    assert len(drawing) >= 5  # most of the chapter's figures draw a number
+    chapter_said = captions.parse_vtt((out / video.files["descriptions.vtt"].path).read_text(encoding="utf-8"))
+    assert [(pytest.approx(c.start, abs=0.002), c.text) for c in chapter_said] == described
+
+
+def test_a_file_the_old_chapter_video_had_and_the_new_one_lacks_is_removed(copied):
+    """A track not every clip has now is no longer the chapter's: joined again, its old file goes."""
+    out, man = copied
+    old = man.chapter_videos["backprop"]
+    (out / "backprop.extra.vtt").write_text("WEBVTT\n\n", encoding="utf-8")
+    man.chapter_videos["backprop"] = replace(
+        old, files={**old.files, "extra.vtt": PublishedFile("backprop.extra.vtt", "0")}, key="stale"
+    )
+    chapter_video.build_all(man, out, [].append)
+    assert "extra.vtt" not in man.chapter_videos["backprop"].files
+    assert not (out / "backprop.extra.vtt").exists()
+    assert (out / "backprop.mp4").exists()
 
 
 def test_an_incomplete_chapter_has_no_chapter_video(copied):

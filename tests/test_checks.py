@@ -33,12 +33,12 @@ def test_check_and_build_run_every_step_in_one_order(recorded, isolated):
     assert _names(recorded) == by_check == list(checks.STEPS)
 
 
-def test_no_layout_skips_the_lint_in_both_and_layout_runs_it_alone(recorded, isolated):
+def test_no_layout_skips_the_lint_and_the_fact_boxes_in_both_and_layout_runs_it_alone(recorded, isolated):
     assert cli.main(["check", "--no-layout", "--only", ONE]) == 0
     by_check = _names(recorded)
     recorded.clear()
     assert cli.main(["build", "-q", "l", "--no-layout", "--only", ONE]) == 0
-    assert _names(recorded) == by_check == [name for name in checks.STEPS if name != checks.LAYOUT]
+    assert _names(recorded) == by_check == [name for name in checks.STEPS if name not in checks.RUN_MANIM]
     recorded.clear()
     assert cli.main(["check", "--layout", "-j", "3", "--only", ONE]) == 0
     assert recorded == [(checks.LAYOUT, 3)]

@@ -180,8 +180,12 @@ def test_a_press_plays_the_clip_from_its_start_with_its_tracks_transcript_and_nu
     assert state["focused"]
     # The tracks embed.json lists for the figure, each loaded.
     assert [(t["kind"], t["label"]) for t in state["tracks"]] == [(t["kind"], t["label"]) for t in entry["tracks"]]
-    assert all(t["cues"] > 3 for t in state["tracks"])
+    assert state["tracks"][0]["cues"] > 3
     assert state["tracks"][0]["mode"] == "showing"
+    # the numbers' places, fetched as it plays (the descriptions stay off until someone turns them on)
+    modes = {t["kind"]: (t["mode"], t["cues"] > 0) for t in state["tracks"]}
+    assert modes["metadata"] == ("hidden", True)
+    assert modes["descriptions"][0] == "disabled"
     assert state["lines"] == len(entry["transcript"])
     assert state["facts"] == list(entry["facts"])
     # Only the pressed clip: the others are still facades.

@@ -5,6 +5,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 import wave
 
 import pytest
@@ -230,3 +231,34 @@ def test_a_cue_narrated_through_a_loop_variable_is_checked_by_running_the_scene(
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "figure 'ledger_16_bytes' has no cue 'l16_grad'" in done.stderr
+
+
+_LONG_TEXT = "梯度沿着电路往回传。" * 20_000  # 200,000 characters
+
+
+@pytest.mark.parametrize(
+    ("body", "names"),
+    [
+        (f'[[gates_circuit]]\nid = "one"\ntext = "{_LONG_TEXT}"\n'.encode(), ["cue 'one'", "200,000 characters"]),
+        (
+            '[[gates_circuit]]\nid = "one"\ntext = "文"\n[[gates_circuit]]\nid = "one"\ntext = "又"\n'.encode(),
+            ["cue 'one'", "used twice"],
+        ),
+        ('[[gates_circuit]]\nid = "one"\ntext = "值是 {grad_zz}。"\n'.encode(), ["cue 'one'", "{grad_zz}"]),
+        (b'[[gates_circuit]]\nid = "one"\ntext = "\xe6\x96"\n', ["not UTF-8 text (line 3, byte 37)"]),
+        (b'\xef\xbb\xbf[[gates_circuit]]\nid = "one"\ntext = "\xe6\x96\x87"\n', ["byte-order mark (BOM)"]),
+    ],
+    ids=["200000 characters", "duplicate cue id", "unknown fact", "invalid UTF-8", "BOM"],
+)
+def test_hostile_narration_is_refused_within_60_s_naming_the_file_and_the_cue(narration_dir, body, names):
+    """Seen: the 200,000-character cue was accepted (and would have been spoken for 12 hours); a BOM was refused
+    as 'Invalid statement (at line 1, column 1)'."""
+    (narration_dir / "backprop.toml").write_bytes(body)
+    began = time.monotonic()
+    with pytest.raises(NarrationError) as refused:
+        checks.run([catalogue.figure("gates_circuit")], say=lambda line: None, layout=False)
+    assert time.monotonic() - began < 60
+    message = str(refused.value)
+    assert message.startswith(f"{narration_dir / 'backprop.toml'}: "), message
+    for name in names:
+        assert name in message, message

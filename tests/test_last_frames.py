@@ -1,5 +1,9 @@
-"""Each figure's last frame against its control data (see frames.py): a changed look fails with a picture."""
+"""Each figure's last frame against its control data (see frames.py): a changed look fails with a picture.
+The same frames drawn as an x86-64 without AVX2 or FMA computes them must match the same control data."""
 
+import json
+import os
+import platform
 import re
 import shutil
 import sys
@@ -7,13 +11,30 @@ from pathlib import Path
 
 import pytest
 from frames import compare, control_png, record_stack, stack_mismatch, store
-from helpers import ROOT, run
+from helpers import DISPATCHED, OLDER_X86, ROOT, SIMD_PROBE, run
 from PIL import Image
 
 from tools.course import catalogue
 from tools.publish.checks import stills
 
 FIGURES = [fig.id for fig in catalogue.figures()]
+# Drawn on an older CPU's paths in the suite: formulas (a fraction's rule, a square root), a turning 3-D surface
+# and plotted curves (about 25 CPU-seconds). LECTURE_FRAMES_NARROWED=all draws every figure so (about 150).
+ON_OLDER_CPU = (
+    FIGURES
+    if os.environ.get("LECTURE_FRAMES_NARROWED") == "all"
+    else ["adam_update_rms", "saddle_3d_rotating", "lr_numbers", "mup_lr_transfer"]
+)
+# A process that draws last frames into its own cache (no parsed text or still of this process reused), then
+# says what numpy and OpenBLAS ran on.
+DRAW_LAST_FRAMES = f"""
+import json, sys
+from tools.course import catalogue
+from tools.publish.checks import stills
+found = stills.current([catalogue.figure(f) for f in sys.argv[1:]], say=lambda line: None)
+print(json.dumps({{f: str(still.png) for f, still in found.items()}}))
+{SIMD_PROBE}
+"""
 
 
 @pytest.fixture(scope="session")
@@ -39,6 +60,32 @@ def test_last_frame_matches_its_control(figure, last_frames, request, tmp_path):
         pytest.skip(f"control data was drawn on another stack ({why}): compare on that stack, or --set_test here")
     problem = compare(frame, control_png(figure), tmp_path / f"{figure}.diff.png")
     assert problem is None, f"{figure}: {problem}"
+
+
+@pytest.fixture(scope="session")
+def older_cpu_frames(tmp_path_factory) -> dict[str, Path]:
+    """The last frames of ON_OLDER_CPU, drawn by a new process with numpy's dispatch narrowed to its baseline
+    and OpenBLAS on Sandybridge, with a cache of its own; checked to have run on those paths."""
+    if platform.machine() != "x86_64" or not DISPATCHED:
+        pytest.skip("not an x86-64 that runs more than numpy's baseline: nothing older to draw with")
+    env = {**OLDER_X86, "LECTURE_CACHE": str(tmp_path_factory.mktemp("older-cpu-cache"))}
+    done = run([sys.executable, "-c", DRAW_LAST_FRAMES, *ON_OLDER_CPU], env=env, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    pngs, ran_on = (json.loads(line) for line in done.stdout.splitlines()[-2:])
+    assert ran_on == {"dispatch": [], "core": "Sandybridge"}, ran_on
+    return {figure: Path(png) for figure, png in pngs.items()}
+
+
+@pytest.mark.slow  # manim on the chosen figures, in a new process with a cache of its own
+@pytest.mark.parametrize("figure", ON_OLDER_CPU)
+def test_last_frame_drawn_on_an_older_cpus_paths_matches_the_same_control(figure, older_cpu_frames, tmp_path):
+    """scenes/grid_camera.py hands Cairo every number on a fixed grid, so numpy's SIMD paths and OpenBLAS's core
+    change no pixel past the tolerance (reported from an AVX2 machine before it: adam_update_rms's fraction
+    rule, 80 pixels)."""
+    if why := stack_mismatch(stills.drawing_stack()):
+        pytest.skip(f"control data was drawn on another stack ({why})")
+    problem = compare(older_cpu_frames[figure], control_png(figure), tmp_path / f"{figure}.diff.png")
+    assert problem is None, f"{figure}, drawn with {OLDER_X86}: {problem}"
 
 
 @pytest.mark.slow  # every figure run with animations skipped, once for all (cached in .cache/stills)

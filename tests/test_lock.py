@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -31,7 +34,7 @@ class Pin:
     name: str
     version: Version
     marker: Marker | None
-    hashes: int
+    hashes: frozenset[str]  # the sha256 of every file pip may install for it
     via: tuple[str, ...]  # uv's annotation: who asked for it
 
     @property
@@ -53,7 +56,7 @@ def _pins(lock: str) -> list[Pin]:
                 canonicalize_name(head[1]),
                 Version(head[2]),
                 Marker(head[3]) if head[3] else None,
-                entry.count("--hash=sha256:"),
+                frozenset(re.findall(r"--hash=sha256:([0-9a-f]{64})", entry)),
                 tuple(v for v in via if v),
             )
         )
@@ -105,6 +108,14 @@ def test_one_version_of_each_package_for_every_python_and_both_locks():
     assert not forked, f"locked at more than one version: {forked}"
 
 
+def test_a_package_both_locks_hold_has_the_same_sha256_in_each():
+    """pip installs the build lock first and then finds those packages installed, so it never checks
+    requirements.lock's sha256 for them: a tampered one there would pass unseen unless it is the build lock's."""
+    build = {pin.name: pin.hashes for pin in _pins("requirements-build.lock")}
+    differ = [pin.name for pin in _pins("requirements.lock") if pin.name in build and pin.hashes != build[pin.name]]
+    assert not differ, f"requirements.lock and requirements-build.lock differ in the sha256 of {differ}: make lock"
+
+
 def test_this_environment_has_every_locked_version():
     wrong = []
     for lock in LOCKS:
@@ -126,3 +137,64 @@ def test_the_build_lock_was_refreshed_from_this_pyproject():
     assert f"#    from pyproject.toml {stamp}" in (ROOT / "requirements-build.lock").read_text(encoding="utf-8"), (
         "pyproject.toml changed since requirements-build.lock was refreshed: make lock"
     )
+
+
+def _wheel(folder, name: str, version_: str):
+    """A pure-Python wheel of one empty module, written to `folder`; its path."""
+    import base64
+    import zipfile
+
+    module, dist = name.replace("-", "_"), f"{name.replace('-', '_')}-{version_}.dist-info"
+    files = {
+        f"{module}/__init__.py": b"",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version_}\n".encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+        for path, data in files.items()
+    ]
+    files[f"{dist}/RECORD"] = ("\n".join([*record, f"{dist}/RECORD,,"]) + "\n").encode()
+    wheel = folder / f"{module}-{version_}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return wheel
+
+
+@pytest.mark.slow  # make builds a virtual environment
+def test_a_tampered_sha256_in_the_lock_makes_make_test_refuse_the_install_in_one_line(tmp_path):
+    """make test in a scratch project whose requirements.lock holds a wrong sha256 for its one package: pip's hash
+    check refuses to install it, and make says so in one line, not pip's ten.
+    Packages come from a local folder (PIP_NO_INDEX, PIP_FIND_LINKS): nothing is fetched."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    tool, right = (
+        hashlib.sha256(_wheel(wheels, name, "1.0").read_bytes()).hexdigest()
+        for name in ("lecture-tool", "lecture-probe")
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("Makefile", "pyproject.toml"):
+        (project / name).write_bytes((ROOT / name).read_bytes())
+    (project / "requirements-build.lock").write_text(f"lecture-tool==1.0 --hash=sha256:{tool}\n")
+    tampered = right[:10] + ("0" if right[10] != "0" else "1") + right[11:]
+    (project / "requirements.lock").write_text(f"lecture-probe==1.0 --hash=sha256:{tampered}\n")
+    done = subprocess.run(
+        ["make", "--no-print-directory", "test", f"PYTHON={sys.executable}"],
+        cwd=project,
+        env={**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels), "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode != 0
+    said = (done.stdout + done.stderr).splitlines()
+    refusal = [line for line in said if "does not match its sha256" in line]
+    assert refusal == [
+        "requirements.lock: lecture-probe==1.0 does not match its sha256 in the lock: pip's hash check refused to "
+        "install it (pip's report: .venv/pip.log)"
+    ], said
+    assert not any("THESE PACKAGES DO NOT MATCH" in line for line in said), said
+    assert tampered in (project / ".venv" / "pip.log").read_text()
+    assert not (project / ".venv" / ".installed").exists()

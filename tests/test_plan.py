@@ -16,7 +16,9 @@ from tools.publish.build import build, plan
 from tools.publish.keys import render_key
 from tools.publish.publishing import manifest
 from tools.publish.publishing.manifest import Manifest, PublishedFigure, PublishedFile
+from tools.publish.rendering.render import BuildError
 from tools.voice import cues
+from tools.voice.engines import Espeak
 from tools.voice.speech import Silent
 
 # The stages of a build, after its plan: every module that renders, publishes or writes the site, and the stages
@@ -188,3 +190,62 @@ def test_a_whole_build_of_one_chapter_loads_the_manifest_once_and_its_stages_nev
     assert list(man.figures) == ["gates_circuit"]
     assert set(man.chapter_videos) == {"backprop"}
     assert len(loads) == 1, f"the manifest was loaded {len(loads)} times"
+
+
+# -- one voice per course ----------------------------------------------------------------------------------------
+
+
+def _published(voices_by_figure: dict[str, list[str]]) -> Manifest:
+    """A manifest listing these figures as published with these voices (no files: only the voices are read)."""
+    figures = {}
+    for fig_id, voices in voices_by_figure.items():
+        chapter = catalogue.figure(fig_id).chapter if fig_id in {f.id for f in catalogue.figures()} else "gone"
+        figures[fig_id] = PublishedFigure(chapter, fig_id, fig_id, 40.0, 854, 480, {}, {}, voices=voices)
+    return Manifest("480p15", list(plan.course_chapters()), figures)
+
+
+def _mix(voices_by_figure, figures, engine):
+    return plan.make(
+        [catalogue.figure(f) for f in figures], "l", ROOT / "nowhere", _published(voices_by_figure), engine, ""
+    )
+
+
+def test_a_figure_spoken_in_another_voice_than_the_published_ones_is_a_mix_the_plan_names():
+    published = {"exchange_rate": ["neural"], "saddle_point": ["neural", "recording"], "gone_figure": ["espeak-ng"]}
+    planned = _mix(published, ["gates_circuit", "first_gradient"], Espeak())
+    mix = planned.voice_mix
+    assert (mix.voice, mix.speaking) == ("espeak-ng", ("backprop/gates_circuit", "backprop/first_gradient"))
+    assert dict(mix.others) == {"neural": ("backprop/exchange_rate", "optimizer/saddle_point")}  # not the gone one
+    assert planned.lines()[-1] == (
+        "  voices: this build speaks backprop/gates_circuit, backprop/first_gradient with espeak-ng, beside figures "
+        "published with neural (backprop/exchange_rate, optimizer/saddle_point)"
+    )
+    assert mix.refusal().endswith(
+        "Speak as they do (LECTURE_VOICE=neural), or publish the mix on purpose with --voice espeak"
+    )
+
+
+def test_no_mix_in_one_voice_for_recordings_or_when_every_figure_of_another_voice_is_spoken_again():
+    assert _mix({"exchange_rate": ["espeak-ng"]}, ["gates_circuit"], Espeak()).voice_mix is None
+    assert _mix({"exchange_rate": ["recording"]}, ["gates_circuit"], Espeak()).voice_mix is None
+    # the whole published course spoken again in the new voice: one voice after the build
+    assert _mix({"exchange_rate": ["neural"]}, ["exchange_rate", "gates_circuit"], Espeak()).voice_mix is None
+    assert _mix({"exchange_rate": ["neural"]}, ["gates_circuit"], Silent()).voice_mix.voice == "silent"
+
+
+def test_a_mixed_build_stops_after_its_plan_and_an_explicit_voice_goes_on(isolated, monkeypatch):
+    """build.build refuses a mix before narrating; with --voice (here: the same engine, named on purpose) it goes on
+    to the stages, and with LECTURE_VOICE's engine matching the published voice there is nothing to refuse."""
+    monkeypatch.setenv("LECTURE_VOICE", "silent")
+    out = build.renders_dir("l")
+    manifest.save(out, _published({"exchange_rate": ["neural"]}))
+    ran = []
+    monkeypatch.setattr(build, "_run", lambda the_plan, *args: ran.append(the_plan.voice_mix))
+    said: list[str] = []
+    with pytest.raises(BuildError, match=r"^this build would speak backprop/gates_circuit with silent, beside figures"):
+        build.build("l", "backprop/gates_circuit", say=said.append, lint=False)
+    assert ran == []
+    assert said[-1].startswith("  voices: this build speaks backprop/gates_circuit with silent")
+    build.build("l", "backprop/gates_circuit", say=said.append, lint=False, voice="silent")
+    assert len(ran) == 1
+    assert ran[0].voice == "silent"

@@ -22,27 +22,12 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import BIN, ROOT
-from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+from helpers import BIN, DISPATCHED, ROOT, SIMD_PROBE
 
 from tools.course import catalogue, numbers
 from tools.course.facts import Check, FactError
 
-# What this CPU runs beyond numpy's baseline; NPY_DISABLE_CPU_FEATURES takes these group names (numpy 2.4
-# ignores a name it does not dispatch, such as AVX2, in silence).
-DISPATCHED = [group for group in __cpu_dispatch__ if __cpu_features__.get(group)]
 OLDER_BLAS_CORE = {"x86_64": "Nehalem", "aarch64": "ARMV8"}.get(platform.machine())
-# What a process under test runs on: numpy's dispatch groups and OpenBLAS's core, read back so that a
-# setting numpy or OpenBLAS ignored cannot pass for one they followed.
-PROBE = """
-import ctypes, glob, json, os, numpy
-from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
-libs = glob.glob(os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs", "libscipy_openblas*.so"))
-corename = ctypes.CDLL(libs[0]).scipy_openblas_get_corename64_
-corename.restype = ctypes.c_char_p
-print(json.dumps({"dispatch": [g for g in __cpu_dispatch__ if __cpu_features__.get(g)],
-                  "core": corename().decode()}))
-"""
 RELATIVE_EDGE = 1e-9
 SETTINGS = {
     "narrowed dispatch": {"NPY_DISABLE_CPU_FEATURES": " ".join(DISPATCHED)},
@@ -88,7 +73,7 @@ def test_facts_read_the_same_with_other_simd_paths_and_blas_cores():
     probes = {
         name: json.loads(
             subprocess.run(
-                [sys.executable, "-c", PROBE], env=_env(extra), capture_output=True, text=True, check=True
+                [sys.executable, "-c", SIMD_PROBE], env=_env(extra), capture_output=True, text=True, check=True
             ).stdout
         )
         for name, extra in {"as usual": {}, **SETTINGS}.items()

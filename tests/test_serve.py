@@ -1,12 +1,19 @@
-"""`lecture serve` against hostile requests: only the kit's own files, no listings, sane ranges."""
+"""`lecture serve` (and `lecture preview`'s server) against hostile requests: only their own files, no listings, sane
+ranges, refused traversals and planted symlinks, clean refusals of broken requests, and no stall under idle sockets."""
 
 import http.client
 import socket
 import sys
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from tools.course import catalogue
+from tools.publish.preview import preview
 from tools.publish.site import serve
 
 
@@ -129,3 +136,106 @@ def test_a_multi_range_request_gets_its_first_range(server, errors, kit):
     status, _, headers = _get(server, "/clip.mp4", {"Range": f"bytes={len(data) + 5}-,{len(data)}-"})
     assert status == 416  # none of them can be satisfied
     assert errors == []
+
+
+# -- both local servers, lecture serve and lecture preview, against the same hostile clients ---------------------
+
+STILL = "a" * 32  # a still's digest, as the preview names its PNGs
+
+
+@dataclass(frozen=True)
+class Served:
+    server: object
+    page: str  # a path it serves
+    planted: Path  # a symlink inside the folder it serves, to a file outside it
+    planted_path: str  # the request for it
+
+
+@pytest.fixture(params=["lecture serve", "lecture preview"])
+def served(request, kit, tmp_path, monkeypatch):
+    """Each server on a free port of 127.0.0.1, with a symlink planted in what it serves that leads out of it."""
+    if request.param == "lecture serve":
+        running, page = serve.make_server(kit, 0), "/index.html"
+        planted, planted_path = kit / "embed" / "planted.html", "/embed/planted.html"
+    else:
+        monkeypatch.setenv("LECTURE_CACHE", str(tmp_path / "cache"))
+        folder = preview.stills_dir()
+        folder.mkdir(parents=True)
+        (folder / f"{STILL}.png").write_bytes(b"\x89PNG a still")
+        board = preview.Board(catalogue.figure("gates_circuit"))
+        running, page = preview.make_server(board, tmp_path / "draft.mp4", threading.Event(), 0), f"/stills/{STILL}.png"
+        planted, planted_path = folder / f"{'b' * 32}.png", f"/stills/{'b' * 32}.png"
+    planted.symlink_to(tmp_path / "secret.txt")
+    thread = threading.Thread(target=running.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    yield Served(running, page, planted, planted_path)
+    running.shutdown()
+    running.server_close()
+
+
+def test_each_server_binds_to_localhost_only(served):
+    assert served.server.server_address[0] == "127.0.0.1"
+    assert _get(served.server, served.page)[0] == 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/%2E%2E%2Fsecret.txt",
+        "/..%2fsecret.txt",
+        "/stills%2f..%2f..%2fsecret.txt",
+        "/embed/..%2F..%2Fsecret.txt",
+        "//%2e%2e//%2e%2e//secret.txt",
+    ],
+)
+def test_traversal_and_encoded_slashes_never_reach_a_file_outside(served, path):
+    status, body, _ = _get(served.server, path)
+    assert status in (403, 404), (path, status)
+    assert b"outside the kit" not in body
+
+
+def test_a_symlink_planted_inside_that_leads_out_is_not_followed(served):
+    """Seen: lecture preview served a still's name that was a symlink to any file the user could read."""
+    assert served.planted.resolve().read_text() == "outside the kit"
+    status, body, _ = _get(served.server, served.planted_path)
+    assert status in (403, 404)
+    assert b"outside the kit" not in body
+
+
+def test_a_100_kb_header_line_and_a_nul_in_the_request_line_are_refused_and_the_next_request_served(served):
+    """A header line past 64 KB gets 431 (Request Header Fields Too Large, the 4xx HTTP has for it), a NUL in the
+    request line 400; no handler fails and the server goes on answering."""
+    seen: list[str] = []
+    served.server.handle_error = lambda request, address: seen.append(repr(sys.exc_info()[1]))
+    huge = b"GET " + served.page.encode() + b" HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 100_000 + b"\r\n\r\n"
+    assert _raw(served.server, huge).startswith(b"HTTP/1.0 431 ")
+    assert _raw(served.server, b"GET /ind\0ex.html HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.0 400 ")
+    assert _get(served.server, served.page)[0] == 200
+    assert seen == []
+
+
+def test_a_request_is_answered_within_5_s_while_200_connections_come_and_go_and_40_sit_idle(served):
+    """Seen: with socketserver's backlog of 5, opening the 40 idle sockets one after the other took 6 s."""
+    address = ("127.0.0.1", served.server.server_address[1])
+    began = time.monotonic()
+    idle = [socket.create_connection(address, timeout=10) for _ in range(40)]
+    assert time.monotonic() - began < 5
+
+    def come_and_go(n: int) -> None:
+        with socket.create_connection(address, timeout=10) as connection:
+            if n % 2:  # half of them ask for something, half leave at once
+                connection.sendall(f"GET {served.page} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+                connection.recv(64)
+
+    try:
+        with ThreadPoolExecutor(max_workers=20) as clients:
+            list(clients.map(come_and_go, range(200)))
+        began = time.monotonic()
+        status, _, _ = _get(served.server, served.page)
+        assert status == 200
+        assert time.monotonic() - began < 5
+    finally:
+        for connection in idle:
+            connection.close()

@@ -91,7 +91,7 @@ def test_every_engine_meets_the_protocol(tmp_path):
 
 
 def test_lecture_say_prints_the_engines_pinyin_first_and_writes_say_wav(tmp_path):
-    done = run([str(BIN / "lecture"), "say", DONE_WHEN, "--phonemes"], cwd=tmp_path)
+    done = run([str(BIN / "lecture"), "say", DONE_WHEN, "--phonemes"], cwd=tmp_path, env={"LECTURE_VOICE": "espeak"})
     assert done.returncode == 0, done.stderr
     first, *phonemes = done.stdout.splitlines()
     assert first == DONE_WHEN_PINYIN

@@ -9,7 +9,8 @@ import sys
 from tools import settings
 
 # Makes the same texts and formula in a fresh process (manim imported, the cache installed or not) and prints
-# what a frame is drawn from: every part's points and colours, and how many shapes the cache folder holds.
+# what a frame is drawn from: every part's points, colours and stroke width (the formula's fraction bar is a
+# stroke Typst sets in the SVG's units and manim scales to pixels), and how many shapes the cache folder holds.
 MAKE = r"""
 import json, os, sys
 os.chdir(sys.argv[1])
@@ -25,7 +26,15 @@ made = [
 out = []
 for mob in made:
     for part in mob.get_family():
-        out.append([type(part).__name__, part.points.round(9).tolist(), str(part.get_fill_color())])
+        out.append(
+            [
+                type(part).__name__,
+                part.points.round(9).tolist(),
+                str(part.get_fill_color()),
+                round(float(part.get_stroke_width()), 9),
+                str(part.get_stroke_color()),
+            ]
+        )
 folder = text_shapes.folder()
 print(json.dumps({"parts": out, "kept": len(list(folder.glob("*.pickle"))) if folder.is_dir() else 0}))
 """

@@ -7,6 +7,7 @@ recording script (``script``), scaffold a figure or a chapter (``new``), write t
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import subprocess
 import sys
@@ -110,6 +111,12 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-long", action="store_true", help="publish a figure that runs over 120 s (refused otherwise)"
     )
     make.add_argument(
+        "--voice",
+        choices=list(speech.ENGINES),
+        help="speak with this engine (default: LECTURE_VOICE's, else auto), and publish it even beside figures "
+        "published in another voice (refused otherwise)",
+    )
+    make.add_argument(
         "--scheduler",
         metavar="tcp://HOST:8786",
         help="render on this Dask cluster's workers (pip install '.[cluster]'); -j figures at once",
@@ -149,9 +156,11 @@ def _parser() -> argparse.ArgumentParser:
         help="then the phonemes the engine makes of exactly that pinyin (espeak-ng's -x; the neural voice's phones)",
     )
     hear.add_argument(
-        "--engine", choices=list(speech.ENGINES), help="the speech engine (default: LECTURE_VOICE's, else espeak)"
+        "--engine", choices=list(speech.ENGINES), help="the speech engine (default: LECTURE_VOICE's, else auto)"
     )
-    sub.add_parser("voice", help="say which voice LECTURE_VOICE speaks with here (auto: neural if set up, else espeak)")
+    sub.add_parser(
+        "voice", help="say which voice LECTURE_VOICE (default auto: neural if set up, else espeak) speaks with here"
+    )
     measured = sub.add_parser(
         "captions", help="measure the caption rules over the course without rendering (each cue voiced, or cached)"
     )
@@ -242,6 +251,20 @@ def _captions(quality: str, only: str | None) -> int:
     return 2 if report.findings or report.unjustified_breaks else 0
 
 
+def _failed_writing(err: OSError) -> str:
+    """Where a write failed and why; for a full disk, the room left where the commands write, and the way out
+    (a write of an open file names no file: the folder with the least room left stands in for it)."""
+    if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return f"{err.filename or '(no file named)'}: {err.strerror or err}"
+    room = {variable: (path, settings.free_bytes(path)) for variable, path in settings.output_folders().items()}
+    fullest = min(room, key=lambda variable: room[variable][1])
+    left = ", ".join(f"{variable}={path} has {free / 1e6:,.1f} MB free" for variable, (path, free) in room.items())
+    return (
+        f"{err.filename or room[fullest][0]}: {err.strerror}: the disk is full ({left}); free some space, or point "
+        f"{fullest} at a roomier folder"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     files.forward_signals()  # each outside process has its own process group: Ctrl-C must reach it
@@ -262,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
                 allow_long=args.allow_long,
                 scheduler=args.scheduler,
                 plan_only=args.plan,
+                voice=args.voice,
             )
         elif args.command == "frames":
             stills = frames.sheets if args.sheet else frames.frames
@@ -298,8 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lecture {args.command}: refused: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a full disk, a folder taken away: say where, not a traceback
-        where = err.filename or "(no file named)"
-        print(f"lecture {args.command}: failed writing {where}: {err.strerror or err}", file=sys.stderr)
+        print(f"lecture {args.command}: failed writing {_failed_writing(err)}", file=sys.stderr)
         return 2
     return 0
 

@@ -185,24 +185,50 @@ def run_limited(
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
+_held: list[int] | None = None  # signals that arrived inside signals_held(), to act on when it ends
+
+
+def _passed_on(signum: int, frame) -> None:
+    """Ctrl-C, SIGTERM or SIGHUP: passed on to the process groups running now, then acted on here as before (or
+    later, when it arrives while signals are held)."""
+    if _held is not None:
+        _held.append(signum)
+        return
+    with _groups_lock:
+        groups = list(_groups)
+    for pid in groups:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signum)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 def forward_signals() -> None:
     """In the main thread of a command that runs outside processes: Ctrl-C, SIGTERM and SIGHUP reach the
     process groups running now (each has its own group, so the terminal's signal no longer does), then act
     on this process as before."""
-
-    def passed_on(signum: int, frame) -> None:
-        with _groups_lock:
-            groups = list(_groups)
-        for pid in groups:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signum)
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
     if threading.current_thread() is not threading.main_thread():
         return
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL):
-            signal.signal(signum, passed_on)
+            signal.signal(signum, _passed_on)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold the signals forward_signals passes on until the block ends, then act on them: for a step that must
+    not stop halfway, such as swapping a folder for another with two renames (a process stopped between them
+    would leave neither in place)."""
+    global _held
+    if _held is not None:  # held already, by an enclosing block
+        yield
+        return
+    _held = []
+    try:
+        yield
+    finally:
+        arrived, _held = _held, None
+        for signum in dict.fromkeys(arrived):
+            _passed_on(signum, None)

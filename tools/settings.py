@@ -2,7 +2,7 @@
 
 ``LECTURE_RENDERS`` (default ``renders/``) is where builds publish,
 ``LECTURE_CACHE`` (default ``.cache/``) holds narration audio, manim work
-files and logs, and ``LECTURE_VOICE`` picks the speech engine; the
+files and logs, and ``LECTURE_VOICE`` picks the speech engine (``auto`` when unset); the
 ``command`` engine runs ``LECTURE_VOICE_COMMAND``, hands it the cue as
 ``LECTURE_VOICE_INPUT`` (``text`` or ``pinyin``) and keys its cache on the
 files in ``LECTURE_VOICE_FILES`` (separated by ``:``). ``LECTURE_KIT_URL`` is the address the
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,9 @@ def cache_root() -> Path:
 
 
 def voice() -> str:
-    return os.environ.get("LECTURE_VOICE", "espeak")
+    """The speech engine's name: LECTURE_VOICE, else ``auto`` (the neural voice where it is set up, else
+    espeak-ng), for every command, run through make or not, so that one machine speaks one voice."""
+    return os.environ.get("LECTURE_VOICE", "auto")
 
 
 def voice_command() -> str:
@@ -117,10 +120,22 @@ def writable_folder(variable: str, path: Path) -> Path:
     return path
 
 
+def output_folders() -> dict[str, Path]:
+    """Where the commands write, by the variable that moves it."""
+    return {"LECTURE_RENDERS": renders_root(), "LECTURE_CACHE": cache_root()}
+
+
 def check_output_folders() -> None:
     """Refuse up front when renders or the cache cannot be written."""
-    writable_folder("LECTURE_RENDERS", renders_root())
-    writable_folder("LECTURE_CACHE", cache_root())
+    for variable, path in output_folders().items():
+        writable_folder(variable, path)
+
+
+def free_bytes(path: Path) -> int:
+    """The room left on the disk that holds `path` (or the nearest folder above it that exists)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return shutil.disk_usage(path).free
 
 
 # -- time limits on outside processes --------------------------------------------------------------------

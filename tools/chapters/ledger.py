@@ -145,6 +145,7 @@ def ledger_16_bytes(check: Check, cells: tuple[byte_ledger.Cell, ...] = byte_led
         state = tuple(by_key[key] for key in entry["state"])
         rows.append(
             {
+                "id": entry["id"],
                 "name": entry["name"],
                 "note": entry["note"],
                 "state": row_fact(state).value,

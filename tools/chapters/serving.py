@@ -625,7 +625,6 @@ def pd_ratio_sweep(check: Check, rate: int = SWEEP_RATE, instance: sv.Instance =
         "prefill_work": number(rate * averaged, 2).via(f"{rate_fact} × {mean_fact}"),
         "names": data([layout.name for layout in LAYOUTS]),
         "met": data(met),
-        "met_text": data([_share(m).text for m in met]),
         **{f"met_{i}": _share(m).via(f"{sim}，{LAYOUTS[i].name}：{slo} 的比例") for i, m in enumerate(met)},
         "ttft90": data([_s(t).text for t in ttft90]),
         "tpot90": data([_ms(t, 2).text for t in tpot90]),

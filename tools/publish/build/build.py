@@ -10,6 +10,10 @@ A build runs in one direction:
 
 Two builds into one folder run one after the other: the second waits for the lock, then plans against what
 the first published.
+
+One course speaks one voice: a build that would speak its figures in a voice other than the one the figures
+published beside them were spoken with stops after its plan, unless ``--voice`` names the voice on purpose;
+then its last line names the mix, and the site credits every voice.
 """
 
 from __future__ import annotations
@@ -49,11 +53,13 @@ def build(
     allow_long: bool = False,
     scheduler: str | None = None,
     plan_only: bool = False,
+    voice: str | None = None,
 ) -> Manifest:
     """Check the selected figures as `lecture check` does (the layout lint too, unless `lint` is False), plan
     their build, then build them, rendering here or, given a Dask `scheduler` address, on its workers; returns
     the manifest as this build left it. With `plan_only`, say the plan and stop: nothing is narrated,
-    rendered or written."""
+    rendered or written. `voice` (--voice) picks the engine outright, and publishes it beside figures spoken
+    in another voice, which a build with LECTURE_VOICE's engine refuses to do."""
     if quality not in QUALITIES:
         raise BuildError(f"unknown quality {quality!r}: choose one of {', '.join(QUALITIES)}")
     figures = catalogue.select(only)
@@ -64,23 +70,36 @@ def build(
         try:
             # Two lint processes even for a one-job build: each draws only its figures' last frames.
             checks.run(figures, say, max(jobs, 2), layout=lint and not plan_only)
-            the_plan = _plan(figures, quality, held)
+            the_plan = _plan(figures, quality, held, voice)
             for line in the_plan.lines():
                 say(line)
-            if not plan_only:
-                _run(the_plan, held, jobs, say, allow_long, remote)
+            if plan_only:
+                return held.manifest
+            if the_plan.voice_mix is not None and voice is None:
+                raise BuildError(the_plan.voice_mix.refusal())
+            _run(the_plan, held, jobs, say, allow_long, remote)
+            if len(mix := plan.published_voices(held.manifest)) > 1:
+                said = "; ".join(f"{name}: {len(ids)} figure{'s' * (len(ids) != 1)}" for name, ids in mix.items())
+                say(f"voices: the figures published at {QUALITIES[quality]} speak in {len(mix)} voices ({said})")
         finally:
             if remote is not None:
                 remote.close()
         return held.manifest
 
 
-def _plan(figures: list[Figure], quality: str, held: manifest.Held) -> plan.Plan:
-    """The plan, with what the layout lint measured of figures never rendered (to queue them by)."""
+def _plan(figures: list[Figure], quality: str, held: manifest.Held, voice: str | None) -> plan.Plan:
+    """The plan, spoken by `voice` (LECTURE_VOICE's when None), with what the layout lint measured of figures
+    never rendered (to queue them by)."""
     never_rendered = [fig for fig in figures if fig.id not in held.manifest.figures]
-    engine = speech.from_env()
+    engine = speech.from_env(voice)
     return plan.make(
-        figures, quality, held.out_dir, held.manifest, engine, speech.describe(), stills.frame_seconds(never_rendered)
+        figures,
+        quality,
+        held.out_dir,
+        held.manifest,
+        engine,
+        speech.describe(voice),
+        stills.frame_seconds(never_rendered),
     )
 
 

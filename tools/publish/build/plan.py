@@ -10,9 +10,11 @@ the build holds open. Against the manifest it decides each figure's action:
   and sidecar are written again, nothing is rendered;
 - ``keep``: nothing to do.
 
-It also says what the chapter videos and the site will need, and which published figures and chapter videos
-the catalogue no longer has. The stages in tools/publish/build/build.py (narrate, render, publish, chapters, site,
-prune) read the plan, or their part of it: none goes back to the catalogue or reopens the manifest.
+It also says what the chapter videos and the site will need, which published figures and chapter videos
+the catalogue no longer has, and whether the figures it speaks would join a course published in another
+voice (a ``VoiceMix``: the build stops there unless ``--voice`` confirms it). The stages in
+tools/publish/build/stages.py (narrate, render, publish, chapters, site, prune) read the plan, or their part of
+it: none goes back to the catalogue or reopens the manifest.
 ``lecture build --plan`` prints it and stops, as ``make -n`` does.
 """
 
@@ -33,7 +35,7 @@ from tools.publish.keys.render_key import RenderKey
 from tools.publish.publishing.clip import Attached
 from tools.publish.publishing.manifest import ChapterList, Manifest, PublishedFigure
 from tools.publish.rendering.render import QUALITIES, SceneRef
-from tools.voice import audio, cues
+from tools.voice import audio, cues, speech
 from tools.voice.cues import Cue
 from tools.voice.engine import Engine
 
@@ -114,6 +116,73 @@ class ChapterPlan:
 
 
 @dataclass(frozen=True)
+class VoiceMix:
+    """A build that would leave the figures published at its quality spoken in more than one synthesized voice:
+    the figures it speaks in its voice, and those that keep another."""
+
+    voice: str  # the engine this build speaks with, by name (espeak-ng, neural, …)
+    speaking: tuple[str, ...]  # the chapter/figure ids it would speak in that voice
+    others: Mapping[str, tuple[str, ...]]  # each other voice the published figures keep: their chapter/figure ids
+
+    def line(self) -> str:
+        """The plan's line: what would be spoken in which voice."""
+        return f"  voices: this build speaks {_by_chapter(self.speaking)} with {self.voice}, beside {self._kept()}"
+
+    def refusal(self) -> str:
+        """Why the build stops, and the two ways on: speak as the rest does, or publish the mix on purpose."""
+        rest = " or ".join(f"LECTURE_VOICE={speech.choice_of(voice)}" for voice in self.others)
+        return (
+            f"this build would speak {_by_chapter(self.speaking)} with {self.voice}, beside {self._kept()}: the "
+            f"course would speak in {len(self.others) + 1} voices and its site credit each. Speak as they do "
+            f"({rest}), or publish the mix on purpose with --voice {speech.choice_of(self.voice)}"
+        )
+
+    def _kept(self) -> str:
+        """The figures published in other voices, e.g. 'figures published with neural (11 figures of backprop)'."""
+        return " and ".join(
+            f"figures published with {voice} ({_by_chapter(ids)})" for voice, ids in self.others.items()
+        )
+
+
+def _by_chapter(ids: tuple[str, ...]) -> str:
+    """chapter/figure ids, shortened: a chapter with more than three of them by its count."""
+    chapters: dict[str, list[str]] = {}
+    for ref in ids:
+        chapter, figure = ref.split("/")
+        chapters.setdefault(chapter, []).append(figure)
+    return ", ".join(
+        f"{len(figs)} figures of {chapter}" if len(figs) > 3 else ", ".join(f"{chapter}/{fig}" for fig in figs)
+        for chapter, figs in chapters.items()
+    )
+
+
+def published_voices(man: Manifest, leave_out: frozenset[str] = frozenset()) -> dict[str, tuple[str, ...]]:
+    """The synthesized voices the manifest's figures (but those in `leave_out`) were published with: {voice:
+    their chapter/figure ids}. A recording is a person, not a voice that could be mixed up."""
+    voices: dict[str, list[str]] = {}
+    for fig_id, entry in man.figures.items():
+        if fig_id not in leave_out:
+            for voice in entry.voices:
+                if voice != "recording":
+                    voices.setdefault(voice, []).append(f"{entry.chapter}/{fig_id}")
+    return {voice: tuple(ids) for voice, ids in sorted(voices.items())}
+
+
+def _voice_mix(plans: tuple[FigurePlan, ...], man: Manifest, known: set[str], engine: Engine) -> VoiceMix | None:
+    """A mix, if the figures this build renders (those with a cue not recorded by a person) would be spoken in
+    another voice than the figures it leaves published (and the catalogue still has) were."""
+    rendered = {fig.id for fig in plans if fig.action == "render"}
+    speaking = tuple(
+        f"{fig.chapter}/{fig.id}"
+        for fig in plans
+        if fig.action == "render" and any(planned.cue.recording is None for planned in fig.cues)
+    )
+    gone = frozenset(fig_id for fig_id in man.figures if fig_id not in known)
+    others = {v: ids for v, ids in published_voices(man, frozenset(rendered) | gone).items() if v != engine.name}
+    return VoiceMix(engine.name, speaking, frozen(others)) if speaking and others else None
+
+
+@dataclass(frozen=True)
 class Plan:
     quality: str
     out_dir: Path
@@ -128,6 +197,7 @@ class Plan:
     gone_figures: tuple[str, ...]  # published figures the catalogue no longer has: their files are removed
     gone_chapters: tuple[str, ...]  # chapter videos the catalogue no longer has
     render_rate: float  # median render seconds per second of video of the published figures (1 when none)
+    voice_mix: VoiceMix | None  # the figures it speaks would join others published in another voice
 
     @property
     def to_render(self) -> tuple[FigurePlan, ...]:
@@ -138,7 +208,8 @@ class Plan:
         return tuple(fig for fig in self.figures if fig.action == "republish")
 
     def lines(self) -> list[str]:
-        """The plan as the build prints it: every figure, every chapter video, the site and what is pruned."""
+        """The plan as the build prints it: every figure, every chapter video, what is pruned, the site, and a mix of
+        voices if it would make one."""
         said = [f"plan for {QUALITIES[self.quality]} in {_shown(self.out_dir)}; {self.voice_line}"]
         said += [fig.line(self.quality) for fig in self.figures]
         said += [chapter.line for chapter in self.chapter_plans]
@@ -147,6 +218,8 @@ class Plan:
             f"  chapter {ch_id}: no longer in the catalogue, its video will be removed" for ch_id in self.gone_chapters
         ]
         said.append(f"  site: written again from the manifest ({_shown(self.out_dir / 'site')})")
+        if self.voice_mix is not None:
+            said.append(self.voice_mix.line())
         return said
 
 
@@ -283,6 +356,7 @@ def make(
         tuple(fig_id for fig_id in man.figures if fig_id not in known),
         tuple(ch_id for ch_id in man.chapter_videos if ch_id not in {ch.id for ch in chapters}),
         _render_rate(man),
+        _voice_mix(plans, man, known, engine),
     )
 
 

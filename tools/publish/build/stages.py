@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tools import settings
 from tools.publish.build.plan import FigurePlan, Plan, thawed
-from tools.publish.publishing import chapter_video, clip, figure_notes, manifest
+from tools.publish.publishing import chapter_video, clip, fact_tracks, figure_notes, manifest
 from tools.publish.publishing.manifest import Held, Manifest, PublishedFigure
 from tools.publish.rendering import progress, render, scratch
 from tools.publish.rendering.cluster import Cluster
@@ -151,6 +151,7 @@ def publish(
     with scratch.staging(target_dir) as staged:
         cue_lines = figure_notes.transcript(fig.id, [planned.cue for planned in fig.cues], rendered.cue_times)
         info = clip.stage_clip(fig.id, fig.title, fig.attachments, rendered, staged)
+        fact_tracks.write(staged, fig.id, rendered.fact_boxes, fig.facts, cue_lines)
         if info.video_seconds > FIGURE_SECONDS[1] and not allow_long:
             raise too_long(fig, info.video_seconds, "the rendered video runs")
         with held.changing() as man:

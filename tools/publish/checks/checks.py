@@ -3,9 +3,10 @@
 A step is given the same :class:`Checking` (the figures, how many manim processes the layout lint may
 run, where to say things, what the steps before it counted) and either passes, says a warning, or
 raises the refusal that names the file and the way out. The quick steps come first, so a typo is
-refused in a second; the layout lint runs manim, so it comes last (``--no-layout`` skips it). A new
-check is a function here and a line in :data:`STEPS`; what it knows of a figure stays in its own module
-(the attachments' names in clip, the glyphs in glyphs, the rules in layout, the lengths in pacing).
+refused in a second; the layout lint runs manim, so it comes last, and the count of the facts that have
+boxes on screen reads what its run recorded (``--no-layout`` skips both). A new check is a function here
+and a line in :data:`STEPS`; what it knows of a figure stays in its own module (the attachments' names in
+clip, the glyphs in glyphs, the rules in layout, the lengths in pacing, the classes of facts in fact_boxes).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from tools.course import catalogue
 from tools.course.catalogue import Figure
-from tools.publish.checks import glyphs, layout, stills
+from tools.publish.checks import fact_boxes, glyphs, layout, stills
 from tools.publish.keys import scene_source
 from tools.publish.publishing import clip
 from tools.publish.rendering.render import BuildError
@@ -23,7 +24,8 @@ from tools.voice import cues, pacing
 from tools.voice.cues import NarrationError
 
 Say = Callable[[str], None]
-LAYOUT = "layout"  # the one step that runs manim
+LAYOUT = "layout"  # the step that runs manim
+FACT_BOXES = "fact boxes"  # reads what the layout step's run recorded
 
 
 @dataclass
@@ -119,6 +121,11 @@ def _layout(checking: Checking) -> None:
     layout.check(checking.figures, checking.jobs, checking.say)
 
 
+def _fact_boxes(checking: Checking) -> None:
+    """Say how many shown facts have boxes on screen, per figure (the layout lint's run recorded them)."""
+    fact_boxes.check(checking.figures, checking.jobs, checking.say)
+
+
 STEPS: dict[str, Callable[[Checking], None]] = {
     "facts": _facts,
     "cues": _cues,
@@ -130,7 +137,9 @@ STEPS: dict[str, Callable[[Checking], None]] = {
     "summary": _summary,
     "pacing": _pacing,
     LAYOUT: _layout,
+    FACT_BOXES: _fact_boxes,
 }
+RUN_MANIM = (LAYOUT, FACT_BOXES)  # skipped with the layout lint
 
 
 def run(
@@ -139,9 +148,9 @@ def run(
     """Run STEPS in order over the figures: all of them, all but the layout lint (`layout` False), or the
     one step named `only`. Returns what they counted."""
     checking = Checking(figures, jobs, say)
-    if layout and only in (None, LAYOUT):
+    if layout and only in (None, *RUN_MANIM):
         stills.warm_up()  # the render server imports manim while the quick steps run
     for name, step in STEPS.items():
-        if (only is None or name == only) and (layout or name != LAYOUT):
+        if (only is None or name == only) and (layout or name not in RUN_MANIM):
             step(checking)
     return checking

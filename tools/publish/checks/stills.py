@@ -30,7 +30,7 @@ from tools.course import catalogue
 from tools.course.catalogue import Figure
 from tools.files import TimeLimitError, content_key, file_sha256, run_limited, write_atomically
 from tools.publish.keys import render_key
-from tools.publish.rendering import launch, render
+from tools.publish.rendering import launch, render, text_shapes
 from tools.publish.rendering.render import BuildError
 from tools.voice import speech
 
@@ -52,7 +52,7 @@ class Still:
 @functools.cache
 def drawing_stack() -> dict[str, str]:
     """The versions that decide a frame's pixels: manim and numpy (which computes the figure), cairo, pango,
-    Typst, and each course font (from fontconfig)."""
+    Typst, each course font (from fontconfig), and how the lint's forks read kept text shapes."""
     import cairo
     import manimpango
 
@@ -62,6 +62,7 @@ def drawing_stack() -> dict[str, str]:
         "cairo": cairo.cairo_version_string(),
         "pango": manimpango.pango_version(),
         "typst": version("typst"),
+        "text shapes": str(text_shapes.FORMAT),
     }
     for family in FONTS:
         try:
@@ -128,6 +129,8 @@ def _run_batch(batch: list[Figure], work: Path) -> dict[str, Still]:
     except TimeLimitError as err:
         raise BuildError(f"{err} (log {log})") from None
     if code != 0:
+        if launch.out_of_space(log, work):
+            raise BuildError(f"running {names} with animations skipped: the disk is full under {work} (log {log})")
         tail = launch.log_tail(log)
         raise BuildError(f"manim failed with animations skipped on {names} (exit {code}):\n{tail}")
     records: dict[str, list[dict]] = {fig.id: [] for fig in batch}

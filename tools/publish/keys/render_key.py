@@ -31,7 +31,10 @@ from tools.voice.engine import Engine
 
 # What publish writes for a figure; part of the render key, so a change
 # here republishes figures built before it.
-PUBLISHED = "mp4 (aac fast coder) srt vtt png webp; facts with text and reading, size; sidecar; cue times; v6"
+PUBLISHED = (
+    "mp4 (aac fast coder) srt vtt png webp; facts with text and reading, size; sidecar; cue times; "
+    "facts.vtt and descriptions.vtt (where each number is drawn); v7"
+)
 
 
 def _code_digest(path: Path) -> str:

@@ -40,10 +40,10 @@ import sys
 import threading
 import time
 import traceback
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from tools import settings
@@ -633,14 +633,21 @@ class _Handler(serve._Handler):
     closing: threading.Event
 
     def _inside(self) -> str | None:
+        """A still by its digest or the draft, when it is a regular file in the folder the preview keeps it in (a
+        symlink planted there that leads elsewhere is not followed); ValueError for a path with a NUL byte."""
         path = self.path.split("?", 1)[0]
+        if "\0" in urllib.parse.unquote(path):
+            raise ValueError("a NUL byte in the path")
         if match := re.fullmatch(r"/stills/([0-9a-f]{32})\.png", path):
             target = stills_dir() / f"{match.group(1)}.png"
         elif path == "/draft.mp4":
             target = self.draft_file
         else:
             return None
-        return str(target) if target.is_file() else None
+        real = os.path.realpath(target)
+        if os.path.dirname(real) != os.path.realpath(target.parent) or not os.path.isfile(real):
+            return None
+        return real
 
     def do_GET(self):
         path = self.path.split("?", 1)[0]
@@ -681,14 +688,12 @@ class _Handler(serve._Handler):
             pass
 
 
-def make_server(board: Board, draft_file: Path, closing: threading.Event, port: int) -> ThreadingHTTPServer:
+def make_server(board: Board, draft_file: Path, closing: threading.Event, port: int) -> serve.LocalServer:
     handler = type("PreviewHandler", (_Handler,), {"board": board, "draft_file": draft_file, "closing": closing})
     try:
-        server = ThreadingHTTPServer(("127.0.0.1", port), partial(handler, directory=str(stills_dir())))
+        return serve.LocalServer(("127.0.0.1", port), partial(handler, directory=str(stills_dir())))
     except OSError as err:
         raise BuildError(f"cannot serve on 127.0.0.1:{port}: {err.strerror}") from None
-    server.daemon_threads = True
-    return server
 
 
 # -- the loop --------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tools import settings
 from tools.files import TimeLimitError, content_key, run_limited
-from tools.publish.publishing import manifest, media
+from tools.publish.publishing import fact_tracks, manifest, media
 from tools.publish.publishing.clip import move_in, verify
 from tools.publish.publishing.manifest import ChapterList, ChapterVideo, Manifest, PublishedFigure
 from tools.publish.rendering.render import BuildError
@@ -34,9 +34,11 @@ def assemble(
     figure's title), ``<chapter>.vtt``/``.srt`` (each clip's captions moved
     to where the clip starts), each other text track every clip has moved
     the same way (``<chapter>.descriptions.vtt`` from each figure's
-    ``.descriptions.vtt``) and ``<chapter>.chapters.vtt`` (a WebVTT
-    chapters track), verified before they replace anything. Returns the
-    chapter video and whether the clips' sound was copied (not encoded again).
+    ``.descriptions.vtt``; ``<chapter>.facts.vtt``, where each number is
+    drawn, as written, its payloads untouched) and ``<chapter>.chapters.vtt``
+    (a WebVTT chapters track), verified before they replace anything. Returns
+    the chapter video and whether the clips' sound was copied (not encoded
+    again).
     """
     titles = [fig.title for fig in figures]
     with staging(out_dir) as staged:
@@ -61,6 +63,10 @@ def assemble(
         (staged / f"{chapter.id}.vtt").write_text(captions.to_vtt(lines), encoding="utf-8")
         (staged / f"{chapter.id}.chapters.vtt").write_text(captions.to_vtt(marks), encoding="utf-8")
         for kind in _other_tracks(figures):
+            if kind == fact_tracks.FACTS_TRACK:  # metadata: its JSON cues moved as they are, never re-escaped
+                parts = [(out_dir / fig.files[kind].path, start) for fig, start in zip(figures, joined.starts)]
+                (staged / f"{chapter.id}.{kind}").write_text(fact_tracks.shifted(parts), encoding="utf-8")
+                continue
             moved = [
                 cue
                 for fig, start in zip(figures, joined.starts)
@@ -136,7 +142,8 @@ def build_all(man: Manifest, out_dir: Path, say: Callable[[str], None] = print) 
     A chapter video is made only when every figure of the chapter is
     published at this quality; a chapter that is not complete has no
     chapter video (an older one is removed, it would lack figures). It is
-    joined again only when a clip, a caption file or a title changed.
+    joined again only when a clip, a caption file or a title changed; a
+    file of the older video the new one does not have goes.
     """
     for chapter in man.chapters:
         ids = chapter.figures
@@ -160,6 +167,11 @@ def build_all(man: Manifest, out_dir: Path, say: Callable[[str], None] = print) 
         started = time.monotonic()
         video, sound_copied = assemble(chapter, figures, out_dir, key)
         manifest.write_sidecar(out_dir, video)
+        if old is not None:  # a track the old video had and the new one lacks (not every clip has it now)
+            kept = {f.path for f in video.files.values()}
+            for f in old.files.values():
+                if f.path not in kept:
+                    (out_dir / f.path).unlink(missing_ok=True)
         man.chapter_videos[chapter.id] = video
         say(
             f"  chapter {chapter.id}: {len(ids)} clip{'' if len(ids) == 1 else 's'} joined, {video.duration:.1f} s "

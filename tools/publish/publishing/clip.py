@@ -21,7 +21,7 @@ from tools.voice import captions
 SYNC_TOLERANCE = 0.1  # seconds between audio and video duration
 THUMBNAIL_WIDTH = 480
 # What follows the figure's id in the names of its own files; an attachment must not take one.
-CLIP_FILES = {"mp4", "srt", "vtt", "png", "webp", "json"}
+CLIP_FILES = {"mp4", "srt", "vtt", "png", "webp", "json", "facts.vtt", "descriptions.vtt"}
 
 
 @dataclass(frozen=True)

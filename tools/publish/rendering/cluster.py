@@ -201,9 +201,15 @@ class _Relay:
 
 
 def _files(rendered: Rendered) -> dict[str, Path]:
-    """A render's files by name, as a task ships them back (a part may lack its video, track, captions or cue
-    times)."""
-    return {"video": rendered.video, "track": rendered.track, "srt": rendered.srt, "cues": rendered.cue_times}
+    """A render's files by name, as a task ships them back (a part may lack its video, track, captions, cue
+    times or where its facts are drawn)."""
+    return {
+        "video": rendered.video,
+        "track": rendered.track,
+        "srt": rendered.srt,
+        "cues": rendered.cue_times,
+        "facts": rendered.fact_boxes,
+    }
 
 
 def _log_to_file() -> Path:

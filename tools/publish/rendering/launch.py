@@ -23,6 +23,7 @@ way (tools/publish/rendering/fast_manim.py).
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -71,6 +72,21 @@ def run_manim(args: list[str], env: dict[str, str], log: Path, limit: Limit | No
             stderr=subprocess.STDOUT,
             env=env,
         ).returncode
+
+
+# Less room than this left where a failed run wrote: the disk filled up under it.
+NEARLY_FULL = 1 << 20
+
+
+def out_of_space(log: Path, folder: Path) -> bool:
+    """Whether a failed run ran out of disk space: its log says so, or the disk that holds `folder` (where it
+    wrote) has next to no room left, as when the log itself was cut short there. Its traceback then only hides
+    that."""
+    try:
+        said = f"[Errno {errno.ENOSPC}]" in log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        said = False
+    return said or settings.free_bytes(folder) < NEARLY_FULL
 
 
 def log_tail(log: Path, lines: int = 25) -> str:

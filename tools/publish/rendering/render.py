@@ -10,6 +10,7 @@ from __future__ import annotations
 import configparser
 import io
 import os
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -104,6 +105,11 @@ class Rendered:
     def cue_times(self) -> Path:
         """Where each cue starts in the track and how long it speaks (JSON, written beside the track)."""
         return self.track.with_suffix(".cues.json")
+
+    @property
+    def fact_boxes(self) -> Path:
+        """Where each fact's text is drawn, and when (JSON, written beside the track: scenes/sightings.py)."""
+        return self.track.with_suffix(".facts.json")
 
 
 @contextmanager
@@ -204,7 +210,17 @@ def render(
         if needed and not path.exists()
     ]
     if exit_code != 0 or missing:
+        if launch.out_of_space(log, media_dir):
+            cache = settings.cache_root()
+            where = f"LECTURE_CACHE={cache}" if media_dir.is_relative_to(cache) else str(media_dir)
+            raise BuildError(
+                f"{what}: the disk is full (No space left on device) under {where}: free some space there, "
+                f"or point LECTURE_CACHE at a roomier folder (log {log})"
+            )
         tail = launch.log_tail(log)
-        wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {exit_code})"
+        if exit_code < 0:
+            wrote = f"was killed ({signal.Signals(-exit_code).name})"
+        else:
+            wrote = f"wrote no {' or '.join(missing)}" if missing else f"failed (exit {exit_code})"
         raise BuildError(f"manim {wrote} on {scene.chapter}/{scene.figure}; log {log}:\n{tail}")
     return out

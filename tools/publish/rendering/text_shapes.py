@@ -31,7 +31,10 @@ from pathlib import Path
 from tools import settings
 from tools.files import bytes_sha256, content_key, write_atomically
 
-FORMAT = 1  # of the pickles: a change here starts a new folder
+# Of the pickles and of what is made from them: a change starts a new folder, and the layout lint's stills are kept
+# under it (tools/publish/checks/stills.py), so none drawn from an older way of reading shapes is used again.
+# 2: a Typst shape read back has its strokes scaled to pixels, as a parse has.
+FORMAT = 2
 
 _shapes: dict[str, object] = {}  # key -> the parsed mobject (a copy, never handed out itself)
 _used: list[str] = []  # the keys this process looked up, in order
@@ -65,6 +68,7 @@ def install() -> None:
             shape = found.copy()
             self.add(*shape)
             self.id_to_vgroup_dict = shape.id_to_vgroup_dict
+            _track_typst_strokes(self)
             return self
         self.generate_mobject()
         _shapes[key] = self.copy()
@@ -73,6 +77,16 @@ def install() -> None:
 
     init_svg_mobject.kept_by_content = True
     SVGMobject.init_svg_mobject = init_svg_mobject
+
+
+def _track_typst_strokes(mobject) -> None:
+    """A Typst formula scales the strokes its SVG sets (a fraction bar, a root's vinculum) to pixels after the parse,
+    through the list of parts its parse made; a shape read back must give it that list, or those strokes stay at
+    their SVG width (0.48 where the parse gives 1.215 px: the bar drawn a third as thick)."""
+    if hasattr(mobject, "_stroke_width_tracked_submobjects"):
+        mobject._stroke_width_tracked_submobjects = [
+            part for part in mobject.get_family() if hasattr(part, "_typst_source_stroke_width")
+        ]
 
 
 def used() -> list[str]:

@@ -168,12 +168,21 @@ def byte_ranges(headers: list[str] | None, size: int) -> list[tuple[int, int]] |
     return asked
 
 
-def make_server(kit: Path, port: int = 8000) -> ThreadingHTTPServer:
+class LocalServer(ThreadingHTTPServer):
+    """A thread per connection, with room for a page's burst of them: socketserver's backlog of 5 left the
+    seventh connection opened at once waiting a second for its handshake to be tried again (40 opened one
+    after the other took 6 s)."""
+
+    request_queue_size = 128
+    daemon_threads = True
+
+
+def make_server(kit: Path, port: int = 8000) -> LocalServer:
     """An HTTP server for the kit on 127.0.0.1 (port 0: any free port)."""
     if not (kit / "index.html").exists():
         raise KitError(f"no embed kit at {kit}: run lecture site or lecture build first")
     try:
-        return ThreadingHTTPServer(("127.0.0.1", port), partial(_Handler, directory=str(kit)))
+        return LocalServer(("127.0.0.1", port), partial(_Handler, directory=str(kit)))
     except OSError as err:
         raise KitError(f"cannot serve on 127.0.0.1:{port}: {err.strerror}") from None
 

@@ -48,7 +48,8 @@ import jinja2
 
 from tools import settings
 from tools.course.shown import shown
-from tools.files import TimeLimitError, run_limited
+from tools.files import TimeLimitError, run_limited, signals_held
+from tools.publish.publishing import fact_tracks
 from tools.publish.publishing.clip import THUMBNAIL_WIDTH
 from tools.publish.publishing.manifest import ChapterVideo, Manifest, PublishedFigure
 from tools.voice import speech
@@ -121,7 +122,8 @@ def _render(template: str, **values) -> str:
 
 
 def _video(src: str, poster: str, label: str, size: tuple[int, int], tracks: list[tuple[str, str, str]]) -> str:
-    """An HTML5 player as a snippet to paste; tracks are (kind, src, label), each the default of its kind."""
+    """An HTML5 player as a snippet to paste; tracks are (kind, src, label), captions and chapters each the default
+    of its kind (the descriptions are there for whoever turns them on, the numbers' places for the kit)."""
     return str(_ENV.get_template("parts.html.j2").module.video(src, poster, label, size, tracks))
 
 
@@ -213,7 +215,21 @@ def figure_views(man: Manifest, entries: dict[str, PublishedFigure], out_dir: Pa
 def tracks(entry: PublishedFigure) -> list[tuple[str, str, str]]:
     """A figure's text tracks as (kind, path in the kit, label): the one list its embed page, its record, its
     embed.json entry and its snippets carry."""
-    return [("captions", _media(entry.files["vtt"].path), "中文")]
+    return [("captions", _media(entry.files["vtt"].path), "中文"), *number_tracks(entry.files)]
+
+
+# Beside the captions: what the picture shows and no cue says (descriptions), and where each number is drawn
+# (metadata: no browser shows it; kit.js lays its hotspots from it). Neither is a default track.
+NUMBER_TRACKS = (
+    ("descriptions", fact_tracks.DESCRIPTIONS_TRACK, "画面描述"),
+    ("metadata", fact_tracks.FACTS_TRACK, "数字的位置"),
+)
+
+
+def number_tracks(files: dict) -> list[tuple[str, str, str]]:
+    """A figure's or chapter video's descriptions and numbers' places as (kind, path in the kit, label), where
+    published (one published before them has neither)."""
+    return [(kind, _media(files[name].path), label) for kind, name, label in NUMBER_TRACKS if name in files]
 
 
 def _figure_view(fig_id: str, entry: PublishedFigure, number: int, topic: str, chapter_title: str, out_dir: Path):
@@ -328,6 +344,10 @@ def _gallery(
                     "tracks": [
                         ("captions", _data_url(out_dir / item.files["vtt"].path), "中文"),
                         ("chapters", _data_url(out_dir / item.files["chapters.vtt"].path), "章节"),
+                        *(
+                            (kind, _data_url(_published(out_dir, path)), label)
+                            for kind, path, label in number_tracks(item.files)
+                        ),
                     ],
                     "notes": f"{NOTES}/chapters/{chapter.id}.js",
                     "lines": _chapter_lines(item, entries),
@@ -467,6 +487,7 @@ def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict
                 "poster": poster,
                 "captions": {"vtt": _media(files["vtt"].path), "srt": _media(files["srt"].path)},
                 "chapters": _media(files["chapters.vtt"].path),
+                "tracks": [{"kind": kind, "src": path, "label": label} for kind, path, label in number_tracks(files)],
                 "marks": video.marks,
                 "snippets": {
                     "video": _video(
@@ -477,6 +498,7 @@ def _embed_json(man: Manifest, entries: dict[str, PublishedFigure], videos: dict
                         [
                             ("captions", _media(files["vtt"].path), "中文"),
                             ("chapters", _media(files["chapters.vtt"].path), "章节"),
+                            *number_tracks(files),
                         ],
                     )
                 },
@@ -597,9 +619,10 @@ def write_kit(out_dir: Path, man: Manifest, title: str) -> Kit:
         raise
     final = kit_dir(out_dir)
     old = out_dir / f".site-old-{stage.name}"
-    if final.exists():
-        os.rename(final, old)
-    os.rename(stage, final)
+    with signals_held():  # stopped between the renames, the build would leave no site/ at all
+        if final.exists():
+            os.rename(final, old)
+        os.rename(stage, final)
     shutil.rmtree(old, ignore_errors=True)
     return Kit(final, list(entries), list(videos), skipped)
 

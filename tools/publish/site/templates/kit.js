@@ -26,6 +26,12 @@
     if (started && started.catch) started.catch(function () {});
   };
 
+  // What stands for a clip's video in the page's layout: the video, or the picture an add-on put round it (the
+  // numbers in the picture: the video and its hotspots), after which anything else goes.
+  kit.picture = function (video) {
+    return video.closest(".picture") || video;
+  };
+
   kit.addon = function (addon) {
     addons.push(addon);
     wired.forEach(function (clip) {
@@ -178,6 +184,104 @@
     }, true);
   });
 
+  // -- The numbers in the picture -------------------------------------------------------------------------------
+  // A transparent hotspot over each number the video draws, while it is drawn: a click, or Enter on it, pauses the
+  // clip and opens that number in its figure's numbers panel. Where and when comes from the clip's metadata track
+  // (<figure>.facts.vtt, a chapter video's too): one cue per stretch of time a number stays in one box, its text
+  // JSON {figure, fact, box: [left, top, right, bottom] as fractions of the frame, name}. The track is fetched when
+  // the clip first plays, seeks or is pointed at; a gallery card's comes with its notes. Tab goes through the
+  // numbers on screen in reading order. Nothing is drawn over the video but a faint outline on the hotspot pointed at
+  // or focused.
+  var TARGET = 24; // px: a hotspot is at least this wide and high, centred on its number
+
+  var openFact = function (clip, data) {
+    var card = clip.getRootNode().querySelector('.clip[data-figure="' + data.figure + '"]');
+    if (!card) return;
+    kit.loadNotes(card).then(function () {
+      var entry = card.querySelector('.fact[data-fact="' + data.fact + '"]');
+      if (!entry) return;
+      entry.closest("details").open = true;
+      card.getRootNode().querySelectorAll(".fact.picked").forEach(function (old) { old.classList.remove("picked"); });
+      entry.classList.add("picked");
+      entry.tabIndex = -1;
+      entry.scrollIntoView({ block: "center" });
+      entry.focus({ preventScroll: true });
+    });
+  };
+
+  kit.addon(function (clip, video) {
+    var picture, layer, source, spots = [];
+    // The picture in the element (object-fit: contain may leave bars), then each hotspot on its box.
+    var place = function () {
+      var w = video.clientWidth, h = video.clientHeight, vw = video.videoWidth || w, vh = video.videoHeight || h;
+      var scale = Math.min(w / vw, h / vh), pw = vw * scale, ph = vh * scale, px = function (n) { return n + "px"; };
+      Object.assign(layer.style, { left: px((w - pw) / 2), top: px((h - ph) / 2), width: px(pw), height: px(ph) });
+      spots.forEach(function (spot) {
+        var box = spot.data.box, bw = (box[2] - box[0]) * pw, bh = (box[3] - box[1]) * ph;
+        var sw = Math.max(bw, TARGET), sh = Math.max(bh, TARGET);
+        Object.assign(spot.button.style, {
+          left: px(box[0] * pw - (sw - bw) / 2), top: px(box[1] * ph - (sh - bh) / 2), width: px(sw), height: px(sh),
+        });
+      });
+    };
+    var show = function () {
+      var active = Array.prototype.slice.call(source.track.activeCues || []), kept = [];
+      spots.forEach(function (spot) {
+        if (active.indexOf(spot.cue) >= 0) kept.push(spot);
+        else spot.button.remove();
+      });
+      active.forEach(function (cue) {
+        if (kept.some(function (spot) { return spot.cue === cue; })) return;
+        var data, button = document.createElement("button");
+        try { data = JSON.parse(cue.text); } catch (e) { return; }
+        button.type = "button";
+        button.className = "hotspot";
+        button.setAttribute("aria-label", data.name);
+        button.addEventListener("click", function (event) {
+          event.stopPropagation();
+          video.pause();
+          openFact(clip, data);
+        });
+        kept.push({ cue: cue, data: data, button: button });
+      });
+      // Reading order: by rows (tops within 2% of the frame), each left to right.
+      spots = kept.sort(function (a, b) {
+        var dy = a.data.box[1] - b.data.box[1];
+        return Math.abs(dy) > 0.02 ? dy : a.data.box[0] - b.data.box[0];
+      });
+      spots.forEach(function (spot, i) { // a button already in its place stays, and keeps its focus
+        if (layer.children[i] !== spot.button) layer.insertBefore(spot.button, layer.children[i] || null);
+      });
+      place();
+    };
+    var start = function () {
+      source = source || video.querySelector('track[kind="metadata"]');
+      if (!source || picture) return;
+      picture = document.createElement("div");
+      layer = document.createElement("div");
+      picture.className = "picture";
+      layer.className = "hotspots";
+      video.parentNode.insertBefore(picture, video);
+      picture.append(video, layer);
+      var load = function () {
+        if (source.track.mode === "disabled") source.track.mode = "hidden";
+      };
+      ["play", "seeking", "pointerenter", "focus"].forEach(function (name) { video.addEventListener(name, load); });
+      if (!video.paused) load();
+      source.track.addEventListener("cuechange", show);
+      source.addEventListener("load", show);
+      video.addEventListener("loadedmetadata", place);
+      if (window.ResizeObserver) new ResizeObserver(place).observe(video);
+      // Full screen: the picture goes full screen rather than the bare video, so its hotspots go with it.
+      document.addEventListener("fullscreenchange", function () {
+        if (document.fullscreenElement === video) picture.requestFullscreen().catch(function () {});
+        place();
+      });
+    };
+    start();
+    clip.addEventListener("lecture-notes", start); // a gallery card's tracks come with its notes
+  });
+
   document.querySelectorAll(".clip").forEach(kit.wire);
 
   // The embed page: #t=SECONDS starts the clip there (beside other settings: #t=12&cc=0).
@@ -267,7 +371,7 @@
       var made = trackMenu(video);
       if (!made) return;
       if (bar) bar.replaceWith(made);
-      else video.insertAdjacentElement("afterend", made);
+      else kit.picture(video).insertAdjacentElement("afterend", made);
       bar = made;
     };
     place();
