@@ -145,3 +145,19 @@ def test_a_moved_label_fails_with_a_picture_and_passes_after_set_test(tmp_path):
     assert "1 passed" in passed.stdout
     control = copy / "tests" / "control" / "last_frames" / "gates_circuit.png"
     assert control.read_bytes() != control_png("gates_circuit").read_bytes()
+
+
+def test_control_data_from_an_older_text_shapes_format_fails_and_another_font_skips(tmp_path, monkeypatch):
+    """A part of the stack the repository owns is the same on every machine: a difference there means the
+    control data is stale, not foreign."""
+    import frames
+
+    here = {"manim": "0.22.0", "text shapes": "2", "font DejaVu Sans": "DejaVu Sans 155320"}
+    monkeypatch.setattr(frames, "STACK", tmp_path / "drawing_stack.json")
+    frames.STACK.write_text(json.dumps({**here, "text shapes": "1"}), encoding="utf-8")
+    with pytest.raises(AssertionError, match=r"predates this checkout's text shapes .*--set_test"):
+        stack_mismatch(here)
+    frames.STACK.write_text(json.dumps({**here, "font DejaVu Sans": "DejaVu Sans 1"}), encoding="utf-8")
+    assert stack_mismatch(here) == "font DejaVu Sans: control 'DejaVu Sans 1', here 'DejaVu Sans 155320'"
+    frames.STACK.write_text(json.dumps(here), encoding="utf-8")
+    assert stack_mismatch(here) is None
