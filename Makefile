@@ -35,7 +35,7 @@ videos: system $(STAMP)
 test: system-test $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest --durations=15
 
 system:
 	@$(call install,$(SYSTEM_PACKAGES))
