@@ -6,8 +6,8 @@ that list and compares it with the catalogue. That every one of them plays
 to its end is the layout lint's skipped pass over all figures (test_facts
 runs `lecture check`), and that naming one renders it alone is test_hostile's.
 
-Real low-quality renders: backprop whole, through `lecture build` (the
-session fixture the chapter-video and site tests share); every other
+Real low-quality renders: backprop and serving whole, through `lecture build` (the
+session fixtures the chapter-video, site and hotspot tests share); every other
 chapter a figure its cues make short, through `lecture build`, with
 its attachments (a pipeline schedule's trace); and the optimizer chapter with plain
 `manim -ql -n 0,1 scenes/optimizer.py`, the command the course's design card
@@ -29,7 +29,8 @@ from tools.voice import pacing
 
 CHAPTERS = [ch for ch in catalogue.chapters() if ch.figures]
 AS_TYPED = ("optimizer",)
-BUILT_WHOLE = "backprop"
+# Chapters a session fixture builds whole: serving's shortest figure is checked in that build, not built again.
+BUILT_WHOLE = ("backprop", "serving")
 INSTEAD = {"optimizer": "optimal_step_parabola"}
 FIRST_PLAYS = 2  # drawn of each figure in the as-typed render: its title and its first play
 # What manim itself picks from each chapter file when no scene is named.
@@ -83,13 +84,7 @@ def _rendered(chapter) -> catalogue.Figure:
     return min(pacing.estimate(candidates), key=lambda estimate: estimate.seconds).figure
 
 
-@pytest.mark.slow  # a real render
-@pytest.mark.parametrize("chapter", [ch for ch in CHAPTERS if ch.id != BUILT_WHOLE], ids=lambda ch: ch.id)
-def test_a_figure_of_each_chapter_renders_with_sound_and_publishes_its_attachments(chapter, tmp_path):
-    fig = _rendered(chapter)
-    done = build_figure(f"{chapter.id}/{fig.id}", tmp_path)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    out = tmp_path / "renders" / "480p15"
+def _published_with_sound_and_attachments(chapter, fig, out) -> None:
     info = _streams_in_sync(out / chapter.id / f"{fig.id}.mp4")
     assert 30 <= info.video_seconds <= 120
     kit, entry = out / "site", manifest.load(out).figures[fig.id]
@@ -104,6 +99,22 @@ def test_a_figure_of_each_chapter_renders_with_sound_and_publishes_its_attachmen
     assert f'<h2 class="topic-title">{chapter.topic.number}' in (kit / "index.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # a real render
+@pytest.mark.parametrize("chapter", [ch for ch in CHAPTERS if ch.id not in BUILT_WHOLE], ids=lambda ch: ch.id)
+def test_a_figure_of_each_chapter_renders_with_sound_and_publishes_its_attachments(chapter, tmp_path):
+    fig = _rendered(chapter)
+    done = build_figure(f"{chapter.id}/{fig.id}", tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    _published_with_sound_and_attachments(chapter, fig, tmp_path / "renders" / "480p15")
+
+
+@pytest.mark.slow  # the serving chapter's build, shared
+def test_the_serving_chapter_built_whole_has_its_short_figure_with_sound_and_attachments(serving_build):
+    """Built by the same `lecture build --no-layout` (silent voice) as the figures above, with its chapter."""
+    chapter = catalogue.chapter("serving")
+    _published_with_sound_and_attachments(chapter, _rendered(chapter), serving_build.out)
+
+
 def test_some_figure_rendered_per_chapter_publishes_an_attachment():
     """So the renders above publish a file beside a clip (a pipeline schedule's trace)."""
-    assert any(_rendered(ch).attachments for ch in CHAPTERS if ch.id != BUILT_WHOLE)
+    assert any(_rendered(ch).attachments for ch in CHAPTERS if ch.id not in BUILT_WHOLE)

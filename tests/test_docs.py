@@ -5,14 +5,12 @@ OpenBLAS on an older core (as tests/test_same_numbers.py runs `lecture facts`)."
 
 from __future__ import annotations
 
-import platform
 import re
 import subprocess
 from urllib.parse import unquote
 
 import pytest
-from helpers import BIN, ROOT, run
-from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+from helpers import ROOT
 
 from tools.author import figures
 from tools.course import catalogue, shown
@@ -139,23 +137,6 @@ def test_zero_noise_and_collections_print_the_same_everywhere():
     assert shown.shown({"b", "a", "c"}) == "(a, b, c)"
     assert shown.shown(list(range(20))) == "20 values"
     assert shown.shown("x = 0.30000000000000004") == "x = 0.3"
-
-
-DISPATCHED = [group for group in __cpu_dispatch__ if __cpu_features__.get(group)]
-OLDER_BLAS_CORE = {"x86_64": "Nehalem", "aarch64": "ARMV8"}.get(platform.machine())
-
-
-@pytest.mark.slow  # every figure's facts, in two new processes
-def test_the_page_is_the_same_with_other_simd_paths_and_blas_cores():
-    if not DISPATCHED or OLDER_BLAS_CORE is None:
-        pytest.skip("no narrower numpy dispatch or older OpenBLAS core to compare with on this machine")
-    runs = {
-        "narrowed dispatch": {"NPY_DISABLE_CPU_FEATURES": " ".join(DISPATCHED)},
-        "older OpenBLAS core": {"OPENBLAS_CORETYPE": OLDER_BLAS_CORE},
-    }
-    for name, env in runs.items():
-        checked = run([str(BIN / "lecture"), "readme", "--check"], env=env, timeout=600)
-        assert checked.returncode == 0, f"{name}: {checked.stderr}"
 
 
 def test_no_code_comment_cites_a_label_from_outside_the_repository():

@@ -145,7 +145,7 @@ def test_no_chinese_font_means_lecture_check_and_build_refuse(tmp_path):
         "LECTURE_RENDERS": str(tmp_path / "r"),
         "LECTURE_CACHE": str(tmp_path / "c"),
     }
-    for command in (["check"], ["build", "-q", "l", "--only", "backprop/gates_circuit"]):
+    for command in (["check", "--only", "backprop"], ["build", "-q", "l", "--only", "backprop/gates_circuit"]):
         done = run([str(BIN / "lecture"), *command], env=env)
         assert done.returncode == 2, done.stdout + done.stderr
         assert "the font 'Noto Sans CJK SC' that scenes/style.py names is not installed" in done.stderr

@@ -4,7 +4,8 @@ numpy picks its SIMD kernels by CPU, and OpenBLAS its core type, so the last dig
 differ from machine to machine. Those digits must never reach a fact's screen text or reading:
 
 - `lecture facts --json` in fresh processes, as usual, with numpy's dispatch narrowed to its baseline and
-  with OpenBLAS on an older core, gives the same text and reading for every fact;
+  with OpenBLAS on an older core, gives the same text and reading for every fact; the narrowed processes
+  also run `lecture readme --check` on the facts they computed, so the generated page is the same too;
 - no fact shows a residual a check compares with zero (such noise is shown as its bound,
   `Check.residual`), and one ulp on the float inputs of a figure with such a check changes no text;
 - no shown number sits within a relative 10⁻⁹ of a rounding edge, where noise could flip its last digit.
@@ -35,6 +36,18 @@ SETTINGS = {
 }
 
 
+# In one process, so the facts are computed once: the generated docs checked (their output kept off stdout),
+# then the facts as JSON.
+FACTS_AND_PAGE = """
+import contextlib, sys
+from tools import cli
+with contextlib.redirect_stdout(sys.stderr):
+    if cli.main(["readme", "--check"]) != 0:
+        sys.exit("lecture readme --check failed")
+sys.exit(cli.main(["facts", "--json"]))
+"""
+
+
 def _shown(facts) -> dict[str, list[str]]:
     return {name: [fact.text, fact.spoken] for name, fact in facts.items() if fact.text or fact.spoken}
 
@@ -45,14 +58,14 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 
 
 @pytest.mark.slow  # every figure's facts, in three new processes
-def test_facts_read_the_same_with_other_simd_paths_and_blas_cores():
+def test_facts_and_the_page_read_the_same_with_other_simd_paths_and_blas_cores():
     if not DISPATCHED:
         pytest.skip("this CPU runs numpy's baseline only: there is no narrower dispatch to compare with")
     if OLDER_BLAS_CORE is None:
         pytest.skip(f"no older OpenBLAS core named for {platform.machine()}")
     runs = {
         name: subprocess.Popen(
-            [str(BIN / "lecture"), "facts", "--json"],
+            [str(BIN / "lecture"), "facts", "--json"] if name == "as usual" else [sys.executable, "-c", FACTS_AND_PAGE],
             cwd=ROOT,
             env=_env(extra),
             stdin=subprocess.DEVNULL,
