@@ -31,8 +31,8 @@ from tools.publish.publishing import media
 from tools.publish.rendering import render, segments
 from tools.settings import AUDIO_OUT_ENV, FROM_SECONDS_ENV, STOP_FILE_ENV
 
-# 128 px: a multiple of 64, where libx264 encodes the same frames to the same bytes (see render.MALLOC_FILL); 2 fps
-# still gives every play of these figures a frame, and the joins are checked at the same cuts.
+# 128 px: a multiple of 64, where libx264 encodes the same frames to the same bytes (see render.MALLOC_FILL); 2 fps:
+# half the frames of the turning surface to draw, the joins checked at the same cuts.
 TINY = ["-r", "128,72", "--fps", "2"]
 
 
