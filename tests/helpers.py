@@ -22,6 +22,7 @@ from tools.course.facts import Check, FactError
 from tools.files import file_sha256
 from tools.publish.publishing import media
 from tools.publish.publishing.manifest import Manifest
+from tools.publish.rendering import render
 from tools.voice.neural.engine import MODEL_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,3 +243,25 @@ def tmpfs(folder: Path, options: str) -> Iterator[Path]:
         yield folder
     finally:
         subprocess.run(["umount", str(folder)], check=True)
+
+
+def figure_render_args(figure_id: str, media: Path, size: list[str], flags: list[str] = ()) -> list[str]:
+    """manim's arguments (after `manim`) for one figure as `lecture build` runs it, at `size` (-r and --fps)."""
+    fig = catalogue.figure(figure_id)
+    return [
+        "render",
+        "-q",
+        "l",
+        *size,
+        "--config_file",
+        str(render.one_figure_cfg()),
+        "--media_dir",
+        str(media),
+        "-o",
+        fig.id,
+        "--progress_bar",
+        "none",
+        *flags,
+        str(catalogue.chapter(fig.chapter).scene_file),
+        fig.scene_class,
+    ]

@@ -17,13 +17,12 @@ from itertools import groupby
 import av
 import numpy as np
 import pytest
-from helpers import build_env, run
+from helpers import build_env, figure_render_args, run
 from manim._config.video_encoder import VideoEncoderSpec
 from manim.scene.video_segment_encoder import VideoSegmentEncoder
 
 from scenes.segments import HeldFrameEncoder
 from tools.course import catalogue
-from tools.publish.rendering import render
 
 WIDTH, HEIGHT = 128, 72  # a multiple of 64 wide: libx264 encodes the same frames to the same bytes (render.MALLOC_FILL)
 # What manim.cfg asks of the encoder, at a size and rate small enough for a test.
@@ -73,25 +72,7 @@ def test_a_held_frame_encodes_to_manims_bytes_converted_once(tmp_path, monkeypat
 def _render_tiny(figure_id: str, media, plain: bool, env: dict):
     """The figure at WIDTH x HEIGHT, 4 fps, as `lecture build` runs manim; `plain` with manim's own encoder."""
     fig = catalogue.figure(figure_id)
-    args = [
-        "render",
-        "-q",
-        "l",
-        "-r",
-        f"{WIDTH},{HEIGHT}",
-        "--fps",
-        "4",
-        "--config_file",
-        str(render.one_figure_cfg()),
-        "--media_dir",
-        str(media),
-        "-o",
-        fig.id,
-        "--progress_bar",
-        "none",
-        str(catalogue.chapter(fig.chapter).scene_file),
-        fig.scene_class,
-    ]
+    args = figure_render_args(figure_id, media, ["-r", f"{WIDTH},{HEIGHT}", "--fps", "4"])
     # manim's own file writer in the scene's renderer, saying so for each play: the render as plain manim writes it.
     plain_writer = (
         "from manim.scene.scene_file_writer import SceneFileWriter\n"

@@ -24,11 +24,11 @@ import wave
 
 import av
 import pytest
-from helpers import build_env, run
+from helpers import build_env, figure_render_args, run
 
 from tools.course import catalogue
 from tools.publish.publishing import media
-from tools.publish.rendering import render, segments
+from tools.publish.rendering import segments
 from tools.settings import AUDIO_OUT_ENV, FROM_SECONDS_ENV, STOP_FILE_ENV
 
 # 128 px: a multiple of 64, where libx264 encodes the same frames to the same bytes (see render.MALLOC_FILL); 2 fps:
@@ -40,26 +40,7 @@ def _render(figure: str, media, flags: list[str], env: dict):
     """manim on one figure as `lecture build` runs it, at the tiny size; its video, or None if it drew nothing."""
     fig = catalogue.figure(figure)
     done = run(
-        [
-            sys.executable,
-            "-m",
-            "manim",
-            "render",
-            "-q",
-            "l",
-            *TINY,
-            "--config_file",
-            str(render.one_figure_cfg()),
-            "--media_dir",
-            str(media),
-            "-o",
-            fig.id,
-            "--progress_bar",
-            "none",
-            *flags,
-            str(catalogue.chapter(fig.chapter).scene_file),
-            fig.scene_class,
-        ],
+        [sys.executable, "-m", "manim", *figure_render_args(figure, media, TINY, flags)],
         env=env,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
