@@ -50,7 +50,8 @@ def _tree(root: Path) -> dict[str, str]:
 
 # -- cue texts, inline readings, placeholders ---------------------------------------------------------------
 
-DECIDED = "我们先看这张图它的梯度从右往左传回去每一层都乘上本地导数"  # characters with one reading (or settled)
+DECIDED = "我们先看这张图它的梯度从右往左传回去每层都乘上本地导数"  # characters with one reading (or settled); no 一,
+# whose runs of three are a Hanzi number the cue reader rightly refuses (found by this test: 「一一一」)
 FACTS = sorted(catalogue.facts("gates_circuit"))
 SHOWN_FACTS = [name for name in FACTS if catalogue.facts("gates_circuit")[name].text]
 PIECES = [
